@@ -1,0 +1,3 @@
+"""portlint: find CUDA → ROCm port hazards before the port."""
+
+__version__ = "0.1.0"

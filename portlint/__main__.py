@@ -1,0 +1,3 @@
+from portlint.cli import main
+
+main()

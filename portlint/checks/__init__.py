@@ -1,0 +1,1 @@
+"""Check functions, one module per rule family; `portlint.registry` maps codes to them."""

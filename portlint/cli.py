@@ -1,0 +1,207 @@
+"""The `portlint` command."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from portlint import __version__, engine
+from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
+from portlint.finding import Severity
+from portlint.fix import plan_fixes, write_atomically
+from portlint.report import FORMATS, ReportContext, render
+from portlint.ruledocs import RuleDocError, load_all
+
+MAX_FIX_PASSES = 10
+
+
+class Failure(click.ClickException):
+    """A usage, configuration or internal error: one line, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"portlint: error: {self.format_message()}", err=True)
+
+
+def _selectors(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="portlint")
+def main() -> None:
+    """Find CUDA → ROCm/HIP port hazards, with suggested rewrites."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text",
+              show_default=True, help="How findings are reported.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to FILE instead of standard output.")
+@click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated.")
+@click.option("--extend-select", multiple=True, help="Rules to add to the selection.")
+@click.option("--ignore", multiple=True, help="Rules to leave out.")
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
+              help="Lowest severity that makes the exit code 1 [default: note].")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, include unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="Configuration file (pyproject.toml or portlint.toml).")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes; 0 picks one per core for large scans.")
+def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
+         unsafe_fixes, diff, config_path, statistics, jobs) -> None:
+    """Scan PATHS (default: the current directory) for port hazards."""
+    paths = list(paths) or [Path(".")]
+    config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
+    try:
+        if diff:
+            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes))
+        fixed = 0
+        if fix:
+            result, fixed, refused = run_fix_passes(paths, config, jobs, unsafe_fixes)
+            for line in refused:
+                click.echo(f"portlint: {line}", err=True)
+        else:
+            result = engine.scan(paths, config, jobs)
+    except (ConfigError, RuleDocError) as exc:
+        raise Failure(str(exc)) from None
+    for problem in result.problems:
+        click.echo(f"portlint: {problem}", err=True)
+    context = ReportContext(root=config.root, fixed=fixed, statistics=statistics,
+                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    text = render(output_format, result, context)
+    if output is not None:
+        _write_report(output, text)
+    else:
+        click.echo(text, nl=False)
+    if result.has_internal_error:
+        sys.exit(2)
+    failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
+    sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _load_config(config_path, first_path: Path, select, extend_select, ignore, fail_on) -> Config:
+    try:
+        if config_path is not None:
+            config = load(config_path, first_path)
+        else:
+            config = load(find_config_file(first_path if first_path.exists() else Path(".")), first_path)
+        overrides = {
+            "select": _selectors(select),
+            "extend_select": _selectors(extend_select),
+            "ignore": _selectors(ignore),
+        }
+        for option, value in overrides.items():
+            if value is not None:
+                validate_selectors(value, f"--{option.replace('_', '-')}")
+        if fail_on is not None:
+            overrides["fail_on"] = parse_severity(fail_on, "--fail-on")
+        if overrides["extend_select"] is not None:
+            overrides["extend_select"] = config.extend_select + overrides["extend_select"]
+        return config.with_overrides(**overrides)
+    except (ConfigError, RuleDocError) as exc:
+        raise Failure(str(exc)) from None
+
+
+def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool):
+    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap)."""
+    applied_total = 0
+    refused: list[str] = []
+    for _ in range(MAX_FIX_PASSES):
+        result = engine.scan(paths, config, jobs)
+        plans, refused_now = plan_fixes(result.findings, result.files, unsafe)
+        refused = refused_now
+        if not plans:
+            return result, applied_total, refused
+        for plan in plans:
+            try:
+                write_atomically(plan.absolute_path, plan.after)
+            except OSError as exc:
+                refused.append(f"{plan.path}: not fixed: cannot write: {exc.strerror}")
+                return engine.scan(paths, config, jobs), applied_total, refused
+            applied_total += plan.applied
+    return engine.scan(paths, config, jobs), applied_total, refused
+
+
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool) -> int:
+    result = engine.scan(paths, config, jobs)
+    for problem in result.problems:
+        click.echo(f"portlint: {problem}", err=True)
+    plans, refused = plan_fixes(result.findings, result.files, unsafe)
+    for line in refused:
+        click.echo(f"portlint: {line}", err=True)
+    for plan in plans:
+        diff = difflib.unified_diff(
+            plan.before.decode("utf-8").splitlines(keepends=True),
+            plan.after.decode("utf-8").splitlines(keepends=True),
+            fromfile=f"a/{plan.path}", tofile=f"b/{plan.path}",
+        )
+        click.echo("".join(diff), nl=False)
+    count = sum(p.applied for p in plans)
+    click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
+    return 2 if result.has_internal_error else (1 if plans else 0)
+
+
+def _write_report(path: Path, text: str) -> None:
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        write_atomically(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise Failure(f"{path}: cannot write the report: {exc.strerror}") from None
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_command(code: str) -> None:
+    """Show the documentation of rule CODE (a code such as W001, or a rule name)."""
+    docs = _docs()
+    doc = docs.get(code.upper()) or next((d for d in docs.values() if code in (d.name, *d.aliases)), None)
+    if doc is None:
+        raise Failure(f"unknown rule {code!r}; `portlint rules` lists them")
+    click.echo(f"# {doc.code} {doc.name}\n")
+    click.echo(f"Severity: {doc.severity.value}   Fix: {doc.fix}   Precision: {doc.precision}   "
+               f"Languages: {', '.join(doc.languages)}\n")
+    click.echo(doc.body)
+
+
+@main.command("rules")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def rules_command(output_format: str) -> None:
+    """List every rule."""
+    import json
+
+    docs = _docs()
+    if output_format == "json":
+        rows = [
+            {"code": d.code, "name": d.name, "severity": d.severity.value, "fix": d.fix,
+             "languages": list(d.languages), "tags": list(d.tags), "precision": d.precision,
+             "summary": d.summary}
+            for d in docs.values()
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(d.name) for d in docs.values())
+    for d in docs.values():
+        click.echo(f"{d.code}  {d.name:<{width}}  {d.severity.value:<7}  {d.fix:<12}  {d.summary}")
+
+
+def _docs():
+    try:
+        return load_all()
+    except RuleDocError as exc:
+        raise Failure(str(exc)) from None

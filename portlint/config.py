@@ -1,0 +1,196 @@
+"""Configuration: `[tool.portlint]` in pyproject.toml or the top level of portlint.toml.
+
+Found upward from the first scanned path; `--config FILE` names one directly. Command-line
+options override file values. Any problem is a `ConfigError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from portlint.finding import Severity
+from portlint.ruledocs import load_all
+
+KEYS = {
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
+    "rocm-macros", "fail-on", "severity", "respect-gitignore",
+}
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".portlint_cache", "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path  # directory the config lives in (or the scan root): anchors relative paths
+    source: Path | None = None  # the file it came from
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    rocm_macros: frozenset[str] = frozenset()
+    fail_on: Severity = Severity.NOTE
+    severity: dict[str, Severity] = field(default_factory=dict)
+    respect_gitignore: bool = True
+
+    def enabled_codes(self) -> tuple[str, ...]:
+        """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
+        codes = load_all()
+        enabled = []
+        for code in codes:
+            chosen = _best_match(code, self.select + self.extend_select)
+            dropped = _best_match(code, self.ignore)
+            if chosen > dropped:  # on a tie, ignore wins
+                enabled.append(code)
+        return tuple(enabled)
+
+    def with_overrides(self, **overrides) -> "Config":
+        values = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, **values)
+
+
+def _best_match(code: str, selectors: tuple[str, ...]) -> int:
+    """How specifically `selectors` name `code`: 3 exact/name, 2 family prefix, 1 ALL, 0 not."""
+    best = 0
+    doc = load_all()[code]
+    for sel in selectors:
+        if sel == code or sel == doc.name or sel in doc.aliases:
+            best = max(best, 3)
+        elif code.startswith(sel) and sel != code:
+            best = max(best, 2)
+        elif sel == "ALL":
+            best = max(best, 1)
+    return best
+
+
+def validate_selectors(selectors: tuple[str, ...], what: str) -> None:
+    docs = load_all()
+    known = {"ALL"} | set(docs) | {d.name for d in docs.values()}
+    known |= {a for d in docs.values() for a in d.aliases}
+    known |= {c[:i] for c in docs for i in range(1, 4)}
+    for sel in selectors:
+        if sel not in known:
+            raise ConfigError(f"{what}: unknown rule selector {sel!r} (use a code such as W001, a family such as W, or ALL)")
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest portlint.toml, or pyproject.toml with [tool.portlint], at or above `start`."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for d in (directory, *directory.parents):
+        candidate = d / "portlint.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = d / "pyproject.toml"
+        if candidate.is_file() and _has_portlint_table(candidate):
+            return candidate
+    return None
+
+
+def _has_portlint_table(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return "portlint" in tomllib.load(fh).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False  # a broken pyproject.toml of another tool is not ours to report
+
+
+def load(path: Path | None, scan_root: Path) -> Config:
+    """Read `path` (or return defaults rooted at `scan_root` when there is none)."""
+    if path is None:
+        return Config(root=_project_root(scan_root))
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("portlint", {}) if path.name == "pyproject.toml" else data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.portlint] must be a table")
+    return from_table(table, path)
+
+
+def _project_root(start: Path) -> Path:
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for d in (directory, *directory.parents):
+        if (d / ".git").exists():
+            return d
+    return Path.cwd().resolve()
+
+
+def from_table(table: dict, path: Path) -> Config:
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
+
+    def strings(key: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        value = table[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: '{key}' must be a list of strings")
+        return tuple(value)
+
+    values: dict = {}
+    for key in ("select", "extend-select", "ignore"):
+        selectors = strings(key)
+        if selectors is not None:
+            validate_selectors(selectors, f"{path}: '{key}'")
+            values[key.replace("-", "_")] = selectors
+    for key in ("exclude", "extend-exclude"):
+        patterns = strings(key)
+        if patterns is not None:
+            values[key.replace("-", "_")] = patterns
+    macros = strings("rocm-macros")
+    if macros is not None:
+        values["rocm_macros"] = frozenset(macros)
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{path}: 'per-file-ignores' must be a table of glob = [codes]")
+        parsed = {}
+        for glob, codes in pfi.items():
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                raise ConfigError(f"{path}: 'per-file-ignores.{glob}' must be a list of codes")
+            validate_selectors(tuple(codes), f"{path}: 'per-file-ignores.{glob}'")
+            parsed[glob] = tuple(codes)
+        values["per_file_ignores"] = parsed
+    if "fail-on" in table:
+        values["fail_on"] = parse_severity(table["fail-on"], f"{path}: 'fail-on'")
+    if "severity" in table:
+        sev = table["severity"]
+        if not isinstance(sev, dict):
+            raise ConfigError(f"{path}: 'severity' must be a table of CODE = \"error|warning|note\"")
+        docs = load_all()
+        parsed_sev = {}
+        for code, level in sev.items():
+            if code not in docs:
+                raise ConfigError(f"{path}: 'severity': unknown rule code {code!r}")
+            parsed_sev[code] = parse_severity(level, f"{path}: 'severity.{code}'")
+        values["severity"] = parsed_sev
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
+        values["respect_gitignore"] = table["respect-gitignore"]
+    return Config(root=path.parent.resolve(), source=path, **values)
+
+
+def parse_severity(value, what: str) -> Severity:
+    try:
+        return Severity.parse(value) if isinstance(value, str) else Severity(value)
+    except ValueError:
+        raise ConfigError(f"{what}: {value!r} is not one of error, warning, note") from None

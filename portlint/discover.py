@@ -1,0 +1,142 @@
+"""Find the files to scan and name their language.
+
+Walks directories without following symlinks (no loops), honours `.gitignore` files (with
+pathspec's git semantics) and the configured excludes. Files named on the command line are
+always scanned if portlint knows their language.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from portlint.config import Config
+from portlint.source import CMAKE, CUDA, PYTHON
+
+CUDA_SUFFIXES = frozenset(
+    ".cu .cuh .hip .cpp .cc .cxx .c .h .hpp .hh .hxx .inl .ipp .tpp".split()
+)
+PYTHON_BUILD_SCRIPTS = frozenset({"setup.py"})
+
+
+def language_of(path: Path) -> str | None:
+    name = path.name
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return CMAKE
+    if name in PYTHON_BUILD_SCRIPTS:
+        return PYTHON
+    if path.suffix.lower() in CUDA_SUFFIXES:
+        return CUDA
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path  # as given or found (relative to the cwd when the user gave relative paths)
+    language: str
+    explicit: bool  # named on the command line
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    reason: str
+
+
+def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[Skipped]]:
+    excludes = pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude)
+    found: dict[Path, Candidate] = {}
+    skipped: list[Skipped] = []
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            skipped.append(Skipped(given, "no such file or directory"))
+            continue
+        if given.is_dir():
+            for path in _walk(given, config, excludes, skipped):
+                language = language_of(path)
+                if language is not None:
+                    found.setdefault(path.resolve(), Candidate(path, language, False))
+        else:
+            language = language_of(given)
+            if language is None:
+                skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake or setup.py file"))
+            else:
+                found[given.resolve()] = Candidate(given, language, True)
+    return sorted(found.values(), key=lambda c: str(c.path)), skipped
+
+
+def _relative_to_root(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _walk(top: Path, config: Config, excludes: pathspec.PathSpec, skipped: list[Skipped]):
+    root = config.root
+    # .gitignore files from the project root down to `top` apply to everything below.
+    ignores: list[tuple[Path, pathspec.PathSpec]] = []
+    if config.respect_gitignore:
+        top_resolved = top.resolve()
+        chain = [d for d in (top_resolved, *top_resolved.parents) if _is_within(d, root)]
+        for directory in reversed(chain[1:]):
+            spec = _gitignore(directory, skipped)
+            if spec is not None:
+                ignores.append((directory, spec))
+
+    def ignored(path: Path, is_dir: bool) -> bool:
+        rel = _relative_to_root(path, root)
+        if rel is not None:
+            if excludes.match_file(rel + ("/" if is_dir else "")):
+                return True
+        elif excludes.match_file(path.name + ("/" if is_dir else "")):
+            return True
+        resolved = path.resolve()
+        for directory, spec in ignores:
+            try:
+                sub = resolved.relative_to(directory).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(sub + ("/" if is_dir else "")):
+                return True
+        return False
+
+    def on_error(exc: OSError) -> None:
+        skipped.append(Skipped(Path(exc.filename or "?"), f"cannot read directory: {exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=on_error, followlinks=False):
+        directory = Path(dirpath)
+        if config.respect_gitignore:
+            # Specs of directories outside this one stay listed but never match here.
+            spec = _gitignore(directory.resolve(), skipped)
+            if spec is not None:
+                ignores.append((directory.resolve(), spec))
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not (directory / d).is_symlink() and not ignored(directory / d, True)
+        )
+        for name in sorted(filenames):
+            path = directory / name
+            if language_of(path) is None or path.is_symlink() and not path.exists():
+                continue
+            if not ignored(path, False):
+                yield path
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _gitignore(directory: Path, skipped: list[Skipped]) -> pathspec.PathSpec | None:
+    path = directory / ".gitignore"
+    if not path.is_file():
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)

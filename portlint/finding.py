@@ -1,0 +1,83 @@
+"""What a check reports.
+
+A check yields `Finding`s built with `finding(source, start, end, message, fix)`; the
+engine fills in the rule `code` and the default severity from the rule's front matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from portlint.fix import Fix
+from portlint.source import Location, SourceFile
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        aliases = {"e": "error", "w": "warning", "n": "note", "warn": "warning", "info": "note"}
+        value = aliases.get(text.lower(), text.lower())
+        return cls(value)
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding (SARIF `relatedLocations`)."""
+
+    location: Location
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    location: Location
+    message: str
+    fix: Fix
+    code: str = ""
+    severity: Severity | None = None
+    related: tuple[Related, ...] = ()
+    # Text that identifies the finding independent of its line (for fingerprints).
+    matched: str = ""
+    file_digest: str = field(default="", compare=False)
+    # Line/column regions of `fix.edits`, in the same order (SARIF `fixes` need them).
+    edit_locations: tuple[Location, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.location.path
+
+
+def finding(
+    source: SourceFile,
+    start: int,
+    end: int,
+    message: str,
+    fix: Fix,
+    *,
+    severity: Severity | None = None,
+    related: tuple[Related, ...] = (),
+) -> Finding:
+    """Build a finding for bytes [start, end) of `source`."""
+    return Finding(
+        location=source.location(start, end),
+        message=message,
+        fix=fix,
+        severity=severity,
+        related=related,
+        matched=source.data[start:end].decode("utf-8", errors="replace"),
+        file_digest=source.digest,
+        edit_locations=tuple(source.location(e.start, e.end) for e in fix.edits),
+    )
+
+
+def at_node(source: SourceFile, node, message: str, fix: Fix, **kwargs) -> Finding:
+    return finding(source, node.start_byte, node.end_byte, message, fix, **kwargs)

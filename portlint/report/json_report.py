@@ -1,0 +1,40 @@
+"""JSON for scripts: a list of findings with locations, severity and fix edits."""
+
+from __future__ import annotations
+
+import json
+
+from portlint.ruledocs import load_all
+
+
+def _location(loc) -> dict:
+    return {
+        "path": loc.path,
+        "start": {"line": loc.start_line, "column": loc.start_column, "byte": loc.start_byte},
+        "end": {"line": loc.end_line, "column": loc.end_column, "byte": loc.end_byte},
+    }
+
+
+def render(result, context) -> str:
+    docs = load_all()
+    rows = []
+    for f in result.findings:
+        rows.append({
+            "code": f.code,
+            "name": docs[f.code].name,
+            "severity": f.severity.value,
+            "message": f.message,
+            "location": _location(f.location),
+            "fix": {
+                "title": f.fix.title,
+                "applicability": f.fix.applicability.value,
+                "edits": [{"start_byte": e.start, "end_byte": e.end, "content": e.content} for e in f.fix.edits],
+            },
+            "related": [{"message": r.message, "location": _location(r.location)} for r in f.related],
+        })
+    payload = {
+        "findings": rows,
+        "suppressed": result.suppressed,
+        "problems": [{"path": p.path, "message": p.message} for p in result.problems],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,153 @@
+"""SARIF 2.1.0 for GitHub code scanning and editors, built with sarif-om.
+
+Follows GitHub's ingestion rules: one run; rules with help text and markdown, tags,
+precision and `problem.severity`; URIs relative to the project root with `%SRCROOT%`;
+1-based regions with an exclusive end column counted in UTF-16 code units; `fixes` with
+`insertedContent.text` always present; portlint's own line-independent fingerprint under
+`portlint/v1` (GitHub computes `primaryLocationLineHash` itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+from urllib.parse import quote
+
+import attr
+import sarif_om as om
+
+from portlint import __version__
+from portlint.ruledocs import load_all
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+ROOT_ID = "%SRCROOT%"
+INFORMATION_URI = "https://pypi.org/project/portlint/"
+MAX_TAGS = 20
+PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
+# Fields written even when equal to sarif-om's default: a result's level must not fall
+# back to the rule's default when configuration changed it.
+ALWAYS_WRITTEN = {"level"}
+
+
+def to_json(obj):
+    """Serialise sarif-om objects by their schema property names, leaving out defaults."""
+    if isinstance(obj, list):
+        return [to_json(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    if not attr.has(type(obj)):
+        return obj
+    out = {}
+    for f in attr.fields(type(obj)):
+        value = getattr(obj, f.name)
+        default = f.default.factory() if isinstance(f.default, attr.Factory) else f.default
+        if value is None or (value == default and f.name not in ALWAYS_WRITTEN):
+            continue
+        out[f.metadata["schema_property_name"]] = to_json(value)
+    if isinstance(obj, om.PropertyBag):
+        out.update({k: to_json(v) for k, v in vars(obj).items() if k != "tags" and v is not None})
+    return out
+
+
+def _property_bag(tags=None, **extra) -> om.PropertyBag:
+    bag = om.PropertyBag(tags=tags)
+    for key, value in extra.items():
+        setattr(bag, key, value)
+    return bag
+
+
+def _rule(doc) -> om.ReportingDescriptor:
+    return om.ReportingDescriptor(
+        id=doc.code,
+        name=doc.name,
+        short_description=om.MultiformatMessageString(text=doc.summary),
+        full_description=om.MultiformatMessageString(text=" ".join(doc.why.split())),
+        help=om.MultiformatMessageString(text=doc.body, markdown=doc.body),
+        default_configuration=om.ReportingConfiguration(level=doc.severity.value),
+        properties=_property_bag(
+            tags=list(doc.tags[:MAX_TAGS]),
+            precision=doc.precision,
+            **{"problem.severity": PROBLEM_SEVERITY[doc.severity.value]},
+        ),
+    )
+
+
+def _uri(path: Path, root: Path) -> tuple[str, str | None]:
+    try:
+        return quote(path.relative_to(root).as_posix()), ROOT_ID
+    except ValueError:
+        return path.as_uri(), None
+
+
+def _region(loc) -> om.Region:
+    return om.Region(start_line=loc.start_line, start_column=loc.start_column,
+                     end_line=loc.end_line, end_column=loc.end_column)
+
+
+def _physical(loc, files, root) -> om.PhysicalLocation:
+    state = files.get(loc.path)
+    absolute = state.absolute_path if state is not None else Path(loc.path).resolve()
+    uri, base = _uri(absolute, root)
+    return om.PhysicalLocation(artifact_location=om.ArtifactLocation(uri=uri, uri_base_id=base),
+                               region=_region(loc))
+
+
+def _fingerprint(finding, occurrence: int, uri: str) -> str:
+    matched = " ".join(finding.matched.split())
+    key = f"{finding.code}\0{uri}\0{matched}\0{occurrence}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def build(result, context) -> om.SarifLog:
+    docs = load_all()
+    codes = list(docs)  # the whole catalog, so an alert's rule is always described
+    rule_index = {code: i for i, code in enumerate(codes)}
+    seen: Counter = Counter()
+    results = []
+    for f in result.findings:
+        physical = _physical(f.location, result.files, context.root)
+        uri = physical.artifact_location.uri
+        seen[(f.code, uri, f.matched)] += 1
+        sarif_fixes = None
+        if f.fix.edits:
+            replacements = [
+                om.Replacement(deleted_region=_region(loc), inserted_content=om.ArtifactContent(text=edit.content))
+                for edit, loc in zip(f.fix.edits, f.edit_locations)
+            ]
+            sarif_fixes = [om.Fix(
+                description=om.Message(text=f.fix.title),
+                artifact_changes=[om.ArtifactChange(artifact_location=physical.artifact_location,
+                                                    replacements=replacements)],
+            )]
+        related = [
+            om.Location(id=i, physical_location=_physical(r.location, result.files, context.root),
+                        message=om.Message(text=r.message))
+            for i, r in enumerate(f.related)
+        ] or None
+        results.append(om.Result(
+            rule_id=f.code,
+            rule_index=rule_index[f.code],
+            level=f.severity.value,
+            message=om.Message(text=f"{f.message} {f.fix.title}."),
+            locations=[om.Location(physical_location=physical)],
+            related_locations=related,
+            partial_fingerprints={"portlint/v1": _fingerprint(f, seen[(f.code, uri, f.matched)], uri)},
+            fixes=sarif_fixes,
+            properties=_property_bag(applicability=f.fix.applicability.value),
+        ))
+    run = om.Run(
+        tool=om.Tool(driver=om.ToolComponent(
+            name="portlint", version=__version__, semantic_version=__version__,
+            information_uri=INFORMATION_URI, rules=[_rule(docs[c]) for c in codes],
+        )),
+        results=results,
+        column_kind="utf16CodeUnits",
+        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=context.root.resolve().as_uri() + "/")},
+    )
+    return om.SarifLog(version="2.1.0", schema_uri=SCHEMA, runs=[run])
+
+
+def render(result, context) -> str:
+    return json.dumps(to_json(build(result, context)), indent=2, ensure_ascii=False) + "\n"

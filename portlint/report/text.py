@@ -1,0 +1,89 @@
+"""Human output: `path:line:col: CODE [*] message`, the source line, and the rewrite."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from portlint.fix import Applicability
+from portlint.ruledocs import load_all
+
+_COLORS = {"error": "31", "warning": "33", "note": "36", "code": "1", "dim": "2", "fix": "32"}
+
+
+def _paint(text: str, what: str, color: bool) -> str:
+    return f"\x1b[{_COLORS[what]}m{text}\x1b[0m" if color else text
+
+
+def _marker(finding) -> str:
+    fix = finding.fix
+    if not fix.is_applicable:
+        return ""
+    return "[*] " if fix.applicability is Applicability.SAFE else "[~] "
+
+
+def _headline(f, color: bool) -> str:
+    loc = f.location
+    code = _paint(f.code, f.severity.value, color)
+    return f"{loc.path}:{loc.start_line}:{loc.start_column}: {code} {_marker(f)}{f.message}"
+
+
+def render_concise(result, context) -> str:
+    lines = [_headline(f, context.color) for f in result.findings]
+    lines.append(_summary(result, context))
+    return "\n".join(lines) + "\n"
+
+
+def render(result, context) -> str:
+    out = []
+    for f in result.findings:
+        loc = f.location
+        gutter = " " * len(str(loc.start_line))
+        out.append(_headline(f, context.color))
+        snippet = loc.snippet.expandtabs(4)
+        prefix = loc.snippet[: max(0, loc.start_column - 1)].expandtabs(4)
+        width = max(1, (loc.end_column - loc.start_column) if loc.end_line == loc.start_line else len(snippet) - len(prefix))
+        out.append(f"{gutter} |")
+        out.append(f"{loc.start_line} | {snippet}")
+        out.append(f"{gutter} | {' ' * len(prefix)}{_paint('^' * width, f.severity.value, context.color)}")
+        label = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "help"}[f.fix.applicability.value]
+        out.append(f"{gutter} = {_paint(label, 'fix', context.color)}: {f.fix.title}")
+        for rel in f.related:
+            r = rel.location
+            out.append(f"{gutter} = note: {r.path}:{r.start_line}:{r.start_column}: {rel.message}")
+        out.append("")
+    out.append(_summary(result, context))
+    return "\n".join(out) + "\n"
+
+
+def _summary(result, context) -> str:
+    findings = result.findings
+    parts = []
+    if context.fixed:
+        parts.append(f"Fixed {context.fixed} finding{'s' if context.fixed != 1 else ''}.")
+    if not findings:
+        parts.append("No port hazards found.")
+    else:
+        by_sev = Counter(f.severity.value for f in findings)
+        counts = ", ".join(f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in ("error", "warning", "note") if by_sev[s])
+        parts.append(f"Found {len(findings)} port hazard{'s' if len(findings) != 1 else ''} ({counts}).")
+        safe = sum(1 for f in findings if f.fix.is_applicable and f.fix.applicability is Applicability.SAFE)
+        unsafe = sum(1 for f in findings if f.fix.is_applicable and f.fix.applicability is Applicability.UNSAFE)
+        if safe:
+            parts.append(f"[*] {safe} fixable with `portlint scan --fix`.")
+        if unsafe:
+            parts.append(f"[~] {unsafe} more with `--fix --unsafe-fixes`.")
+    if result.suppressed:
+        parts.append(f"{result.suppressed} suppressed.")
+    return " ".join(parts)
+
+
+def render_statistics(result, context) -> str:
+    docs = load_all()
+    counts = Counter(f.code for f in result.findings)
+    fixable = Counter(f.code for f in result.findings if f.fix.is_applicable)
+    lines = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "[*]" if fixable[code] else "   "
+        lines.append(f"{n:>5}  {code}  {mark} {docs[code].name}")
+    lines.append(_summary(result, context))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,152 @@
+"""One scanned file: its bytes, a line index, and the parse tree built once on first use.
+
+Checks see positions only as byte offsets; this module is the one place that turns them
+into 1-based lines and columns (UTF-16 code units, as SARIF's `columnKind` says).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from portlint import queries
+
+# Languages portlint reads, named as in rule front matter.
+CUDA = "cuda"  # C, C++, CUDA and HIP, all through the tree-sitter CUDA grammar
+CMAKE = "cmake"
+PYTHON = "python"
+LANGUAGES = (CUDA, CMAKE, PYTHON)
+
+
+@dataclass(frozen=True)
+class Location:
+    """A region of a file, kept both as bytes (for edits) and as lines/columns (for reports).
+
+    Lines are 1-based; columns are 1-based UTF-16 code units; `end_column` is exclusive.
+    `snippet` is the text of the first line, for the human report.
+    """
+
+    path: str
+    start_byte: int
+    end_byte: int
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+    snippet: str = ""
+
+
+@dataclass
+class SourceFile:
+    """The object every check receives.
+
+    `path` is the path as it should be shown (relative to where the scan started); `root`
+    anchors SARIF URIs. The tree is parsed lazily and only once.
+    """
+
+    path: str
+    language: str
+    data: bytes
+    absolute_path: Path | None = None
+    digest: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.digest = hashlib.sha256(self.data).hexdigest()
+
+    # ---- text and positions -------------------------------------------------------
+    @cached_property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="surrogateescape")
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.data.find
+        i = find(b"\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find(b"\n", i + 1)
+        return starts
+
+    def line_of(self, offset: int) -> int:
+        """0-based line index containing byte `offset`."""
+        return bisect.bisect_right(self._line_starts, offset) - 1
+
+    def line_bytes(self, line: int) -> bytes:
+        starts = self._line_starts
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.data)
+        return self.data[starts[line]:end].rstrip(b"\r\n")
+
+    def line_start(self, line: int) -> int:
+        return self._line_starts[line]
+
+    def _utf16_column(self, line: int, offset: int) -> int:
+        prefix = self.data[self._line_starts[line]:offset]
+        return len(prefix.decode("utf-8", errors="replace").encode("utf-16-le")) // 2 + 1
+
+    def location(self, start: int, end: int | None = None) -> Location:
+        end = start if end is None else end
+        start_line = self.line_of(start)
+        # A region ending just after a newline ends on that line, not the next one.
+        end_line = self.line_of(max(start, end - 1)) if end > start else start_line
+        end_column = self._utf16_column(end_line, end)
+        return Location(
+            path=self.path,
+            start_byte=start,
+            end_byte=end,
+            start_line=start_line + 1,
+            start_column=self._utf16_column(start_line, start),
+            end_line=end_line + 1,
+            end_column=end_column,
+            snippet=self.line_bytes(start_line).decode("utf-8", errors="replace"),
+        )
+
+    def node_text(self, node) -> str:
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+    # ---- parse trees --------------------------------------------------------------
+    @cached_property
+    def tree(self):
+        """The tree-sitter tree (C family and CMake)."""
+        return queries.parse(self.language, self.data)
+
+    @cached_property
+    def python_ast(self) -> ast.Module:
+        """The `ast` module tree (Python). Raises SyntaxError, which the engine reports."""
+        return ast.parse(self.data, filename=self.path)
+
+    def python_offset(self, lineno: int, col_offset: int) -> int:
+        """Byte offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        return self._line_starts[lineno - 1] + col_offset
+
+    def python_range(self, node: ast.AST) -> tuple[int, int]:
+        return (
+            self.python_offset(node.lineno, node.col_offset),
+            self.python_offset(node.end_lineno, node.end_col_offset),
+        )
+
+
+def count_syntax_errors(language: str, data: bytes) -> int:
+    """How many syntax errors `data` has (a fix must not add any)."""
+    if language == PYTHON:
+        try:
+            ast.parse(data)
+            return 0
+        except (SyntaxError, ValueError):
+            return 1 << 30
+    root = queries.parse(language, data).root_node
+    if not root.has_error:
+        return 0
+    count = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+        elif node.has_error:
+            stack.extend(node.children)
+    return count

@@ -1,0 +1,103 @@
+"""Suppression comments.
+
+- `// portlint: ignore[W001,W002]` on a line silences those rules there; alone on its line,
+  it covers the next line. `portlint: ignore` without a list silences every rule.
+- `// portlint: ignore-file[W001]` (anywhere) silences a rule in the whole file.
+- clang-tidy's `// NOLINT(portlint-W001)` and `// NOLINTNEXTLINE(portlint-W001)`; globs
+  such as `portlint-*` work, and a bare NOLINT silences everything, as in clang-tidy.
+- `#` comments take the same forms in CMake and Python.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from portlint import queries
+from portlint.source import CMAKE, CUDA, PYTHON, SourceFile
+
+ALL = "*"
+_PORTLINT = re.compile(r"portlint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
+_NOLINT = re.compile(r"\b(NOLINTNEXTLINE|NOLINT)\b(?:\(([^)]*)\))?")
+_COMMENT_QUERY = {CUDA: "(comment) @c", CMAKE: "[(line_comment) (bracket_comment)] @c"}
+
+
+@dataclass
+class Suppressions:
+    by_line: dict[int, set[str]] = field(default_factory=dict)  # 1-based line -> selectors
+    whole_file: set[str] = field(default_factory=set)
+
+    def add(self, line: int, selectors: set[str]) -> None:
+        self.by_line.setdefault(line, set()).update(selectors)
+
+    def covers(self, code: str, name: str, line: int) -> bool:
+        for selectors in (self.whole_file, self.by_line.get(line, ())):
+            if any(_selects(s, code, name) for s in selectors):
+                return True
+        return False
+
+
+def _selects(selector: str, code: str, name: str) -> bool:
+    if selector == ALL:
+        return True
+    return selector in (code, name) or code.startswith(selector) or fnmatch.fnmatchcase(code, selector)
+
+
+def parse(source: SourceFile) -> Suppressions:
+    result = Suppressions()
+    if b"portlint" not in source.data and b"NOLINT" not in source.data:
+        return result
+    for start, text in _comments(source):
+        line = source.line_of(start) + 1
+        own_line = not source.data[source.line_start(line - 1):start].strip()
+        for match in _PORTLINT.finditer(text):
+            selectors = _list(match.group(2))
+            if match.group(1) == "ignore-file":
+                result.whole_file |= selectors
+            else:
+                result.add(line, selectors)
+                if own_line:
+                    result.add(line + 1, selectors)
+        for match in _NOLINT.finditer(text):
+            selectors = _nolint_list(match.group(2))
+            if not selectors:
+                continue
+            result.add(line + 1 if match.group(1) == "NOLINTNEXTLINE" else line, selectors)
+    return result
+
+
+def _list(raw: str | None) -> set[str]:
+    if raw is None:
+        return {ALL}
+    return {s.strip() for s in raw.split(",") if s.strip()}
+
+
+def _nolint_list(raw: str | None) -> set[str]:
+    """Selectors aimed at portlint in a NOLINT list (`portlint-W001`, `portlint-*`)."""
+    if raw is None:
+        return {ALL}
+    selectors = set()
+    for item in (s.strip() for s in raw.split(",")):
+        if item in ("*", "portlint-*", "portlint*"):
+            selectors.add(ALL)
+        elif item.startswith("portlint-"):
+            selectors.add(item.removeprefix("portlint-"))
+    return selectors
+
+
+def _comments(source: SourceFile):
+    if source.language == PYTHON:
+        try:
+            for tok in tokenize.tokenize(io.BytesIO(source.data).readline):
+                if tok.type == tokenize.COMMENT:
+                    yield source.python_offset(tok.start[0], len(
+                        source.line_bytes(tok.start[0] - 1).decode("utf-8", "replace")[: tok.start[1]].encode()
+                    )), tok.string
+        except (tokenize.TokenError, SyntaxError):
+            return
+        return
+    for node in queries.nodes(source.language, _COMMENT_QUERY[source.language], source.tree.root_node, "c"):
+        yield node.start_byte, source.node_text(node)

@@ -1,0 +1,54 @@
+"""Test helpers: scan snippets and fixture cases, and read `expect:` markers."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from portlint import engine
+from portlint.config import Config
+from portlint.fix import plan_fixes, write_atomically
+
+EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
+SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py"}
+
+
+def scan(paths: list[Path], root: Path, select: tuple[str, ...] = ("ALL",), **config) -> engine.ScanResult:
+    return engine.scan(paths, Config(root=root, select=select, **config))
+
+
+def expectations(path: Path, code: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """(expected, todo) sets of (file name, line) for `code` in one file."""
+    expected, todo = set(), set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for m in EXPECT.finditer(line):
+            codes = {c.strip() for c in m.group(2).split(",")}
+            if code in codes:
+                (todo if m.group(1) == "todo-expect" else expected).add((path.name, number))
+    return expected, todo
+
+
+def fix_until_stable(paths: list[Path], root: Path, select: tuple[str, ...], unsafe: bool = True) -> int:
+    """Apply fixes the way `portlint scan --fix` does; returns how many were applied."""
+    from portlint.cli import run_fix_passes
+
+    config = Config(root=root, select=select)
+    _, applied, _ = run_fix_passes(paths, config, jobs=1, unsafe=unsafe)
+    return applied
+
+
+def assert_findings(src: str, lang: str, *codes: str, tmp_path: Path, select=("ALL",), **config) -> engine.ScanResult:
+    """Scan a snippet; the sorted codes found must equal `codes` (pyflakes style)."""
+    path = tmp_path / SUFFIX_BY_LANG[lang]
+    path.write_text(textwrap.dedent(src), encoding="utf-8")
+    result = scan([path], tmp_path, select=select, **config)
+    found = sorted(f.code for f in result.findings)
+    assert found == sorted(codes), (
+        f"\ninput:\n{textwrap.dedent(src)}\nexpected: {sorted(codes)}\nfound:\n"
+        + "\n".join(f"  {f.location.start_line}:{f.location.start_column} {f.code} {f.message}" for f in result.findings)
+    )
+    return result
+
+
+__all__ = ["scan", "expectations", "fix_until_stable", "assert_findings", "plan_fixes", "write_atomically"]

@@ -1,0 +1,105 @@
+"""Every rule's fixtures: `expect:` markers must match the findings exactly.
+
+`fixtures/<CODE>/bad*` and `ok*` (files, or folders scanned as one project) are scanned
+with only that rule. Where `<case>.fixed<suffix>` exists, fixes are applied and must give
+exactly that file, leave no finding of the rule, and change nothing on a second run.
+Without it, the rule must offer no applicable fix for that case.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import expectations, fix_until_stable, scan
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CODE = re.compile(r"^[A-Z]\d{3}$")
+
+
+def _cases():
+    for folder in sorted(FIXTURES.iterdir()):
+        if not CODE.match(folder.name):
+            continue
+        for case in sorted(folder.iterdir()):
+            if ".fixed" in case.name or not case.name.startswith(("bad", "ok")):
+                continue
+            yield pytest.param(folder.name, case, id=f"{folder.name}/{case.name}")
+
+
+def fixed_counterpart(case: Path) -> Path:
+    if case.is_dir():
+        return case.with_name(case.name + ".fixed")
+    return case.with_name(case.name[: -len(case.suffix)] + ".fixed" + case.suffix) if case.suffix else case.with_name(case.name + ".fixed")
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+
+
+def _copy(case: Path, tmp_path: Path) -> Path:
+    target = tmp_path / case.name
+    if case.is_dir():
+        shutil.copytree(case, target)
+    else:
+        shutil.copy2(case, target)
+    return target
+
+
+def _positions(result, base: Path, code: str) -> set[tuple[str, int]]:
+    out = set()
+    for f in result.findings:
+        if f.code == code:
+            path = Path(f.path)
+            rel = path.relative_to(base).as_posix() if base.is_dir() else path.name
+            out.add((rel, f.location.start_line))
+    return out
+
+
+def _expected(copy: Path, code: str):
+    expected, todo = set(), set()
+    for path in _files(copy):
+        exp, td = expectations(path, code)
+        rel = path.relative_to(copy).as_posix() if copy.is_dir() else path.name
+        expected |= {(rel, line) for _, line in exp}
+        todo |= {(rel, line) for _, line in td}
+    return expected, todo
+
+
+@pytest.mark.parametrize("code, case", list(_cases()))
+def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
+    copy = _copy(case, tmp_path)
+    result = scan([copy], tmp_path, select=(code,))
+    assert not result.problems, [str(p) for p in result.problems]
+    found = _positions(result, copy, code)
+    expected, todo = _expected(copy, code)
+    if case.name.startswith("ok"):
+        assert not expected, f"{case.name}: an ok case must not carry expect markers"
+    missing = sorted(expected - found)
+    extra = sorted(found - expected - todo)
+    details = "\n".join(f"  {f.path}:{f.location.start_line}: {f.code} {f.message}" for f in result.findings)
+    assert not missing and not extra, f"missing {missing}, unexpected {extra}\nfindings:\n{details}"
+    if case.name.startswith("bad"):
+        assert found, "a bad case must produce findings"
+
+    fixed = fixed_counterpart(case)
+    if not fixed.exists():
+        applicable = [f for f in result.findings if f.fix.is_applicable]
+        assert not applicable, f"{case.name} has fixes but no {fixed.name}: {[f.fix.title for f in applicable]}"
+        return
+    applied = fix_until_stable([copy], tmp_path, (code,))
+    assert applied > 0
+    for got, want in zip(_files(copy), _files(fixed), strict=True):
+        assert got.read_bytes() == want.read_bytes(), f"{got.name} differs from {want}"
+    after = scan([copy], tmp_path, select=(code,))
+    unfixable = [f for f in result.findings if not f.fix.is_applicable]
+    assert len(after.findings) == len(unfixable), (
+        "after --fix only the findings without a fix may remain: "
+        f"{[(f.path, f.location.start_line, f.message) for f in after.findings]}"
+    )
+    snapshot = [p.read_bytes() for p in _files(copy)]
+    assert fix_until_stable([copy], tmp_path, (code,)) == 0
+    assert [p.read_bytes() for p in _files(copy)] == snapshot, "a second --fix changed the files"
