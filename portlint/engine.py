@@ -189,6 +189,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     else:
         _note_parse_errors(source, problems)
     model = rocm_path.build(source, config.rocm_macros)
+    source.rocm_path = model
     findings: list[Finding] = []
     for code in codes:
         check = REGISTRY[code].get(source.language)

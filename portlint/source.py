@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from portlint import queries
+
+if TYPE_CHECKING:
+    from portlint.rocm_path import RocmPathModel
 
 # Languages portlint reads, named as in rule front matter.
 CUDA = "cuda"  # C, C++, CUDA and HIP, all through the tree-sitter CUDA grammar
@@ -53,6 +58,9 @@ class SourceFile:
     data: bytes
     absolute_path: Path | None = None
     digest: str = field(init=False)
+    # The ROCm-path model, set by the engine before checks run. Rules about the guards
+    # themselves (P001-P004) read its parsed `conditions`.
+    rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.digest = hashlib.sha256(self.data).hexdigest()

@@ -1,0 +1,57 @@
+"""Every rule is three things sharing a code: a registry entry, `rules/<CODE>.md`, fixtures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from portlint.registry import PROJECT, REGISTRY
+from portlint.ruledocs import load_all, rules_dir
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+DOCS = load_all()
+# ruff's disallowed rule names: a name says what is caught, read as "allow <name>".
+BANNED_NAME = re.compile(r"^(use|avoid|prefer|no|do-not|dont)-|-used$")
+
+
+def test_registry_is_sorted_and_matches_docs() -> None:
+    assert list(REGISTRY) == sorted(REGISTRY)
+    assert set(REGISTRY) == set(DOCS), "every code needs both a rules/ file and a registry entry"
+
+
+@pytest.mark.parametrize("code", sorted(DOCS))
+def test_rule_doc(code: str) -> None:
+    doc = DOCS[code]
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", doc.name), doc.name
+    assert not BANNED_NAME.search(doc.name), f"{doc.name}: describe what is caught"
+    languages = set(REGISTRY[code]) - {PROJECT}
+    assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python"}
+    if PROJECT not in REGISTRY[code]:
+        assert set(doc.languages) == languages, "front matter languages must match the registry"
+    assert len(doc.summary) <= 120
+    assert "```" in doc.sections["Bad"] and "```" in doc.sections["Good"]
+
+
+@pytest.mark.parametrize("code", sorted(DOCS))
+def test_rule_has_fixtures(code: str) -> None:
+    folder = FIXTURES / code
+    cases = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+    assert any(c.startswith("bad") and ".fixed" not in c for c in cases), f"{code}: no bad* fixture"
+    assert any(c.startswith("ok") for c in cases), f"{code}: no ok* fixture"
+    has_fixed = any(".fixed" in c for c in cases)
+    if DOCS[code].fix in ("safe", "unsafe"):
+        assert has_fixed, f"{code}: the rule fixes, so a bad*.fixed* file must show the result"
+    else:
+        assert not has_fixed, f"{code}: fix = {DOCS[code].fix!r} but a .fixed fixture exists"
+
+
+def test_names_are_unique() -> None:
+    names = [d.name for d in DOCS.values()]
+    assert len(names) == len(set(names))
+
+
+def test_template_is_not_a_rule() -> None:
+    assert (rules_dir() / "_template.md").is_file()
+    assert "X000" not in DOCS
