@@ -1,7 +1,7 @@
 """The real pre-commit runs the hook from this repository, offline.
 
-A wheelhouse is built first (portlint and its dependencies, from pip's cache or the
-registry); `pre-commit try-repo` then installs from it with PIP_NO_INDEX set, so the hook
+A wheelhouse is built first (portlint, its dependencies and its build backend, from
+pip's cache or the registry); `pre-commit try-repo` then installs from it with PIP_NO_INDEX set, so the hook
 run itself needs no network.
 """
 
@@ -35,7 +35,7 @@ def hook_env(tmp_path_factory) -> dict[str, str]:
     if not Path(pre_commit).exists():
         pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
     wheels = tmp_path_factory.mktemp("wheelhouse")
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(wheels), str(REPO)], cwd=REPO)
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(wheels), str(REPO), "hatchling"], cwd=REPO)
     env = dict(os.environ)
     env.update({
         "PIP_NO_INDEX": "1",
