@@ -98,10 +98,14 @@ def find_config_file(start: Path) -> Path | None:
 
 def _has_portlint_table(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
-            return "portlint" in tomllib.load(fh).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False  # a broken pyproject.toml of another tool is not ours to report
+        data = path.read_bytes()
+    except OSError:
+        return False
+    try:
+        return "portlint" in tomllib.loads(data.decode("utf-8", "replace")).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        # A broken pyproject.toml is ours to report only if it means to configure us.
+        return b"tool.portlint" in data
 
 
 def load(path: Path | None, scan_root: Path) -> Config:

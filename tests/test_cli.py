@@ -1,0 +1,202 @@
+"""The `portlint` command as a user meets it: exit codes, formats, fixes, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from portlint.cli import main
+
+HAZARD = "__device__ float f(float v) {\n  return __shfl_down_sync(0xffffffff, v, 1);\n}\n"
+CLEAN = "__device__ float f(float v) {\n  return __shfl_down_sync(~0ull, v, 1);\n}\n"
+
+
+def run(*args: str, cwd: Path):
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()  # marks the project root
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "reduce.cu").write_text(HAZARD)
+    (tmp_path / "src" / "clean.cu").write_text(CLEAN)
+    return tmp_path
+
+
+def test_findings_exit_1_and_show_the_rewrite(project: Path) -> None:
+    result = run("scan", ".", cwd=project)
+    assert result.exit_code == 1
+    assert "src/reduce.cu:2:27: W002 [*] Mask `0xffffffff` covers 32 lanes" in result.output
+    assert "= fix: Replace `0xffffffff` with `~0ull`" in result.output
+    assert "Found 1 port hazard (1 error)." in result.output
+
+
+def test_clean_tree_exits_0(project: Path) -> None:
+    result = run("scan", "src/clean.cu", cwd=project)
+    assert result.exit_code == 0
+    assert "No port hazards found." in result.output
+
+
+def test_exit_zero_and_fail_on(project: Path) -> None:
+    assert run("scan", "--exit-zero", cwd=project).exit_code == 0
+    # W002 is an error: --fail-on error still fails; demoted to a note it passes.
+    assert run("scan", "--fail-on", "error", cwd=project).exit_code == 1
+    (project / "pyproject.toml").write_text('[tool.portlint]\nseverity = { W002 = "note" }\nfail-on = "warning"\n')
+    assert run("scan", cwd=project).exit_code == 0
+
+
+def test_select_and_ignore(project: Path) -> None:
+    assert run("scan", "--ignore", "W002", cwd=project).exit_code == 0
+    assert run("scan", "--select", "W", "--ignore", "W002", cwd=project).exit_code == 0
+    assert run("scan", "--select", "W002", cwd=project).exit_code == 1
+    assert run("scan", "--ignore", "W", "--extend-select", "W002", cwd=project).exit_code == 1
+
+
+def test_unknown_selector_is_a_usage_error(project: Path) -> None:
+    result = run("scan", "--select", "W999", cwd=project)
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "unknown rule selector 'W999'" in result.output
+
+
+def test_concise_json_github_formats(project: Path) -> None:
+    concise = run("scan", "--output-format", "concise", cwd=project).output.splitlines()
+    assert concise[0].startswith("src/reduce.cu:2:27: W002 [*] Mask")
+    payload = json.loads(run("scan", "--format", "json", cwd=project).output)
+    (finding,) = payload["findings"]
+    assert finding["code"] == "W002" and finding["severity"] == "error"
+    assert finding["location"]["start"] == {"line": 2, "column": 27, "byte": 56}
+    assert finding["fix"]["applicability"] == "safe" and finding["fix"]["edits"][0]["content"] == "~0ull"
+    github = run("scan", "--format", "github", cwd=project).output.splitlines()
+    assert github == [
+        "::error file=src/reduce.cu,line=2,col=27,endLine=2,endColumn=37,title=W002 narrow-full-mask::"
+        "Mask `0xffffffff` covers 32 lanes; AMD wavefronts have 64. "
+        "Replace `0xffffffff` with `~0ull` (every lane of a 64-lane wavefront)."
+    ]
+
+
+def test_output_file(project: Path) -> None:
+    result = run("scan", "--format", "json", "-o", "out/report.json", cwd=project)
+    assert result.exit_code == 1 and result.output == ""
+    assert json.loads((project / "out" / "report.json").read_text())["findings"]
+
+
+def test_statistics(project: Path) -> None:
+    result = run("scan", "--statistics", cwd=project)
+    assert result.output.splitlines()[0].split() == ["1", "W002", "[*]", "narrow-full-mask"]
+
+
+def test_diff_writes_nothing(project: Path) -> None:
+    result = run("scan", "--diff", cwd=project)
+    assert result.exit_code == 1
+    assert "-  return __shfl_down_sync(0xffffffff, v, 1);" in result.output
+    assert "+  return __shfl_down_sync(~0ull, v, 1);" in result.output
+    assert (project / "src" / "reduce.cu").read_text() == HAZARD
+
+
+def test_fix_applies_and_is_idempotent(project: Path) -> None:
+    target = project / "src" / "reduce.cu"
+    target.chmod(0o640)
+    result = run("scan", "--fix", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert "Fixed 1 finding." in result.output
+    assert target.read_text() == CLEAN
+    assert target.stat().st_mode & 0o777 == 0o640, "fix must keep mode bits"
+    again = run("scan", "--fix", cwd=project)
+    assert again.exit_code == 0 and "Fixed" not in again.output
+    assert target.read_text() == CLEAN
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".")], "no temp files left"
+
+
+def test_fix_refuses_a_file_changed_since_the_scan(project: Path) -> None:
+    from portlint import engine
+    from portlint.config import Config
+    from portlint.fix import plan_fixes
+
+    result = engine.scan([project], Config(root=project))
+    target = project / "src" / "reduce.cu"
+    target.write_text(HAZARD + "// edited meanwhile\n")
+    plans, refused = plan_fixes(result.findings, result.files, unsafe=False)
+    assert plans == []
+    assert refused == [f"{result.findings[0].path}: not fixed: the file changed since it was scanned"]
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("blob.cu", b"\x7fELF\x00\x00\x01binary", "skipped: binary file"),
+        ("latin1.cu", b"// caf\xe9\nint x;\n", "skipped: not valid UTF-8 (byte 0xe9 at offset 6)"),
+        ("garbage.cu", b"}}}} ))) <<<< >>>> ;;; @@@ \n" * 20, "could not parse most of the file"),
+        ("setup.py", b"from setuptools import setup\nsetup(\n", "skipped: Python syntax error at line 2"),
+    ],
+)
+def test_bad_input_is_one_line_and_other_files_still_scanned(project: Path, name, content, message) -> None:
+    (project / "src" / name).write_bytes(content)
+    result = run("scan", ".", cwd=project)
+    assert result.exit_code == 1, "the hazard in reduce.cu is still reported"
+    assert "src/reduce.cu:2:27: W002" in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
+    assert len(lines) == 1 and lines[0].startswith(f"portlint: src/{name}: {message}"), lines
+    assert "Traceback" not in result.output
+
+
+def test_unreadable_paths(project: Path) -> None:
+    (project / "src" / "gone.cu").symlink_to(project / "nowhere.cu")
+    result = run("scan", "src/gone.cu", "missing.cu", "src/reduce.cu", cwd=project)
+    assert result.exit_code == 1
+    assert "portlint: src/gone.cu: skipped: cannot read: No such file or directory" in result.output
+    assert "portlint: missing.cu: no such file or directory" in result.output
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_permission_denied(project: Path) -> None:
+    target = project / "src" / "reduce.cu"
+    target.chmod(0)
+    try:
+        result = run("scan", ".", cwd=project)
+    finally:
+        target.chmod(0o644)
+    assert "src/reduce.cu: skipped: cannot read: Permission denied" in result.output
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ("[tool.portlint\nselect = 1\n", "invalid TOML"),
+        ("[tool.portlint]\nselekt = ['W']\n", "unknown key 'selekt'"),
+        ("[tool.portlint]\nselect = 'W'\n", "'select' must be a list of strings"),
+        ("[tool.portlint]\nfail-on = 'fatal'\n", "'fail-on': 'fatal' is not one of error, warning, note"),
+        ("[tool.portlint]\nseverity = { Z999 = 'error' }\n", "unknown rule code 'Z999'"),
+    ],
+)
+def test_broken_config_is_exit_2_with_one_line(project: Path, config: str, message: str) -> None:
+    (project / "pyproject.toml").write_text(config)
+    result = run("scan", cwd=project)
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and message in result.output, result.output
+
+
+def test_rule_and_rules_commands(project: Path) -> None:
+    doc = run("rule", "W002", cwd=project)
+    assert doc.exit_code == 0 and "## Why it breaks on AMD" in doc.output and "narrow-full-mask" in doc.output
+    assert run("rule", "narrow-full-mask", cwd=project).output == doc.output
+    assert run("rule", "Q123", cwd=project).exit_code == 2
+    rows = json.loads(run("rules", "--output-format", "json", cwd=project).output)
+    assert {"code": "W002", "name": "narrow-full-mask"}.items() <= next(r for r in rows if r["code"] == "W002").items()
+
+
+def test_installed_command_runs_as_a_process(project: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "--format", "concise", "."],
+                          cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 1 and "W002" in proc.stdout and proc.stderr == ""
