@@ -182,7 +182,8 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             cond = node.child_by_field_name("condition") or node.child_by_field_name("name")
             alternative = node.child_by_field_name("alternative")
             body_start = cond.end_byte if cond is not None else node.children[0].end_byte
-            body_end = alternative.start_byte if alternative is not None else _endif_start(node)
+            # The last arm ends at the chain's `#endif`: trailing comments attach to the head.
+            body_end = alternative.start_byte if alternative is not None else _endif_start(chain)
             if directive == "#else":
                 rocm = cuda = True
             else:
@@ -395,7 +396,10 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
 
 
 def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:
-    return source.python_range(stmts[0])[0], source.python_range(stmts[-1])[1]
+    # To the end of the last statement's line, so its trailing comment belongs to the arm.
+    end = source.python_range(stmts[-1])[1]
+    line = source.line_of(end)
+    return source.python_range(stmts[0])[0], source.line_start(line) + len(source.line_bytes(line))
 
 
 def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:

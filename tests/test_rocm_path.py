@@ -1,0 +1,111 @@
+"""The ROCm-path model: which code is compiled for ROCm, CUDA-only, or the port itself."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from portlint import rocm_path
+from portlint.rocm_path import Status
+from portlint.source import SourceFile
+
+
+def statuses(src: str, language: str = "cuda", macros: frozenset[str] = frozenset()) -> dict[str, Status]:
+    """The status of each line holding a `@name` marker."""
+    src = textwrap.dedent(src)
+    source = SourceFile({"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py"}[language],
+                        language, src.encode())
+    model = rocm_path.build(source, macros)
+    out = {}
+    for line in src.splitlines(keepends=True):
+        if "@" in line:
+            name = line.split("@", 1)[1].split()[0]
+            out[name] = model.status(src.encode().index(line.encode()) + line.index("@"))
+    return out
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("#ifndef USE_ROCM\n// @a\n#else\n// @b\n#endif\n", {"a": Status.DEAD, "b": Status.PORT}),
+        ("#if defined(__HIP_PLATFORM_AMD__)\n// @a\n#else\n// @b\n#endif\n", {"a": Status.PORT, "b": Status.DEAD}),
+        ("#if !defined(__HIP_PLATFORM_AMD__)\n// @a\n#endif\n", {"a": Status.DEAD}),
+        # The device-pass test: never true on ROCm; its else arm is live host and device code.
+        ("#ifdef __CUDA_ARCH__\n// @a\n#else\n// @b\n#endif\n", {"a": Status.DEAD, "b": Status.LIVE}),
+        ("#if __CUDA_ARCH__ >= 800\n// @a\n#endif\n", {"a": Status.DEAD}),
+        ("#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)\n// @a\n#else\n// @b\n#endif\n",
+         {"a": Status.LIVE, "b": Status.LIVE}),
+        # A CUDA arm before a ROCm arm is that arm's CUDA alternative.
+        ("#if defined(USE_CUDA)\n// @a\n#elif defined(USE_ROCM)\n// @b\n#else\n// @c\n#endif\n",
+         {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD}),
+        # Undecidable conditions count as live: header guards, feature macros.
+        ("#ifndef MY_HEADER_H\n#define MY_HEADER_H\n// @a\n#endif\n", {"a": Status.LIVE}),
+        ("#if FOO > 2\n// @a\n#endif\n", {"a": Status.LIVE}),
+        ("#if defined(__HIPCC__) || defined(__CUDACC__)\n// @a\n#endif\n", {"a": Status.LIVE}),
+        ("#ifdef USE_ROCM\n#ifndef FOO\n// @a\n#endif\n#endif\n", {"a": Status.PORT}),
+        ("#ifdef USE_ROCM\n#else\n#ifdef FOO\n// @a\n#endif\n#endif\n", {"a": Status.DEAD}),
+        ("#if CUDA_VERSION >= 11000\n// @a\n#endif\n", {"a": Status.DEAD}),
+    ],
+)
+def test_preprocessor(src: str, expected: dict) -> None:
+    assert statuses(src) == expected
+
+
+def test_project_rocm_macros_from_config() -> None:
+    src = "#ifdef GGML_USE_HIP\n// @a\n#else\n// @b\n#endif\n"
+    assert statuses(src) == {"a": Status.LIVE, "b": Status.LIVE}
+    assert statuses(src, macros=frozenset({"GGML_USE_HIP"})) == {"a": Status.PORT, "b": Status.DEAD}
+
+
+def test_cmake_branches() -> None:
+    src = """\
+    if(USE_ROCM)
+      # @a
+    else()
+      # @b
+    endif()
+    if(NOT USE_ROCM)
+      # @c
+    endif()
+    if(CUDAToolkit_FOUND)
+      # @d
+    elseif(HIP_FOUND)
+      # @e
+    endif()
+    if(CUDAToolkit_FOUND)
+      # @f
+    endif()
+    if(GPU_BACKEND STREQUAL "HIP")
+      # @g
+    endif()
+    """
+    assert statuses(src, "cmake") == {
+        "a": Status.PORT, "b": Status.DEAD, "c": Status.DEAD, "d": Status.DEAD,
+        "e": Status.PORT, "f": Status.LIVE, "g": Status.PORT,
+    }
+
+
+def test_setup_py_branches() -> None:
+    src = """\
+    import torch
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION
+    if torch.version.hip:
+        a = 1  # @a
+    else:
+        b = 1  # @b
+    if IS_HIP_EXTENSION:
+        c = 1  # @c
+    elif torch.version.cuda is not None:
+        d = 1  # @d
+    if torch.version.cuda:
+        e = 1  # @e
+    if not IS_HIP_EXTENSION:
+        f = 1  # @f
+    args = ["-DUSE_ROCM"] if IS_HIP_EXTENSION else ["-gencode"]  # @g
+    if os.environ.get("FAST"):
+        h = 1  # @h
+    """
+    got = statuses(src, "python")
+    assert got == {"a": Status.PORT, "b": Status.DEAD, "c": Status.PORT, "d": Status.DEAD,
+                   "e": Status.DEAD, "f": Status.DEAD, "g": Status.LIVE, "h": Status.LIVE}
