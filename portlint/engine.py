@@ -134,7 +134,17 @@ def _ignored_for_file(finding, name, state, config, per_file_ignores) -> bool:
 
 
 def _skipped_problem(skipped: Skipped) -> Problem:
-    return Problem(str(skipped.path), skipped.reason)
+    return Problem(display_path(skipped.path), skipped.reason)
+
+
+def display_path(path: Path) -> str:
+    """The path as reports show it: relative to the working directory when below it."""
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int):
@@ -150,7 +160,7 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int):
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:
     path = candidate.path
-    shown = str(path)
+    shown = display_path(path)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
