@@ -1,0 +1,49 @@
+"""L001 and the CUDA library table that C003 and the setup.py rules share."""
+
+from __future__ import annotations
+
+from harness import assert_findings
+
+from portlint.checks.libraries import library_for_api, library_for_header, library_for_link_name
+
+
+def test_link_names_map_to_hip_targets() -> None:
+    assert library_for_link_name("cublas").hip_target == "roc::hipblas"
+    assert library_for_link_name("cublasLt_static").hip_target == "roc::hipblaslt"
+    assert library_for_link_name("CUDA").hip_target == "hip::host"  # ${CUDA_LIBRARIES}
+    assert library_for_link_name("nvToolsExt").hip_target is None  # roctx has no target
+    assert library_for_link_name("cublas_wrapper") is None
+
+
+def test_api_names_need_the_library_spelling() -> None:
+    assert library_for_api("cublasLtMatmul").name == "cuBLASLt"
+    assert library_for_api("cublasGemmEx").name == "cuBLAS"
+    assert library_for_api("curand_init").name == "cuRAND"
+    assert library_for_api("cublas_wrapper_init") is None
+    assert library_for_api("ncclish") is None
+
+
+def test_headers_match_by_name_or_library_directory() -> None:
+    assert library_for_header("third_party/cuda/include/cublas_v2.h").name == "cuBLAS"
+    assert library_for_header("thrust/system/cuda/vector.h").name == "Thrust's CUDA backend"
+    assert library_for_header("cublas_utils.h") is None
+    assert library_for_header("kernels/thrust_helpers.h") is None
+
+
+def test_the_first_live_include_is_the_one_reported(tmp_path) -> None:
+    result = assert_findings("""\
+        #ifndef USE_ROCM
+        #include <cublas_v2.h>
+        #endif
+        #include <cublas_v2.h>
+        #include <cublas_api.h>
+        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
+    assert result.findings[0].location.start_line == 4
+
+
+def test_library_without_rocm_port_is_an_error(tmp_path) -> None:
+    result = assert_findings("""\
+        #include <cute/tensor.hpp>
+        #include <thrust/sort.h>
+        """, "cuda", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    assert [f.severity.value for f in result.findings] == ["error", "note"]
