@@ -8,22 +8,34 @@ from a CUDA-only one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from portlint import queries
+from portlint.finding import Finding, Related
+from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
+
+# What a kernel qualifier macro may expand to.
+GLOBAL = re.compile(r"(?<!\w)__global__(?!\w)")
+EXTERN_C = re.compile(r'(?<!\w)extern\s*"C"')
 
 
 @dataclass(frozen=True)
 class KernelDefinition:
+    """A function definition that could be a kernel: `__global__`, or returning `void`."""
+
     name: str
     location: Location  # the function's name
     file_digest: str
     has_global: bool  # `__global__` spelled out
     extern_c: bool
     qualifiers: tuple[str, ...]  # identifiers before the return type, e.g. a KERNEL macro
-    declaration_start: int  # where `extern "C" ` or `__global__ ` would be inserted
+    specifiers: tuple[str, ...]  # keywords before the return type: `static`, `__device__`, ...
+    is_template: bool
+    scope: str  # enclosing namespaces, `a::b`; "" at global scope
+    insertion_point: Location  # empty, where `extern "C" ` or `__global__ ` would go (after `template <...>`)
     status: Status
 
 
@@ -50,7 +62,8 @@ class FileFacts:
     functions: list[KernelDefinition] = field(default_factory=list)
     launches: list[NamedUse] = field(default_factory=list)
     lookups: list[NamedUse] = field(default_factory=list)
-    lowered_names: set[str] = field(default_factory=set)  # names given to *AddNameExpression
+    lowered_names: set[str] = field(default_factory=set)  # names given to *AddNameExpression/*GetLoweredName
+    c_linkage: set[str] = field(default_factory=set)  # functions declared `extern "C"` on the ROCm path
     macros: list[MacroDefinition] = field(default_factory=list)
 
 
@@ -60,6 +73,7 @@ class ProjectIndex:
     launches: list[NamedUse] = field(default_factory=list)
     lookups: list[NamedUse] = field(default_factory=list)
     lowered_names: set[str] = field(default_factory=set)
+    c_linkage: set[str] = field(default_factory=set)
     macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
 
     def add(self, facts: FileFacts) -> None:
@@ -70,43 +84,104 @@ class ProjectIndex:
         self.launches.extend(facts.launches)
         self.lookups.extend(facts.lookups)
         self.lowered_names |= facts.lowered_names
+        self.c_linkage |= facts.c_linkage
+
+    def rocm_definitions(self, name: str) -> list[KernelDefinition]:
+        return [fn for fn in self.functions.get(name, ()) if fn.status is not Status.DEAD]
+
+    def rocm_macros(self, name: str) -> list[MacroDefinition]:
+        return [m for m in self.macros.get(name, ()) if m.status is not Status.DEAD]
+
+    def qualifiers_expand_to(self, fn: KernelDefinition, pattern: re.Pattern) -> bool | None:
+        """Does a qualifier macro of `fn` expand to `pattern` when building for ROCm?
+
+        None when a qualifier has no definition on the ROCm path in the scanned tree: it may
+        come from a system header or `-D`, so nobody can tell.
+        """
+        unknown = False
+        for qualifier in fn.qualifiers:
+            bodies = [m.body for m in self.rocm_macros(qualifier)]
+            if not bodies:
+                unknown = True
+            elif any(pattern.search(body) for body in bodies):
+                return True
+        return None if unknown else False
+
+    def is_rocm_kernel(self, fn: KernelDefinition) -> bool:
+        return fn.has_global or self.qualifiers_expand_to(fn, GLOBAL) is True
+
+
+def finding_at_definition(fn: KernelDefinition, message: str, fix: Fix, related: tuple[Related, ...]) -> Finding:
+    """A project rule's finding at a kernel's name; its edits insert at `fn.insertion_point`."""
+    return Finding(
+        location=fn.location,
+        message=message,
+        fix=fix,
+        related=related,
+        matched=fn.name,
+        file_digest=fn.file_digest,
+        edit_locations=(fn.insertion_point,) * len(fix.edits),
+    )
 
 
 MODULE_LOOKUPS = {  # function -> index of the argument naming the kernel
     "cuModuleGetFunction": 2, "hipModuleGetFunction": 2, "cuLibraryGetKernel": 2,
 }
-NAME_EXPRESSIONS = {"nvrtcAddNameExpression", "hiprtcAddNameExpression"}
+# hipRTC/NVRTC calls whose second argument names a kernel by its C++ name expression.
+NAME_EXPRESSIONS = {
+    "nvrtcAddNameExpression", "hiprtcAddNameExpression", "nvrtcGetLoweredName", "hiprtcGetLoweredName",
+}
 LAUNCH_APIS = {  # function -> index of the kernel argument
     "hipLaunchKernelGGL": 0, "cudaLaunchKernel": 0, "hipLaunchKernel": 0,
     "cudaLaunchCooperativeKernel": 0, "hipLaunchCooperativeKernel": 0, "hipExtLaunchKernelGGL": 0,
 }
 
-_FUNCTIONS = "(function_definition declarator: (function_declarator) @decl) @def"
-_CALLS = "(call_expression function: (_) @callee) @call"
-_MACROS = "(preproc_def name: (identifier) @name) @def"
+# Every fact in one walk of the tree: each query costs about a walk, whatever it matches.
+_APIS = (*MODULE_LOOKUPS, *NAME_EXPRESSIONS, *LAUNCH_APIS)
+_FACTS = """
+[(function_definition declarator: (function_declarator) @declarator) @function
+ (call_expression function: (identifier) @api (#any-of? @api %s)) @call
+ (call_expression function: (_) @launched (kernel_call_syntax)) @launch
+ (preproc_def name: (identifier) @macro_name) @macro
+ (linkage_specification) @linkage]
+""" % " ".join(f'"{api}"' for api in _APIS)
+# Bytes without which a file has none of those facts (kernels return void).
+_MARKERS = (b"void", b"<<<", b"#define", b"extern", *(api.encode() for api in _APIS))
+_LOCAL_DECLARATIONS = "(declaration declarator: (_) @declarator)"
+# Tokens tree-sitter reads as identifiers where a macro breaks the parse (`KERNEL void k()`).
+_NOT_QUALIFIERS = frozenset(
+    "void bool char short int long float double signed unsigned auto const volatile".split()
+)
+_SPECIFIERS = frozenset({"__device__", "__host__", "__forceinline__", "__noinline__", "constexpr"})
 
 
 def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
     facts = FileFacts()
-    if source.language != CUDA:
+    if source.language != CUDA or not any(marker in source.data for marker in _MARKERS):
         return facts
-    root = source.tree.root_node
-    data = source.data
-    if b"__global__" in data or b"<<<" in data or b"Launch" in data:
-        _collect_functions(source, model, facts, root)
-    for match in queries.matches(CUDA, _CALLS, root):
-        _collect_call(source, model, facts, match["call"][0], match["callee"][0])
-    if b"#define" in data:
-        for match in queries.matches(CUDA, _MACROS, root):
-            node, name = match["def"][0], match["name"][0]
-            value = node.child_by_field_name("value")
-            facts.macros.append(MacroDefinition(
-                name=source.node_text(name),
-                location=source.location(node.start_byte, name.end_byte),
-                body=source.node_text(value).strip() if value is not None else "",
-                status=model.status(node.start_byte),
-            ))
+    locals_ = _LocalNames(source)
+    for match in queries.matches(CUDA, _FACTS, source.tree.root_node):
+        if "function" in match:
+            _collect_function(source, model, facts, match["function"][0], match["declarator"][0])
+        elif "call" in match:
+            _collect_api_call(source, model, facts, match["call"][0], match["api"][0], locals_)
+        elif "launch" in match:
+            _collect_launch(source, model, facts, match["launch"][0], match["launched"][0], locals_)
+        elif "macro" in match:
+            _collect_macro(source, model, facts, match["macro"][0], match["macro_name"][0])
+        else:
+            _collect_c_linkage(source, model, facts, match["linkage"][0])
     return facts
+
+
+def _collect_macro(source, model, facts, node, name) -> None:
+    value = node.child_by_field_name("value")
+    facts.macros.append(MacroDefinition(
+        name=source.node_text(name),
+        location=source.location(node.start_byte, name.end_byte),
+        body=source.node_text(value).strip() if value is not None else "",
+        status=model.status(node.start_byte),
+    ))
 
 
 def _declared_name(declarator) -> object | None:
@@ -121,80 +196,233 @@ def _declared_name(declarator) -> object | None:
     return None
 
 
-def _collect_functions(source, model, facts, root) -> None:
-    for match in queries.matches(CUDA, _FUNCTIONS, root):
-        definition, declarator = match["def"][0], match["decl"][0]
-        name = _declared_name(declarator)
-        if name is None:
-            continue
-        has_global = False
-        qualifiers = []
-        for child in definition.children:
-            if child.start_byte >= declarator.start_byte:
-                break
-            if child.type == "__global__":
-                has_global = True
-            elif child.type in ("type_identifier", "identifier"):
-                qualifiers.append(source.node_text(child))
-            elif child.type == "ERROR":
-                qualifiers.extend(
-                    source.node_text(c) for c in child.children if c.type in ("identifier", "type_identifier")
-                )
-        start = definition
-        if definition.parent is not None and definition.parent.type == "template_declaration":
-            start = definition.parent
-        facts.functions.append(KernelDefinition(
-            name=source.node_text(name),
-            location=source.location(name.start_byte, name.end_byte),
-            file_digest=source.digest,
-            has_global=has_global,
-            extern_c=_is_extern_c(definition),
-            qualifiers=tuple(qualifiers),
-            declaration_start=start.start_byte,
-            status=model.status(definition.start_byte),
-        ))
+def _declared_scope(declarator, source) -> str:
+    """`ns` for a definition of `ns::k`; "" for an unqualified name."""
+    inner = declarator.child_by_field_name("declarator")
+    scope = inner.child_by_field_name("scope") if inner is not None and inner.type == "qualified_identifier" else None
+    return source.node_text(scope) if scope is not None else ""
+
+
+def _collect_function(source, model, facts, definition, declarator) -> None:
+    name, qualified_scope = _declared_name(declarator), _declared_scope(declarator, source)
+    if name is None or _in_class_body(definition):
+        return
+    # `__global__ void C10_LAUNCH_BOUNDS_1(256) k()` splits into a declaration missing its
+    # `;` and a bare definition: the declaration's tokens belong to the definition.
+    head = definition.prev_sibling
+    if not (head is not None and head.type == "declaration" and head.children[-1].is_missing):
+        head = None
+    has_global, returns_void = False, False
+    qualifiers, specifiers = [], []
+    for child in _head_tokens(head, definition, declarator):
+        text = source.node_text(child)
+        if child.type == "__global__":
+            has_global = True
+        elif text == "void":
+            returns_void = True
+        elif child.type in _SPECIFIERS or child.type == "storage_class_specifier":
+            specifiers.append(text)
+        elif child.type in ("type_identifier", "identifier") and text not in _NOT_QUALIFIERS:
+            qualifiers.append(text)
+    if not (has_global or returns_void) or (qualified_scope and not has_global):
+        return  # not a kernel; a non-global `A::f` is an out-of-line method
+    namespaces = _enclosing_namespaces(definition, source)
+    facts.functions.append(KernelDefinition(
+        name=source.node_text(name),
+        location=source.location(name.start_byte, name.end_byte),
+        file_digest=source.digest,
+        has_global=has_global,
+        extern_c=_is_extern_c(definition),
+        qualifiers=tuple(qualifiers),
+        specifiers=tuple(specifiers),
+        is_template=definition.parent is not None and definition.parent.type == "template_declaration",
+        scope="::".join(n for n in (*namespaces, qualified_scope) if n),
+        insertion_point=source.location((head or definition).start_byte),
+        status=model.status(definition.start_byte),
+    ))
+
+
+def _head_tokens(head, definition, declarator):
+    """The tokens before the declarator: specifiers, return type, and any ERROR's contents."""
+    for child in (*(head.children if head is not None else ()), *definition.children):
+        if child.start_byte >= declarator.start_byte:
+            return
+        if child.type in ("ERROR", "init_declarator"):
+            yield from child.children
+        else:
+            yield child
+
+
+def _in_class_body(definition) -> bool:
+    parent = definition.parent
+    if parent is not None and parent.type == "template_declaration":
+        parent = parent.parent
+    return parent is not None and parent.type == "field_declaration_list"
+
+
+def _enclosing_namespaces(node, source) -> list[str]:
+    names = []
+    node = node.parent
+    while node is not None:
+        if node.type == "namespace_definition":
+            name = node.child_by_field_name("name")
+            names.append(source.node_text(name) if name is not None else "(anonymous)")
+        node = node.parent
+    return names[::-1]
+
+
+def _is_c_linkage(spec) -> bool:
+    value = spec.child_by_field_name("value")
+    return value is not None and _is_c_literal(value)
 
 
 def _is_extern_c(definition) -> bool:
-    parent = definition.parent
-    if parent is not None and parent.type == "declaration_list":
-        parent = parent.parent
-    if parent is None or parent.type != "linkage_specification":
-        return False
-    value = parent.child_by_field_name("value")
-    return value is not None and value.text in (b'"C"', b"'C'")
+    node = definition
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type == "linkage_specification":
+            return _is_c_linkage(parent)
+        if parent.type == "ERROR" and _opens_c_block_before(parent, node):
+            return True
+        node = parent
+    return False
 
 
-def _collect_call(source, model, facts, call, callee) -> None:
-    status = model.status(call.start_byte)
-    kernel_syntax = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
-    if kernel_syntax is not None:
-        name = callee.child_by_field_name("name") if callee.type == "template_function" else callee
-        if name is not None and name.type == "identifier":
-            facts.launches.append(NamedUse(
-                source.node_text(name), source.location(name.start_byte, name.end_byte), "<<<>>>", status))
+def _opens_c_block_before(error, node) -> bool:
+    """Is `node` inside an `extern "C" {` whose tokens lie loose in an ERROR?
+
+    `#ifdef __cplusplus` / `extern "C" {` / `#endif` around definitions breaks the parse;
+    the block's `}` then sits in a later `#ifdef __cplusplus` (or loose in the ERROR).
+    """
+    is_open = False
+    children = error.children
+    for i, child in enumerate(children):
+        if child.start_byte >= node.start_byte:
+            break
+        if child.type == "{" and i >= 2 and children[i - 2].type == "extern" and _is_c_literal(children[i - 1]):
+            is_open = True
+        elif child.type == "}" or (child.type.startswith("preproc") and _closes_braces(child)):
+            is_open = False
+    return is_open
+
+
+def _closes_braces(node) -> bool:
+    return node.text.count(b"}") > node.text.count(b"{")
+
+
+def _is_c_literal(node) -> bool:
+    return node.type == "string_literal" and node.text in (b'"C"', b"'C'")
+
+
+def _collect_c_linkage(source, model, facts, spec) -> None:
+    """Functions declared `extern "C"` (a later definition without it keeps C linkage)."""
+    if not _is_c_linkage(spec) or model.status(spec.start_byte) is Status.DEAD:
         return
-    if callee.type != "identifier":
-        return
+    body = spec.child_by_field_name("body")
+    declarations = body.named_children if body is not None and body.type == "declaration_list" else [body]
+    for declaration in declarations:
+        if declaration is None or declaration.type != "declaration":
+            continue
+        for declarator in declaration.children_by_field_name("declarator"):
+            name = _declared_name(declarator) if declarator.type == "function_declarator" else None
+            if name is not None:
+                facts.c_linkage.add(source.node_text(name))
+
+
+def _collect_launch(source, model, facts, call, callee, locals_: "_LocalNames") -> None:
+    name = callee.child_by_field_name("name") if callee.type == "template_function" else callee
+    if name is not None and name.type == "identifier" and not locals_.declares(call, name):
+        facts.launches.append(NamedUse(
+            source.node_text(name), source.location(name.start_byte, name.end_byte), "<<<>>>",
+            model.status(call.start_byte)))
+
+
+def _collect_api_call(source, model, facts, call, callee, locals_: "_LocalNames") -> None:
     api = source.node_text(callee)
     args = call.child_by_field_name("arguments")
-    if args is None:
-        return
-    arguments = args.named_children
+    arguments = args.named_children if args is not None else []
     if api in MODULE_LOOKUPS and len(arguments) > MODULE_LOOKUPS[api]:
         literal = arguments[MODULE_LOOKUPS[api]]
         text = _string_value(literal, source)
         if text is not None:
-            facts.lookups.append(NamedUse(text, source.location(literal.start_byte, literal.end_byte), api, status))
+            facts.lookups.append(NamedUse(
+                text, source.location(literal.start_byte, literal.end_byte), api, model.status(call.start_byte)))
     elif api in NAME_EXPRESSIONS and len(arguments) > 1:
         text = _string_value(arguments[1], source)
         if text is not None:
-            facts.lowered_names.add(text)
+            facts.lowered_names.add(_bare_name(text))
     elif api in LAUNCH_APIS and len(arguments) > LAUNCH_APIS[api]:
         name = _kernel_argument(arguments[LAUNCH_APIS[api]])
-        if name is not None:
+        if name is not None and not locals_.declares(call, name):
             facts.launches.append(NamedUse(
-                source.node_text(name), source.location(name.start_byte, name.end_byte), api, status))
+                source.node_text(name), source.location(name.start_byte, name.end_byte), api,
+                model.status(call.start_byte)))
+
+
+def _bare_name(expression: str) -> str:
+    """`scale` for the name expressions `&scale`, `ns::scale<float, 4>`, `scale`."""
+    return expression.split("<", 1)[0].strip().lstrip("&").strip().rsplit("::", 1)[-1]
+
+
+class _LocalNames:
+    """Parameters and local variables of the function around a launch, read once per function.
+
+    A launched name declared there is a kernel pointer, not the name of a definition.
+    """
+
+    def __init__(self, source: SourceFile) -> None:
+        self._source = source
+        self._parameters: dict[int, frozenset[bytes]] = {}
+        self._variables: dict[int, frozenset[bytes]] = {}
+
+    def declares(self, call, name) -> bool:
+        function = call.parent
+        while function is not None and function.type not in ("function_definition", "lambda_expression"):
+            function = function.parent
+        if function is None:
+            return False
+        if function.id not in self._parameters:
+            self._parameters[function.id] = frozenset(_parameter_names(function))
+        if name.text in self._parameters[function.id]:
+            return True
+        body = function.child_by_field_name("body")
+        # Most launches name a kernel nowhere else in the function: skip the query then.
+        if body is None or not _mentions(self._source.data, body.start_byte, call.start_byte, name.text):
+            return False
+        if function.id not in self._variables:
+            self._variables[function.id] = frozenset(
+                _declarator_name(d) for d in queries.nodes(CUDA, _LOCAL_DECLARATIONS, body, "declarator")
+            )
+        return name.text in self._variables[function.id]
+
+
+def _mentions(data: bytes, start: int, end: int, word: bytes) -> bool:
+    """Does `word` occur as a whole identifier in data[start:end]?"""
+    at = data.find(word, start, end)
+    while at != -1:
+        before = data[at - 1:at]
+        after = data[at + len(word):at + len(word) + 1]
+        if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+            return True
+        at = data.find(word, at + 1, end)
+    return False
+
+
+def _parameter_names(function):
+    declarator = function.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    for parameter in parameters.named_children if parameters is not None else ():
+        yield _declarator_name(parameter.child_by_field_name("declarator"))
+
+
+def _declarator_name(node) -> bytes | None:
+    """`fn` in `fn`, `*fn`, `fn = ...`, `(*fn)(int)`, `&fn`."""
+    while node is not None and node.type != "identifier":
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type == "parenthesized_declarator":
+            inner = node.named_children[0] if node.named_children else None
+        node = inner
+    return node.text if node is not None else None
 
 
 def _string_value(node, source) -> str | None:

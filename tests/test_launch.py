@@ -1,0 +1,81 @@
+"""K rules: how block sizes are resolved from the file's constants (fixtures show the rest)."""
+
+from __future__ import annotations
+
+from harness import assert_findings
+
+KERNEL = "__global__ void k(float* out) { out[threadIdx.x] = 0.f; }\n"
+
+
+def test_macro_with_a_different_value_per_configuration_is_unknown(tmp_path):
+    # FAST_PATH is undecidable, so THREADS may be 512: no finding rather than a guess.
+    assert_findings(KERNEL + """
+        #ifdef FAST_PATH
+        #define THREADS 2048
+        #else
+        #define THREADS 512
+        #endif
+        void run(float* out) { k<<<1, THREADS>>>(out); }
+    """, "cuda", tmp_path=tmp_path, select=("K001",))
+
+
+def test_macro_with_one_value_in_every_configuration_is_known(tmp_path):
+    assert_findings(KERNEL + """
+        #ifdef FAST_PATH
+        #define THREADS 2048
+        #else
+        #define THREADS (1024 * 2)  // same value
+        #endif
+        void run(float* out) { k<<<1, THREADS>>>(out); }
+    """, "cuda", "K001", tmp_path=tmp_path, select=("K001",))
+
+
+def test_value_from_a_cuda_only_branch_is_ignored(tmp_path):
+    assert_findings(KERNEL + """
+        #ifdef USE_ROCM
+        #define THREADS 1024
+        #else
+        #define THREADS 2048
+        #endif
+        void run(float* out) { k<<<1, THREADS>>>(out); }
+    """, "cuda", tmp_path=tmp_path, select=("K001",))
+
+
+def test_cyclic_macros_are_unknown(tmp_path):
+    result = assert_findings(KERNEL + """
+        #define A (B * 2)
+        #define B (A * 2)
+        void run(float* out) { k<<<1, A>>>(out); }
+    """, "cuda", tmp_path=tmp_path, select=("K001",))
+    assert not result.problems
+
+
+def test_constant_local_to_another_function_is_not_seen(tmp_path):
+    assert_findings(KERNEL + """
+        void setup() { constexpr int kThreads = 2048; (void)kThreads; }
+        void run(float* out, int kThreads) { k<<<1, kThreads>>>(out); }
+    """, "cuda", tmp_path=tmp_path, select=("K001",))
+
+
+def test_block_variable_points_at_its_definition(tmp_path):
+    result = assert_findings(KERNEL + """
+        void run(float* out) {
+          dim3 block(32, 32, 2);
+          k<<<1, block>>>(out);
+        }
+    """, "cuda", "K001", tmp_path=tmp_path, select=("K001",))
+    (finding,) = result.findings
+    assert "2048 threads" in finding.message
+    (related,) = finding.related
+    assert related.location.start_line == 4
+    assert "`dim3 block(32, 32, 2);`" in related.message
+
+
+def test_launch_bounds_fix_covers_the_largest_launch(tmp_path):
+    result = assert_findings(KERNEL + """
+        void run(float* out) {
+          k<<<1, 512>>>(out);
+          k<<<1, 768>>>(out);
+        }
+    """, "cuda", "K002", "K002", tmp_path=tmp_path, select=("K002",))
+    assert {f.fix.edits[0].content for f in result.findings} == {" __launch_bounds__(768)"}
