@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
 from portlint import queries
-from portlint.checks.cpp import arguments, callee_name, integer_suffix, integer_value, strip_parens
-from portlint.finding import Finding, at_node
+from portlint.checks.cpp import (
+    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_bodies_root, strip_parens,
+)
+from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
 
@@ -65,3 +71,909 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
                      Edit.replace(mask, FULL_MASK_64)),
         ))
     return findings
+
+
+# =========================================================================================
+# Shared by W001 and W003: what names and expressions say about lanes and warps.
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# Words that make a name a count, a size or a mask rather than one thread's index.
+_COUNT_WORDS = frozenset({
+    "num", "n", "nr", "count", "cnt", "total", "max", "min", "per", "warps", "lanes", "threads",
+    "size", "sz", "width", "mask", "bytes", "bits", "offset", "log", "shift",
+})
+_INDEX_WORDS = frozenset({"id", "idx", "index", "rank"})
+_HIP_THREAD_BUILTINS = frozenset({
+    "hipThreadIdx_x", "hipThreadIdx_y", "hipThreadIdx_z", "hipBlockDim_x", "hipBlockDim_y", "hipBlockDim_z",
+})
+_SIGNED_32 = frozenset({"int", "signed", "signed int", "int32_t", "std::int32_t"})
+_UNSIGNED_32 = frozenset({"unsigned", "unsigned int", "uint32_t", "std::uint32_t", "uint"})
+_CALL_NODES = "(call_expression) @call"
+_IDENTIFIERS = "(identifier) @id"
+
+
+def _words(name: str) -> list[str]:
+    """`kWarpSize` -> [k, warp, size]; `WARP_SIZE_LOG2` -> [warp, size, log, 2]."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def _index_kind(name: str) -> str | None:
+    """"lane", "warp" or "thread" when `name` reads as such an index (`lane_id`, `wid`, `tid`)."""
+    words = _words(name)
+    found = set(words)
+    if not found or found & _COUNT_WORDS:
+        return None
+    if found & {"lane", "laneid", "laneidx"}:
+        return "lane"
+    if found & {"wid", "warpid", "warpidx"} or ("warp" in found and (found & _INDEX_WORDS or words == ["warp"])):
+        return "warp"
+    if found & {"tid", "ltid", "tidx", "threadid", "threadidx"} or ("thread" in found and found & _INDEX_WORDS):
+        return "thread"
+    return None
+
+
+def _type_text(node, source: SourceFile) -> str:
+    return " ".join(source.node_text(node).split())
+
+
+def _is_shuffle(name: str | None) -> bool:
+    return name is not None and "shfl" in name.lower()
+
+
+def _mentions(node, name: str, source: SourceFile) -> bool:
+    if node.type == "identifier":
+        return source.node_text(node) == name
+    return any(source.node_text(n) == name for n in queries.nodes(CUDA, _IDENTIFIERS, node, "id"))
+
+
+def _roots(source: SourceFile, needles: tuple[bytes, ...]):
+    """(root, in_macro) for the main tree and the macro bodies that contain one of `needles`."""
+    yield source.tree.root_node, False
+    macros = macro_bodies_root(source, needles)
+    if macros is not None:
+        yield macros, True
+
+
+def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
+    """A thread's index in its block (or the block's size): `threadIdx.x`, `tid`, `lane + 1`,
+    `threadIdx.y * blockDim.x + threadIdx.x`. Global indices (`blockIdx`) and scaled
+    indices (`tid * 4`, byte offsets) are not."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    kind = node.type
+    if kind == "identifier":
+        name = source.node_text(node)
+        return name in thread_vars or name in _HIP_THREAD_BUILTINS or _index_kind(name) in ("thread", "lane")
+    if kind == "field_expression":
+        base = node.child_by_field_name("argument")
+        return base is not None and source.node_text(base) in ("threadIdx", "blockDim")
+    if kind == "cast_expression":
+        return _is_thread_expr(node.child_by_field_name("value"), source, thread_vars)
+    if kind == "call_expression":
+        name = callee_name(node, source)
+        if name == "__lane_id":
+            return True
+        fn = node.child_by_field_name("function")
+        args = arguments(node)
+        is_cast = name == "static_cast" or (fn is not None and fn.type in ("primitive_type", "sized_type_specifier"))
+        return is_cast and len(args) == 1 and _is_thread_expr(args[0], source, thread_vars)
+    if kind == "binary_expression":
+        op = node.child_by_field_name("operator").type
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        is_thread = lambda n: _is_thread_expr(n, source, thread_vars)  # noqa: E731
+        if op in ("+", "-"):
+            return (is_thread(left) and (is_thread(right) or right.type == "number_literal")) or (
+                left.type == "number_literal" and is_thread(right))
+        if op == "*":  # threadIdx.y * blockDim.x
+            return is_thread(left) and is_thread(right)
+    return False
+
+
+_INITIALISED = "(init_declarator declarator: (identifier) @name value: (_) @value) @init"
+_REASSIGNED = "[(assignment_expression left: (identifier) @name) (update_expression argument: (identifier) @name)]"
+
+
+def _thread_variables(function, source: SourceFile) -> frozenset[str]:
+    """Locals set once from a thread index (`int t = threadIdx.x;`), not loop counters."""
+    reassigned = {source.node_text(n) for n in queries.nodes(CUDA, _REASSIGNED, function, "name")}
+    names: set[str] = set()
+    for match in queries.matches(CUDA, _INITIALISED, function):
+        name = source.node_text(match["name"][0])
+        declaration = match["init"][0].parent
+        if name in reassigned or (declaration.parent is not None and declaration.parent.type == "for_statement"):
+            continue
+        if _is_thread_expr(match["value"][0], source, names):
+            names.add(name)
+    return frozenset(names)
+
+
+def _receiver_name(expr, source: SourceFile) -> str | None:
+    """The variable an expression initialises or is assigned to (through parentheses and casts)."""
+    node, parent = expr, expr.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        node, parent = parent, parent.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+        target = parent.child_by_field_name("declarator")
+    elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+        target = parent.child_by_field_name("left")
+        if target is not None and target.type == "field_expression":
+            target = target.child_by_field_name("field")
+    else:
+        return None
+    if target is None or target.type not in ("identifier", "field_identifier"):
+        return None
+    return source.node_text(target)
+
+
+# =========================================================================================
+# W001 hardcoded-warp-size
+
+# What a warp-size constant is called -> the value that assumes 32-lane warps.
+_SIZE, _LOG2, _LANE_MASK = "size", "log2", "lane mask"
+_HAZARD_VALUE = {_SIZE: 32, _LOG2: 5, _LANE_MASK: 31}
+# Lane arithmetic: operator -> the literal that means "32 lanes".
+_LANE_ARITHMETIC = {"&": 31, "%": 32, "/": 32, ">>": 5, "==": 31, "!=": 31}
+# Contexts where `warpSize` (not a constant expression on current HIP) cannot stand.
+_CONSTANT_CONTEXTS = frozenset({
+    "template_argument_list", "template_parameter_list", "static_assert_declaration",
+    "enumerator", "bitfield_clause",
+})
+# Nodes whose `value`/`size`/`condition` child is a constant expression (their other children are not).
+_CONSTANT_FIELDS = {"case_statement": "value", "array_declarator": "size", "preproc_if": "condition",
+                    "preproc_elif": "condition"}
+# Things only device code touches: a function with none of these and no qualifier is host code.
+_DEVICE_EVIDENCE = (b"threadIdx", b"blockDim", b"__shfl", b"__syncthreads", b"warpSize", b"hipThreadIdx")
+# cub/hipcub warp collectives -> index of the LOGICAL_WARP_THREADS template argument.
+_CUB_LOGICAL_WARP = {
+    "WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpMergeSort": 2, "WarpLoad": 3, "WarpStore": 3,
+}
+
+_DEFINITIONS = """
+[(preproc_def name: (identifier) @name value: (preproc_arg) @value)
+ (init_declarator declarator: (identifier) @name value: (_) @value)
+ (field_declaration declarator: (field_identifier) @name default_value: (_) @value)
+ (enumerator name: (identifier) @name value: (_) @value)
+ (optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)] @definition
+"""
+_LITERAL_OPERANDS = "[(binary_expression left: (number_literal)) (binary_expression right: (number_literal))] @expr"
+_TEMPLATES = """
+[(template_type name: (type_identifier) @name arguments: (template_argument_list) @args)
+ (template_function name: (identifier) @name arguments: (template_argument_list) @args)]
+"""
+_W001_WORDS = (b"warp", b"lane", b"shfl", b"tid", b"thread", b"blockdim")
+_MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_MACRO_INTEGER = re.compile(r"\(*\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)*")
+
+HOST_ADVICE = ("Read the warp size at run time: "
+               "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`, then use `ws`")
+CONSTANT_ADVICE = ("Use a per-platform constant: 64 under "
+                   "`#if defined(__GFX8__) || defined(__GFX9__)`, else 32")
+LOOP_ADVICE = "Loop over the offsets instead: `for (int o = warpSize / 2; o > 0; o /= 2)`"
+
+
+def _warp_constant_kind(name: str) -> str | None:
+    """What a name says it holds: the warp size (`WARP_SIZE`, `kThreadsPerWarp`), its log2
+    (`LOG_WARP_SIZE`), or the lane mask (`LANE_MASK`); None for anything else."""
+    words = _words(name)
+    found = set(words)
+    pairs = set(zip(words, words[1:]))
+    names_size = bool(found & {"warpsize", "warpsz"}) or any(
+        a == "warp" and b in ("size", "sz", "width", "threads", "lanes") for a, b in pairs
+    ) or any(w in ("threads", "lanes") and p == "per" and q == "warp" for w, p, q in zip(words, words[1:], words[2:]))
+    if found & {"log", "shift", "bits"} and (names_size or "warp" in found):
+        return _LOG2
+    if "mask" in found and found & {"lane", "warp"} and not names_size:
+        return _LANE_MASK
+    return _SIZE if names_size else None
+
+
+_WRITES = "[(assignment_expression left: (identifier) @name) (pointer_expression argument: (identifier) @name)]"
+
+
+def _overwritten(name, source: SourceFile) -> bool:
+    """Is a local's first value only a default? `int ws = 32;` then `ws = prop.warpSize;` or
+    `hipDeviceGetAttribute(&ws, ...)`."""
+    if name.parent is None or name.parent.type != "init_declarator":
+        return False
+    function = enclosing_function(name)
+    text = source.node_text(name)
+    return function is not None and any(
+        source.node_text(n) == text and (n.parent.type == "assignment_expression" or n.parent.children[0].type == "&")
+        for n in queries.nodes(CUDA, _WRITES, function, "name"))
+
+
+def _definition_value(value, source: SourceFile) -> int | None:
+    if value.type == "preproc_arg":
+        m = _MACRO_INTEGER.fullmatch(_MACRO_COMMENT.sub("", source.node_text(value)).strip())
+        return int(m.group(1), 0) if m else None
+    value = strip_parens(value)
+    if value.type == "initializer_list" and len(value.named_children) == 1:  # `kWarpSize{32}`
+        value = value.named_children[0]
+    return integer_value(value, source)
+
+
+def _code_context(node, source: SourceFile, in_macro: bool) -> str:
+    """Where `node` stands, for deciding whether `warpSize` may replace a literal there:
+    device, host-device, device-like (unqualified but touches threads), macro, host or constant."""
+    if in_macro:
+        return "macro"
+    child, parent = node, node.parent
+    while parent is not None and parent.type != "function_definition":
+        if parent.type in _CONSTANT_CONTEXTS:
+            return "constant"
+        if parent.type in _CONSTANT_FIELDS and parent.child_by_field_name(_CONSTANT_FIELDS[parent.type]) == child:
+            return "constant"
+        if parent.type in ("declaration", "field_declaration") and any(
+                c.type == "type_qualifier" and source.node_text(c) == "constexpr" for c in parent.children):
+            return "constant"
+        if parent.type == "lambda_expression" and any(
+                c.type == "ERROR" and source.node_text(c).strip() == "__device__" for c in parent.children):
+            return "device-like"  # `[=] __device__ (...) {...}`: extended lambdas parse with an ERROR
+        child, parent = parent, parent.parent
+    if parent is None:
+        return "constant"  # file-scope initialisers
+    qualifiers = {c.type for c in parent.children}
+    if "__host__" in qualifiers:
+        return "host-device" if qualifiers & {"__device__", "__global__"} else "host"
+    if qualifiers & {"__device__", "__global__"}:
+        return "device"
+    body = source.data[parent.start_byte:parent.end_byte]
+    return "device-like" if any(word in body for word in _DEVICE_EVIDENCE) else "host"
+
+
+def _warp_size_fix(node, source: SourceFile, in_macro: bool, title: str, *edits: Edit) -> Fix:
+    """`warpSize` is 32 on CUDA and 64 on CDNA, but exists only in device code."""
+    context = _code_context(node, source, in_macro)
+    if context == "device":
+        return Fix.safe(title, *edits)
+    if context in ("host-device", "device-like", "macro"):
+        return Fix.unsafe(title, *edits)
+    return Fix.advice(CONSTANT_ADVICE if context == "constant" else HOST_ADVICE)
+
+
+def _explicit_width(name: str, args: list, source: SourceFile) -> bool:
+    """A shuffle given its own segment width (`__shfl_xor(v, o, 16)`): offsets follow the width,
+    not the warp (W004 judges a width of 32). Wrappers count as such when they get a literal."""
+    if name.startswith("__shfl"):
+        index = 3 if name.endswith("_sync") else 2
+        return len(args) > index and source.node_text(args[index]) != "warpSize"
+    return any(a.type == "number_literal" for a in args[1:])
+
+
+def _loop_counter(loop, source: SourceFile):
+    """(name, start node) of `for (int o = 16; ...)` or `for (o = 16; ...)`, else None."""
+    init = loop.child_by_field_name("initializer")
+    if init is None:
+        return None
+    if init.type == "declaration":
+        declarators = init.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            return None
+        name, value = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+    elif init.type == "assignment_expression" and init.child_by_field_name("operator").type == "=":
+        name, value = init.child_by_field_name("left"), init.child_by_field_name("right")
+    else:
+        return None
+    if name is None or name.type != "identifier" or value is None:
+        return None
+    return source.node_text(name), strip_parens(value)
+
+
+def _loop_step(loop, name: str, source: SourceFile) -> str | None:
+    """"halve" for `o >>= 1`, `o /= 2`, `o = o / 2`; "double" for `o <<= 1`, `o *= 2`, `o = o * 2`."""
+    update = strip_parens(loop.child_by_field_name("update"))
+    if update is None or update.type != "assignment_expression":
+        return None
+    left, right = update.child_by_field_name("left"), strip_parens(update.child_by_field_name("right"))
+    if left is None or source.node_text(left) != name or right is None:
+        return None
+    op = update.child_by_field_name("operator").type
+    if op == "=" and right.type == "binary_expression" and source.node_text(right.child_by_field_name("left")) == name:
+        op = right.child_by_field_name("operator").type + "="
+        right = right.child_by_field_name("right")
+    step = (op, integer_value(strip_parens(right), source))
+    if step in ((">>=", 1), ("/=", 2)):
+        return "halve"
+    if step in (("<<=", 1), ("*=", 2)):
+        return "double"
+    return None
+
+
+def _shuffle_loop_counter(loop, source: SourceFile) -> str | None:
+    """The counter of a loop whose body shuffles by it over the whole warp, else None."""
+    counter = _loop_counter(loop, source)
+    body = loop.child_by_field_name("body")
+    if counter is None or body is None:
+        return None
+    name = counter[0]
+    shuffles = []
+    for call in queries.nodes(CUDA, _CALL_NODES, body, "call"):
+        callee = callee_name(call, source)
+        args = arguments(call)
+        if _is_shuffle(callee) and any(_mentions(a, name, source) for a in args):
+            shuffles.append((callee, args))
+    if not shuffles or any(_explicit_width(c, a, source) for c, a in shuffles):
+        return None
+    return name
+
+
+def _in_warp_call_argument(node, source: SourceFile) -> bool:
+    """Is `node` part of an argument of a shuffle or ballot (`__shfl(v, (i + 1) % 32)`)?"""
+    for parent in _ancestors(node):
+        if parent.type in ("compound_statement", "function_definition", "translation_unit"):
+            return False
+        if parent.type == "argument_list":
+            callee = callee_name(parent.parent, source) or ""
+            if _is_shuffle(callee) or callee.startswith(("__ballot", "__any", "__all")):
+                return True
+    return False
+
+
+def _feeds_shuffle(node, source: SourceFile) -> bool:
+    """Does the value at `node` reach a shuffle or ballot: an argument, or the start or bound
+    of a loop whose body shuffles by its counter?"""
+    if _in_warp_call_argument(node, source):
+        return True
+    child = node
+    for parent in _ancestors(node):
+        if parent.type in ("function_definition", "translation_unit"):
+            break
+        if (parent.type == "for_statement" and child != parent.child_by_field_name("body")
+                and _shuffle_loop_counter(parent, source) is not None):
+            return True
+        child = parent
+    return False
+
+
+def _short(text: str, limit: int = 32) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _WarpSizeScan:
+    """One file's W001 findings; per-function facts are computed once."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.findings: list[Finding] = []
+        self._thread_vars: dict[int, frozenset[str]] = {}
+        self._identifiers: list | None = None
+
+    def thread_vars(self, node, in_macro: bool) -> frozenset[str]:
+        function = None if in_macro else enclosing_function(node)
+        if function is None:
+            return frozenset()
+        if function.id not in self._thread_vars:
+            self._thread_vars[function.id] = _thread_variables(function, self.source)
+        return self._thread_vars[function.id]
+
+    def report(self, node, message: str, fix: Fix, error: bool) -> None:
+        severity = Severity.ERROR if error else None
+        self.findings.append(at_node(self.source, node, message, fix, severity=severity))
+
+    # ---- `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32` -------------------------
+    def definitions(self, roots) -> None:
+        source = self.source
+        candidates = []
+        values_by_name: dict[str, set] = {}
+        for match in queries.matches(CUDA, _DEFINITIONS, source.tree.root_node):
+            name, value = match["name"][0], match["value"][0]
+            text = source.node_text(name)
+            kind = _warp_constant_kind(text)
+            if kind is None:
+                continue
+            number = _definition_value(value, source)
+            values_by_name.setdefault(text, set()).add(number if number is not None else source.node_text(value))
+            if number == _HAZARD_VALUE[kind] and not _overwritten(name, source):
+                candidates.append((name, text, kind, number))
+        for name, text, kind, number in candidates:
+            if len(values_by_name[text]) > 1:
+                continue  # defined per platform (`#if __GFX9__ ... 64 #else ... 32`)
+            self.report(name, _definition_message(text, kind, number), Fix.advice(_definition_advice(text, kind)),
+                        error=self._used_by_shuffle(text, roots))
+
+    def _used_by_shuffle(self, name: str, roots) -> bool:
+        if self._identifiers is None:
+            self._identifiers = [use for root, _ in roots for use in queries.nodes(CUDA, _IDENTIFIERS, root, "id")]
+        return any(self.source.node_text(use) == name and _feeds_shuffle(use, self.source)
+                   for use in self._identifiers)
+
+    # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
+    def lane_arithmetic(self, root, in_macro: bool) -> None:
+        source = self.source
+        seen = set()
+        for expr in queries.nodes(CUDA, _LITERAL_OPERANDS, root, "expr"):
+            if expr.id in seen:
+                continue
+            seen.add(expr.id)
+            op_node = expr.child_by_field_name("operator")
+            op = op_node.type
+            if op not in _LANE_ARITHMETIC:
+                continue
+            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+            literal, operand = right, left
+            if integer_value(right, source) != _LANE_ARITHMETIC[op] and op in ("&", "==", "!="):
+                literal, operand = left, right
+            if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
+                continue
+            if not self._is_lane_arithmetic(expr, op, operand, in_macro):
+                continue
+            written = f"{op} {source.node_text(literal)}"
+            shown = source.node_text(expr)
+            self.report(
+                expr,
+                f"`{shown if len(shown) <= 32 else written}` assumes 32-lane warps; AMD wavefronts have 64.",
+                self._lane_arithmetic_fix(expr, op_node, literal, operand, written, in_macro),
+                error=_feeds_shuffle(expr, source),
+            )
+
+    def _is_lane_arithmetic(self, expr, op: str, operand, in_macro: bool) -> bool:
+        source = self.source
+        if op in ("==", "!="):  # `lane == 31`: the last lane of a 32-lane warp
+            operand = strip_parens(operand)
+            return (operand.type == "identifier" and _index_kind(source.node_text(operand)) == "lane") or (
+                operand.type == "call_expression" and callee_name(operand, source) == "__lane_id")
+        if _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)):
+            return True
+        receiver = _receiver_name(expr, source)
+        if receiver is not None and _index_kind(receiver) in ("lane", "warp"):
+            return True  # `int lane = i % 32;`, `warp_id = gid >> 5;`
+        return _in_warp_call_argument(expr, source)  # `__shfl(v, (i + 1) % 32)`
+
+    def _lane_arithmetic_fix(self, expr, op_node, literal, operand, written: str, in_macro: bool) -> Fix:
+        source = self.source
+        op = op_node.type
+        if op == "&":
+            return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `& (warpSize - 1)`",
+                                  Edit.replace(literal, "(warpSize - 1)"))
+        if op in ("==", "!="):
+            return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `{op} warpSize - 1`",
+                                  Edit.replace(literal, "warpSize - 1"))
+        if op in ("%", "/"):
+            return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `{op} warpSize`",
+                                  Edit.replace(literal, "warpSize"))
+        # `x >> 5` -> `x / warpSize`: `/` binds tighter than `>>`, so `a + b >> 5` needs `(a + b)`.
+        edits = [Edit.replace(op_node, "/"), Edit.replace(literal, "warpSize")]
+        if _binds_looser_than_division(operand):
+            edits += [Edit.insert(operand.start_byte, "("), Edit.insert(operand.end_byte, ")")]
+        return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `/ warpSize`", *edits)
+
+    # ---- shuffle loops from 16, up to 32; `__shfl(v, 31)`; unrolled chains ----------------
+    def shuffle_loops(self, root, in_macro: bool) -> None:
+        source = self.source
+        for loop in queries.nodes(CUDA, "(for_statement) @loop", root, "loop"):
+            name = _shuffle_loop_counter(loop, source)
+            if name is None:
+                continue
+            start = _loop_counter(loop, source)[1]
+            step = _loop_step(loop, name, source)
+            if step == "halve" and integer_value(start, source) == 16:
+                self.report(start, "Shuffle loop starts at `16`, half a 32-lane warp; AMD wavefronts have 64.",
+                            _warp_size_fix(start, source, in_macro, "Start the loop at `warpSize / 2`",
+                                           Edit.replace(start, "warpSize / 2")), error=True)
+            elif step == "double" and integer_value(start, source) == 1:
+                bound = _loop_bound(loop, name, source)
+                if bound is not None:
+                    literal, replacement = bound
+                    self.report(literal, f"Shuffle loop stops at `{source.node_text(literal)}`, "
+                                         "sized for 32-lane warps; AMD wavefronts have 64.",
+                                _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
+                                               f"with `{replacement}`", Edit.replace(literal, replacement)),
+                                error=True)
+
+    def shuffle_lanes(self, root, in_macro: bool) -> None:
+        source = self.source
+        chains: dict[object, list] = {}
+        for call in queries.nodes(CUDA, _CALL_NODES, root, "call"):
+            name = callee_name(call, source)
+            if name is None or not name.startswith("__shfl"):
+                continue  # wrappers: their argument order is unknown
+            args = arguments(call)
+            lane_index = 2 if name.endswith("_sync") else 1
+            if len(args) <= lane_index or _explicit_width(name, args, source):
+                continue
+            lane = strip_parens(args[lane_index])
+            value = integer_value(lane, source)
+            if name in ("__shfl", "__shfl_sync") and value == 31:
+                self.report(lane, "Lane `31` is the last lane of a 32-lane warp; AMD wavefronts have 64.",
+                            _warp_size_fix(lane, source, in_macro, "Replace `31` with `warpSize - 1`",
+                                           Edit.replace(lane, "warpSize - 1")), error=True)
+            elif name.startswith(("__shfl_down", "__shfl_xor")) and value is not None:
+                function = None if in_macro else enclosing_function(call)
+                chains.setdefault(function.id if function is not None else None, []).append((value, lane))
+        # An unrolled reduction `16, 8, 4, 2, 1` never combines lanes 32-63.
+        for steps in chains.values():
+            offsets = {value for value, _ in steps}
+            if {16, 8} <= offsets and 32 not in offsets:
+                for value, lane in steps:
+                    if value == 16:
+                        self.report(lane, "Unrolled shuffles start at offset `16`; lanes 32–63 of a "
+                                          "wavefront never combine.",
+                                    Fix.advice(LOOP_ADVICE), error=True)
+
+    # ---- `cub::WarpReduce<T, 32>` ----------------------------------------------------------
+    def cub_logical_warps(self) -> None:
+        source = self.source
+        for match in queries.matches(CUDA, _TEMPLATES, source.tree.root_node):
+            name = source.node_text(match["name"][0])
+            index = _CUB_LOGICAL_WARP.get(name)
+            args = [a for a in match["args"][0].named_children if a.type != "comment"]
+            if index is None or len(args) <= index or integer_value(args[index], source) != 32:
+                continue
+            literal = args[index]
+            template = match["args"][0].parent
+            message = f"`{_short(source.node_text(template), 40)}` makes 32-lane logical warps; AMD wavefronts have 64."
+            if index == len(args) - 1:
+                dropped = Edit(args[index - 1].end_byte, literal.end_byte, "")  # `, 32`
+                rewritten = (source.data[template.start_byte:dropped.start]
+                             + source.data[dropped.end:template.end_byte]).decode("utf-8", errors="replace")
+                fix = Fix.unsafe(f"Use the hardware warp as the logical warp: `{_short(rewritten, 40)}`", dropped)
+            else:
+                fix = Fix.advice("Pass a per-platform logical warp size instead of `32` "
+                                 "(64 under `#if defined(__GFX8__) || defined(__GFX9__)`)")
+            self.report(literal, message, fix, error=False)
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def _binds_looser_than_division(node) -> bool:
+    node_type = node.type
+    if node_type == "binary_expression":
+        return node.child_by_field_name("operator").type not in ("*", "/", "%")
+    return node_type in ("conditional_expression", "assignment_expression", "comma_expression")
+
+
+def _loop_bound(loop, name: str, source: SourceFile):
+    """(literal, replacement) for `o < 32` / `o <= 16` (either way round) in a doubling loop."""
+    condition = strip_parens(loop.child_by_field_name("condition"))
+    if condition is None or condition.type != "binary_expression":
+        return None
+    op = condition.child_by_field_name("operator").type
+    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
+    flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    if source.node_text(right) == name and op in flipped:
+        left, right, op = right, left, flipped[op]
+    if source.node_text(left) != name:
+        return None
+    value = integer_value(strip_parens(right), source)
+    if (op, value) == ("<", 32):
+        return strip_parens(right), "warpSize"
+    if (op, value) == ("<=", 16):
+        return strip_parens(right), "warpSize / 2"
+    return None
+
+
+def _definition_message(name: str, kind: str, value: int) -> str:
+    if kind == _LOG2:
+        return f"`{name}` = {value} is log2 of a 32-lane warp; AMD wavefronts have 64."
+    if kind == _LANE_MASK:
+        return f"`{name}` = {value} masks lanes of a 32-lane warp; AMD wavefronts have 64."
+    return f"`{name}` fixes the warp size at {value}; AMD wavefronts have 64 lanes."
+
+
+def _definition_advice(name: str, kind: str) -> str:
+    amd, nvidia = {_SIZE: (64, 32), _LOG2: (6, 5), _LANE_MASK: (63, 31)}[kind]
+    device = {_SIZE: "warpSize", _LOG2: "__builtin_ctz(warpSize)", _LANE_MASK: "warpSize - 1"}[kind]
+    return (f"Define `{name}` per platform: {amd} under `#if defined(__GFX8__) || defined(__GFX9__)`, "
+            f"else {nvidia}; in device code use `{device}`, on the host query `hipDeviceAttributeWarpSize`")
+
+
+def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
+    # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
+    lowered = source.data.lower()
+    words = {word for word in _W001_WORDS if word in lowered}
+    if not words:
+        return []
+    scan = _WarpSizeScan(source)
+    roots = list(_roots(source, (b"31", b"32", b"16", b"5", b"0x")))
+    if b"warp" in words:
+        scan.definitions(roots)
+    for root, in_macro in roots:
+        scan.lane_arithmetic(root, in_macro)
+        if b"shfl" in words:
+            scan.shuffle_loops(root, in_macro)
+            scan.shuffle_lanes(root, in_macro)
+    if b"Warp" in source.data:
+        scan.cub_logical_warps()
+    return scan.findings
+
+
+# =========================================================================================
+# W003 truncated-lane-mask
+
+# What HIP's `__ballot` returns. Not `uint64_t`: that is `unsigned long` on Linux, and
+# HIP's `__ffsll(unsigned long long)` / `__ffsll(long long)` overloads make it ambiguous.
+MASK_TYPE = "unsigned long long"
+# Intrinsics whose result is a lane mask (64-bit on HIP, 32-bit on CUDA).
+MASK_INTRINSICS = frozenset({
+    "__ballot", "__ballot_sync", "__activemask", "__match_any", "__match_all",
+    "__match_any_sync", "__match_all_sync",
+    "__lanemask_lt", "__lanemask_le", "__lanemask_gt", "__lanemask_ge", "__lanemask_eq",
+})
+
+
+@dataclass(frozen=True)
+class _BitFunction:
+    """A 32-bit bit function and its 64-bit version."""
+
+    wide: str
+    verb: str
+    # Does the rename give CUDA's result for every 32-bit mask? `__popc` of a negative `int`
+    # does not: the sign extends into 32 more set bits.
+    same_on_cuda: str  # "always", "unsigned" (mask not held in a signed int) or "never"
+    note: str = ""
+
+
+_BIT_FUNCTIONS = {
+    "__popc": _BitFunction("__popcll", "counts", "unsigned"),
+    "__ffs": _BitFunction("__ffsll", "searches", "always"),
+    "__clz": _BitFunction("__clzll", "scans", "never",
+                          " (it counts from bit 63: `31 - __clz(m)` becomes `63 - __clzll(m)`)"),
+    "__brev": _BitFunction("__brevll", "reverses", "never", " (lane 0 moves to bit 63)"),
+}
+_STORES = """
+[(init_declarator declarator: (_) @target value: (_) @value)
+ (assignment_expression left: (_) @target right: (_) @value)
+ (return_statement (_) @value)] @store
+"""
+_DECLARATIONS = "[(declaration) (parameter_declaration)] @declaration"
+
+
+def _lane_amount(node, source: SourceFile) -> bool:
+    """A shift amount that is a lane index: `lane`, `laneId + 1`, `__lane_id()`,
+    `threadIdx.x % warpSize`, `tid & 31`."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    if node.type == "identifier":
+        return _index_kind(source.node_text(node)) == "lane"
+    if node.type == "call_expression":
+        return callee_name(node, source) == "__lane_id"
+    if node.type == "binary_expression":
+        op = node.child_by_field_name("operator").type
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op in ("+", "-"):
+            return _lane_amount(left, source) and right.type == "number_literal"
+        if op in ("%", "&"):
+            divisor = source.node_text(strip_parens(right)).replace(" ", "")
+            names_warp = (divisor in ("warpSize", "warpSize-1", "(warpSize-1)")
+                          or integer_value(right, source) in (31, 32))
+            return names_warp and _is_thread_expr(left, source)
+    return False
+
+
+def _narrow_one(node, source: SourceFile) -> str | None:
+    """`~0ull` or `1ull` for a 32-bit shifted literal (`1`, `1u`, `-1`, `~0u`, `0xffffffff`), else None."""
+    node = strip_parens(node)
+    if node.type == "unary_expression" and node.child_by_field_name("operator").type == "~":
+        node = strip_parens(node.child_by_field_name("argument"))
+        return "~0ull" if integer_value(node, source) == 0 and "l" not in integer_suffix(node, source) else None
+    if node.type != "number_literal":
+        return None
+    text = source.node_text(node)
+    negative = text.startswith("-")
+    body = text.lstrip("-")
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|\d+)([uU]?)", body)  # a suffix with `l` is already wide
+    if not m:
+        return None
+    value = int(m.group(1), 0)
+    if negative and value == 1:
+        return "~0ull"
+    if not negative and value == 1:
+        return "1ull"
+    if not negative and value == 0xFFFFFFFF:
+        return "~0ull"
+    return None
+
+
+def _lane_shift(node, source: SourceFile):
+    """The 32-bit literal of `1 << lane`, `-1 << lane`, `~0u << lane`, else None."""
+    if node.type != "binary_expression" or node.child_by_field_name("operator").type != "<<":
+        return None
+    left = node.child_by_field_name("left")
+    if _narrow_one(left, source) is None or not _lane_amount(node.child_by_field_name("right"), source):
+        return None
+    return strip_parens(left)
+
+
+class _Mask(NamedTuple):
+    origin: str  # "`__ballot_sync`" or "a lane mask"
+    signed: bool  # held in a signed 32-bit int on the way
+
+
+def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask | None:
+    """Where the lane mask `node` comes from: a mask intrinsic, `1 << lane`, a variable
+    holding one, or `&`/`|`/`^`/`~`/`- 1`/`__brev` of those; None when it is no mask."""
+    node = strip_parens(node)
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "call_expression":
+        name = callee_name(node, source)
+        if name in ("__brev", "__brevll") and len(arguments(node)) == 1:  # a mask, reversed
+            return _mask_origin(arguments(node)[0], source, variables)
+        return _Mask(f"`{name}`", False) if name in MASK_INTRINSICS else None
+    if kind == "identifier":
+        return variables.get(source.node_text(node))
+    if kind == "unary_expression":
+        if node.child_by_field_name("operator").type == "~":
+            return _mask_origin(node.child_by_field_name("argument"), source, variables)
+        return None
+    if kind != "binary_expression":
+        return None
+    op = node.child_by_field_name("operator").type
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if op == "<<":
+        return _Mask("a lane mask", False) if _lane_shift(node, source) is not None else None
+    if op == "-":
+        return _mask_origin(left, source, variables) if integer_value(right, source) == 1 else None
+    if op in ("&", "|", "^"):
+        if op == "&" and (left.type == "number_literal" or right.type == "number_literal"):
+            return None  # `__ballot(p) & 0xffffffff`: the low half, taken on purpose
+        found = [m for m in (_mask_origin(left, source, variables), _mask_origin(right, source, variables)) if m]
+        return _Mask(found[0].origin, any(m.signed for m in found)) if found else None
+    return None
+
+
+def _declared_names(declarator, source: SourceFile):
+    """(name node, is plain scalar) for a declarator: `m`, `m = x`, `*p`, `v[32]`, `&r`."""
+    plain = True
+    while declarator is not None and declarator.type != "identifier":
+        if declarator.type in ("pointer_declarator", "array_declarator", "reference_declarator"):
+            plain = False
+        if declarator.type == "reference_declarator":
+            declarator = next((c for c in declarator.named_children), None)
+        elif declarator.type in ("init_declarator", "pointer_declarator", "array_declarator"):
+            declarator = declarator.child_by_field_name("declarator")
+        else:
+            return None
+    return (declarator, plain) if declarator is not None else None
+
+
+class _Declaration(NamedTuple):
+    """What a store needs to know about the variable it writes."""
+
+    node: object
+    type_node: object
+    # A local scalar declared alone: its type can change without touching anything else.
+    plain: bool
+
+
+def _declaration_of(name: str, use, function, source: SourceFile) -> _Declaration | None:
+    """The last declaration of `name` in `function` before `use` (parameters included)."""
+    found = None
+    for node in queries.nodes(CUDA, _DECLARATIONS, function, "declaration"):
+        if node.start_byte >= use.start_byte:
+            break
+        declarators = node.children_by_field_name("declarator")
+        for declarator in declarators:
+            named = _declared_names(declarator, source)
+            if named is not None and source.node_text(named[0]) == name:
+                plain = named[1] and len(declarators) == 1 and node.type == "declaration"
+                found = _Declaration(node, node.child_by_field_name("type"), plain)
+    return found
+
+
+def _in_printf(name: str, function, source: SourceFile) -> bool:
+    """Is `name` printed? Widening it would break a `%u`/`%x` format."""
+    return any(callee_name(call, source) == "printf" and any(_mentions(a, name, source) for a in arguments(call))
+               for call in queries.nodes(CUDA, _CALL_NODES, function, "call"))
+
+
+class _LaneMaskScan:
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.findings: list[Finding] = []
+
+    def report(self, node, message: str, fix: Fix) -> None:
+        self.findings.append(at_node(self.source, node, message, fix))
+
+    def stores(self, function) -> dict[str, _Mask]:
+        """Masks kept in 32-bit variables or returned as 32 bits; returns the mask variables."""
+        source = self.source
+        variables: dict[str, _Mask] = {}
+        reported: set[int] = set()
+        for match in queries.matches(CUDA, _STORES, function):
+            store, value = match["store"][0], match["value"][0]
+            if enclosing_function(store) != function:
+                continue  # a nested definition (a local class's method) has its own pass
+            mask = _mask_origin(value, source, variables)
+            if mask is None:
+                continue
+            if store.type == "return_statement":
+                self._returned(function, mask.origin, reported)
+                continue
+            target = match["target"][0]
+            base = target.child_by_field_name("argument") if target.type == "subscript_expression" else target
+            if base is None or base.type != "identifier":
+                continue
+            name = source.node_text(base)
+            declaration = _declaration_of(name, store, function, source)
+            if declaration is None or declaration.type_node is None:
+                continue
+            type_text = _type_text(declaration.type_node, source)
+            signed = type_text in _SIGNED_32
+            if target.type == "identifier":
+                variables[name] = _Mask(mask.origin, signed or mask.signed)
+            if (type_text in _SIGNED_32 or type_text in _UNSIGNED_32) and declaration.node.id not in reported:
+                reported.add(declaration.node.id)
+                anchor = declaration.type_node if store.type == "init_declarator" else target
+                safe = declaration.plain and not signed and not _in_printf(name, function, source)
+                self.report(anchor, f"`{type_text} {name}` holds 32 lanes of {mask.origin}; AMD wavefronts have 64.",
+                            (Fix.safe if safe else Fix.unsafe)(f"Declare `{name}` as `{MASK_TYPE}`",
+                                                               Edit.replace(declaration.type_node, MASK_TYPE)))
+        return variables
+
+    def _returned(self, function, origin: str, reported: set[int]) -> None:
+        type_node = function.child_by_field_name("type")
+        if type_node is None or function.id in reported:
+            return
+        type_text = _type_text(type_node, self.source)
+        if type_text in _SIGNED_32 or type_text in _UNSIGNED_32:
+            reported.add(function.id)
+            self.report(type_node, f"Return type `{type_text}` holds 32 lanes of {origin}; AMD wavefronts have 64.",
+                        Fix.unsafe(f"Return `{MASK_TYPE}` (and widen the callers' variables)",
+                                   Edit.replace(type_node, MASK_TYPE)))
+
+    def bit_functions(self, root, variables_of) -> None:
+        """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
+        source = self.source
+        for call in queries.nodes(CUDA, _CALL_NODES, root, "call"):
+            name = callee_name(call, source)
+            args = arguments(call)
+            if name not in _BIT_FUNCTIONS or len(args) != 1:
+                continue
+            mask = _mask_origin(args[0], source, variables_of(call))
+            if mask is None:
+                continue
+            function = _BIT_FUNCTIONS[name]
+            safe = function.same_on_cuda == "always" or (function.same_on_cuda == "unsigned" and not mask.signed)
+            callee = call.child_by_field_name("function")
+            self.report(callee, f"`{name}` {function.verb} 32 lanes of {mask.origin}; AMD wavefronts have 64.",
+                        (Fix.safe if safe else Fix.unsafe)(f"Replace `{name}` with `{function.wide}`{function.note}",
+                                                           Edit.replace(callee, function.wide)))
+
+    def lane_shifts(self, root) -> None:
+        """`1 << lane`: 32 bits wide, so lanes 32-63 shift the bit out (undefined behaviour)."""
+        source = self.source
+        for shift in queries.nodes(CUDA, "(binary_expression operator: \"<<\") @shift", root, "shift"):
+            literal = _lane_shift(shift, source)
+            if literal is None:
+                continue
+            wide = _narrow_one(literal, source)
+            text = source.node_text(literal)
+            amount = _short(source.node_text(shift.child_by_field_name("right")), 16)
+            self.report(literal, f"`{text} << {amount}` is 32 bits wide; lanes 32–63 of a wavefront overflow.",
+                        Fix.safe(f"Replace `{text}` with `{wide}`", Edit.replace(literal, wide)))
+
+
+def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
+    data = source.data
+    has_masks = any(name in data for name in (b"__ballot", b"__activemask", b"__match_a", b"__lanemask"))
+    has_lane_shifts = b"<<" in data and b"lane" in data.lower()
+    if not has_masks and not has_lane_shifts:
+        return []
+    scan = _LaneMaskScan(source)
+    variables: dict[int, dict[str, _Mask]] = {}
+    for function in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f"):
+        variables[function.id] = scan.stores(function)
+
+    def variables_of(node) -> dict[str, _Mask]:
+        function = enclosing_function(node)
+        return variables.get(function.id, {}) if function is not None else {}
+
+    has_bit_functions = any(name.encode() in data for name in _BIT_FUNCTIONS)
+    for root, in_macro in _roots(source, (b"<<", *(name.encode() for name in _BIT_FUNCTIONS))):
+        if has_bit_functions:
+            scan.bit_functions(root, (lambda node: {}) if in_macro else variables_of)
+        if has_lane_shifts:
+            scan.lane_shifts(root)
+    return scan.findings

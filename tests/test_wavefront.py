@@ -1,0 +1,140 @@
+"""W001/W003: severity and fix safety by context (fixture markers check only where findings are)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from harness import assert_findings, fix_until_stable
+
+from portlint.finding import Severity
+from portlint.fix import Applicability
+
+
+def _only(result):
+    assert len(result.findings) == 1, [f.message for f in result.findings]
+    return result.findings[0]
+
+
+# ---- W001: error when the number feeds a shuffle, warning otherwise ------------------------
+def test_shuffle_loop_start_is_an_error_and_lane_arithmetic_a_warning(tmp_path):
+    result = assert_findings("""
+        __device__ float warp_sum(float v) {
+          for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
+          return v;
+        }
+        __global__ void k(int* out) { out[threadIdx.x / 32] = 1; }
+    """, "cuda", "W001", "W001", tmp_path=tmp_path, select=("W001",))
+    assert [f.severity for f in result.findings] == [Severity.ERROR, Severity.WARNING]
+
+
+def test_warp_size_macro_is_an_error_only_when_a_shuffle_uses_it(tmp_path):
+    used = assert_findings("""
+        #define WARP_SIZE 32
+        __device__ float warp_sum(float v) {
+          for (int o = WARP_SIZE / 2; o > 0; o >>= 1) v += __shfl_down(v, o);
+          return v;
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    assert _only(used).severity is Severity.ERROR
+    unused = assert_findings("#define WARP_SIZE 32\n", "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    assert _only(unused).severity is Severity.WARNING
+    assert not _only(unused).fix.is_applicable, "a #define gets advice, not an edit"
+
+
+# ---- W001: `warpSize` only where it exists -------------------------------------------------
+def test_fix_is_safe_in_device_code_unsafe_in_host_device_code_and_advice_on_the_host(tmp_path):
+    result = assert_findings("""
+        __device__ int lane_a(int tid) { return tid % 32; }
+        __host__ __device__ int lane_b(int tid) { return tid % 32; }
+        int lane_c(int tid) { return tid % 32; }
+    """, "cuda", "W001", "W001", "W001", tmp_path=tmp_path, select=("W001",))
+    kinds = [f.fix.applicability for f in result.findings]
+    assert kinds == [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY]
+    assert "hipDeviceAttributeWarpSize" in result.findings[2].fix.title
+
+
+def test_code_inside_a_conditional_block_keeps_its_function_context(tmp_path):
+    result = assert_findings("""
+        __global__ void k(int* out) {
+        #if defined(WITH_STATS)
+          out[threadIdx.x & 31] = 1;
+        #endif
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    assert _only(result).fix.applicability is Applicability.SAFE
+
+
+def test_shift_becomes_a_division_with_the_left_side_kept_whole(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text("__global__ void k(int* out) { out[threadIdx.x + 1 >> 5] = 0; }\n")
+    assert fix_until_stable([path], tmp_path, ("W001",)) == 1
+    assert path.read_text() == "__global__ void k(int* out) { out[(threadIdx.x + 1) / warpSize] = 0; }\n"
+
+
+# ---- W001: what the number means ---------------------------------------------------------
+def test_thread_index_copied_into_a_local_is_followed_but_a_stride_loop_counter_is_not(tmp_path):
+    assert_findings("""
+        __global__ void k(float* q, int n) {
+          const int t = threadIdx.x;
+          q[t / 32] = 0.f;
+          for (int i = threadIdx.x; i < n; i += blockDim.x) q[i / 32] += 1.f;
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+
+
+def test_a_lane_or_warp_receiver_names_the_meaning_of_a_global_index(tmp_path):
+    assert_findings("""
+        __global__ void k(int* out, int n) {
+          int gid = blockIdx.x * blockDim.x + threadIdx.x;
+          int warp_id = gid / 32;
+          int word = gid / 32;
+          out[warp_id] = word;
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+
+
+# ---- W003: which edits are safe ----------------------------------------------------------
+def test_widening_an_int_or_a_printed_mask_is_unsafe(tmp_path):
+    result = assert_findings("""
+        __device__ int votes(bool p) {
+          unsigned a = __ballot(p);
+          int b = __ballot(p);
+          unsigned c = __ballot(p);
+          printf("%x\\n", c);
+          return __popc(a) + __popc(b);
+        }
+    """, "cuda", *["W003"] * 5, tmp_path=tmp_path, select=("W003",))
+    found = [(f.location.start_line, f.matched, f.fix.applicability) for f in result.findings]
+    assert found == [
+        (3, "unsigned", Applicability.SAFE),
+        (4, "int", Applicability.UNSAFE),  # sign extension would change __popcll on CUDA
+        (5, "unsigned", Applicability.UNSAFE),  # widening would break the %x format
+        (7, "__popc", Applicability.SAFE),
+        (7, "__popc", Applicability.UNSAFE),  # of the int
+    ]
+
+
+def test_clz_of_a_mask_is_reported_with_an_unsafe_rewrite(tmp_path):
+    result = assert_findings("""
+        __device__ int last_voter(bool p) { return 31 - __clz(__ballot_sync(~0ull, p)); }
+    """, "cuda", "W003", tmp_path=tmp_path, select=("W003",))
+    finding = _only(result)
+    assert finding.severity is Severity.ERROR
+    assert finding.fix.applicability is Applicability.UNSAFE and "63 - __clzll" in finding.fix.title
+
+
+def test_fixed_masks_compile_as_unsigned_long_long(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent("""\
+        __device__ int rank(bool p, int lane) {
+          unsigned m = __ballot(p);
+          return __popc(m & ((1u << lane) - 1));
+        }
+    """))
+    fix_until_stable([path], tmp_path, ("W003",), unsafe=False)
+    assert path.read_text() == textwrap.dedent("""\
+        __device__ int rank(bool p, int lane) {
+          unsigned long long m = __ballot(p);
+          return __popcll(m & ((1ull << lane) - 1));
+        }
+    """)
