@@ -5,11 +5,33 @@ A value maps a language (`cuda`, `cmake`, `python`) to a function `check(source)
 metadata lives in `rules/<CODE>.md`, never here.
 """
 
+from portlint.checks import assembly, launch, preprocessor
 from portlint.checks import wavefront
+from portlint.checks import cmake, libraries
+from portlint.checks import runtime
+from portlint.checks import setup_py
 from portlint.source import CUDA
+from portlint.source import CMAKE
+from portlint.source import PYTHON
 
 PROJECT = "project"
 
 REGISTRY = {
+    "A001": {CUDA: assembly.check_inline_ptx},
+    "B002": {CMAKE: cmake.check_lto_mixed_compilers, PYTHON: setup_py.check_lto_mixed_compilers},
+    "B003": {CMAKE: cmake.check_missing_use_rocm, PYTHON: setup_py.check_missing_use_rocm},
+    "B004": {CMAKE: cmake.check_cuda_toolkit_path, PYTHON: setup_py.check_cuda_toolkit_path},
+    "C003": {CMAKE: cmake.check_cmake_cuda_link_target},
+    "K001": {CUDA: launch.check_block_over_1024},
+    "K002": {CUDA: launch.check_hardcoded_block_size},
+    "L001": {CUDA: libraries.check_cuda_library, PYTHON: setup_py.check_cuda_library},
+    "P001": {CUDA: preprocessor.check_cuda_arch_device_pass},
+    "P005": {PROJECT: preprocessor.check_unmacroed_global},
+    "R002": {PROJECT: runtime.check_module_kernel_not_extern_c},
+    "W001": {CUDA: wavefront.check_hardcoded_warp_size},
     "W002": {CUDA: wavefront.check_narrow_full_mask},
+    "W003": {CUDA: wavefront.check_truncated_lane_mask},
+    "Y001": {PYTHON: setup_py.check_cudaextension_nvcc_args},
+    "Y003": {PYTHON: setup_py.check_unpinned_triton},
+    "Y004": {PYTHON: setup_py.check_rocm_arch_unset},
 }

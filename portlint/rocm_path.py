@@ -228,7 +228,13 @@ def _eval_expr(node, source: SourceFile, env: _MacroEnv) -> Value:
     kind = node.type
     if kind == "number_literal":
         m = _INT.match(source.node_text(node))
-        return int(m.group(1), 0) if m else None
+        if not m:
+            return None
+        digits = m.group(1)
+        try:  # C octal `035000`; Python's int(..., 0) rejects a leading zero
+            return int(digits, 8) if len(digits) > 1 and digits.startswith("0") and digits.isdigit() else int(digits, 0)
+        except ValueError:  # `09`: not a valid C literal either
+            return None
     if kind == "identifier":
         name = source.node_text(node)
         return {"true": 1, "false": 0}.get(name, env.value(name))
@@ -276,13 +282,19 @@ def _mentions(text: str, extra: frozenset[str]) -> tuple[bool, bool]:
     return rocm, cuda
 
 
+# Words that turn a platform name into its opposite: `SKIP_CUDA_BUILD`, `NO_HIP`.
+_NEGATING_WORDS = frozenset({"SKIP", "NO", "DISABLE", "DISABLED", "WITHOUT"})
+
+
 def _platform_atom(text: str, extra: frozenset[str]) -> tuple[Value, Value]:
     """(ROCm value, CUDA value) of a platform test that is true when it names its platform."""
+    if {w.upper() for w in _WORD.findall(text)} & _NEGATING_WORDS:
+        return None, None
     rocm, cuda = _mentions(text, extra)
     if rocm and not cuda:
         return True, False
-    if cuda and not rocm:
-        return None, True
+    # A test that names CUDA (`CUDA_FOUND`, `torch.version.cuda`) says nothing certain about
+    # either build (CPU builds, toolkits installed beside ROCm): undecidable in both.
     return None, None
 
 
@@ -371,19 +383,26 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
     except SyntaxError:
         return model
     elif_heads: set[int] = set()
+    following = _statements_following_ifs(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and id(node) not in elif_heads:
             arms = []
             current = node
+            every_arm_exits = True
             while True:
                 value = _eval_python(current.test, rocm_macros)
                 arms.append(Arm(*_stmts_range(source, current.body), *value))
+                every_arm_exits = every_arm_exits and isinstance(current.body[-1], _EXITS)
                 if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
                     current = current.orelse[0]
                     elif_heads.add(id(current))
                     continue
                 if current.orelse:
                     arms.append(Arm(*_stmts_range(source, current.orelse), True, True))
+                elif every_arm_exits and following.get(id(node)):
+                    # `if torch.version.hip: return rocm_flags` makes the rest of the block
+                    # its `else` arm.
+                    arms.append(Arm(*_stmts_range(source, following[id(node)]), True, True))
                 break
             model.add_chain(arms)
         elif isinstance(node, ast.IfExp):
@@ -393,6 +412,21 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
                 Arm(*source.python_range(node.orelse), True, True),
             ])
     return model
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _statements_following_ifs(tree: ast.AST) -> dict[int, list[ast.stmt]]:
+    """For each `if` statement (by id), the statements after it in its block."""
+    following: dict[int, list[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        for _, block in ast.iter_fields(node):
+            if isinstance(block, list):
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.If):
+                        following[id(stmt)] = block[i + 1:]
+    return following
 
 
 def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:
@@ -420,5 +454,6 @@ def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
         return (r, c) if isinstance(test.ops[0], ast.IsNot) else (_not(r), _not(c))
     text = ast.unparse(test)
     if re.search(r"\btorch\.version\.cuda\b", text) and not _mentions(text, extra)[0]:
-        return False, True  # None on ROCm builds of torch
+        # None on ROCm builds of torch; a CPU-only torch cannot build a CUDAExtension at all.
+        return False, True
     return _platform_atom(text, extra)

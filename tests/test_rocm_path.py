@@ -46,6 +46,8 @@ def statuses(src: str, language: str = "cuda", macros: frozenset[str] = frozense
         ("#ifdef USE_ROCM\n#ifndef FOO\n// @a\n#endif\n#endif\n", {"a": Status.PORT}),
         ("#ifdef USE_ROCM\n#else\n#ifdef FOO\n// @a\n#endif\n#endif\n", {"a": Status.DEAD}),
         ("#if CUDA_VERSION >= 11000\n// @a\n#endif\n", {"a": Status.DEAD}),
+        # C octal literals (glibc headers have them): 010 is 8.
+        ("#if 010 != 8\n// @a\n#else\n// @b\n#endif\n", {"a": Status.DEAD, "b": Status.LIVE}),
     ],
 )
 def test_preprocessor(src: str, expected: dict) -> None:
