@@ -5,14 +5,8 @@ A value maps a language (`cuda`, `cmake`, `python`) to a function `check(source)
 metadata lives in `rules/<CODE>.md`, never here.
 """
 
-from portlint.checks import assembly, launch, preprocessor
-from portlint.checks import wavefront
-from portlint.checks import cmake, libraries
-from portlint.checks import runtime
-from portlint.checks import setup_py
-from portlint.source import CUDA
-from portlint.source import CMAKE
-from portlint.source import PYTHON
+from portlint.checks import assembly, cmake, launch, libraries, preprocessor, runtime, setup_py, wavefront
+from portlint.source import CMAKE, CUDA, PYTHON
 
 PROJECT = "project"
 
