@@ -15,7 +15,7 @@ from portlint.ruledocs import load_all
 
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "rocm-macros", "fail-on", "severity", "respect-gitignore",
+    "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -38,6 +38,8 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     rocm_macros: frozenset[str] = frozenset()
+    # gitignore-style patterns of Python files that build extensions (setup.py rules run on them)
+    build_scripts: tuple[str, ...] = ("setup.py",)
     fail_on: Severity = Severity.NOTE
     severity: dict[str, Severity] = field(default_factory=dict)
     respect_gitignore: bool = True
@@ -159,6 +161,12 @@ def from_table(table: dict, path: Path) -> Config:
         patterns = strings(key)
         if patterns is not None:
             values[key.replace("-", "_")] = patterns
+    scripts = strings("build-scripts")
+    if scripts is not None:
+        values["build_scripts"] = scripts
+    extra_scripts = strings("extend-build-scripts")
+    if extra_scripts is not None:
+        values["build_scripts"] = values.get("build_scripts", Config.build_scripts) + extra_scripts
     macros = strings("rocm-macros")
     if macros is not None:
         values["rocm_macros"] = frozenset(macros)

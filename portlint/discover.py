@@ -19,14 +19,13 @@ from portlint.source import CMAKE, CUDA, PYTHON
 CUDA_SUFFIXES = frozenset(
     ".cu .cuh .hip .cpp .cc .cxx .c .h .hpp .hh .hxx .inl .ipp .tpp".split()
 )
-PYTHON_BUILD_SCRIPTS = frozenset({"setup.py"})
 
 
 def language_of(path: Path) -> str | None:
     name = path.name
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return CMAKE
-    if name in PYTHON_BUILD_SCRIPTS:
+    if path.suffix == ".py":
         return PYTHON
     if path.suffix.lower() in CUDA_SUFFIXES:
         return CUDA
@@ -38,6 +37,7 @@ class Candidate:
     path: Path  # as given or found (relative to the cwd when the user gave relative paths)
     language: str
     explicit: bool  # named on the command line
+    build_script: bool = False  # setup.py, or a Python file matching `build-scripts`
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,13 @@ class Skipped:
 
 def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[Skipped]]:
     excludes = pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude)
+    build_scripts = pathspec.GitIgnoreSpec.from_lines(config.build_scripts)
+
+    def candidate(path: Path, language: str, explicit: bool) -> Candidate:
+        rel = _relative_to_root(path, config.root) or path.name
+        is_build_script = language == PYTHON and build_scripts.match_file(rel)
+        return Candidate(path, language, explicit, is_build_script)
+
     found: dict[Path, Candidate] = {}
     skipped: list[Skipped] = []
     for given in paths:
@@ -58,13 +65,13 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
             for path in _walk(given, config, excludes, skipped):
                 language = language_of(path)
                 if language is not None:
-                    found.setdefault(path.resolve(), Candidate(path, language, False))
+                    found.setdefault(path.resolve(), candidate(path, language, False))
         else:
             language = language_of(given)
             if language is None:
-                skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake or setup.py file"))
+                skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake or Python file"))
             else:
-                found[given.resolve()] = Candidate(given, language, True)
+                found[given.resolve()] = candidate(given, language, True)
     return sorted(found.values(), key=lambda c: str(c.path)), skipped
 
 

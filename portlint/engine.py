@@ -176,7 +176,7 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
-    return SourceFile(shown, candidate.language, data, path.resolve())
+    return SourceFile(shown, candidate.language, data, path.resolve(), build_script=candidate.build_script)
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...]):
@@ -202,13 +202,14 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     source.rocm_path = model
     findings: list[Finding] = []
     for code in codes:
-        check = REGISTRY[code].get(source.language)
-        if check is None:
-            continue
-        try:
-            findings.extend(replace(f, code=code) for f in check(source))
-        except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
-            problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+        for key in source.check_keys:
+            check = REGISTRY[code].get(key)
+            if check is None:
+                continue
+            try:
+                findings.extend(replace(f, code=code) for f in check(source))
+            except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
+                problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
     wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
     return FileState(
         path=source.path,

@@ -23,8 +23,11 @@ if TYPE_CHECKING:
 # Languages portlint reads, named as in rule front matter.
 CUDA = "cuda"  # C, C++, CUDA and HIP, all through the tree-sitter CUDA grammar
 CMAKE = "cmake"
-PYTHON = "python"
+PYTHON = "python"  # every .py file, read with `ast`
 LANGUAGES = (CUDA, CMAKE, PYTHON)
+# A role some Python files have besides their language: setup.py and configured build
+# scripts. Rules about builds register under it; the engine runs them on build scripts only.
+BUILD_SCRIPT = "build-script"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class SourceFile:
     language: str
     data: bytes
     absolute_path: Path | None = None
+    build_script: bool = False
     digest: str = field(init=False)
     # The ROCm-path model, set by the engine before checks run. Rules about the guards
     # themselves (P001-P004) read its parsed `conditions`.
@@ -64,6 +68,11 @@ class SourceFile:
 
     def __post_init__(self) -> None:
         self.digest = hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def check_keys(self) -> tuple[str, ...]:
+        """The registry keys whose checks run on this file: its language, and its role."""
+        return (self.language, BUILD_SCRIPT) if self.build_script else (self.language,)
 
     # ---- text and positions -------------------------------------------------------
     @cached_property

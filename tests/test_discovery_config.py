@@ -24,8 +24,27 @@ def test_language_by_file_name() -> None:
     assert language_of(Path("CMakeLists.txt")) == "cmake"
     assert language_of(Path("cmake/FindFoo.cmake")) == "cmake"
     assert language_of(Path("setup.py")) == "python"
-    assert language_of(Path("other.py")) is None
+    assert language_of(Path("tools/other.py")) == "python"
     assert language_of(Path("README.md")) is None
+
+
+def test_build_scripts_are_setup_py_and_configured_files(tmp_path: Path) -> None:
+    for rel in ["setup.py", "op_builder/fused.py", "pkg/util.py"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+
+    def build_scripts(config: Config) -> list[str]:
+        candidates, _ = discover([tmp_path], config)
+        return sorted(c.path.relative_to(tmp_path).as_posix() for c in candidates if c.build_script)
+
+    assert build_scripts(Config(root=tmp_path)) == ["setup.py"]
+    config = load(_write(tmp_path / "portlint.toml", 'extend-build-scripts = ["op_builder/*.py"]\n'), tmp_path)
+    assert build_scripts(config) == ["op_builder/fused.py", "setup.py"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
 
 
 def test_gitignore_excludes_and_explicit_files(tmp_path: Path) -> None:

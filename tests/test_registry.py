@@ -27,7 +27,7 @@ def test_rule_doc(code: str) -> None:
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", doc.name), doc.name
     assert not BANNED_NAME.search(doc.name), f"{doc.name}: describe what is caught"
     languages = set(REGISTRY[code]) - {PROJECT}
-    assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python"}
+    assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python", "build-script"}
     if PROJECT not in REGISTRY[code]:
         assert set(doc.languages) == languages, "front matter languages must match the registry"
     assert len(doc.summary) <= 120
