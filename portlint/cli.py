@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from portlint import __version__, engine
+from portlint import __version__, baseline, engine
 from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
 from portlint.finding import Severity
 from portlint.fix import plan_fixes, write_atomically
@@ -58,10 +58,14 @@ def main() -> None:
 @click.option("--config", "config_path", type=click.Path(path_type=Path),
               help="Configuration file (pyproject.toml or portlint.toml).")
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Save the current findings as a baseline file, then exit 0.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes; 0 picks one per core for large scans.")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
-         unsafe_fixes, diff, config_path, statistics, jobs) -> None:
+         unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, jobs) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
@@ -79,6 +83,16 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         raise Failure(str(exc)) from None
     for problem in result.problems:
         click.echo(f"portlint: {problem}", err=True)
+    if write_baseline_path is not None:
+        _write_baseline(write_baseline_path, result, config)
+        click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
+        sys.exit(2 if result.has_internal_error else 0)
+    if baseline_path is not None:
+        try:
+            known = baseline.load(baseline_path)
+        except baseline.BaselineError as exc:
+            raise Failure(str(exc)) from None
+        result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
     context = ReportContext(root=config.root, fixed=fixed, statistics=statistics,
                             color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(output_format, result, context)
@@ -152,6 +166,13 @@ def _show_diff(paths, config: Config, jobs: int, unsafe: bool) -> int:
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
     return 2 if result.has_internal_error else (1 if plans else 0)
+
+
+def _write_baseline(path: Path, result, config: Config) -> None:
+    try:
+        baseline.write(path, result.findings, result.files, config.root)
+    except OSError as exc:
+        raise Failure(f"{path}: cannot write the baseline: {exc.strerror}") from None
 
 
 def _write_report(path: Path, text: str) -> None:

@@ -58,6 +58,7 @@ class FileState:
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
+    baselined: int = 0  # left out because a --baseline file lists them
     problems: list[Problem] = field(default_factory=list)
     files: dict[str, FileState] = field(default_factory=dict)
 

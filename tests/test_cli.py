@@ -200,3 +200,29 @@ def test_installed_command_runs_as_a_process(project: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "--format", "concise", "."],
                           cwd=project, capture_output=True, text=True)
     assert proc.returncode == 1 and "W002" in proc.stdout and proc.stderr == ""
+
+
+def test_baseline_reports_only_new_findings_after_edits_above(project: Path) -> None:
+    result = run("scan", "--write-baseline", "portlint-baseline.json", cwd=project)
+    assert result.exit_code == 0 and "Wrote 1 finding(s)" in result.output
+    assert run("scan", "--baseline", "portlint-baseline.json", cwd=project).exit_code == 0
+    target = project / "src" / "reduce.cu"
+    # Unrelated edits above the baselined finding, and one new hazard below it.
+    target.write_text("// header comment\n#include <cuda_runtime.h>\n\n" + HAZARD
+                      + "__device__ float g(float v) { return __shfl_xor_sync(0xffffffff, v, 2); }\n")
+    result = run("scan", "--baseline", "portlint-baseline.json", "--format", "concise", cwd=project)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if ": W002 " in line]
+    assert lines == ["src/reduce.cu:7:54: W002 [*] Mask `0xffffffff` covers 32 lanes; AMD wavefronts have 64."]
+    assert "1 in the baseline." in result.output
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not a portlint baseline (invalid JSON"),
+    ('{"format": "other", "findings": []}', "not a portlint baseline (write one with --write-baseline)"),
+])
+def test_broken_baseline_is_exit_2(project: Path, content: str, message: str) -> None:
+    (project / "b.json").write_text(content)
+    result = run("scan", "--baseline", "b.json", cwd=project)
+    assert result.exit_code == 2 and message in result.output and result.output.count("\n") == 1
+    assert "baseline file not found" in run("scan", "--baseline", "nope.json", cwd=project).output

@@ -9,9 +9,7 @@ precision and `problem.severity`; URIs relative to the project root with `%SRCRO
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,6 +17,7 @@ import attr
 import sarif_om as om
 
 from portlint import __version__
+from portlint.baseline import identities
 from portlint.ruledocs import load_all
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -94,22 +93,14 @@ def _physical(loc, files, root) -> om.PhysicalLocation:
                                region=_region(loc))
 
 
-def _fingerprint(finding, occurrence: int, uri: str) -> str:
-    matched = " ".join(finding.matched.split())
-    key = f"{finding.code}\0{uri}\0{matched}\0{occurrence}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
 def build(result, context) -> om.SarifLog:
     docs = load_all()
     codes = list(docs)  # the whole catalog, so an alert's rule is always described
     rule_index = {code: i for i, code in enumerate(codes)}
-    seen: Counter = Counter()
     results = []
-    for f in result.findings:
+    fingerprints = identities(result.findings, result.files, context.root)
+    for f, fingerprint in zip(result.findings, fingerprints):
         physical = _physical(f.location, result.files, context.root)
-        uri = physical.artifact_location.uri
-        seen[(f.code, uri, f.matched)] += 1
         sarif_fixes = None
         if f.fix.edits:
             replacements = [
@@ -133,7 +124,7 @@ def build(result, context) -> om.SarifLog:
             message=om.Message(text=f"{f.message} {f.fix.title}."),
             locations=[om.Location(physical_location=physical)],
             related_locations=related,
-            partial_fingerprints={"portlint/v1": _fingerprint(f, seen[(f.code, uri, f.matched)], uri)},
+            partial_fingerprints={"portlint/v1": fingerprint},
             fixes=sarif_fixes,
             properties=_property_bag(applicability=f.fix.applicability.value),
         ))

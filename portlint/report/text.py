@@ -74,6 +74,8 @@ def _summary(result, context) -> str:
             parts.append(f"[~] {unsafe} more with `--fix --unsafe-fixes`.")
     if result.suppressed:
         parts.append(f"{result.suppressed} suppressed.")
+    if result.baselined:
+        parts.append(f"{result.baselined} in the baseline.")
     return " ".join(parts)
 
 
