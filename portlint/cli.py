@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from portlint import __version__, baseline, engine
+from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
 from portlint.finding import Severity
 from portlint.fix import plan_fixes, write_atomically
@@ -62,23 +63,28 @@ def main() -> None:
               help="Report only findings that are not in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the current findings as a baseline file, then exit 0.")
+@click.option("--no-cache", is_flag=True, help="Analyse every file afresh; neither read nor write the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root].")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes; 0 picks one per core for large scans.")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
-         unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, jobs) -> None:
+         unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
+         jobs) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
+    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
         if diff:
-            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes))
+            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
         fixed = 0
         if fix:
-            result, fixed, refused = run_fix_passes(paths, config, jobs, unsafe_fixes)
+            result, fixed, refused = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
             for line in refused:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            result = engine.scan(paths, config, jobs)
+            result = engine.scan(paths, config, jobs, cache)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     for problem in result.problems:
@@ -129,12 +135,12 @@ def _load_config(config_path, first_path: Path, select, extend_select, ignore, f
         raise Failure(str(exc)) from None
 
 
-def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool):
+def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None = None):
     """Scan, apply fixes, and scan again until nothing changes (fixes may overlap)."""
     applied_total = 0
     refused: list[str] = []
     for _ in range(MAX_FIX_PASSES):
-        result = engine.scan(paths, config, jobs)
+        result = engine.scan(paths, config, jobs, cache)
         plans, refused_now = plan_fixes(result.findings, result.files, unsafe)
         refused = refused_now
         if not plans:
@@ -144,13 +150,13 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool):
                 write_atomically(plan.absolute_path, plan.after)
             except OSError as exc:
                 refused.append(f"{plan.path}: not fixed: cannot write: {exc.strerror}")
-                return engine.scan(paths, config, jobs), applied_total, refused
+                return engine.scan(paths, config, jobs, cache), applied_total, refused
             applied_total += plan.applied
-    return engine.scan(paths, config, jobs), applied_total, refused
+    return engine.scan(paths, config, jobs, cache), applied_total, refused
 
 
-def _show_diff(paths, config: Config, jobs: int, unsafe: bool) -> int:
-    result = engine.scan(paths, config, jobs)
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
+    result = engine.scan(paths, config, jobs, cache)
     for problem in result.problems:
         click.echo(f"portlint: {problem}", err=True)
     plans, refused = plan_fixes(result.findings, result.files, unsafe)

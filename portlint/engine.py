@@ -16,6 +16,7 @@ from pathlib import Path
 import pathspec
 
 from portlint import project, rocm_path, suppress
+from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.finding import Finding, Severity
@@ -67,11 +68,13 @@ class ScanResult:
         return any(p.internal for p in self.problems)
 
 
-def scan(paths: list[Path], config: Config, jobs: int = 1) -> ScanResult:
+def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None) -> ScanResult:
+    """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
     candidates, skipped = discover(paths, config)
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = config.enabled_codes()
-    outcomes = _analyze_all(candidates, config, codes, jobs)
+    cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache)
     for outcome in outcomes:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
@@ -148,15 +151,15 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int):
+def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None):
     if jobs == 0:
         jobs = os.cpu_count() or 1
     if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
-        return [analyze_file(c, config, codes) for c in candidates]
+        return [analyze_file(c, config, codes, cache) for c in candidates]
+    n = len(candidates)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        chunk = max(1, len(candidates) // (jobs * 8))
-        return list(pool.map(analyze_file, candidates, [config] * len(candidates),
-                             [codes] * len(candidates), chunksize=chunk))
+        chunk = max(1, n // (jobs * 8))
+        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, chunksize=chunk))
 
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:
@@ -180,14 +183,20 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     return SourceFile(shown, candidate.language, data, path.resolve(), build_script=candidate.build_script)
 
 
-def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...]):
+def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None):
     """One file: (FileState, problems) or a Problem if it could not be read at all."""
     source = read_source(candidate)
     if isinstance(source, Problem):
         return source
+    key = cache.key(source) if cache is not None else ""
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return hit
     problems: list[Problem] = []
     try:
-        return _analyze_source(source, config, codes, problems), problems
+        outcome = _analyze_source(source, config, codes, problems), problems
+        if cache is not None:
+            cache.put(key, outcome)
+        return outcome
     except SyntaxError as exc:
         return Problem(source.path, f"skipped: Python syntax error at line {exc.lineno}: {exc.msg}")
     except RecursionError:

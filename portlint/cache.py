@@ -1,0 +1,78 @@
+"""A content-addressed cache of per-file results, so an unchanged file is not parsed again.
+
+An entry is the pickled (FileState, problems) of one file, keyed by the file's bytes, its
+shown and absolute paths, language and role, the enabled rules, the configuration that changes per-file
+results, and portlint's version. Cross-file rules stay correct: they run every time on the
+facts stored in the entries, so a changed header re-checks every file that depends on it.
+The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
+cache (unwritable, corrupt entry) makes portlint compute the result instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from portlint import __version__
+
+DEFAULT_DIR = ".portlint_cache"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by portlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+@dataclass(frozen=True)
+class Cache:
+    directory: Path
+    salt: str  # version, rules and configuration: a change starts a new set of entries
+
+    @classmethod
+    def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
+        settings = repr((__version__, codes, sorted(config.rocm_macros), config.build_scripts))
+        cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
+        cache._prepare()
+        return cache
+
+    def _prepare(self) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text(CACHEDIR_TAG)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Created by portlint.\n*\n")
+        except OSError:
+            pass  # a read-only checkout still scans, uncached
+
+    def key(self, source) -> str:
+        parts = (self.salt, source.digest, source.path, str(source.absolute_path), source.language,
+                 str(source.build_script))
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / __version__ / key[:2] / f"{key}.pickle"
+
+    def get(self, key: str):
+        try:
+            with self._entry(key).open("rb") as fh:
+                return pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+            return None
+
+    def put(self, key: str, value) -> None:
+        entry = self._entry(key)
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as out:
+                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, entry)
+        except OSError:
+            pass
