@@ -27,6 +27,19 @@ CACHEDIR_TAG = (
 )
 
 
+def _code_stamp() -> str:
+    """Sizes and times of portlint's own files: an edited checkout must not reuse old results."""
+    package = Path(__file__).resolve().parent
+    stamps = []
+    for path in sorted([*package.rglob("*.py"), *package.parent.glob("rules/*.md"), *package.glob("rules/*.md")]):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Cache:
     directory: Path
@@ -34,7 +47,7 @@ class Cache:
 
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
-        settings = repr((__version__, codes, sorted(config.rocm_macros), config.build_scripts))
+        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
         return cache
@@ -67,6 +80,9 @@ class Cache:
             return None
 
     def put(self, key: str, value) -> None:
+        """Store an outcome; one with an internal error is not kept (the next run retries)."""
+        if any(getattr(p, "internal", False) for p in value[1]):
+            return
         entry = self._entry(key)
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
