@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from portlint import queries
 from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
-from portlint.source import CUDA, Location, SourceFile
+from portlint.source import CMAKE, CUDA, Location, SourceFile
+
+if TYPE_CHECKING:
+    from portlint.checks.cmake_project import CMakeFacts
 
 # What a kernel qualifier macro may expand to.
 GLOBAL = re.compile(r"(?<!\w)__global__(?!\w)")
@@ -57,6 +61,35 @@ class MacroDefinition:
     status: Status
 
 
+@dataclass(frozen=True)
+class WarpSizeDefinition:
+    """A constant named as the warp size, its log2 or its lane mask (`WARP_SIZE`, `kWarpSize`)."""
+
+    name: str
+    location: Location  # the defined name
+    file_digest: str
+    kind: str  # "size", "log2" or "lane mask"
+    value: int | None  # when it is an integer literal
+    hard_wired: bool  # the value assumes 32-lane warps (32, 5, 31) and nothing overwrites it
+    arch_macros: tuple[str, ...]  # `__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE`, ... that choose it
+    local: bool  # a local, a parameter or a template parameter: seen only by uses bound to it
+    status: Status
+
+
+@dataclass(frozen=True)
+class WarpSizeUse:
+    """An identifier named as a warp-size constant, where it is used."""
+
+    name: str
+    location: Location
+    file_digest: str
+    context: str  # "shuffle", "mask", "arithmetic", "loop", "array size" or "other"
+    host: bool  # in host code or a launch configuration
+    device: bool  # in a `__device__`/`__global__` function
+    definition: Location | None  # the local definition it is bound to; None: any global one
+    status: Status
+
+
 @dataclass
 class FileFacts:
     functions: list[KernelDefinition] = field(default_factory=list)
@@ -65,6 +98,14 @@ class FileFacts:
     lowered_names: set[str] = field(default_factory=set)  # names given to *AddNameExpression/*GetLoweredName
     c_linkage: set[str] = field(default_factory=set)  # functions declared `extern "C"` on the ROCm path
     macros: list[MacroDefinition] = field(default_factory=list)
+    # Constants and includes, for sizes read from project headers (K001, K002, M001).
+    path: str = ""  # `file_key` of the file
+    includes: list[str] = field(default_factory=list)  # `#include "..."`/`<...>` on the ROCm path, as written
+    constants: list[ConstantDefinition] = field(default_factory=list)  # headers only
+    open_sizes: list = field(default_factory=list)  # rules' facts that name such constants (`OpenLaunch`, ...)
+    warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
+    warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
+    cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
 
 
 @dataclass
@@ -75,8 +116,21 @@ class ProjectIndex:
     lowered_names: set[str] = field(default_factory=set)
     c_linkage: set[str] = field(default_factory=set)
     macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
+    files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
+    open_sizes: list = field(default_factory=list)
+    _memo: dict = field(default_factory=dict, repr=False)  # included files, file names
+    warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
+    warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
+    cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
 
     def add(self, facts: FileFacts) -> None:
+        if facts.path:
+            self.files[facts.path] = facts
+        self.open_sizes.extend(facts.open_sizes)
+        if facts.cmake is not None:
+            self.cmake_files.append(facts.cmake)
+        self.warp_size_definitions.extend(facts.warp_size_definitions)
+        self.warp_size_uses.extend(facts.warp_size_uses)
         for fn in facts.functions:
             self.functions.setdefault(fn.name, []).append(fn)
         for macro in facts.macros:
@@ -85,6 +139,15 @@ class ProjectIndex:
         self.lookups.extend(facts.lookups)
         self.lowered_names |= facts.lowered_names
         self.c_linkage |= facts.c_linkage
+
+    def open_facts(self, kind: type) -> list:
+        """The per-file facts of one kind whose sizes name constants of other files."""
+        return [fact for fact in self.open_sizes if isinstance(fact, kind)]
+
+    def resolve(self, path: str, expr) -> tuple[int | None, tuple[ConstantDefinition, ...]]:
+        """The value of `expr` (an `Expr` of file `path`) with its open names read from the
+        headers `path` includes, and the definitions that were read."""
+        return resolve_in_headers(self, path, expr, frozenset())
 
     def rocm_definitions(self, name: str) -> list[KernelDefinition]:
         return [fn for fn in self.functions.get(name, ()) if fn.status is not Status.DEAD]
@@ -157,6 +220,17 @@ _SPECIFIERS = frozenset({"__device__", "__host__", "__forceinline__", "__noinlin
 
 def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
     facts = FileFacts()
+    if source.language == CMAKE:
+        from portlint.checks.cmake_project import collect as collect_cmake  # a check module's own facts
+
+        facts.cmake = collect_cmake(source, model)
+        return facts
+    if source.language == CUDA:
+        from portlint.checks.wavefront_size import collect_warp_sizes  # a check module's own facts
+
+        facts.warp_size_definitions, facts.warp_size_uses = collect_warp_sizes(source, model)
+    if source.language == CUDA:
+        _collect_sizes(source, model, facts)
     if source.language != CUDA or not any(marker in source.data for marker in _MARKERS):
         return facts
     locals_ = _LocalNames(source)
@@ -449,3 +523,139 @@ def _kernel_argument(node):
         else:
             return None
     return None
+
+
+# ---- constants of included headers (K001, K002, M001) -----------------------------------
+# Imported here, not at the top, so that this section stays an append to the module.
+import posixpath  # noqa: E402
+
+from portlint.checks.cpp import evaluate_expression, open_constants  # noqa: E402
+
+# Files whose constants are recorded: those that are included. A `.cu` included by
+# another (`#include "kernels.cu"`) is rare; recording every file's constants would cost
+# a whole-tree query per file.
+HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
+_INCLUDE_CONTAINERS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
+
+
+@dataclass(frozen=True)
+class ConstantDefinition:
+    """An integer constant outside functions: `#define N 256`, `constexpr int kN = 256;`, an enumerator."""
+
+    name: str
+    file: str  # `file_key` of the defining file
+    location: Location  # the whole definition
+    text: str  # the definition on one line
+    value: object  # an int, an `Expr` naming other files' constants, or None (not a constant)
+    status: Status
+
+
+def file_key(source: SourceFile) -> str:
+    """How the project index names a file: its absolute path."""
+    return source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+
+
+def _collect_sizes(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> None:
+    from portlint.checks import launch, memory  # the rules' own facts (they import this module)
+
+    facts.path = file_key(source)
+    facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source)]
+    is_header = posixpath.splitext(facts.path)[1].lower() in HEADER_SUFFIXES
+    if (is_header or facts.open_sizes) and b"#include" in source.data:
+        facts.includes = _included_paths(source, model)
+    if is_header and any(marker in source.data for marker in (b"#define", b"const", b"enum")):
+        facts.constants = _file_constants(source, model, facts.path)
+
+
+def _included_paths(source: SourceFile, model: RocmPathModel) -> list[str]:
+    """`#include "..."` and `<...>` paths at file level and in `#if` arms (a walk of those
+    nodes only). `<...>` may name a project header too (`-I include`); only scanned files count."""
+    found = []
+    pending = list(source.tree.root_node.children)
+    while pending:
+        node = pending.pop()
+        if node.type in _INCLUDE_CONTAINERS:
+            pending.extend(node.children)
+        elif node.type == "preproc_include" and model.status(node.start_byte) is not Status.DEAD:
+            path = node.child_by_field_name("path")
+            if path is not None and path.type in ("string_literal", "system_lib_string"):
+                found.append(source.node_text(path).strip('"<>'))
+    return found[::-1]
+
+
+def _file_constants(source: SourceFile, model: RocmPathModel, key: str) -> list[ConstantDefinition]:
+    found = []
+    for name, definition, value in open_constants(source).file_constants():
+        text = source.node_text(definition).rstrip()
+        found.append(ConstantDefinition(
+            name=name, file=key, location=source.location(definition.start_byte, definition.start_byte + len(
+                text.encode())), text=" ".join(text.replace("\\\n", " ").split()), value=value,
+            status=model.status(definition.start_byte),
+        ))
+    return found
+
+
+def resolve_in_headers(index: ProjectIndex, path: str, expr, resolving: frozenset) -> tuple:
+    used: list[ConstantDefinition] = []
+
+    def lookup(name: str) -> int | None:
+        value, definitions = _header_constant(index, path, name, resolving)
+        used.extend(definitions)
+        return value
+
+    value = evaluate_expression(expr, lookup)
+    return value, tuple(dict.fromkeys(used)) if value is not None else ()
+
+
+def _header_constant(index: ProjectIndex, path: str, name: str, resolving: frozenset) -> tuple:
+    """The value of `name` in the headers `path` includes: one value, or None."""
+    if (path, name) in resolving:
+        return None, ()  # `#define A B` in one header, `#define B A` in another
+    definitions = [c for header in included_files(index, path) for c in index.files[header].constants
+                   if c.name == name]
+    values, used = set(), list(definitions)
+    for definition in definitions:
+        if definition.value is None or isinstance(definition.value, int):
+            values.add(definition.value)
+        else:
+            value, read = resolve_in_headers(index, definition.file, definition.value, resolving | {(path, name)})
+            values.add(value)
+            used.extend(read)
+    if len(values) != 1 or None in values:
+        return None, ()
+    return values.pop(), tuple(used)
+
+
+def included_files(index: ProjectIndex, path: str) -> list[str]:
+    """The scanned files `path` includes, directly or not, nearest first."""
+    key = ("includes", path)
+    if key not in index._memo:
+        seen, order, pending = {path}, [], [path]
+        while pending:
+            current = pending.pop(0)
+            for include in index.files[current].includes if current in index.files else ():
+                for target in _include_targets(index, current, include):
+                    if target not in seen:
+                        seen.add(target)
+                        order.append(target)
+                        pending.append(target)
+        index._memo[key] = order
+    return index._memo[key]
+
+
+def _include_targets(index: ProjectIndex, including: str, include: str) -> list[str]:
+    """Where `#include "include"` in file `including` leads: beside the including file, else
+    any scanned file whose path ends with it (the scan root, `-I` directories)."""
+    beside = posixpath.normpath(posixpath.join(posixpath.dirname(including), include))
+    if beside in index.files:
+        return [beside]
+    wanted = posixpath.normpath(include)
+    if wanted.startswith(".."):
+        return []
+    if "basenames" not in index._memo:
+        names: dict[str, list[str]] = {}
+        for known in index.files:
+            names.setdefault(posixpath.basename(known), []).append(known)
+        index._memo["basenames"] = names
+    return [known for known in index._memo["basenames"].get(posixpath.basename(wanted), ())
+            if known.endswith("/" + wanted)]

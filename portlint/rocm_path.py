@@ -1,6 +1,7 @@
 """The ROCm-path model: which parts of a file are compiled when building for ROCm.
 
-Every conditional (`#if`/`#ifdef` chains in C, `if()` in CMake, `if` in setup.py) is read
+Every conditional (`#if`/`#ifdef` chains in C, `if()` in CMake, `if` in setup.py,
+`ifeq`/`ifdef` in Makefiles) is read
 as a chain of arms. Each arm's condition is evaluated twice, with three-valued logic
 (True, False, None = undecidable): once for a ROCm build and once for a CUDA build.
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from portlint import queries
-from portlint.source import CMAKE, CUDA, PYTHON, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile
 
 Value = bool | int | None  # for C: an int (None = unknown); elsewhere a truth value
 
@@ -66,6 +67,7 @@ class Condition:
 class RocmPathModel:
     ranges: list[tuple[int, int, Status]] = field(default_factory=list)
     conditions: list[Condition] = field(default_factory=list)
+    rocm_macros: frozenset[str] = frozenset()  # project macros a ROCm build defines (configuration)
 
     def status(self, offset: int) -> Status:
         result = Status.LIVE
@@ -134,8 +136,12 @@ def _or(a: Value, b: Value) -> Value:
 
 def build(source: SourceFile, rocm_macros: frozenset[str] = frozenset()) -> RocmPathModel:
     """The model for one file, by its language."""
-    builder = {CUDA: _build_cuda, CMAKE: _build_cmake, PYTHON: _build_python}[source.language]
-    return builder(source, rocm_macros)
+    if source.language in TEXT_LANGUAGES:
+        return RocmPathModel(rocm_macros=rocm_macros)  # requirements, pyproject.toml: no conditionals
+    builder = {CUDA: _build_cuda, CMAKE: _build_cmake, PYTHON: _build_python, MAKE: _build_make}[source.language]
+    model = builder(source, rocm_macros)
+    model.rocm_macros = rocm_macros
+    return model
 
 
 # ---- C / C++ / CUDA / HIP --------------------------------------------------------------
@@ -436,6 +442,12 @@ def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:
     return source.python_range(stmts[0])[0], source.line_start(line) + len(source.line_bytes(line))
 
 
+def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset()) -> tuple[Value, Value]:
+    """(ROCm value, CUDA value) of a Python test, as the model reads `if` tests. For rules that
+    look at conditions the model does not cut into arms (`not IS_HIP_EXTENSION and ...`)."""
+    return _eval_python(test, rocm_macros)
+
+
 def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         r, c = _eval_python(test.operand, extra)
@@ -457,3 +469,102 @@ def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
         # None on ROCm builds of torch; a CPU-only torch cannot build a CUDAExtension at all.
         return False, True
     return _platform_atom(text, extra)
+
+
+# ---- Makefiles -------------------------------------------------------------------------
+_MAKE_ARM_HEADS = ("elsif_directive", "else_directive")
+# Values an `ifeq` compares a switch with: `ifeq ($(USE_ROCM),1)`, `ifeq ($(GPU),hip)`.
+_MAKE_TRUE = frozenset({"1", "Y", "YES", "TRUE", "ON"})
+_MAKE_FALSE = frozenset({"0", "N", "NO", "FALSE", "OFF"})
+_MAKE_ROCM_VALUES = frozenset({"HIP", "ROCM", "AMD", "AMDGPU", "HIPCC"})
+_MAKE_CUDA_VALUES = frozenset({"CUDA", "NVCC", "NVIDIA"})
+
+
+def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
+    """`ifeq`/`ifneq`/`ifdef`/`ifndef` ... `else if...` ... `else` ... `endif` chains."""
+    model = RocmPathModel()
+    if b"if" not in source.data:
+        return model
+    for chain in queries.nodes(MAKE, "(conditional) @c", source.tree.root_node, "c"):
+        head = chain.child_by_field_name("condition")
+        if head is None:
+            continue
+        alternatives = [c for c in chain.children if c.type in _MAKE_ARM_HEADS]
+        endif = next((c for c in chain.children if c.type == "endif"), None)
+        head_end = alternatives[0].start_byte if alternatives else endif.start_byte if endif else chain.end_byte
+        arms = [Arm(head.end_byte, head_end, *_eval_make_directive(head, source, rocm_macros))]
+        for alt in alternatives:
+            if alt.type == "else_directive":
+                arms.append(Arm(alt.children[0].end_byte, alt.end_byte, True, True))
+                continue
+            cond = alt.child_by_field_name("condition")
+            if cond is None:
+                break
+            arms.append(Arm(cond.end_byte, alt.end_byte, *_eval_make_directive(cond, source, rocm_macros)))
+        model.add_chain(arms)
+    return model
+
+
+def _eval_make_directive(node, source: SourceFile, extra: frozenset[str]) -> tuple[Value, Value]:
+    if node.type in ("ifdef_directive", "ifndef_directive"):
+        name = node.child_by_field_name("variable")
+        value = _platform_atom(source.node_text(name), extra) if name is not None else (None, None)
+        return value if node.type == "ifdef_directive" else (_not(value[0]), _not(value[1]))
+    if node.type in ("ifeq_directive", "ifneq_directive"):
+        left, right = (_make_arg(node.child_by_field_name(f), source) for f in ("arg0", "arg1"))
+        return _eval_make_comparison(left, right, node.type == "ifeq_directive", extra)
+    return None, None
+
+
+def _make_arg(node, source: SourceFile) -> str:
+    if node is None:
+        return ""  # `ifeq (,$(X))`: the grammar leaves an empty argument out
+    text = source.node_text(node).strip()
+    return text[1:-1] if node.type == "string" and len(text) >= 2 else text
+
+
+def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[str]) -> tuple[Value, Value]:
+    """`ifeq (SUBJECT,VALUE)`: a platform switch, a tool probe or a platform name compared
+    with a constant. Two constants, or two expansions, are undecidable."""
+    if ("$" in left) == ("$" in right):
+        return None, None
+    subject, value = (left, right) if "$" in left else (right, left)
+    named = _platform_atom(subject, extra)  # true when the subject names its platform and is set
+    word = value.upper()
+    if not value or word in _MAKE_FALSE:
+        result = (_not(named[0]), _not(named[1]))  # `ifeq ($(USE_ROCM),)`, `ifeq ($(shell which hipcc),)`
+    elif word in _MAKE_TRUE:
+        result = named
+    elif word in _MAKE_ROCM_VALUES:
+        result = (True, False)  # `ifeq ($(GPU_BACKEND),hip)`
+    elif word in _MAKE_CUDA_VALUES and _mentions(subject, extra)[0]:
+        result = (False, True)  # `ifeq ($(HIP_PLATFORM),nvidia)`: HIP on the CUDA toolchain
+    else:
+        result = _platform_atom(f"{subject} {value}", extra)
+    return result if equal else (_not(result[0]), _not(result[1]))
+
+
+# ---- one C condition under other assumptions (for the guard rules) --------------------
+class _ValuedEnv(_MacroEnv):
+    """A build in which some macros are defined with a known value."""
+
+    def __init__(self, base: _MacroEnv, values: dict[str, int]):
+        names = frozenset(values)
+        super().__init__(base.defined | names, base.unknown - names, base.undefined - names)
+        self._values = values
+
+    def value(self, name: str) -> Value:
+        return self._values[name] if name in self._values else super().value(name)
+
+
+def evaluate(condition: Condition, source: SourceFile, rocm: bool, values: dict[str, int] | None = None) -> Value:
+    """`condition` as a ROCm (or CUDA) build decides it, with `values` defining macros.
+
+    Guard rules ask "what if": a CUDA device pass for sm_90 is `values={"__CUDA_ARCH__": 900}`.
+    """
+    model = source.rocm_path
+    rocm_env, cuda_env = _envs(model.rocm_macros if model is not None else frozenset())
+    env = rocm_env if rocm else cuda_env
+    if values:
+        env = _ValuedEnv(env, values)
+    return _eval_directive(condition.directive, condition.condition, source, env)

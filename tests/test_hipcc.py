@@ -42,10 +42,10 @@ def _hipcc() -> str:
     return hipcc
 
 
-def compile_hip(path: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+def compile_hip(path: Path, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, HIP_PLATFORM="amd")
     return subprocess.run(
-        [_hipcc(), f"--offload-arch={ARCH}", "-x", "hip", "-c", str(path), "-o", str(tmp_path / "out.o")],
+        [_hipcc(), f"--offload-arch={ARCH}", *flags, "-x", "hip", "-c", str(path), "-o", str(tmp_path / "out.o")],
         capture_output=True, text=True, env=env, timeout=300,
     )
 

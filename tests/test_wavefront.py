@@ -34,8 +34,10 @@ def test_warp_size_macro_is_an_error_only_when_a_shuffle_uses_it(tmp_path):
           for (int o = WARP_SIZE / 2; o > 0; o >>= 1) v += __shfl_down(v, o);
           return v;
         }
-    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
-    assert _only(used).severity is Severity.ERROR
+    """, "cuda", "W001", "W001", tmp_path=tmp_path, select=("W001",))
+    definition, use = used.findings
+    assert (definition.location.start_line, use.location.start_line) == (2, 4)
+    assert definition.severity is use.severity is Severity.ERROR
     unused = assert_findings("#define WARP_SIZE 32\n", "cuda", "W001", tmp_path=tmp_path, select=("W001",))
     assert _only(unused).severity is Severity.WARNING
     assert not _only(unused).fix.is_applicable, "a #define gets advice, not an edit"
@@ -138,3 +140,16 @@ def test_fixed_masks_compile_as_unsigned_long_long(tmp_path):
           return __popcll(m & ((1ull << lane) - 1));
         }
     """)
+
+
+# ---- W005: only divergent code is a warning ----------------------------------------------
+def test_syncwarp_is_a_note_at_top_level_and_a_warning_in_a_divergent_branch(tmp_path):
+    result = assert_findings("""
+        __device__ void stage(float* s, int lane) {
+          s[lane] = 1.0f;
+          __syncwarp();
+          if (lane < 16) __syncwarp();
+        }
+    """, "cuda", "W005", "W005", tmp_path=tmp_path, select=("W005",))
+    assert [f.severity for f in result.findings] == [Severity.NOTE, Severity.WARNING]
+    assert [r.location.start_line for r in result.findings[1].related] == [5]

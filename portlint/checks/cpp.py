@@ -98,7 +98,7 @@ class IntegerConstants:
     literals, such names, `+ - * / % << >> & | ^`, parentheses and casts are evaluated.
     Definitions in code dead on ROCm are ignored; a name with two different values, or one
     the function redeclares (a parameter, a non-const local), is unknown (None).
-    Later work can add definitions from included headers in `_definitions_of`.
+    Names the file leaves to the headers it includes: see `OpenConstants`.
     """
 
     def __init__(self, source):
@@ -213,6 +213,8 @@ class IntegerConstants:
             if left is None or right is None:
                 return None
             return _binary(node.child_by_field_name("operator").type, left, right)
+        if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
+            return sizeof_value(node, text)
         return None
 
 
@@ -268,3 +270,422 @@ def macro_bodies_root(source, needles: tuple[bytes, ...]):
         shadow[macro.start_byte] = ord(";")
         shadow[body.start_byte:body.end_byte] = source.data[body.start_byte:body.end_byte]
     return queries.parse("cuda", bytes(shadow)).root_node
+
+
+# ---- per-file results shared by several checks -------------------------------------------
+def memoized(source, key: str, compute):
+    """`compute(source)`, run once per file and kept on the source for the other checks."""
+    if key not in source.memo:
+        source.memo[key] = compute(source)
+    return source.memo[key]
+
+
+_ALL_CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
+
+
+def calls(source) -> list:
+    """Every call in the file's main tree, in source order (one query, shared)."""
+    return memoized(source, "calls", lambda s: queries.nodes("cuda", _ALL_CALLS, s.tree.root_node, "call"))
+
+
+def calls_by_name(source) -> dict[str, list]:
+    """name -> the calls of that function in the main tree, in source order.
+
+    `f(...)`, `ns::f(...)` and `f<T>(...)` all count as calls of `f` (see `callee_name`).
+    """
+    def build(s) -> dict[str, list]:
+        index: dict[str, list] = {}
+        for call in calls(s):
+            name = callee_name(call, s)
+            if name is not None:
+                index.setdefault(name, []).append(call)
+        return index
+    return memoized(source, "calls_by_name", build)
+
+
+def macro_calls_by_name(source) -> dict[str, list]:
+    """Like `calls_by_name`, for calls written in `#define` bodies (read from `macro_tree`).
+
+    The nodes stand at the bodies' own offsets (see `macro_bodies_root`) and have no
+    enclosing function.
+    """
+    def build(s) -> dict[str, list]:
+        root = macro_tree(s)
+        index: dict[str, list] = {}
+        if root is not None:
+            for call in queries.nodes("cuda", _ALL_CALLS, root, "call"):
+                name = callee_name(call, s)
+                if name is not None:
+                    index.setdefault(name, []).append(call)
+        return index
+    return memoized(source, "macro_calls_by_name", build)
+
+
+_DEFINED_FUNCTIONS = """
+(function_definition declarator: [
+   (function_declarator declarator: [(identifier) (field_identifier)] @name)
+   (pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name))
+   (reference_declarator (function_declarator declarator: [(identifier) (field_identifier)] @name))])
+"""
+
+
+def defined_functions(source) -> frozenset[str]:
+    """Names of the functions this file defines (a project's own `__vadd4` is no CUDA intrinsic)."""
+    def build(s) -> frozenset[str]:
+        names = queries.nodes("cuda", _DEFINED_FUNCTIONS, s.tree.root_node, "name")
+        return frozenset(s.node_text(n) for n in names)
+    return memoized(source, "defined_functions", build)
+
+
+def in_device_code(node) -> bool:
+    """Is `node` in a function marked `__device__` or `__global__` (`__host__ __device__` too)?"""
+    function = enclosing_function(node)
+    return function is not None and any(c.type in ("__device__", "__global__") for c in function.children)
+
+
+# ---- declared types of variables ---------------------------------------------------------
+from typing import NamedTuple  # noqa: E402
+
+
+class Declared(NamedTuple):
+    """What a declaration says about a variable, enough to tell a `float*` from an `int*`."""
+
+    type: str  # as written, without qualifiers or `struct`: "float", "__half2", "texture<float, 1>"
+    depth: int  # pointer and array levels: `float* p` and `float s[8]` are 1, `float** q` is 2
+
+
+_DECLARATIONS = """
+[(declaration type: (_) @type)
+ (parameter_declaration type: (_) @type)
+ (optional_parameter_declaration type: (_) @type)] @declaration
+"""
+_ELABORATED = re.compile(r"^(?:struct|class|enum|union|typename)\s+")
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
+
+
+def _type_name(type_node, source) -> str:
+    return _ELABORATED.sub("", " ".join(source.node_text(type_node).split()))
+
+
+def _declarator_name(declarator):
+    """(identifier node, pointer/array depth) of one declarator; None for function declarators."""
+    depth = 0
+    while declarator is not None and declarator.type != "identifier":
+        kind = declarator.type
+        if kind in ("pointer_declarator", "array_declarator"):
+            depth += 1
+            declarator = declarator.child_by_field_name("declarator")
+        elif kind == "init_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        elif kind in ("reference_declarator", "parenthesized_declarator"):
+            declarator = next(iter(declarator.named_children), None)
+        else:
+            return None  # a function, a function pointer, a structured binding
+    return (declarator, depth) if declarator is not None else None
+
+
+def _declared_variables(source) -> dict[int | None, dict[str, Declared | None]]:
+    """function id (None: file scope) -> name -> its declared type; None where a name has two."""
+    scopes: dict[int | None, dict[str, Declared | None]] = {}
+    for match in queries.matches("cuda", _DECLARATIONS, source.tree.root_node):
+        declaration, type_node = match["declaration"][0], match["type"][0]
+        function = enclosing_function(declaration)
+        if function is None and declaration.type != "declaration":
+            continue  # a parameter of a prototype names nothing outside it
+        type_name = _type_name(type_node, source)
+        scope = scopes.setdefault(function.id if function is not None else None, {})
+        for declarator in declaration.children_by_field_name("declarator"):
+            named = _declarator_name(declarator)
+            if named is None:
+                continue
+            name, depth = source.node_text(named[0]), named[1]
+            found = Declared(type_name, depth)
+            scope[name] = found if scope.get(name, found) == found else None
+    return scopes
+
+
+def declared_type(source, identifier) -> Declared | None:
+    """The declared type of the variable `identifier` names: a local or parameter of the
+    enclosing function first, then a file-scope variable. None when unknown or ambiguous."""
+    scopes = memoized(source, "declared_variables", _declared_variables)
+    name = source.node_text(identifier)
+    function = enclosing_function(identifier)
+    local = scopes.get(function.id, {}) if function is not None else {}
+    if name in local:
+        return local[name]
+    return scopes.get(None, {}).get(name)
+
+
+def _descriptor_type(descriptor, source) -> Declared | None:
+    """`float*` in a cast: (type, pointer levels) of a `type_descriptor`."""
+    type_node = descriptor.child_by_field_name("type")
+    if type_node is None:
+        return None
+    depth, declarator = 0, descriptor.child_by_field_name("declarator")
+    while declarator is not None:
+        if declarator.type in ("abstract_pointer_declarator", "abstract_array_declarator"):
+            depth += 1
+        elif declarator.type != "abstract_reference_declarator":
+            return None
+        declarator = declarator.child_by_field_name("declarator")
+    return Declared(_type_name(type_node, source), depth)
+
+
+def expression_type(source, node) -> Declared | None:
+    """The type of simple expressions from declarations and casts: `p`, `&s[i]`, `*q`,
+    `p + i`, `(float*)x`, `reinterpret_cast<float*>(x)`. None for anything else."""
+    node = strip_parens(node)
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "identifier":
+        return declared_type(source, node)
+    if kind == "pointer_expression":  # `&x` or `*p`
+        inner = expression_type(source, node.child_by_field_name("argument"))
+        if inner is None:
+            return None
+        step = 1 if node.child_by_field_name("operator").type == "&" else -1
+        return inner._replace(depth=inner.depth + step) if inner.depth + step >= 0 else None
+    if kind == "subscript_expression":
+        inner = expression_type(source, node.child_by_field_name("argument"))
+        return inner._replace(depth=inner.depth - 1) if inner is not None and inner.depth > 0 else None
+    if kind == "binary_expression" and node.child_by_field_name("operator").type in ("+", "-"):
+        left = expression_type(source, node.child_by_field_name("left"))
+        if left is not None and left.depth > 0:
+            return left  # pointer arithmetic keeps the pointer's type
+        right = expression_type(source, node.child_by_field_name("right"))
+        is_sum = node.child_by_field_name("operator").type == "+"
+        return right if is_sum and right is not None and right.depth > 0 else None
+    if kind == "cast_expression":
+        descriptor = node.child_by_field_name("type")
+        return _descriptor_type(descriptor, source) if descriptor is not None else None
+    if kind == "call_expression":
+        function = node.child_by_field_name("function")
+        if function is not None and function.type == "template_function" and callee_name(node, source) in _CASTS:
+            descriptors = [c for c in function.child_by_field_name("arguments").named_children
+                           if c.type == "type_descriptor"]
+            return _descriptor_type(descriptors[0], source) if len(descriptors) == 1 else None
+    return None
+
+
+# ---- sizes of types (`sizeof`, `__shared__` arrays) ---------------------------------------
+# Sizes on the device (LP64 on both platforms); HIP's vector and half types match CUDA's.
+_BASIC_SIZES = {
+    "char": 1, "bool": 1, "char8_t": 1, "short": 2, "char16_t": 2, "int": 4, "char32_t": 4,
+    "wchar_t": 4, "long": 8, "long long": 8, "float": 4, "double": 8,
+}
+_VECTOR_BASES = {
+    "char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8,
+    "longlong": 8, "ulonglong": 8, "float": 4, "double": 8,
+}
+TYPE_SIZES = {
+    **{f"{prefix}int{bits}_t": bits // 8 for prefix in ("", "u") for bits in (8, 16, 32, 64)},
+    "size_t": 8, "ssize_t": 8, "ptrdiff_t": 8, "intptr_t": 8, "uintptr_t": 8,
+    **{f"{base}{n}": size * n for base, size in _VECTOR_BASES.items() for n in (1, 2, 3, 4)},
+    "half": 2, "__half": 2, "half2": 4, "__half2": 4, "_Float16": 2, "__fp16": 2,
+    "__nv_bfloat16": 2, "nv_bfloat16": 2, "__hip_bfloat16": 2, "hip_bfloat16": 2, "__bf16": 2,
+    "__nv_bfloat162": 4, "nv_bfloat162": 4, "__hip_bfloat162": 4,
+    "c10::Half": 2, "at::Half": 2, "c10::BFloat16": 2, "at::BFloat16": 2,
+    "__nv_fp8_e4m3": 1, "__nv_fp8_e5m2": 1, "__hip_fp8_e4m3": 1, "__hip_fp8_e5m2": 1,
+}
+_TYPE_NOISE = frozenset({"const", "volatile", "struct", "signed", "unsigned", "__restrict__"})
+
+
+def type_size(text: str) -> int | None:
+    """Bytes of a builtin, fixed-width, half or vector type as written (`unsigned int`,
+    `std::uint8_t`, `float4`, `const __half`, `int*`); None for any other type."""
+    if "*" in text:
+        return 8
+    words = [w for w in text.split() if w not in _TYPE_NOISE]
+    if not words:
+        return 4  # `unsigned`, `signed`
+    if len(words) > 1 and words[-1] == "int":
+        words = words[:-1]  # `long int`, `short int`, `long long int`
+    name = " ".join(words).removeprefix("::").removeprefix("std::")
+    return _BASIC_SIZES.get(name) or TYPE_SIZES.get(name)
+
+
+def sizeof_value(node, text) -> int | None:
+    """The value of `sizeof(T)` for a type `type_size` knows; None for `sizeof expr` or arrays."""
+    operand = node.child_by_field_name("type") or (node.named_children[0] if node.named_children else None)
+    if operand is None:
+        return None
+    if operand.type == "type_descriptor":
+        if any(c.type == "abstract_array_declarator" for c in operand.named_children):
+            return None
+        return type_size(text.node_text(operand))
+    inner = strip_parens(operand)
+    # `sizeof(float4)` parses as a parenthesised name: only a known type name counts.
+    if operand.type == "parenthesized_expression" and inner is not None and inner.type == "identifier":
+        return TYPE_SIZES.get(text.node_text(inner))
+    return None
+
+
+# ---- expressions with names another file defines ------------------------------------------
+# An expression a file cannot evaluate alone, kept as picklable data for the project pass:
+# an int, `("name", n)` for a name the file does not define, `(op, a)` or `(op, a, b)`.
+Expr = int | tuple
+_LOCAL_TEMPLATE_PARAMETERS = "[(identifier) (type_identifier)] @name"
+
+
+class OpenConstants(IntegerConstants):
+    """`IntegerConstants` that also tells what stays open: names the file leaves to the
+    headers it includes (`kBlock` from `launch_config.h`), kept in an `Expr`.
+
+    A name is open only when the file has no definition of it on the ROCm path and it is
+    not a parameter, local or template parameter where it is used.
+    """
+
+    def __init__(self, source):
+        super().__init__(source)
+        self._macro_expressions: dict[int, Expr | None] = {}
+
+    def expression(self, node) -> Expr | None:
+        """The value of `node` where it stands, or an `Expr` with open names, or None."""
+        return self._expression(node, self.source, node, frozenset())
+
+    def file_constants(self) -> list[tuple[str, object, Expr | None]]:
+        """(name, definition node, value) of each definition outside functions, live on ROCm."""
+        found = []
+        for name, definitions in self._definitions().items():
+            for definition, value_node, function in definitions:
+                if function is not None:
+                    continue
+                if definition.type == "preproc_def":
+                    value = self._macro_expression(value_node, name, frozenset())
+                else:
+                    value = self._expression(value_node, self.source, value_node, frozenset({name}))
+                found.append((name, definition, value))
+        return found
+
+    def _expression(self, node, text, use, resolving: frozenset[str]) -> Expr | None:
+        value = self._evaluate(node, text, use, None, resolving)
+        node = strip_parens(node)
+        if value is not None or node is None:
+            return value
+        kind = node.type
+        if kind in ("identifier", "type_identifier"):
+            return self._name_expression(text.node_text(node), use, resolving)
+        if kind == "initializer_list" and len(node.named_children) == 1:
+            return self._expression(node.named_children[0], text, use, resolving)
+        if kind == "cast_expression":
+            return self._expression(node.child_by_field_name("value"), text, use, resolving)
+        if kind == "unary_expression":
+            op = node.child_by_field_name("operator")
+            inner = self._expression(node.child_by_field_name("argument"), text, use, resolving)
+            return None if inner is None or op is None or op.type not in ("+", "-") else (op.type, inner)
+        if kind == "binary_expression":
+            left = self._expression(node.child_by_field_name("left"), text, use, resolving)
+            right = self._expression(node.child_by_field_name("right"), text, use, resolving)
+            return None if left is None or right is None else (node.child_by_field_name("operator").type, left, right)
+        return None
+
+    def _name_expression(self, name: str, use, resolving: frozenset[str]) -> Expr | None:
+        if name in resolving:
+            return None
+        definitions = self._definitions_of(name, use)
+        if not definitions:
+            return ("name", name) if self._is_open(name, use) else None
+        if len(definitions) != 1:
+            return None  # several definitions that do not share one value
+        definition, value_node = definitions[0]
+        if definition.type == "preproc_def":
+            return self._macro_expression(value_node, name, resolving)
+        return self._expression(value_node, self.source, value_node, resolving | {name})
+
+    def _macro_expression(self, arg, name: str, resolving: frozenset[str]) -> Expr | None:
+        value = self._macro_value(arg, name, resolving)
+        if value is not None:
+            return value
+        if arg.id not in self._macro_expressions:
+            snippet = _Snippet(b"int __portlint_value = (" + self.source.data[arg.start_byte:arg.end_byte] + b"\n);")
+            tree = queries.parse("cuda", snippet.data)
+            values = queries.nodes("cuda", "(init_declarator value: (_) @value)", tree.root_node, "value")
+            result = None
+            if values and not tree.root_node.has_error:
+                result = self._expression(values[0], snippet, self.source.tree.root_node, resolving | {name})
+            self._macro_expressions[arg.id] = result
+        return self._macro_expressions[arg.id]
+
+    def _is_open(self, name: str, use) -> bool:
+        if name in self._definitions():
+            return False  # defined here, but not where it is used
+        function = enclosing_function(use)
+        if function is not None and name in self._names_declared_in(function):
+            return False
+        if function is not None and _is_method(function):
+            return False  # a class member of that name would be found first
+        node = use.parent
+        while node is not None:
+            if node.type == "field_declaration_list":
+                return False
+            if node.type == "template_declaration":
+                parameters = node.child_by_field_name("parameters")
+                if parameters is not None and any(
+                        self.source.node_text(n) == name
+                        for n in queries.nodes("cuda", _LOCAL_TEMPLATE_PARAMETERS, parameters, "name")):
+                    return False
+            node = node.parent
+        return True
+
+
+def _is_method(function) -> bool:
+    """An out-of-line member function definition: `void Launcher::run() { ... }`."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("identifier", "qualified_identifier"):
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator is not None and declarator.type == "qualified_identifier"
+
+
+def evaluate_expression(expr: Expr | None, lookup) -> int | None:
+    """The value of an `Expr`, with `lookup(name)` giving the open names (None: unknown)."""
+    if expr is None or isinstance(expr, int):
+        return expr
+    if expr[0] == "name":
+        return lookup(expr[1])
+    values = [evaluate_expression(e, lookup) for e in expr[1:]]
+    if None in values:
+        return None
+    if len(values) == 1:
+        return -values[0] if expr[0] == "-" else values[0]
+    return _binary(expr[0], *values)
+
+
+def open_names(expr: Expr | None) -> set[str]:
+    if expr is None or isinstance(expr, int):
+        return set()
+    if expr[0] == "name":
+        return {expr[1]}
+    return set().union(*(open_names(e) for e in expr[1:]))
+
+
+def open_constants(source) -> OpenConstants:
+    """The file's constants, one instance shared by every check and the project facts."""
+    return memoized(source, "open_constants", OpenConstants)
+
+
+_NAME_TOKENS = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier"})
+
+
+def token_nodes(source, needle: bytes) -> list:
+    """Leaf nodes of the main tree that start with `needle` (`__managed__`, `__nv_fp8_e4m3`),
+    in source order; never in comments, strings or macro bodies.
+
+    A byte search, then the tree at each hit: far cheaper than a query over every
+    identifier when the word is rare.
+    """
+    found, root = [], source.tree.root_node
+    start = source.data.find(needle)
+    while start != -1:
+        node = root.descendant_for_byte_range(start, start + len(needle))
+        is_name = node is not None and (not node.is_named or node.type in _NAME_TOKENS)
+        if is_name and node.start_byte == start and node.child_count == 0:
+            found.append(node)
+        start = source.data.find(needle, start + len(needle))
+    return found
+
+
+def macro_tree(source):
+    """The root of one parse of every `#define` body (see `macro_bodies_root`), shared by the
+    checks that also read code written in macros; None without macro bodies."""
+    return memoized(source, "macro_tree", lambda s: macro_bodies_root(s, (b"",)))

@@ -235,3 +235,278 @@ def _global_fix(fn: KernelDefinition, cuda_only_kernel: bool) -> Fix:
         f"Declare `{fn.name}` as {declaration}", Edit.insert(fn.insertion_point.start_byte, "__global__ ")
     )
 
+
+
+# ---- P002, P003: guards that decide by macros only NVIDIA's toolchain defines -----------
+# Imported here, not at the top, so that this section stays an append to the module.
+import re  # noqa: E402
+
+from portlint import queries  # noqa: E402
+from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
+from portlint.checks.libraries import library_for_header  # noqa: E402
+from portlint.finding import finding  # noqa: E402
+from portlint.rocm_path import Value, evaluate  # noqa: E402
+from portlint.source import CUDA  # noqa: E402
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# Words of a macro name that say it was written for HIP: `GGML_USE_HIP`, `__HIP_PLATFORM_AMD__`.
+_HIP_WORDS = frozenset({"HIP", "HIPCC", "ROCM", "AMD", "AMDGPU", "AMDGCN"})
+
+
+def truth(value: Value) -> bool | None:
+    """A condition's value as C reads it: nonzero is true; None stays undecidable."""
+    return None if value is None else bool(value)
+
+
+def _is_hip_macro(name: str, project_macros: frozenset[str]) -> bool:
+    if name in HIP_MACROS or name in project_macros:
+        return True
+    return any(w.upper() in _HIP_WORDS or w.lower().startswith("gfx") for w in _WORD.findall(name))
+
+
+def _chain_tests_hip(condition: Condition, by_node: dict[int, Condition], source: SourceFile) -> bool:
+    """Does any arm of the chain name a HIP macro (`__HIPCC__`, `__gfx942__`, a configured
+    ROCm macro)? Then the chain was written with HIP in mind."""
+    project_macros = source.rocm_path.rocm_macros
+    return any(_is_hip_macro(m, project_macros) for arm in _chain(condition, by_node) for m in arm.macros)
+
+
+def _one_line(node, source: SourceFile) -> str:
+    return " ".join(source.node_text(node).replace("\\\n", " ").split())
+
+
+def _joined(condition: Condition, source: SourceFile, operator: str, test: str) -> str:
+    """`condition` joined with `test` by `&&` or `||`, parenthesised only where needed."""
+    node = strip_parens(condition.condition)
+    text = _one_line(node, source)
+    if condition.directive in ("#ifdef", "#elifdef", "#ifndef", "#elifndef"):
+        text = ("!" if condition.directive.endswith("ndef") else "") + f"defined({text})"
+    elif node.type == "conditional_expression" or (
+            operator == "&&" and node.type == "binary_expression" and node.child_by_field_name("operator").type == "||"):
+        text = f"({text})"
+    return f"{text} {operator} {test}"
+
+
+# ---- P002: `__CUDA_ARCH__ >= 700` feature gates -------------------------------------------
+_COMPARISONS = frozenset({">=", ">", "<=", "<", "==", "!="})
+# NVIDIA architectures a gate is tried with (besides the numbers it compares with).
+_ARCH_PROBES = (100, 300, 350, 500, 530, 600, 610, 700, 720, 750, 800, 860, 870, 890, 900, 1000, 1200)
+GFX_GATE = "defined(__gfx90a__) || defined(__gfx942__)"
+
+
+def _arch_comparisons(root, source: SourceFile) -> list:
+    """`__CUDA_ARCH__ >= 700`, `800 <= __CUDA_ARCH__`, ... anywhere in a condition."""
+    found = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "binary_expression" and node.child_by_field_name("operator").type in _COMPARISONS:
+            sides = (strip_parens(node.child_by_field_name("left")), strip_parens(node.child_by_field_name("right")))
+            if any(s is not None and s.type == "identifier" and source.node_text(s) == CUDA_ARCH for s in sides):
+                found.append(node)
+                continue
+        stack.extend(node.named_children)
+    return sorted(found, key=lambda n: n.start_byte)
+
+
+def _arch_probes(comparisons, source: SourceFile) -> list[int]:
+    probes = set(_ARCH_PROBES)
+    for comparison in comparisons:
+        for side in ("left", "right"):
+            value = integer_value(strip_parens(comparison.child_by_field_name(side)), source)
+            if value is not None:
+                probes |= {value - 1, value, value + 1}
+    return sorted(p for p in probes if p > 0)
+
+
+def _gate_kind(condition: Condition, source: SourceFile, comparisons) -> str | None:
+    """"feature" when the arm is taken on some newer NVIDIA GPUs but never on AMD; "legacy"
+    when AMD takes an arm that only older NVIDIA GPUs take; None when AMD is not misled."""
+    on_rocm = truth(evaluate(condition, source, rocm=True))
+    probes = _arch_probes(comparisons, source)
+    on_nvidia = {p: truth(evaluate(condition, source, rocm=False, values={CUDA_ARCH: p})) for p in probes}
+    oldest, newest = on_nvidia[probes[0]], on_nvidia[probes[-1]]
+    if on_rocm is False and oldest is False and any(v is not False for v in on_nvidia.values()):
+        return "feature"
+    if on_rocm is True and newest is False and oldest is True:
+        return "legacy"
+    return None
+
+
+def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
+    """P002: an `#if` on the NVIDIA architecture number decides AMD's path by accident."""
+    if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
+        return []
+    conditions = source.rocm_path.conditions
+    by_node = {c.node.id: c for c in conditions}
+    findings = []
+    for condition in conditions:
+        if CUDA_ARCH not in condition.macros or condition.condition is None:
+            continue
+        comparisons = _arch_comparisons(condition.condition, source)
+        if not comparisons or _chain_tests_hip(condition, by_node, source):
+            continue
+        kind = _gate_kind(condition, source, comparisons)
+        if kind is None:
+            continue
+        culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
+        gate = _one_line(culprit, source)
+        if kind == "feature":
+            message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
+            fix = Fix.advice(
+                f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
+                "the feature), or test a `__HIP_ARCH_HAS_*__` or project feature macro")
+        else:
+            message = f"`{gate}` is always true on AMD; code for old NVIDIA GPUs is compiled."
+            fix = Fix.advice(
+                f"Leave AMD out of the legacy arm: `#if {_joined(condition, source, '&&', '!defined(__HIP_PLATFORM_AMD__)')}`")
+        findings.append(at_node(source, culprit, message, fix))
+    return findings
+
+
+# ---- P003: `__CUDACC__`, `CUDA_VERSION`, ... deciding code paths ---------------------------
+# NVIDIA-only macro -> what a HIP build tests instead.
+NVCC_ONLY_MACROS = {
+    "__CUDACC__": "__HIPCC__",
+    "__NVCC__": "__HIP__",
+    "__CUDACC_VER_MAJOR__": "HIP_VERSION_MAJOR",
+    "__CUDACC_VER_MINOR__": "HIP_VERSION_MINOR",
+    "__CUDACC_VER_BUILD__": "HIP_VERSION_PATCH",
+    "CUDART_VERSION": "HIP_VERSION",
+    "CUDA_VERSION": "HIP_VERSION",
+}
+_NVCC_MARKERS = (b"__CUDACC", b"__NVCC__", b"CUDART_VERSION", b"CUDA_VERSION")
+_PLATFORM_TEST = {  # what stands in the HIP test for a compiler-version macro
+    "HIP_VERSION_MAJOR": "__HIPCC__", "HIP_VERSION_MINOR": "__HIPCC__", "HIP_VERSION_PATCH": "__HIPCC__",
+    "HIP_VERSION": "__HIP_PLATFORM_AMD__",
+}
+
+
+# CUDA's own headers (the libraries' are in `libraries.py`): an arm that only includes
+# NVIDIA's headers is meant to be left out on ROCm.
+_CUDA_RUNTIME_HEADER = re.compile(r"^(cuda\w*\.h|cuda/|crt/|device_launch_parameters\.h|mma\.h|sm_\d+_\w+\.h)")
+
+
+def _is_nvidia_header(path: str) -> bool:
+    return bool(_CUDA_RUNTIME_HEADER.match(path)) or library_for_header(path) is not None
+
+
+def _arm_body(condition: Condition) -> list:
+    """The nodes an `#if`/`#elif` arm controls (up to its `#elif`/`#else`)."""
+    node, cond = condition.node, condition.condition
+    alternative = node.child_by_field_name("alternative")
+    return [c for c in node.named_children if c.start_byte >= cond.end_byte
+            and (alternative is None or c.start_byte < alternative.start_byte)]
+
+
+def _toolchain_only(body: list, source: SourceFile, taken_on_rocm: bool) -> bool:
+    """Does the arm hold only what is right to leave to one toolchain: pragmas, comments,
+    and includes (of NVIDIA's headers, for an arm ROCm leaves out)?"""
+    for node in body:
+        if node.type == "comment":
+            continue
+        if node.type == "preproc_call" and source.node_text(node).lstrip("# \t").startswith("pragma"):
+            continue
+        if node.type == "expression_statement" and source.node_text(node).startswith("_Pragma"):
+            continue
+        if node.type == "preproc_include":
+            path = node.child_by_field_name("path")
+            if taken_on_rocm or (path is not None and _is_nvidia_header(source.node_text(path).strip('<>"'))):
+                continue
+        return False
+    return True
+
+
+def _first_identifier(root, names, source: SourceFile):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier" and source.node_text(node) in names:
+            return node
+        stack.extend(reversed(node.named_children))
+    return None
+
+
+def _nvcc_only_fix(macro: str, condition: Condition, source: SourceFile, taken_on_rocm: bool) -> Fix:
+    hip = NVCC_ONLY_MACROS[macro]
+    platform = _PLATFORM_TEST.get(hip, hip)
+    if taken_on_rocm:
+        return Fix.advice(f"Leave ROCm out of this branch: `#if {_joined(condition, source, '&&', f'!defined({platform})')}`")
+    if platform == hip:
+        return Fix.advice(f"Take this branch on ROCm too: `#if {_joined(condition, source, '||', f'defined({hip})')}`")
+    return Fix.advice(f"Add a ROCm arm that compares `{hip}`: `#elif defined({platform})`")
+
+
+def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
+    """P003: a guard on a macro that only NVIDIA's toolchain defines, with no HIP arm."""
+    if not any(marker in source.data for marker in _NVCC_MARKERS) or source.rocm_path is None:
+        return []
+    conditions = source.rocm_path.conditions
+    by_node = {c.node.id: c for c in conditions}
+    findings = []
+    for condition in conditions:
+        macros = condition.macros & NVCC_ONLY_MACROS.keys()
+        if not macros or condition.condition is None or _chain_tests_hip(condition, by_node, source):
+            continue
+        on_rocm = truth(evaluate(condition, source, rocm=True))
+        on_cuda = truth(evaluate(condition, source, rocm=False))
+        if on_rocm is None or on_rocm == on_cuda:
+            continue  # the macro does not decide what ROCm compiles
+        if _toolchain_only(_arm_body(condition), source, on_rocm):
+            continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
+        culprit = _first_identifier(condition.condition, macros, source)
+        macro = source.node_text(culprit)
+        if on_rocm:
+            message = f"`{macro}` is undefined on ROCm, so this non-CUDA branch is compiled there."
+        else:
+            message = f"`{macro}` is undefined on ROCm, so this branch is left out there."
+        findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm)))
+    return findings
+
+
+# ---- P004: `__HIP_PLATFORM_HCC__` / `__HIP_PLATFORM_NVCC__` ------------------------------
+RENAMED_PLATFORM_MACROS = {"__HIP_PLATFORM_HCC__": "__HIP_PLATFORM_AMD__",
+                           "__HIP_PLATFORM_NVCC__": "__HIP_PLATFORM_NVIDIA__"}
+# As a word, or right after `-D` in compiler options.
+_OLD_PLATFORM = re.compile(r"(?:(?<=-D)|(?<![A-Za-z0-9_]))__HIP_PLATFORM_(?:HCC|NVCC)__(?![A-Za-z0-9_])")
+# Identifiers (in `#if`, `#define` names, code) and text that mentions them: macro bodies
+# and string literals (`"-D__HIP_PLATFORM_HCC__"` handed to hipRTC).
+_PLATFORM_MENTIONS = """
+[((identifier) @name (#any-of? @name "__HIP_PLATFORM_HCC__" "__HIP_PLATFORM_NVCC__"))
+ ((preproc_arg) @text (#match? @text "__HIP_PLATFORM_(HCC|NVCC)__"))
+ ((string_content) @text (#match? @text "__HIP_PLATFORM_(HCC|NVCC)__"))]
+"""
+
+
+def _condition_around(node, conditions: list[Condition]) -> Condition | None:
+    for condition in conditions:
+        cond = condition.condition
+        if cond is not None and cond.start_byte <= node.start_byte and node.end_byte <= cond.end_byte:
+            return condition
+    return None
+
+
+def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
+    """P004: the HIP platform macros renamed in ROCm 4 and gone since ROCm 6."""
+    if b"__HIP_PLATFORM_HCC__" not in source.data and b"__HIP_PLATFORM_NVCC__" not in source.data:
+        return []
+    conditions = source.rocm_path.conditions if source.rocm_path is not None else []
+    findings = []
+    for kind, node in queries.captures(CUDA, _PLATFORM_MENTIONS, source.tree.root_node):
+        if kind == "name":
+            old = source.node_text(node)
+            condition = _condition_around(node, conditions)
+            if condition is not None and RENAMED_PLATFORM_MACROS[old] in condition.macros:
+                continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`: both spellings
+            spans = [(node.start_byte, node.end_byte, old)]
+        else:
+            text = source.node_text(node)
+            spans = [(node.start_byte + len(text[:m.start()].encode()), node.start_byte + len(text[:m.end()].encode()),
+                      m.group()) for m in _OLD_PLATFORM.finditer(text)]
+        for start, end, old in spans:
+            new = RENAMED_PLATFORM_MACROS[old]
+            findings.append(finding(
+                source, start, end, f"`{old}` was removed in ROCm 6.0; HIP no longer defines it.",
+                Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
+            ))
+    return findings

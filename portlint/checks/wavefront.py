@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_bodies_root, strip_parens,
+    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_tree, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -126,10 +126,10 @@ def _mentions(node, name: str, source: SourceFile) -> bool:
     return any(source.node_text(n) == name for n in queries.nodes(CUDA, _IDENTIFIERS, node, "id"))
 
 
-def _roots(source: SourceFile, needles: tuple[bytes, ...]):
-    """(root, in_macro) for the main tree and the macro bodies that contain one of `needles`."""
+def _roots(source: SourceFile):
+    """(root, in_macro) for the main tree and the tree of macro bodies (parsed once per file)."""
     yield source.tree.root_node, False
-    macros = macro_bodies_root(source, needles)
+    macros = macro_tree(source)
     if macros is not None:
         yield macros, True
 
@@ -211,9 +211,6 @@ def _receiver_name(expr, source: SourceFile) -> str | None:
 # =========================================================================================
 # W001 hardcoded-warp-size
 
-# What a warp-size constant is called -> the value that assumes 32-lane warps.
-_SIZE, _LOG2, _LANE_MASK = "size", "log2", "lane mask"
-_HAZARD_VALUE = {_SIZE: 32, _LOG2: 5, _LANE_MASK: 31}
 # Lane arithmetic: operator -> the literal that means "32 lanes".
 _LANE_ARITHMETIC = {"&": 31, "%": 32, "/": 32, ">>": 5, "==": 31, "!=": 31}
 # Contexts where `warpSize` (not a constant expression on current HIP) cannot stand.
@@ -231,68 +228,17 @@ _CUB_LOGICAL_WARP = {
     "WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpMergeSort": 2, "WarpLoad": 3, "WarpStore": 3,
 }
 
-_DEFINITIONS = """
-[(preproc_def name: (identifier) @name value: (preproc_arg) @value)
- (init_declarator declarator: (identifier) @name value: (_) @value)
- (field_declaration declarator: (field_identifier) @name default_value: (_) @value)
- (enumerator name: (identifier) @name value: (_) @value)
- (optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)] @definition
-"""
 _LITERAL_OPERANDS = "[(binary_expression left: (number_literal)) (binary_expression right: (number_literal))] @expr"
 _TEMPLATES = """
 [(template_type name: (type_identifier) @name arguments: (template_argument_list) @args)
  (template_function name: (identifier) @name arguments: (template_argument_list) @args)]
 """
 _W001_WORDS = (b"warp", b"lane", b"shfl", b"tid", b"thread", b"blockdim")
-_MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
-_MACRO_INTEGER = re.compile(r"\(*\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)*")
-
 HOST_ADVICE = ("Read the warp size at run time: "
                "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`, then use `ws`")
 CONSTANT_ADVICE = ("Use a per-platform constant: 64 under "
                    "`#if defined(__GFX8__) || defined(__GFX9__)`, else 32")
 LOOP_ADVICE = "Loop over the offsets instead: `for (int o = warpSize / 2; o > 0; o /= 2)`"
-
-
-def _warp_constant_kind(name: str) -> str | None:
-    """What a name says it holds: the warp size (`WARP_SIZE`, `kThreadsPerWarp`), its log2
-    (`LOG_WARP_SIZE`), or the lane mask (`LANE_MASK`); None for anything else."""
-    words = _words(name)
-    found = set(words)
-    pairs = set(zip(words, words[1:]))
-    names_size = bool(found & {"warpsize", "warpsz"}) or any(
-        a == "warp" and b in ("size", "sz", "width", "threads", "lanes") for a, b in pairs
-    ) or any(w in ("threads", "lanes") and p == "per" and q == "warp" for w, p, q in zip(words, words[1:], words[2:]))
-    if found & {"log", "shift", "bits"} and (names_size or "warp" in found):
-        return _LOG2
-    if "mask" in found and found & {"lane", "warp"} and not names_size:
-        return _LANE_MASK
-    return _SIZE if names_size else None
-
-
-_WRITES = "[(assignment_expression left: (identifier) @name) (pointer_expression argument: (identifier) @name)]"
-
-
-def _overwritten(name, source: SourceFile) -> bool:
-    """Is a local's first value only a default? `int ws = 32;` then `ws = prop.warpSize;` or
-    `hipDeviceGetAttribute(&ws, ...)`."""
-    if name.parent is None or name.parent.type != "init_declarator":
-        return False
-    function = enclosing_function(name)
-    text = source.node_text(name)
-    return function is not None and any(
-        source.node_text(n) == text and (n.parent.type == "assignment_expression" or n.parent.children[0].type == "&")
-        for n in queries.nodes(CUDA, _WRITES, function, "name"))
-
-
-def _definition_value(value, source: SourceFile) -> int | None:
-    if value.type == "preproc_arg":
-        m = _MACRO_INTEGER.fullmatch(_MACRO_COMMENT.sub("", source.node_text(value)).strip())
-        return int(m.group(1), 0) if m else None
-    value = strip_parens(value)
-    if value.type == "initializer_list" and len(value.named_children) == 1:  # `kWarpSize{32}`
-        value = value.named_children[0]
-    return integer_value(value, source)
 
 
 def _code_context(node, source: SourceFile, in_macro: bool) -> str:
@@ -440,7 +386,6 @@ class _WarpSizeScan:
         self.source = source
         self.findings: list[Finding] = []
         self._thread_vars: dict[int, frozenset[str]] = {}
-        self._identifiers: list | None = None
 
     def thread_vars(self, node, in_macro: bool) -> frozenset[str]:
         function = None if in_macro else enclosing_function(node)
@@ -453,33 +398,6 @@ class _WarpSizeScan:
     def report(self, node, message: str, fix: Fix, error: bool) -> None:
         severity = Severity.ERROR if error else None
         self.findings.append(at_node(self.source, node, message, fix, severity=severity))
-
-    # ---- `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32` -------------------------
-    def definitions(self, roots) -> None:
-        source = self.source
-        candidates = []
-        values_by_name: dict[str, set] = {}
-        for match in queries.matches(CUDA, _DEFINITIONS, source.tree.root_node):
-            name, value = match["name"][0], match["value"][0]
-            text = source.node_text(name)
-            kind = _warp_constant_kind(text)
-            if kind is None:
-                continue
-            number = _definition_value(value, source)
-            values_by_name.setdefault(text, set()).add(number if number is not None else source.node_text(value))
-            if number == _HAZARD_VALUE[kind] and not _overwritten(name, source):
-                candidates.append((name, text, kind, number))
-        for name, text, kind, number in candidates:
-            if len(values_by_name[text]) > 1:
-                continue  # defined per platform (`#if __GFX9__ ... 64 #else ... 32`)
-            self.report(name, _definition_message(text, kind, number), Fix.advice(_definition_advice(text, kind)),
-                        error=self._used_by_shuffle(text, roots))
-
-    def _used_by_shuffle(self, name: str, roots) -> bool:
-        if self._identifiers is None:
-            self._identifiers = [use for root, _ in roots for use in queries.nodes(CUDA, _IDENTIFIERS, root, "id")]
-        return any(self.source.node_text(use) == name and _feeds_shuffle(use, self.source)
-                   for use in self._identifiers)
 
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
@@ -651,32 +569,16 @@ def _loop_bound(loop, name: str, source: SourceFile):
     return None
 
 
-def _definition_message(name: str, kind: str, value: int) -> str:
-    if kind == _LOG2:
-        return f"`{name}` = {value} is log2 of a 32-lane warp; AMD wavefronts have 64."
-    if kind == _LANE_MASK:
-        return f"`{name}` = {value} masks lanes of a 32-lane warp; AMD wavefronts have 64."
-    return f"`{name}` fixes the warp size at {value}; AMD wavefronts have 64 lanes."
-
-
-def _definition_advice(name: str, kind: str) -> str:
-    amd, nvidia = {_SIZE: (64, 32), _LOG2: (6, 5), _LANE_MASK: (63, 31)}[kind]
-    device = {_SIZE: "warpSize", _LOG2: "__builtin_ctz(warpSize)", _LANE_MASK: "warpSize - 1"}[kind]
-    return (f"Define `{name}` per platform: {amd} under `#if defined(__GFX8__) || defined(__GFX9__)`, "
-            f"else {nvidia}; in device code use `{device}`, on the host query `hipDeviceAttributeWarpSize`")
-
-
 def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
     # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
     lowered = source.data.lower()
     words = {word for word in _W001_WORDS if word in lowered}
     if not words:
         return []
+    # Warp-size constants (`#define WARP_SIZE 32`) are judged with their uses in every file:
+    # `wavefront_size.check_warp_size_through_project`.
     scan = _WarpSizeScan(source)
-    roots = list(_roots(source, (b"31", b"32", b"16", b"5", b"0x")))
-    if b"warp" in words:
-        scan.definitions(roots)
-    for root, in_macro in roots:
+    for root, in_macro in _roots(source):
         scan.lane_arithmetic(root, in_macro)
         if b"shfl" in words:
             scan.shuffle_loops(root, in_macro)
@@ -971,7 +873,7 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         return variables.get(function.id, {}) if function is not None else {}
 
     has_bit_functions = any(name.encode() in data for name in _BIT_FUNCTIONS)
-    for root, in_macro in _roots(source, (b"<<", *(name.encode() for name in _BIT_FUNCTIONS))):
+    for root, in_macro in _roots(source):
         if has_bit_functions:
             scan.bit_functions(root, (lambda node: {}) if in_macro else variables_of)
         if has_lane_shifts:

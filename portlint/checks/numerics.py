@@ -1,0 +1,408 @@
+"""N: numerics that differ on AMD — half types, float atomics, fp8 formats, clocks, traps."""
+
+from __future__ import annotations
+
+import re
+
+from portlint import queries
+from portlint.checks.cpp import (
+    arguments, callee_name, calls_by_name, enclosing_function, expression_type, in_device_code, include_path,
+    strip_parens, token_nodes,
+)
+from portlint.finding import Finding, Severity, at_node
+from portlint.fix import Edit, Fix
+from portlint.source import CUDA, SourceFile
+
+# =========================================================================================
+# N001 half2-members
+
+HALF_TYPES = frozenset({"__half", "half", "__nv_half"})
+HALF2_TYPES = frozenset({"__half2", "half2", "__nv_half2"})
+# Intrinsics that return one `__half` / one `__half2`: `__low2half(h) + __high2half(h)` is
+# still half arithmetic after the members are rewritten.
+HALF_RESULTS = frozenset({
+    "__low2half", "__high2half", "__float2half", "__float2half_rn", "__hadd", "__hsub", "__hmul", "__hdiv",
+    "__hneg", "__habs", "__hfma", "__hmax", "__hmin", "__ushort_as_half", "__short_as_half", "__int2half_rn",
+})
+HALF2_RESULTS = frozenset({
+    "__hadd2", "__hsub2", "__hmul2", "__h2div", "__hneg2", "__habs2", "__hfma2", "__halves2half2",
+    "__floats2half2_rn", "__float2half2_rn", "__half2half2", "make_half2", "__lows2half2", "__highs2half2",
+})
+# The intrinsic each CUDA operator calls (cuda_fp16.hpp), so the rewrite means the same on CUDA.
+HALF_OPERATIONS = {"+": "__hadd", "-": "__hsub", "*": "__hmul", "/": "__hdiv", "==": "__heq", "!=": "__hneu",
+                   "<": "__hlt", "<=": "__hle", ">": "__hgt", ">=": "__hge"}
+# `__half2` comparisons are left out: HIP's `!=` is "any lane differs", CUDA's "both lanes".
+HALF2_OPERATIONS = {"+": "__hadd2", "-": "__hsub2", "*": "__hmul2", "/": "__h2div"}
+HALF_NEGATION = {"half": "__hneg", "half2": "__hneg2"}
+ARITHMETIC = frozenset({"+", "-", "*", "/"})
+COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/"}
+MEMBER_READERS = {"x": ("__low2half", "__low2float"), "y": ("__high2half", "__high2float")}
+
+_HALF_EXPRESSIONS = """
+[(field_expression field: (field_identifier) @field) @member
+ (binary_expression) @operation
+ (assignment_expression) @operation
+ (unary_expression operator: "-") @operation]
+"""
+
+
+class _HalfScan:
+    """Reads one file's `__half`/`__half2` expressions and their rewrites."""
+
+    def __init__(self, source: SourceFile, half_types: frozenset[str], half2_types: frozenset[str]):
+        self.source = source
+        self.half_types, self.half2_types = half_types, half2_types
+        self.findings: list[Finding] = []
+
+    def half2_of(self, member) -> str | None:
+        """For `h.x`/`h.y`/`p->x` on a `__half2`: the `__half2` expression (`h`, `*p`); else None."""
+        if member.type != "field_expression":
+            return None
+        if self.source.node_text(member.child_by_field_name("field")) not in MEMBER_READERS:
+            return None
+        base = member.child_by_field_name("argument")
+        declared = expression_type(self.source, base)
+        through_pointer = member.child_by_field_name("operator").type == "->"
+        if declared is None or declared.type not in self.half2_types or declared.depth != int(through_pointer):
+            return None
+        text = self.source.node_text(base)
+        if not through_pointer:
+            return text
+        return f"*{text}" if strip_parens(base).type == "identifier" else f"*({text})"
+
+    def kind(self, node) -> str | None:
+        """"half" or "half2" when `node` is known to be of that type; else None."""
+        node = strip_parens(node)
+        if node is None:
+            return None
+        if node.type == "field_expression":
+            return "half" if self.half2_of(node) is not None else None
+        if node.type in ("identifier", "subscript_expression", "pointer_expression"):
+            declared = expression_type(self.source, node)
+            if declared is None or declared.depth != 0:
+                return None
+            return ("half" if declared.type in self.half_types
+                    else "half2" if declared.type in self.half2_types else None)
+        if node.type == "call_expression":
+            name = callee_name(node, self.source)
+            return "half" if name in HALF_RESULTS else "half2" if name in HALF2_RESULTS else None
+        if node.type == "binary_expression" and node.child_by_field_name("operator").type in ARITHMETIC:
+            left = self.kind(node.child_by_field_name("left"))
+            return left if left is not None and left == self.kind(node.child_by_field_name("right")) else None
+        if node.type == "unary_expression" and node.child_by_field_name("operator").type == "-":
+            return self.kind(node.child_by_field_name("argument"))
+        return None
+
+    def rewritten(self, operand) -> str:
+        """An operand's text with a `__half2` member read through its intrinsic."""
+        stripped = strip_parens(operand)
+        half2 = self.half2_of(stripped)
+        if half2 is None:
+            return self.source.node_text(operand)
+        reader = MEMBER_READERS[self.source.node_text(stripped.child_by_field_name("field"))][0]
+        return f"{reader}({half2})"
+
+    def operation(self, node, consumed: set[int]) -> None:
+        """`a + b`, `a < b`, `a += b`, `-a` on `__half`/`__half2`: report once, with the intrinsic."""
+        source = self.source
+        if node.type == "unary_expression":
+            operands, op = [node.child_by_field_name("argument")], "-"
+            written = op
+        else:
+            operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            op = written = node.child_by_field_name("operator").type
+            if node.type == "assignment_expression":
+                if op not in COMPOUND or self.half2_of(strip_parens(operands[0])) is not None:
+                    return  # `h.x += v` writes a member: `member` reports it
+                op = COMPOUND[op]
+        kinds = {self.kind(o) for o in operands}
+        if len(kinds) != 1 or None in kinds:
+            return
+        kind = kinds.pop()
+        table = HALF_OPERATIONS if kind == "half" else HALF2_OPERATIONS
+        if node.type != "unary_expression" and op not in table:
+            return
+        members = [strip_parens(o) for o in operands if self.half2_of(strip_parens(o)) is not None]
+        consumed.update(m.id for m in members)
+        type_name = "__half" if kind == "half" else "__half2"
+        if members:
+            message = self._member_message(members[0])
+        else:
+            message = f"`{written}` on `{type_name}` needs half operators, which ROCm PyTorch builds switch off."
+        self.findings.append(at_node(source, node, message, self._operation_fix(node, op, kind, operands)))
+
+    def _operation_fix(self, node, op: str, kind: str, operands) -> Fix:
+        texts = [self.rewritten(o) for o in operands]
+        if node.type == "unary_expression":
+            replacement = f"{HALF_NEGATION[kind]}({texts[0]})"
+        else:
+            function = (HALF_OPERATIONS if kind == "half" else HALF2_OPERATIONS)[op]
+            replacement = f"{function}({texts[0]}, {texts[1]})"
+            if node.type == "assignment_expression":
+                if not _is_plain_target(operands[0]):  # `p[i++] += x` would evaluate `p[i++]` twice
+                    return Fix.advice(f"Bind the target to a reference `t` and write `t = {function}(t, {texts[1]})`")
+                replacement = f"{texts[0]} = {replacement}"
+        return Fix.safe(f"Replace with `{replacement}`", Edit.replace(node, replacement))
+
+    def _member_message(self, member) -> str:
+        return f"`{self.source.node_text(member)}` is raw `unsigned short` bits of `__half2` in HIP 5."
+
+    def member(self, member) -> None:
+        """A `__half2` member read or written outside half arithmetic."""
+        source = self.source
+        half2 = self.half2_of(member)
+        if half2 is None:
+            return
+        field = source.node_text(member.child_by_field_name("field"))
+        half_reader, float_reader = MEMBER_READERS[field]
+        node, parent = member, member.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+        written = parent is not None and (
+            (parent.type == "assignment_expression" and parent.child_by_field_name("left") == node)
+            or parent.type == "update_expression"
+            or (parent.type == "pointer_expression" and parent.child_by_field_name("operator").type == "&"))
+        if written:
+            fix = self._member_write_fix(member, parent, half2, field)
+        elif parent is not None and parent.type == "argument_list" and callee_name(parent.parent, source) == (
+                "__half2float") and len(arguments(parent.parent)) == 1:
+            call = parent.parent
+            fix = Fix.safe(f"Replace `{source.node_text(call)}` with `{float_reader}({half2})`",
+                           Edit.replace(call, f"{float_reader}({half2})"))
+        else:
+            fix = Fix.safe(f"Replace `{source.node_text(member)}` with `{half_reader}({half2})`",
+                           Edit.replace(member, f"{half_reader}({half2})"))
+        self.findings.append(at_node(source, member, self._member_message(member), fix))
+
+    def _member_write_fix(self, member, parent, half2: str, field: str) -> Fix:
+        """`h.x = v;` -> `h = __halves2half2(v, __high2half(h));` (both halves set at once)."""
+        other = f"__high2half({half2})" if field == "x" else f"__low2half({half2})"
+        is_store = (parent.type == "assignment_expression" and parent.child_by_field_name("operator").type == "="
+                    and parent.parent is not None and parent.parent.type == "expression_statement")
+        placeholder = "lo" if field == "x" else "hi"
+        value = self.source.node_text(parent.child_by_field_name("right")) if is_store else placeholder
+        halves = f"{value}, {other}" if field == "x" else f"{other}, {value}"
+        rewrite = f"{half2} = __halves2half2({halves})"
+        base = strip_parens(member.child_by_field_name("argument"))
+        if is_store and _is_plain_target(base):  # `h` is read again: it must be safe to evaluate twice
+            return Fix.safe(f"Replace with `{rewrite}`", Edit.replace(parent, rewrite))
+        return Fix.advice(f"Set both halves at once: `{rewrite}`")
+
+
+def _is_plain_target(node) -> bool:
+    """An lvalue that is safe to evaluate twice: `a`, `a.b`, `p[i]`, `p[3]`."""
+    node = strip_parens(node)
+    if node.type == "identifier":
+        return True
+    if node.type == "field_expression":
+        return _is_plain_target(node.child_by_field_name("argument"))
+    if node.type == "subscript_expression":
+        index = node.child_by_field_name("indices")
+        indices = [] if index is None else index.named_children
+        return (_is_plain_target(node.child_by_field_name("argument")) and len(indices) == 1
+                and indices[0].type in ("identifier", "number_literal"))
+    return False
+
+
+def _defines(name) -> bool:
+    """Is `name` the name a struct, class, typedef or alias is being defined under?"""
+    parent = name.parent
+    if parent.type in ("struct_specifier", "class_specifier", "union_specifier"):
+        return parent.child_by_field_name("name") == name and parent.child_by_field_name("body") is not None
+    if parent.type == "type_definition":
+        return name in parent.children_by_field_name("declarator")
+    return parent.type == "alias_declaration" and parent.child_by_field_name("name") == name
+
+
+def _half_type_names(source: SourceFile) -> tuple[frozenset[str], frozenset[str]]:
+    """The `__half` and `__half2` spellings this file uses for CUDA's types (a byte search,
+    before any query). A name the file defines itself (`struct half2 { float x, y; }` in
+    CPU code) is another type."""
+    used, own = set(), set()
+    for needle in (b"__half", b"half", b"__nv_half"):
+        for node in token_nodes(source, needle):
+            text = source.node_text(node)
+            if text in HALF_TYPES or text in HALF2_TYPES:
+                (own if _defines(node) else used).add(text)
+    used -= own
+    return frozenset(used & HALF_TYPES), frozenset(used & HALF2_TYPES)
+
+
+def check_half2_members(source: SourceFile) -> list[Finding]:
+    if b"half" not in source.data:
+        return []
+    half_types, half2_types = _half_type_names(source)
+    if not half_types and not half2_types:
+        return []
+    scan = _HalfScan(source, half_types, half2_types)
+    members, consumed = [], set()
+    for capture, node in queries.captures(CUDA, _HALF_EXPRESSIONS, source.tree.root_node):
+        if capture == "member":
+            members.append(node)
+        elif capture == "operation":
+            scan.operation(node, consumed)
+    for member in members:
+        if member.id not in consumed:
+            scan.member(member)
+    return scan.findings
+
+
+# =========================================================================================
+# N002 float-atomic-add
+
+ATOMIC_ADDS = ("atomicAdd", "atomicAdd_system", "atomicAdd_block")
+FLOAT_TYPES = frozenset({"float", "double"})
+
+
+def check_float_atomic_add(source: SourceFile) -> list[Finding]:
+    if b"atomicAdd" not in source.data:
+        return []
+    findings = []
+    index = calls_by_name(source)
+    for name in ATOMIC_ADDS:
+        for call in index.get(name, ()):
+            args = arguments(call)
+            target = expression_type(source, args[0]) if len(args) == 2 else None
+            if target is None or target.depth != 1 or target.type not in FLOAT_TYPES:
+                continue
+            findings.append(at_node(
+                source, call.child_by_field_name("function"),
+                f"`{name}` on `{target.type}` is a compare-and-swap loop on AMD by default.",
+                Fix.advice("Call `unsafeAtomicAdd(addr, v)` where `addr` is `hipMalloc` memory; "
+                           "keep `atomicAdd` for host or fine-grained memory")))
+    return findings
+
+
+# =========================================================================================
+# N003 fp8-format
+
+_FP8_TYPE = re.compile(r"^__nv_fp8(?:x[24])?_e(?:4m3|5m2)$")
+FP8_HEADERS = ("cuda_fp8.h", "cuda_fp8.hpp")
+_INCLUDES = "(preproc_include path: (_) @path) @include"
+
+
+def check_fp8_format(source: SourceFile) -> list[Finding]:
+    data = source.data
+    findings = []
+    if b"__nv_fp8" in data:
+        for node in token_nodes(source, b"__nv_fp8"):
+            name = source.node_text(node)
+            if not _FP8_TYPE.match(name):
+                continue
+            hip = name.replace("__nv_", "__hip_")
+            findings.append(at_node(
+                source, node, f"`{name}` is OCP fp8; MI300 (gfx942) computes in the FNUZ encoding.",
+                Fix.advice(f"Use `{hip}_fnuz` on gfx942 and `{hip}` on gfx950 and gfx12 "
+                           "(`<hip/hip_fp8.h>`); convert stored data at the boundary")))
+    if b"cuda_fp8" in data:
+        for match in queries.matches(CUDA, _INCLUDES, source.tree.root_node):
+            header = include_path(match["path"][0], source)
+            if header.rsplit("/", 1)[-1] in FP8_HEADERS:
+                findings.append(at_node(
+                    source, match["include"][0], f"`{header}` types are OCP fp8; MI300 (gfx942) uses FNUZ.",
+                    Fix.advice("Include `<hip/hip_fp8.h>` and pick the fp8 type per target: "
+                               "`__hip_fp8_e4m3_fnuz` on gfx942, `__hip_fp8_e4m3` on gfx950")))
+    return findings
+
+
+# =========================================================================================
+# N004 clock-timing
+
+CLOCKS = ("clock", "clock64")
+_SUBTRACTIONS = '[(binary_expression operator: "-") (assignment_expression operator: "-=")] @subtraction'
+
+
+def _value_node(node):
+    """Climb from a value through parentheses and casts to the node that uses it."""
+    while node.parent is not None and node.parent.type in ("parenthesized_expression", "cast_expression"):
+        node = node.parent
+    return node
+
+
+def _subtracted_names(source: SourceFile) -> dict[int, set[str]]:
+    """function id -> names of the variables that stand on either side of a `-` or `-=`."""
+    names: dict[int, set[str]] = {}
+    for node in queries.nodes(CUDA, _SUBTRACTIONS, source.tree.root_node, "subtraction"):
+        function = enclosing_function(node)
+        if function is None:
+            continue
+        for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
+            side = strip_parens(side)
+            while side is not None and side.type == "cast_expression":
+                side = strip_parens(side.child_by_field_name("value"))
+            if side is not None and side.type == "identifier":
+                names.setdefault(function.id, set()).add(source.node_text(side))
+    return names
+
+
+def _receiver(value, source: SourceFile) -> str | None:
+    """The variable a value initialises or is assigned to."""
+    parent = value.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator" and parent.child_by_field_name("value") == value:
+        target = parent.child_by_field_name("declarator")
+    elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == value:
+        target = parent.child_by_field_name("left")
+    else:
+        return None
+    return source.node_text(target) if target is not None and target.type == "identifier" else None
+
+
+def check_clock_timing(source: SourceFile) -> list[Finding]:
+    if b"clock" not in source.data:
+        return []
+    index = calls_by_name(source)
+    candidates = [(name, call) for name in CLOCKS for call in index.get(name, ())
+                  if not arguments(call) and in_device_code(call)]
+    if not candidates:
+        return []
+    subtracted = _subtracted_names(source)
+    findings = []
+    for name, call in candidates:
+        value = _value_node(call)
+        parent = value.parent
+        in_subtraction = parent is not None and (
+            (parent.type == "binary_expression" and parent.child_by_field_name("operator").type == "-")
+            or (parent.type == "assignment_expression" and parent.child_by_field_name("operator").type == "-="))
+        receiver = _receiver(value, source)
+        timed = receiver is not None and receiver in subtracted.get(enclosing_function(call).id, ())
+        if in_subtraction or timed:
+            findings.append(at_node(
+                source, call, f"`{name}()` ticks at a varying shader clock on AMD; it cannot time durations.",
+                Fix.advice("Time with `wall_clock64()` and divide by `hipDeviceAttributeWallClockRate` (kHz)")))
+    return findings
+
+
+# =========================================================================================
+# N005 device-assert-trap
+
+_ASM = "(gnu_asm_expression assembly_code: (_) @code) @asm"
+_STRING_PIECES = "[(string_content) (raw_string_content)] @text"
+
+
+def _asm_text(code, source: SourceFile) -> str:
+    return "".join(source.node_text(p) for p in queries.nodes(CUDA, _STRING_PIECES, code, "text"))
+
+
+def check_device_assert_trap(source: SourceFile) -> list[Finding]:
+    data = source.data
+    findings = []
+    if b"assert" in data:
+        for call in calls_by_name(source).get("assert", ()):
+            if in_device_code(call):
+                findings.append(at_node(
+                    source, call, "A failing device `assert` aborts the whole process on AMD.",
+                    Fix.advice("Report the failure through a flag in device memory and check it on the host, "
+                               "or compile the check out with `NDEBUG`")))
+    if b"trap" in data and b"asm" in data:
+        for match in queries.matches(CUDA, _ASM, source.tree.root_node):
+            asm = match["asm"][0]
+            if _asm_text(match["code"][0], source).strip().rstrip(";").strip() != "trap":
+                continue
+            findings.append(at_node(
+                source, asm, "PTX `trap` does not assemble for AMD GPUs.",
+                Fix.unsafe("Replace the asm with `__builtin_trap()` (nvcc rejects it in device code)",
+                           Edit.replace(asm, "__builtin_trap()")),
+                severity=Severity.ERROR))
+    return findings

@@ -1,0 +1,676 @@
+"""W: how large a warp is, where the code decides it.
+
+- Warp-size constants followed through the project (W001's cross-file part): each file
+  contributes its definitions and uses as facts (`collect_warp_sizes`); the project check
+  reports a hard-wired 32 once at its definition and at every use that does lane math.
+- W007 per-warp counts computed with 32 (or sized with 64), W008 `warpSize` where a
+  constant or the host is needed, W009 warp sizes that the host pass cannot know.
+"""
+
+from __future__ import annotations
+
+import re
+
+from portlint import queries
+from portlint.checks.cpp import callee_name, enclosing_function, integer_value, macro_tree, memoized, strip_parens
+from portlint.checks.wavefront import (
+    CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _words,
+)
+from portlint.finding import Finding, Related, Severity, at_node, finding
+from portlint.fix import Fix
+from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
+from portlint.rocm_path import RocmPathModel, Status
+from portlint.source import CUDA, Location, SourceFile
+
+# Macros that tell the device pass which GPU it compiles for; the host pass defines none of
+# them (or, for `__AMDGCN_WAVEFRONT_SIZE`, a placeholder).
+_ARCH_MACRO = re.compile(r"__(?:GFX\d+|gfx\w+|AMDGCN_WAVEFRONT_SIZE)(?:__)?")
+# Things only device code touches: an unqualified function with none of them is host code.
+_DEVICE_WORDS = (b"threadIdx", b"blockIdx", b"blockDim", b"gridDim", b"__shfl", b"__syncthreads", b"__ballot",
+                 b"__lane_id", b"hipThreadIdx", b"__activemask", b"atomic")
+# A project macro standing for `__device__`, `__global__`, `__host__ __device__`, ...
+_QUALIFIER_MACRO = re.compile(r"[A-Z0-9_]*(?:DEVICE|GLOBAL|KERNEL|HOST|INLINE)[A-Z0-9_]*")
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def function_space(function, source: SourceFile) -> str:
+    """"device" (`__device__`/`__global__`), "host-device", "host" (`__host__`, or no qualifier
+    and nothing device-only in it) or "unknown" (a project macro may qualify it)."""
+    kinds = {c.type for c in function.children}
+    if kinds & {"__device__", "__global__"}:
+        return "host-device" if "__host__" in kinds else "device"
+    if "__host__" in kinds:
+        return "host"
+    declarator = function.child_by_field_name("declarator")
+    for child in function.children:
+        if declarator is not None and child.start_byte >= declarator.start_byte:
+            break
+        if child.type == "ERROR" or (child.type in ("identifier", "type_identifier")
+                                     and _QUALIFIER_MACRO.fullmatch(source.node_text(child))):
+            return "unknown"
+    previous = function.prev_sibling  # `C10_DEVICE void f()` may leave the macro in a broken declaration
+    if previous is not None and previous.type in ("ERROR", "declaration") and previous.end_byte + 2 >= \
+            function.start_byte and _QUALIFIER_MACRO.search(source.node_text(previous)):
+        return "unknown"
+    body = source.data[function.start_byte:function.end_byte]
+    return "unknown" if any(word in body for word in _DEVICE_WORDS) else "host"
+
+
+def _in_lambda(node) -> bool:
+    return any(a.type == "lambda_expression" for a in _ancestors(node))
+
+
+def _in_launch_configuration(node, source: SourceFile) -> bool:
+    for parent in _ancestors(node):
+        if parent.type == "kernel_call_syntax":
+            return True
+        if parent.type == "argument_list" and callee_name(parent.parent, source) in LAUNCH_APIS:
+            return True
+        if parent.type in ("compound_statement", "function_definition"):
+            return False
+    return False
+
+
+# =========================================================================================
+# What a warp-size constant is called and holds
+
+# What a warp-size constant is called -> the value that assumes 32-lane warps.
+_SIZE, _LOG2, _LANE_MASK = "size", "log2", "lane mask"
+_HAZARD_VALUE = {_SIZE: 32, _LOG2: 5, _LANE_MASK: 31}
+_MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_MACRO_INTEGER = re.compile(r"\(*\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)*")
+
+
+def _warp_constant_kind(name: str) -> str | None:
+    """What a name says it holds: the warp size (`WARP_SIZE`, `kThreadsPerWarp`), its log2
+    (`LOG_WARP_SIZE`), or the lane mask (`LANE_MASK`); None for anything else."""
+    words = _words(name)
+    found = set(words)
+    pairs = set(zip(words, words[1:]))
+    names_size = bool(found & {"warpsize", "warpsz"}) or any(
+        a == "warp" and b in ("size", "sz", "width", "threads", "lanes") for a, b in pairs
+    ) or any(w in ("threads", "lanes") and p == "per" and q == "warp" for w, p, q in zip(words, words[1:], words[2:]))
+    if found & {"log", "shift", "bits"} and (names_size or "warp" in found):
+        return _LOG2
+    if "mask" in found and found & {"lane", "warp"} and not names_size:
+        return _LANE_MASK
+    return _SIZE if names_size else None
+
+
+_WRITES = "[(assignment_expression left: (identifier) @name) (pointer_expression argument: (identifier) @name)]"
+
+
+def _overwritten(name, source: SourceFile) -> bool:
+    """Is a local's first value only a default? `int ws = 32;` then `ws = prop.warpSize;` or
+    `hipDeviceGetAttribute(&ws, ...)`."""
+    if name.parent is None or name.parent.type != "init_declarator":
+        return False
+    function = enclosing_function(name)
+    text = source.node_text(name)
+    return function is not None and any(
+        source.node_text(n) == text and (n.parent.type == "assignment_expression" or n.parent.children[0].type == "&")
+        for n in queries.nodes(CUDA, _WRITES, function, "name"))
+
+
+def _definition_value(value, source: SourceFile) -> int | None:
+    if value.type == "preproc_arg":
+        m = _MACRO_INTEGER.fullmatch(_MACRO_COMMENT.sub("", source.node_text(value)).strip())
+        return int(m.group(1), 0) if m else None
+    value = strip_parens(value)
+    if value.type == "initializer_list" and len(value.named_children) == 1:  # `kWarpSize{32}`
+        value = value.named_children[0]
+    return integer_value(value, source)
+
+
+def _definition_message(name: str, kind: str, value: int) -> str:
+    if kind == _LOG2:
+        return f"`{name}` = {value} is log2 of a 32-lane warp; AMD wavefronts have 64."
+    if kind == _LANE_MASK:
+        return f"`{name}` = {value} masks lanes of a 32-lane warp; AMD wavefronts have 64."
+    return f"`{name}` fixes the warp size at {value}; AMD wavefronts have 64 lanes."
+
+
+def _definition_advice(name: str, kind: str) -> str:
+    amd, nvidia = {_SIZE: (64, 32), _LOG2: (6, 5), _LANE_MASK: (63, 31)}[kind]
+    device = {_SIZE: "warpSize", _LOG2: "__builtin_ctz(warpSize)", _LANE_MASK: "warpSize - 1"}[kind]
+    return (f"Define `{name}` per platform: {amd} under `#if defined(__GFX8__) || defined(__GFX9__)`, "
+            f"else {nvidia}; in device code use `{device}`, on the host query `hipDeviceAttributeWarpSize`")
+
+
+# =========================================================================================
+# Facts: warp-size definitions and uses, per file
+
+# Words that every warp-size constant's name contains (see `_warp_constant_kind`): a byte
+# search finds the candidates, the tree says what each one is.
+_CANDIDATE_NAMES = re.compile(rb"(?i)\b\w*(?:warp|lane)\w*")
+# Where a name gets its value: parent node type -> the field holding the value.
+_VALUE_FIELDS = {
+    "preproc_def": "value", "init_declarator": "value", "field_declaration": "default_value",
+    "enumerator": "value", "optional_parameter_declaration": "default_value",
+}
+# A name declared without a value (a parameter, a plain local) is neither a definition nor a use.
+_VALUELESS_DECLARATIONS = frozenset({"parameter_declaration", "declaration", "preproc_ifdef", "preproc_defined",
+                                     "preproc_function_def", "pointer_declarator", "reference_declarator"})
+# Statements and declarations end the walk from a use up to what it means.
+_STATEMENT_LEVEL = frozenset({
+    "expression_statement", "declaration", "field_declaration", "return_statement", "compound_statement",
+    "function_definition", "translation_unit", "if_statement", "while_statement", "do_statement",
+    "preproc_if", "preproc_ifdef", "preproc_elif", "template_argument_list", "preproc_def",
+})
+
+
+def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
+    """([WarpSizeDefinition], [WarpSizeUse]) of one C-family file."""
+    definitions: list[WarpSizeDefinition] = []
+    scopes: list[tuple[str, int, int, Location]] = []  # local definitions: (name, start, end, location)
+    uses = []
+    root = source.tree.root_node
+    kinds: dict[bytes, str | None] = {}
+    for match in _CANDIDATE_NAMES.finditer(source.data):
+        word = match.group()
+        if word not in kinds:
+            kinds[word] = None if word == b"warpSize" else _warp_constant_kind(word.decode())
+        if kinds[word] is None:
+            continue
+        name = root.descendant_for_byte_range(match.start(), match.end())
+        if name is None or name.type not in ("identifier", "field_identifier") or name.end_byte != match.end():
+            continue  # in a comment, a string, a macro body
+        parent = name.parent
+        field = _VALUE_FIELDS.get(parent.type) if parent is not None else None
+        value = parent.child_by_field_name(field) if field else None
+        if value is not None and parent.child_by_field_name("name" if parent.type in ("preproc_def", "enumerator")
+                                                             else "declarator") == name:
+            definitions.append(_definition(source, model, name, value, kinds[word], scopes))
+        elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and name.type == "identifier":
+            uses.append(name)
+    return definitions, _uses(source, model, uses, scopes)
+
+
+def _parameter_names(function, source: SourceFile) -> set[str]:
+    declarator = function.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = set()
+    for parameter in parameters.named_children if parameters is not None else ():
+        name = parameter.child_by_field_name("declarator")
+        while name is not None and name.type != "identifier":
+            name = name.child_by_field_name("declarator") or (name.named_children[0] if name.named_children else None)
+        if name is not None:
+            names.add(source.node_text(name))
+    return names
+
+
+def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str, scopes) -> WarpSizeDefinition:
+    definition = name.parent
+    if definition.type == "init_declarator" and definition.parent is not None:
+        definition = definition.parent  # the declaration, with its qualifiers
+    number = _definition_value(value, source)
+    location = source.location(name.start_byte, name.end_byte)
+    scope = _local_scope(definition)
+    if scope is not None:
+        scopes.append((source.node_text(name), name.start_byte, scope.end_byte, location))
+    arch_by_condition = memoized(source, "arch_conditions", lambda s: {
+        c.node.id: c.macros for c in model.conditions})
+    return WarpSizeDefinition(
+        name=source.node_text(name), location=location, file_digest=source.digest, kind=kind, value=number,
+        hard_wired=number == _HAZARD_VALUE[kind] and not _overwritten(name, source),
+        arch_macros=_arch_macros(definition, value, source, arch_by_condition),
+        local=scope is not None, status=model.status(definition.start_byte),
+    )
+
+
+def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSizeUse]:
+    facts = []
+    functions: dict[int, tuple[str, set[str]]] = {}  # id -> (function_space, parameter names)
+    for use in uses:
+        text = source.node_text(use)
+        bound = [loc for name, start, end, loc in scopes if name == text and start < use.start_byte < end]
+        function = enclosing_function(use)
+        if function is not None and function.id not in functions:
+            functions[function.id] = (function_space(function, source), _parameter_names(function, source))
+        space, parameters = functions[function.id] if function is not None else ("unknown", set())
+        if not bound and text in parameters:
+            continue  # a parameter hides the global constant
+        if _in_lambda(use):
+            space = "unknown"
+        facts.append(WarpSizeUse(
+            name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
+            context=_use_context(use, source),
+            host=space == "host" or _in_launch_configuration(use, source),
+            device=space == "device",
+            definition=bound[-1] if bound else None, status=model.status(use.start_byte),
+        ))
+    return facts
+
+
+def _local_scope(definition):
+    """The node a local definition is visible in (its function or template), else None."""
+    if definition.type == "preproc_def":
+        return None
+    for parent in _ancestors(definition):
+        if parent.type in ("function_definition", "template_declaration", "lambda_expression"):
+            return parent
+        if parent.type in ("translation_unit", "namespace_definition", "field_declaration_list",
+                           "linkage_specification"):
+            return None
+    return None
+
+
+def _arch_macros(definition, value, source: SourceFile, arch_by_condition) -> tuple[str, ...]:
+    """Architecture macros in the `#if` conditions around a definition, or in its value."""
+    found = set(_ARCH_MACRO.findall(source.node_text(value)))
+    for parent in _ancestors(definition):
+        found.update(m for m in arch_by_condition.get(parent.id, ()) if _ARCH_MACRO.fullmatch(m))
+    return tuple(sorted(found))
+
+
+def _use_context(use, source: SourceFile) -> str:
+    """What a use of a warp-size constant does: feeds a "shuffle", builds a "mask", does
+    lane "arithmetic", bounds a "loop", sizes an array ("array size"), or "other"."""
+    if _feeds_shuffle(use, source):
+        return "shuffle"
+    child, found = use, "other"
+    for parent in _ancestors(use):
+        kind = parent.type
+        if kind == "array_declarator" and child == parent.child_by_field_name("size"):
+            return "other" if _only_warp_slots(parent, source) else "array size"
+        if kind == "for_statement":
+            return "loop" if child != parent.child_by_field_name("body") else found
+        if kind in ("preproc_if", "preproc_elif") and child == parent.child_by_field_name("condition"):
+            return "other"  # `#if WARP_SIZE == 64`: a test, not a computation
+        if kind in _STATEMENT_LEVEL or kind == "argument_list":
+            return found
+        if found == "other" and kind == "binary_expression":
+            operator = parent.child_by_field_name("operator").type
+            found = "mask" if operator == "<<" and child == parent.child_by_field_name("right") else "arithmetic"
+        elif found == "other" and kind == "assignment_expression" and child == parent.child_by_field_name("right"):
+            found = "arithmetic" if parent.child_by_field_name("operator").type != "=" else "other"
+        child = parent
+    return found
+
+
+def _only_warp_slots(array, source: SourceFile) -> bool:
+    """Is the array indexed only by warp (`partial[warp_id]`), never by lane? Then 32 slots are
+    an upper bound on any GPU. Arrays whose indexing is not seen here count as per-lane."""
+    name = array.child_by_field_name("declarator")
+    function = enclosing_function(array)
+    if name is None or name.type != "identifier" or function is None:
+        return False
+    text = source.node_text(name)
+    indices = [_index_of(m["subscript"][0]) for m in queries.matches(CUDA, _SUBSCRIPTS, function)
+               if source.node_text(m["array"][0]) == text]
+    return bool(indices) and all(i is not None and _is_warp_index(i, source) for i in indices)
+
+
+# =========================================================================================
+# W001, across files: a hard-wired warp size, at its definition and at its uses
+
+_REPORTED_USES = {
+    "shuffle": "feeds a shuffle",
+    "mask": "builds a lane mask",
+    "arithmetic": "does lane arithmetic",
+    "loop": "bounds a loop over lanes",
+    "array size": "sizes a per-lane array",
+}
+_MAX_RELATED_USES = 5
+
+
+def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
+    """Definitions that assume 32-lane warps, reported once, and the uses that compute with them."""
+    groups: dict[object, list[WarpSizeDefinition]] = {}
+    for definition in index.warp_size_definitions:
+        if definition.status is not Status.DEAD:
+            key = definition.location if definition.local else definition.name
+            groups.setdefault(key, []).append(definition)
+    uses_of: dict[object, list[WarpSizeUse]] = {}
+    for use in index.warp_size_uses:
+        if use.status is not Status.DEAD:
+            uses_of.setdefault(use.definition if use.definition is not None else use.name, []).append(use)
+    findings = []
+    for key, definitions in groups.items():
+        # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
+        if not all(d.hard_wired for d in definitions):
+            continue
+        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES]
+        error = any(u.context == "shuffle" for u in uses)
+        for definition in definitions:
+            findings.append(Finding(
+                location=definition.location,
+                message=_definition_message(definition.name, definition.kind, definition.value),
+                fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
+                severity=Severity.ERROR if error else None,
+                related=tuple(Related(u.location, f"`{u.name}` {_REPORTED_USES[u.context]} here")
+                              for u in uses[:_MAX_RELATED_USES]),
+                matched=definition.name, file_digest=definition.file_digest,
+            ))
+        defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
+        for use in uses:
+            findings.append(Finding(
+                location=use.location,
+                message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
+                        "AMD wavefronts have 64 lanes.",
+                fix=Fix.advice(_use_advice(use, definitions[0])),
+                severity=Severity.ERROR if use.context == "shuffle" else None,
+                related=defined, matched=use.name, file_digest=use.file_digest,
+            ))
+    return findings
+
+
+def _use_advice(use: WarpSizeUse, definition: WarpSizeDefinition) -> str:
+    device = {"size": "warpSize", "log2": "__builtin_ctz(warpSize)", "lane mask": "(warpSize - 1)"}[definition.kind]
+    if use.device and use.context != "array size":
+        return f"Replace `{use.name}` with `{device}` here, or define `{use.name}` per platform"
+    return _definition_advice(use.name, definition.kind)
+
+
+# =========================================================================================
+# W007 per-warp-shared-sizing
+
+_COUNT_WORDS = frozenset({"num", "n", "nr", "count", "cnt", "per", "total", "max"})
+_THREAD_COUNT_WORDS = frozenset({"block", "blocksize", "threads", "thread", "nthreads", "cta", "blockdim"})
+_NOT_THREADS = frozenset({"bytes", "bits", "elems", "elements", "rows", "cols", "heads", "items", "words", "size8"})
+# `X / 32`, `X >> 5` count 32-lane warps; `X / 64`, `X >> 6` count 64-lane ones.
+_WARP_DIVISORS = {("/", 32): 32, (">>", 5): 32, ("/", 64): 64, (">>", 6): 64}
+_DIVISIONS = "(binary_expression operator: [\"/\" \">>\"] right: (number_literal)) @division"
+_SHARED_ARRAYS = """
+(declaration (type_qualifier) @qualifier
+  declarator: (array_declarator declarator: (identifier) @array size: (number_literal) @size)) @declaration
+"""
+_SUBSCRIPTS = "(subscript_expression argument: (identifier) @array) @subscript"
+_COUNT_ADVICE = ("Keep `/ 32` only as an array bound (an upper bound on every GPU); count the warps that "
+                 "run with `blockDim.x / warpSize` (host: `hipDeviceAttributeWarpSize`)")
+_SIZE_ADVICE = "Size per-warp arrays for 32-lane warps (`BLOCK / 32`, an upper bound on every GPU)"
+
+
+def _names_warp_count(name: str) -> bool:
+    """`WARPS_PER_BLOCK`, `kNumWarps`, `num_warps`, `nwarps`, `WARP_COUNT`."""
+    words = set(_words(name))
+    return bool(words & {"warps", "nwarps", "numwarps", "nwarp"}) or ("warp" in words and bool(words & _COUNT_WORDS))
+
+
+def _names_thread_count(node, source: SourceFile) -> bool:
+    """An expression over a block's thread count: `BLOCK`, `kBlockSize`, `NUM_THREADS + 31`."""
+    names = [node] if node.type == "identifier" else queries.nodes(CUDA, "(identifier) @id", node, "id")
+    for name in names:
+        words = set(_words(source.node_text(name)))
+        if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"}:
+            return True
+    return False
+
+
+def _warp_count_receiver(expression, source: SourceFile):
+    """The name a count initialises (`#define WARPS (B / 32)`, `constexpr int kWarps = B / 32`), else None."""
+    node = expression
+    for parent in _ancestors(expression):
+        if parent.type in ("parenthesized_expression", "cast_expression"):
+            node = parent
+            continue
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            return parent.child_by_field_name("declarator")
+        if parent.type in ("optional_parameter_declaration", "field_declaration"):
+            return parent.child_by_field_name("declarator")
+        return None
+    return None
+
+
+class _PerWarpScan:
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.findings: list[Finding] = []
+        self._identifiers = None
+
+    def identifiers(self):
+        if self._identifiers is None:
+            self._identifiers = queries.nodes(CUDA, "(identifier) @id", self.source.tree.root_node, "id")
+        return self._identifiers
+
+    def counts(self, root, in_macro: bool) -> None:
+        source = self.source
+        for division in queries.nodes(CUDA, _DIVISIONS, root, "division"):
+            op = division.child_by_field_name("operator").type
+            lanes = _WARP_DIVISORS.get((op, integer_value(division.child_by_field_name("right"), source)))
+            left = strip_parens(division.child_by_field_name("left"))
+            if lanes is None or _is_thread_expr(left, source):
+                continue  # `blockDim.x / 32` is W001's
+            if in_macro:
+                name = self._macro_name(division)
+            else:
+                receiver = _warp_count_receiver(division, source)
+                name = source.node_text(receiver) if receiver is not None else None
+            if not (_names_thread_count(left, source) or (name and _names_warp_count(name))):
+                continue
+            array_size = any(a.type == "array_declarator" for a in _ancestors(division))
+            uses = self._uses(name, division) if name else []
+            counted = [u for u in uses if not any(a.type == "array_declarator" for a in _ancestors(u))]
+            shown = " ".join(source.node_text(division).split())
+            if lanes == 32 and (counted if name else not array_size):
+                related = tuple(Related(source.location(u.start_byte, u.end_byte),
+                                        f"`{name}` counts warps here") for u in counted[:3])
+                self.findings.append(at_node(
+                    source, division, f"`{shown}` counts 32-lane warps; a block has half as many on AMD.",
+                    Fix.advice(_COUNT_ADVICE), related=related))
+            elif lanes == 64 and (array_size or len(uses) > len(counted)):
+                self.findings.append(at_node(
+                    source, division, f"`{shown}` counts 64-lane warps; 32-lane warps (CUDA, RDNA) need twice as many.",
+                    Fix.advice(_SIZE_ADVICE)))
+
+    def _macro_name(self, node) -> str | None:
+        """The name of the `#define` whose body holds `node` (macro-tree offsets match the file's)."""
+        found = self.source.tree.root_node.descendant_for_byte_range(node.start_byte, node.end_byte)
+        while found is not None and found.type not in ("preproc_def", "preproc_function_def"):
+            found = found.parent
+        name = found.child_by_field_name("name") if found is not None else None
+        return self.source.node_text(name) if name is not None else None
+
+    def _uses(self, name: str, definition) -> list:
+        return [n for n in self.identifiers() if self.source.node_text(n) == name
+                and not (definition.start_byte <= n.start_byte < definition.end_byte)
+                and n.parent is not None
+                and n.parent.type not in ("init_declarator", "preproc_def", "optional_parameter_declaration")]
+
+    def shared_slots(self) -> None:
+        """`__shared__ T s[32]` written per warp and read over 32 slots: slots 16–31 stay unset on AMD."""
+        source = self.source
+        for match in queries.matches(CUDA, _SHARED_ARRAYS, source.tree.root_node):
+            if source.node_text(match["qualifier"][0]) != "__shared__":
+                continue
+            size = match["size"][0]
+            if integer_value(size, source) != 32:
+                continue
+            function = enclosing_function(match["declaration"][0])
+            name = source.node_text(match["array"][0])
+            if function is None:
+                continue
+            subscripts = [m["subscript"][0] for m in queries.matches(CUDA, _SUBSCRIPTS, function)
+                          if source.node_text(m["array"][0]) == name]
+            written = any(_is_warp_index(_index_of(s), source) and _is_written(s) for s in subscripts)
+            guards = [g for s in subscripts if not _is_written(s) for g in [_bound_32(s, source)] if g is not None]
+            if written and guards:
+                self.findings.append(at_node(
+                    source, size, f"`{name}[32]` has a slot per 32-lane warp; reads of slots 16–31 get no "
+                                  "AMD wavefront's value.",
+                    Fix.advice(f"Read only the slots written: bound the read of `{name}` by "
+                               "`blockDim.x / warpSize`, not 32"),
+                    related=(Related(source.location(guards[0].start_byte, guards[0].end_byte),
+                                     "every one of 32 slots is read here"),)))
+
+
+def _index_of(subscript):
+    indices = subscript.child_by_field_name("indices")
+    named = [c for c in indices.named_children if c.type != "comment"] if indices is not None else []
+    return named[0] if len(named) == 1 else None
+
+
+def _is_written(subscript) -> bool:
+    parent = subscript.parent
+    return parent is not None and parent.type == "assignment_expression" and \
+        parent.child_by_field_name("left") == subscript
+
+
+def _is_warp_index(node, source: SourceFile) -> bool:
+    """`wid`, `warp_id`, `threadIdx.x / 32`, `tid >> 5`, `threadIdx.x / warpSize`."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    if node.type == "identifier":
+        return _index_kind(source.node_text(node)) == "warp"
+    if node.type == "binary_expression" and node.child_by_field_name("operator").type in ("/", ">>"):
+        right = strip_parens(node.child_by_field_name("right"))
+        by_warp = integer_value(right, source) in (32, 5) or _warp_constant_kind(source.node_text(right)) == "size"
+        return by_warp and _is_thread_expr(node.child_by_field_name("left"), source)
+    return False
+
+
+def _bound_32(subscript, source: SourceFile):
+    """The `< 32` that guards or bounds a read (`threadIdx.x < 32 ? s[threadIdx.x] : 0`,
+    `for (i = 0; i < 32; ++i) s[i]`), else None."""
+    child = subscript
+    for parent in _ancestors(subscript):
+        if parent.type == "function_definition":
+            return None
+        condition = None
+        if parent.type in ("if_statement", "conditional_expression", "for_statement", "while_statement"):
+            condition = parent.child_by_field_name("condition")
+        if condition is not None and child != condition:
+            for comparison in [strip_parens(condition.child_by_field_name("value") or condition)]:
+                if comparison is not None and comparison.type == "binary_expression":
+                    op = comparison.child_by_field_name("operator").type
+                    right = comparison.child_by_field_name("right")
+                    if (op, integer_value(right, source)) in (("<", 32), ("<=", 31)):
+                        return comparison
+        child = parent
+    return None
+
+
+# Bytes every shape needs: a division by 32 or 64 (or a shift by 5 or 6), or a `[32]` array.
+_W007_BYTES = (b"/ 32", b"/32", b">> 5", b">>5", b"/ 64", b"/64", b">> 6", b">>6")
+
+
+def check_per_warp_shared_sizing(source: SourceFile) -> list[Finding]:
+    data = source.data
+    has_counts = any(marker in data for marker in _W007_BYTES)
+    has_slots = b"__shared__" in data and b"[32]" in data
+    if not has_counts and not has_slots:
+        return []
+    scan = _PerWarpScan(source)
+    if has_counts:
+        scan.counts(source.tree.root_node, False)
+        macros = macro_tree(source)
+        if macros is not None:
+            scan.counts(macros, True)
+    if has_slots:
+        scan.shared_slots()
+    return scan.findings
+
+
+# =========================================================================================
+# W008 warpsize-not-constexpr
+
+# A template argument `f<warpSize>` holds a type_identifier.
+_WARP_SIZE_NAMES = '([(identifier) (type_identifier)] @name (#any-of? @name "warpSize" "C10_WARP_SIZE"))'
+_LOCAL_WARP_SIZE = '(_ declarator: (identifier) @name (#eq? @name "warpSize"))'
+_C10_HOST_ADVICE = "Read it at run time: `at::cuda::warp_size()` (or `hipDeviceGetAttribute(..., " \
+                   "hipDeviceAttributeWarpSize, dev)`)"
+
+
+def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
+    if b"warpSize" not in source.data and b"C10_WARP_SIZE" not in source.data:
+        return []
+    root = source.tree.root_node
+    findings = []
+    spaces: dict[int, str] = {}
+    shadowed: dict[int, bool] = {}
+    for name in queries.nodes(CUDA, _WARP_SIZE_NAMES, root, "name"):
+        text = source.node_text(name)
+        if name.parent is not None and name.parent.type in _NAMING_ONLY:
+            continue  # `#define C10_WARP_SIZE ...`, `#ifdef C10_WARP_SIZE`
+        function = enclosing_function(name)
+        if function is not None and function.id not in spaces:
+            spaces[function.id] = function_space(function, source)
+            # `int warpSize = prop.warpSize;` in a host function: a local of that name.
+            shadowed[function.id] = bool(queries.nodes(CUDA, _LOCAL_WARP_SIZE, function, "name"))
+        if function is not None and shadowed[function.id]:
+            continue
+        space = spaces[function.id] if function is not None else None
+        context = "constant" if _in_launch_bounds(name) else _code_context(name, source, False)
+        if context == "constant":
+            if text == "C10_WARP_SIZE" and space in ("device", "host-device", "unknown"):
+                continue  # PyTorch defines a per-architecture constant for the device pass
+            findings.append(at_node(source, name, f"`{text}` is not a constant expression on ROCm 7; "
+                                                  "this needs one.", Fix.advice(CONSTANT_ADVICE)))
+        elif space == "host" and not _in_lambda(name):
+            if text == "warpSize":
+                findings.append(at_node(source, name, "Host code reads `warpSize`, which ROCm defines only for "
+                                                      "device code.", Fix.advice(HOST_ADVICE)))
+            else:
+                findings.append(at_node(source, name, "Host code reads `C10_WARP_SIZE`, which is no device's "
+                                                      "warp size on ROCm.", Fix.advice(_C10_HOST_ADVICE)))
+    return findings
+
+
+_NAMING_ONLY = frozenset({"preproc_def", "preproc_function_def", "preproc_ifdef", "preproc_defined"})
+
+
+def _in_launch_bounds(node) -> bool:
+    return any(a.type == "launch_bounds" for a in _ancestors(node))
+
+
+# =========================================================================================
+# W009 arch-macro-warp-size
+
+_WAVEFRONT_MACRO_ADVICE = ("Read the size where it is known: `warpSize` in device code, "
+                           "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)` on the host; "
+                           "in `#if`, test `defined(__GFX8__) || defined(__GFX9__)`")
+_HOST_USE_ADVICE = ("Query the size on the host: `hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`; "
+                    "for `__launch_bounds__` use the upper bound 64")
+
+
+def check_arch_macro_warp_size(source: SourceFile) -> list[Finding]:
+    """Every `__AMDGCN_WAVEFRONT_SIZE` outside comments and strings (in code, `#if`, `#define`)."""
+    data = source.data
+    if b"__AMDGCN_WAVEFRONT_SIZE" not in data:
+        return []
+    findings = []
+    root = source.tree.root_node
+    at = data.find(b"__AMDGCN_WAVEFRONT_SIZE")
+    while at != -1:
+        end = at + len(b"__AMDGCN_WAVEFRONT_SIZE")
+        if data[end:end + 2] == b"__":
+            end += 2
+        node = root.descendant_for_byte_range(at, end)
+        if node is not None and node.type not in ("comment", "string_content", "string_literal", "system_lib_string"):
+            written = data[at:end].decode()
+            findings.append(finding(source, at, end,
+                                    f"`{written}` is deprecated and gone from newer LLVM (ROCm 7.2).",
+                                    Fix.advice(_WAVEFRONT_MACRO_ADVICE)))
+        at = data.find(b"__AMDGCN_WAVEFRONT_SIZE", end)
+    return findings
+
+
+def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
+    """A warp size picked by architecture macros, used by host code: the host pass defines no
+    `__GFX9__` (it sees the `#else` value) and only a placeholder `__AMDGCN_WAVEFRONT_SIZE`."""
+    chosen: dict[str, list[WarpSizeDefinition]] = {}
+    for definition in index.warp_size_definitions:
+        if definition.arch_macros and not definition.local and definition.status is not Status.DEAD:
+            chosen.setdefault(definition.name, []).append(definition)
+    findings = []
+    for use in index.warp_size_uses:
+        definitions = chosen.get(use.name)
+        if not definitions or not use.host or use.definition is not None or use.status is Status.DEAD:
+            continue
+        macro = definitions[0].arch_macros[0]
+        findings.append(Finding(
+            location=use.location,
+            message=f"Host code uses `{use.name}`, chosen by `{macro}`, which only the device pass sees.",
+            fix=Fix.advice(_HOST_USE_ADVICE),
+            related=tuple(Related(d.location, f"`{d.name}` is chosen by `{', '.join(d.arch_macros)}` here")
+                          for d in definitions),
+            matched=use.name, file_digest=use.file_digest,
+        ))
+    return findings

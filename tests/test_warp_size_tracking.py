@@ -1,0 +1,96 @@
+"""W001 across files: a warp size hard-wired in a header is reported at its definition once
+and at each use in the kernel files, with the definition as the related location."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from portlint import engine
+from portlint.config import Config
+from portlint.finding import Severity
+from portlint.report import ReportContext, render
+
+HARD_WIRED = "#pragma once\n#define WARP_SIZE 32\n"
+PER_PLATFORM = """\
+#pragma once
+#if defined(__HIP_PLATFORM_AMD__)
+#define WARP_SIZE 64
+#else
+#define WARP_SIZE 32
+#endif
+"""
+KERNELS = {
+    "reduce.cu": """\
+        #include "warp.h"
+        __device__ float warp_sum(float v) {
+          for (int o = WARP_SIZE / 2; o > 0; o /= 2) v += __shfl_down(v, o);
+          return v;
+        }
+    """,
+    "lanes.cu": """\
+        #include "warp.h"
+        __global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WARP_SIZE; }
+    """,
+    "tile.cu": """\
+        #include "warp.h"
+        __global__ void tile(const float* in, float* out) {
+          __shared__ float s[WARP_SIZE];
+          s[threadIdx.x] = in[threadIdx.x];
+          out[threadIdx.x] = s[0];
+        }
+    """,
+}
+
+
+def _project(root: Path, header: str) -> Path:
+    (root / "include").mkdir()
+    (root / "include" / "warp.h").write_text(header, encoding="utf-8")
+    for name, text in KERNELS.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def _scan(root: Path, jobs: int = 1) -> engine.ScanResult:
+    return engine.scan([root], Config(root=root, select=("W001",)), jobs=jobs)
+
+
+def test_uses_of_a_hard_wired_header_constant_are_reported_with_the_definition_related(tmp_path: Path) -> None:
+    result = _scan(_project(tmp_path, HARD_WIRED))
+    by_file = {Path(f.path).name: f for f in result.findings}
+    assert sorted(by_file) == ["lanes.cu", "reduce.cu", "tile.cu", "warp.h"], [f.message for f in result.findings]
+    definition = by_file.pop("warp.h")
+    assert definition.location.start_line == 2
+    assert definition.severity is Severity.ERROR, "a use feeds a shuffle"
+    assert {Path(r.location.path).name for r in definition.related} == set(by_file)
+    for name, use in by_file.items():
+        assert use.matched == "WARP_SIZE"
+        (related,) = use.related
+        assert Path(related.location.path).name == "warp.h" and related.location.start_line == 2, name
+    assert by_file["reduce.cu"].severity is Severity.ERROR
+    assert "array" in by_file["tile.cu"].message and "arithmetic" in by_file["lanes.cu"].message
+
+
+def test_a_per_platform_definition_makes_every_use_silent(tmp_path: Path) -> None:
+    assert _scan(_project(tmp_path, PER_PLATFORM)).findings == []
+
+
+def test_definition_reported_once_and_workers_agree(tmp_path: Path) -> None:
+    root = _project(tmp_path, HARD_WIRED)
+    for i in range(50):  # enough files for worker processes: the facts cross a pickle
+        (root / f"extra{i}.cu").write_text(f'#include "warp.h"\nint f{i}(int t) {{ return t / WARP_SIZE; }}\n')
+    serial, parallel = _scan(root), _scan(root, jobs=2)
+    assert [f.location for f in serial.findings] == [f.location for f in parallel.findings]
+    assert sum(1 for f in serial.findings if Path(f.path).name == "warp.h") == 1
+
+
+def test_sarif_carries_the_definition_as_a_related_location(tmp_path: Path) -> None:
+    root = _project(tmp_path, HARD_WIRED)
+    sarif = json.loads(render("sarif", _scan(root), ReportContext(root=root)))
+    uses = [r for r in sarif["runs"][0]["results"]
+            if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "lanes.cu"]
+    (use,) = uses
+    (related,) = use["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
+    assert related["physicalLocation"]["region"]["startLine"] == 2
