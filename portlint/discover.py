@@ -14,11 +14,14 @@ from pathlib import Path
 import pathspec
 
 from portlint.config import Config
-from portlint.source import CMAKE, CUDA, PYTHON
+from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
 CUDA_SUFFIXES = frozenset(
     ".cu .cuh .hip .cpp .cc .cxx .c .h .hpp .hh .hxx .inl .ipp .tpp".split()
 )
+
+# GNU make's default names, and included fragments (`common.mk`, `rules.make`).
+MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 
 
 def language_of(path: Path) -> str | None:
@@ -27,9 +30,27 @@ def language_of(path: Path) -> str | None:
         return CMAKE
     if path.suffix == ".py":
         return PYTHON
+    if name in MAKEFILE_NAMES or path.suffix in (".mk", ".make"):
+        return MAKE
     if path.suffix.lower() in CUDA_SUFFIXES:
         return CUDA
+    if name == "pyproject.toml":
+        return PYPROJECT
+    if _is_requirements_file(path):
+        return REQUIREMENTS
     return None
+
+
+def _is_requirements_file(path: Path) -> bool:
+    """pip requirements and constraint files: `requirements*.txt`, `dev-requirements.txt`,
+    pip-tools' `requirements*.in`, `constraints*.txt`, and `.txt`/`.in` files in a
+    `requirements/` folder (`requirements/rocm.txt`). Other `.in` files (`MANIFEST.in`,
+    `config.h.in`) are not."""
+    if path.suffix not in (".txt", ".in"):
+        return False
+    stem = path.stem.lower()
+    return (stem.startswith(("requirements", "constraints")) or stem.endswith("requirements")
+            or path.parent.name.lower() == "requirements")
 
 
 @dataclass(frozen=True)
@@ -69,7 +90,7 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
         else:
             language = language_of(given)
             if language is None:
-                skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake or Python file"))
+                skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake, Makefile or Python file"))
             else:
                 found[given.resolve()] = candidate(given, language, True)
     return sorted(found.values(), key=lambda c: str(c.path)), skipped

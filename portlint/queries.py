@@ -10,10 +10,12 @@ from functools import cache
 import tree_sitter
 import tree_sitter_cmake
 import tree_sitter_cuda
+import tree_sitter_make
 
 _GRAMMARS = {
     "cuda": tree_sitter_cuda.language,
     "cmake": tree_sitter_cmake.language,
+    "make": tree_sitter_make.language,
 }
 
 
@@ -28,7 +30,37 @@ def _parser(name: str) -> tree_sitter.Parser:
 
 
 def parse(name: str, data: bytes) -> tree_sitter.Tree:
-    return _parser(name).parse(data)
+    tree = _parser(name).parse(data)
+    if name == "make" and b"\n\t" in data:
+        tree = _make_lines_reparsed(tree, data)
+    return tree
+
+
+def _make_lines_reparsed(tree: tree_sitter.Tree, data: bytes) -> tree_sitter.Tree:
+    """tree-sitter-make reads a tab-indented line with no rule before it (`\tCFLAGS += -O3`
+    in an `ifdef` block, as llama.cpp's Makefile writes them) as a recipe line; GNU make
+    reads a make line there. Parse again with those tabs as spaces (same byte offsets)."""
+    for _ in range(3):
+        orphans = [n for n in nodes("make", "(recipe_line) @line", tree.root_node, "line") if not _in_recipe(n)]
+        if not orphans:
+            break
+        shadow = bytearray(data)
+        for line in orphans:
+            at = line.start_byte - 1
+            while at >= 0 and shadow[at] in b" \t":
+                if shadow[at] == 0x09:
+                    shadow[at] = 0x20
+                at -= 1
+        data = bytes(shadow)
+        tree = _parser("make").parse(data)
+    return tree
+
+
+def _in_recipe(node) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type != "recipe":
+        parent = parent.parent
+    return parent is not None
 
 
 @cache

@@ -5,7 +5,9 @@
 - `// portlint: ignore-file[W001]` (anywhere) silences a rule in the whole file.
 - clang-tidy's `// NOLINT(portlint-W001)` and `// NOLINTNEXTLINE(portlint-W001)`; globs
   such as `portlint-*` work, and a bare NOLINT silences everything, as in clang-tidy.
-- `#` comments take the same forms in CMake and Python.
+- `#` comments take the same forms in CMake, Python and Makefiles (where a comment may also
+  end a variable assignment or a recipe line), requirements files (pip's comment rule) and
+  pyproject.toml (`#` outside strings).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from portlint import queries
-from portlint.source import CMAKE, CUDA, PYTHON, SourceFile
+from portlint import manifests, queries
+from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS, SourceFile
 
 ALL = "*"
 _PORTLINT = re.compile(r"portlint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
@@ -99,5 +101,35 @@ def _comments(source: SourceFile):
         except (tokenize.TokenError, SyntaxError):
             return
         return
+    if source.language == MAKE:
+        yield from _make_comments(source)
+        return
+    if source.language == REQUIREMENTS:
+        yield from manifests.requirement_comments(source.data)  # pip's rule: `#` after whitespace
+        return
+    if source.language == PYPROJECT:
+        yield from manifests.toml_comments(source.data)  # a TOML scan that skips strings
+        return
     for node in queries.nodes(source.language, _COMMENT_QUERY[source.language], source.tree.root_node, "c"):
         yield node.start_byte, source.node_text(node)
+
+
+# Whole-line comments are nodes; a `#` that ends an assignment's value or a recipe line is
+# part of that node's text (make strips the first, the shell the second).
+_MAKE_COMMENT_QUERY = "[(comment) @c (variable_assignment value: (text) @v) (shell_text) @v]"
+
+
+def _make_comments(source: SourceFile):
+    for name, node in queries.captures(MAKE, _MAKE_COMMENT_QUERY, source.tree.root_node):
+        if name == "c":
+            yield node.start_byte, source.node_text(node)
+            continue
+        # The first `#` outside `$(...)` references and not escaped as `\#`.
+        skip = [(c.start_byte, c.end_byte) for c in node.named_children]
+        data = source.data
+        at = data.find(b"#", node.start_byte, node.end_byte)
+        while at != -1:
+            if data[at - 1:at] != b"\\" and not any(s <= at < e for s, e in skip):
+                yield at, data[at:node.end_byte].decode("utf-8", errors="replace")
+                break
+            at = data.find(b"#", at + 1, node.end_byte)

@@ -1,10 +1,18 @@
-"""CMake rules (B002-B004, C003): what the fixtures cannot show in one file each."""
+"""CMake rules (B001-B004, C001-C003, R003): what the fixtures cannot show in one file each."""
 
 from __future__ import annotations
 
+import shutil
 import textwrap
+from pathlib import Path
 
 from harness import assert_findings, fix_until_stable
+from portlint import engine
+from portlint.config import Config
+from portlint.finding import Severity
+from portlint.fix import Applicability
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _fixed(tmp_path, src: str, code: str) -> str:
@@ -90,3 +98,176 @@ def test_link_item_glued_to_other_text_gets_advice_only(tmp_path) -> None:
         target_link_libraries(app PRIVATE "-Wl,--as-needed CUDA::cublas" éCUDA::cufft)
         """, "cmake", "C003", "C003", tmp_path=tmp_path, select=("C003",))
     assert not [f for f in result.findings if f.fix.is_applicable]
+
+
+# ---- a CMake build read as a whole: facts joined across list files ---------------------------
+def _project(tmp_path: Path, **files: str) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+def _scan(root: Path, *codes: str, jobs: int = 1) -> engine.ScanResult:
+    return engine.scan([root], Config(root=root, select=codes), jobs=jobs)
+
+
+def _where(finding) -> tuple[str, int]:
+    """(file name, line) of a finding or a related location."""
+    return Path(finding.location.path).name, finding.location.start_line
+
+
+def test_lto_flag_in_an_included_file_is_reported_once_with_the_hip_place_related(tmp_path) -> None:
+    root = tmp_path / "case"
+    shutil.copytree(FIXTURES / "B002" / "bad_cross_file", root)
+    findings = _scan(root, "B002").findings
+    assert [(Path(f.path).relative_to(root).as_posix(), f.location.start_line) for f in findings] == [
+        ("cmake/flags.cmake", 2), ("cmake/flags.cmake", 3)]
+    for f in findings:
+        (related,) = f.related
+        assert Path(related.location.path) == root / "CMakeLists.txt"
+        assert related.location.start_line == 8  # enable_language(HIP)
+        assert "enable_language(HIP)" in related.message
+
+
+def test_lto_flag_is_silent_once_no_list_file_of_the_project_builds_hip(tmp_path) -> None:
+    root = _project(tmp_path, **{
+        "CMakeLists.txt": """\
+            project(ops LANGUAGES CXX CUDA)
+            include(cmake/flags.cmake)
+            """,
+        "cmake/flags.cmake": 'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -flto")\n',
+        # Another project in the same scan builds HIP: it is not this build.
+        "examples/CMakeLists.txt": "project(example LANGUAGES CXX HIP)\n",
+    })
+    assert not _scan(root, "B002").findings
+
+
+def test_facts_of_list_files_analysed_in_worker_processes_are_joined(tmp_path, monkeypatch) -> None:
+    root = _project(tmp_path, **{
+        "CMakeLists.txt": """\
+            project(ops LANGUAGES CXX HIP)
+            include(cmake/flags.cmake)
+            target_compile_options(ops PRIVATE ${OPT})
+            """,
+        "cmake/flags.cmake": "set(OPT -O3 -flto)\n",
+    })
+    monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
+    (finding,) = _scan(root, "B002", jobs=2).findings
+    assert _where(finding) == ("flags.cmake", 1)
+
+
+def test_variable_read_in_a_subdirectory_reaches_hip_flags_and_is_fixed_where_set(tmp_path) -> None:
+    root = _project(tmp_path, **{
+        "CMakeLists.txt": """\
+            project(ops LANGUAGES CXX HIP)
+            set(CMAKE_HIP_ARCHITECTURES gfx90a)
+            include(Flags)
+            add_subdirectory(src)
+            """,
+        "cmake/Flags.cmake": "set(GPU_DEBUG -lineinfo)\n",
+        "src/CMakeLists.txt": 'set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS} ${GPU_DEBUG}")\n',
+    })
+    (finding,) = _scan(root, "B001").findings
+    assert _where(finding) == ("Flags.cmake", 1)
+    assert finding.fix.applicability is Applicability.UNSAFE
+    fix_until_stable([root], root, ("B001",))
+    assert (root / "cmake" / "Flags.cmake").read_text() == "set(GPU_DEBUG -gline-tables-only)\n"
+
+
+def test_nvcc_flags_given_to_cuda_compiles_only_stay_silent_in_a_hip_build(tmp_path) -> None:
+    result = assert_findings("""\
+        project(ops LANGUAGES CXX CUDA HIP)
+        set(CMAKE_HIP_ARCHITECTURES gfx90a)
+        set(NVCC_ONLY --use_fast_math -Xptxas=-v)
+        set(SHARED --expt-relaxed-constexpr)
+        target_compile_options(ops PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${NVCC_ONLY};${SHARED}>")
+        target_compile_options(ops PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:${SHARED}>")
+        """, "cmake", "B001", tmp_path=tmp_path, select=("B001",))
+    (finding,) = result.findings
+    assert finding.location.start_line == 4
+    assert "keep `--expt-relaxed-constexpr` for nvcc only" in finding.fix.title
+
+
+def test_architecture_flag_is_an_error(tmp_path) -> None:
+    result = assert_findings("""\
+        project(ops LANGUAGES CXX HIP)
+        set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS} -arch=sm_80 --use_fast_math")
+        """, "cmake", "B001", "B001", "R003", tmp_path=tmp_path, select=("B001", "R003"))
+    severities = {f.matched: f.severity for f in result.findings if f.code == "B001"}
+    assert severities == {"-arch=sm_80": Severity.ERROR, "--use_fast_math": Severity.WARNING}
+
+
+def test_cuda_language_is_reported_only_in_the_project_without_a_hip_path(tmp_path) -> None:
+    root = _project(tmp_path, **{
+        "ported/CMakeLists.txt": """\
+            project(ported LANGUAGES CXX CUDA)
+            include(cmake/rocm.cmake)
+            """,
+        "ported/cmake/rocm.cmake": "if(USE_ROCM)\n  enable_language(HIP)\nendif()\n",
+        "legacy/CMakeLists.txt": "project(legacy LANGUAGES CXX CUDA)\n",
+    })
+    (finding,) = _scan(root, "C001").findings
+    assert Path(finding.path).parent.name == "legacy"
+
+
+def test_hip_path_in_a_file_included_only_from_the_cuda_arm_does_not_count(tmp_path) -> None:
+    root = _project(tmp_path, **{
+        "CMakeLists.txt": """\
+            project(ops LANGUAGES CXX)
+            enable_language(CUDA)
+            if(USE_ROCM)
+              message(STATUS "ROCm is not supported yet")
+            else()
+              include(cmake/gpu.cmake)
+            endif()
+            """,
+        "cmake/gpu.cmake": "find_package(hip)\n",
+    })
+    (finding,) = _scan(root, "C001").findings
+    assert _where(finding) == ("CMakeLists.txt", 2)
+
+
+def test_cuda_architectures_in_a_hip_build_are_an_error_pointing_at_the_hip_language(tmp_path) -> None:
+    root = tmp_path / "case"
+    shutil.copytree(FIXTURES / "C002" / "bad_hip_no_arch", root)
+    (finding,) = _scan(root, "C002").findings
+    assert finding.severity is Severity.ERROR
+    (related,) = finding.related
+    assert _where(related) == ("CMakeLists.txt", 7)
+
+
+def test_one_hip_architectures_line_is_added_per_build(tmp_path) -> None:
+    path = tmp_path / "CMakeLists.txt"
+    path.write_text(textwrap.dedent("""\
+        project(ops LANGUAGES CXX CUDA)
+        set(CMAKE_CUDA_ARCHITECTURES 80)
+        set(CMAKE_CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES} 90)
+        """), encoding="utf-8")
+    result = _scan(tmp_path, "C002")
+    assert [f.fix.is_applicable for f in result.findings] == [True, False]
+    fix_until_stable([path], tmp_path, ("C002",))
+    assert path.read_text().count("CMAKE_HIP_ARCHITECTURES") == 1
+    assert not _scan(tmp_path, "C002").findings
+
+
+def test_missing_offload_arch_is_reported_once_per_build_and_fixed_before_the_language(tmp_path) -> None:
+    root = _project(tmp_path, **{
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            if(USE_ROCM)
+              enable_language(HIP)
+            endif()
+            add_subdirectory(kernels)
+            """,
+        "kernels/CMakeLists.txt": "set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n",
+    })
+    (finding,) = _scan(root, "R003").findings
+    assert _where(finding) == ("CMakeLists.txt", 3)
+    fix_until_stable([root], root, ("R003",))
+    assert (root / "CMakeLists.txt").read_text().splitlines()[2:4] == [
+        '  set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942" CACHE STRING "AMD GPU targets")',
+        "  enable_language(HIP)",
+    ]
+    assert not _scan(root, "R003").findings

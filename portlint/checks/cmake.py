@@ -1,14 +1,21 @@
-"""B and C in CMake: link targets, flags, definitions and paths that only a CUDA build has."""
+"""B, C and R in CMake: languages, flags, GPU targets, link targets, definitions and paths
+that only a CUDA build has.
+
+Rules whose decision needs the whole build (is HIP enabled in some other list file? does a
+flag set in `cmake/flags.cmake` reach HIP compiles?) are project checks on the facts that
+`cmake_project` collects per file; the others read one file.
+"""
 
 from __future__ import annotations
 
 import re
 
 from portlint import queries
+from portlint.checks import nvcc_flags
 from portlint.checks.cmake_ast import (
     Command,
     byte_offset,
-    commands,
+    cached_commands,
     hip_language_commands,
     items,
     line_indent,
@@ -23,10 +30,37 @@ from portlint.checks.libraries import (
     CudaLibrary,
     library_for_link_name,
 )
-from portlint.finding import Finding, at_node, finding
+from portlint.checks.cmake_project import (
+    COMPILE,
+    CUDA_LANGUAGE,
+    CUDA_ONLY,
+    CUDA_ARCH,
+    CXX,
+    ENABLE_HIP,
+    FIND_HIP,
+    HIP_ARCH_CACHE_LINE,
+    HIP_ARCH_LINE,
+    HIP_COMPILER,
+    HIP_DEVICE,
+    HIP_DEVICE_CODE,
+    HIP_ONLY,
+    HIP_SOURCES,
+    IPO,
+    LINK,
+    SOURCE,
+    CMakeBuild,
+    CMakeFacts,
+    Flag,
+    Place,
+    Project,
+    Reach,
+    flag_languages,
+)
+from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
+from portlint.project import ProjectIndex
 from portlint.rocm_path import Status
-from portlint.source import CMAKE, SourceFile
+from portlint.source import CMAKE, Location, SourceFile
 
 # ---- C003: CUDA link targets ----------------------------------------------------------------
 _LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries"})
@@ -55,7 +89,7 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
     lowered = source.data.lower()
     if not any(name in lowered for name in _LINK_NAME_BYTES):
         return []
-    all_commands = commands(source)
+    all_commands = cached_commands(source)
     direct = []
     for command in all_commands:
         if command.name in _LINK_COMMANDS:
@@ -135,79 +169,53 @@ def _add_to_target_fix(source: SourceFile, command: Command, lib: CudaLibrary) -
 
 
 # ---- B002: LTO with two compilers ---------------------------------------------------------
-_FLAG_COMMANDS = frozenset({
-    "add_compile_options", "target_compile_options", "add_link_options", "target_link_options",
-    "add_definitions", "target_link_libraries", "link_libraries",
-})
 # Flags for the C and C++ compiler and the linker; CUDA/HIP flags go to the GPU compiler.
-_CXX_FLAG_VARIABLE = re.compile(r"CMAKE_(?:CXX|C|SHARED_LINKER|EXE_LINKER|MODULE_LINKER)_FLAGS(?:_\w+)?")
-_FLAG_PROPERTY = re.compile(r"(?:INTERFACE_)?(?:COMPILE_OPTIONS|COMPILE_FLAGS|LINK_OPTIONS|LINK_FLAGS)(?:_\w+)?")
-_LTO_FLAG = re.compile(r"(?<![\w-])-flto(?:=[\w-]+)?(?![\w-])")
-_GPU_ONLY_GENEX = re.compile(r"COMPILE_LANGUAGE:(?:HIP|CUDA)\b")
-_IPO_VARIABLE = re.compile(r"CMAKE_INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
-_IPO_PROPERTY = re.compile(r"INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
-_TRUE = frozenset({"ON", "TRUE", "YES", "Y", "1"})
-# hipcc, amdclang++, or a clang++ from the ROCm tree: one compiler for C++ and HIP.
-_HIP_CLANG = re.compile(r"hipcc|amdclang\+\+|CMAKE_HIP_COMPILER|(?:rocm|hip).*clang\+\+", re.IGNORECASE)
+_LTO_SINKS = frozenset({COMPILE, LINK, SOURCE, CXX})
+_HOST_LANGUAGES = frozenset({"C", "CXX"})
 _LTO_FIX = ("Build C++ with the HIP compiler (`set(CMAKE_CXX_COMPILER ${ROCM_PATH}/llvm/bin/clang++)`) "
             "or drop `-flto` on the ROCm path")
 
 
-def check_lto_mixed_compilers(source: SourceFile) -> list[Finding]:
-    data = source.data
-    if b"-flto" not in data and b"INTERPROCEDURAL_OPTIMIZATION" not in data.upper():
-        return []
-    all_commands = commands(source)
-    if not hip_language_commands(source, all_commands) or _cxx_compiler_is_hip_clang(source, all_commands):
-        return []
+def check_lto_mixed_compilers(index: ProjectIndex) -> list[Finding]:
+    """LTO flags and IPO switches in a CMake project that compiles HIP with clang and C++ with
+    the default compiler; the flag may be set in one list file and HIP enabled in another."""
     findings = []
-    direct = []
-    for command in all_commands:
-        if command.name in _FLAG_COMMANDS:
-            direct.extend(command.args)
-        direct.extend(property_values(command, source, _FLAG_PROPERTY.fullmatch))
-    for arg in values_reaching(source, all_commands, direct, _CXX_FLAG_VARIABLE.fullmatch):
-        for start, _, text in items(arg, source):
-            if _GPU_ONLY_GENEX.search(text):
-                continue
-            for m in _LTO_FLAG.finditer(text):
-                findings.append(finding(
-                    source, byte_offset(start, text, m.start()), byte_offset(start, text, m.end()),
-                    f"`{m.group()}` mixes GCC C++ and HIP clang LTO objects; the linked module loses symbols.",
-                    Fix.advice(_LTO_FIX)))
-    for command in all_commands:
-        for node, name in _ipo_switches(command, source):
-            findings.append(at_node(
-                source, node,
-                f"`{name}` mixes GCC C++ and HIP clang LTO objects; the linked module loses symbols.",
-                Fix.advice(_LTO_FIX.replace("`-flto`", f"`{name}`"))))
-    return sorted(findings, key=lambda f: f.location.start_byte)
+    for project in CMakeBuild.of(index).projects:
+        hip = project.first(ENABLE_HIP, HIP_SOURCES, FIND_HIP)
+        if hip is None or project.places(HIP_COMPILER):
+            continue
+        hip_facts, hip_place = hip
+        related = (Related(hip_place.location, f"`{hip_place.text}`: clang compiles the HIP sources"),)
+        for facts, value, reaches in project.reached:
+            for flag in value.flags:
+                if not nvcc_flags.is_lto(flag.text) or not any(_reaches_host_compiler(flag, r) for r in reaches):
+                    continue
+                findings.append(project_finding(
+                    facts, flag.location, flag.text,
+                    f"`{flag.text}` mixes GCC C++ and HIP clang LTO objects; the linked module loses symbols.",
+                    Fix.advice(_LTO_FIX), related=related))
+        for facts, place in project.places(IPO):
+            findings.append(project_finding(
+                facts, place.location, place.text,
+                f"`{place.text}` mixes GCC C++ and HIP clang LTO objects; the linked module loses symbols.",
+                Fix.advice(_LTO_FIX.replace("`-flto`", f"`{place.text}`")), related=related))
+    return findings
 
 
-def _ipo_switches(command: Command, source: SourceFile):
-    """(node, name) where `command` turns interprocedural optimization on with a constant."""
-    words = command.words(source)
-    if command.name == "set" and len(words) >= 2 and _IPO_VARIABLE.fullmatch(words[0]):
-        if words[1].upper() in _TRUE:
-            yield command.args[0], words[0]
-        return
-    if command.name == "set_property" and "PROPERTY" in words:
-        at = words.index("PROPERTY")
-        if at + 2 < len(words) and _IPO_PROPERTY.fullmatch(words[at + 1]) and words[at + 2].upper() in _TRUE:
-            yield command.args[at + 1], words[at + 1]
-    elif command.name.endswith("_properties") and "PROPERTIES" in words:
-        first = words.index("PROPERTIES") + 1
-        for i in range(first, len(words) - 1, 2):
-            if _IPO_PROPERTY.fullmatch(words[i]) and words[i + 1].upper() in _TRUE:
-                yield command.args[i], words[i]
+def _reaches_host_compiler(flag: Flag, reach: Reach) -> bool:
+    """Does the flag get to the C/C++ compiler or the linker? `$<$<COMPILE_LANGUAGE:HIP>:-flto>`
+    and `CMAKE_HIP_FLAGS` go to one compiler only."""
+    languages = flag_languages(flag, reach)
+    return reach.kind in _LTO_SINKS and (languages is None or bool(languages & _HOST_LANGUAGES))
 
 
-def _cxx_compiler_is_hip_clang(source: SourceFile, all_commands: list[Command]) -> bool:
-    return any(
-        c.name == "set" and len(c.args) >= 2 and word(c.args[0], source) == "CMAKE_CXX_COMPILER"
-        and _HIP_CLANG.search(word(c.args[1], source))
-        for c in all_commands
-    )
+def project_finding(facts: CMakeFacts, location: Location, matched: str, message: str, fix: Fix, *,
+                    severity: Severity | None = None, related: tuple[Related, ...] = (),
+                    edit_locations: tuple[Location, ...] = ()) -> Finding:
+    """A project rule's finding in a CMake file; `edit_locations` are the regions of `fix.edits`."""
+    assert len(edit_locations) == len(fix.edits)
+    return Finding(location=location, message=message, fix=fix, severity=severity, related=related,
+                   matched=matched, file_digest=facts.digest, edit_locations=edit_locations)
 
 
 # ---- B003: a ROCm build that never defines USE_ROCM --------------------------------------
@@ -222,7 +230,7 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
     data = source.data
     if not any(b in data for b in (b"HIP", b"hip", b"ROCM", b"rocm", b"ROCm")):
         return []
-    all_commands = commands(source)
+    all_commands = cached_commands(source)
     # A subdirectory's CMakeLists inherits definitions from its parent, and an included
     # list file (`include(cmake/utils.cmake)`) may add them: neither is visible here, so
     # only a project file that includes none of its own decides.
@@ -319,7 +327,7 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     if not any(b in data for b in _CUDA_PATH_BYTES) or _has_rocm_fallback(source):
         return []
     findings = []
-    for command in commands(source):
+    for command in cached_commands(source):
         if command.name == "message":
             continue  # printing a path does not use it
         culprit = next((c for a in command.args for c in _toolkit_path_culprits(a, source)), None)
@@ -353,3 +361,266 @@ def _toolkit_path_culprits(arg, source: SourceFile):
         found.append((byte_offset(arg.start_byte, text, m.start()), byte_offset(arg.start_byte, text, m.end()),
                       f"Hard-coded `{m.group()}` has no `ROCM_PATH` fallback; ROCm is in `/opt/rocm`."))
     return sorted(found)
+
+
+# ---- B001: nvcc-only flags ----------------------------------------------------------------
+# `-arch` is also Apple clang's (`-arch arm64`): nvcc's takes a GPU.
+_NVCC_ARCH_VALUE = re.compile(r"(?:sm|compute|lto)_\w+|native|all|all-major")
+_HIP, _CUDA, _ANY = "hip", "cuda", "any"
+
+
+def check_nvcc_only_flag(index: ProjectIndex) -> list[Finding]:
+    """nvcc flags that reach HIP compiles (`CMAKE_HIP_FLAGS`, `$<COMPILE_LANGUAGE:HIP>`,
+    options of every language in a HIP build, per-source options of `LANGUAGE HIP` sources),
+    and, in a build with no HIP path yet, nvcc flags the port has to translate."""
+    findings = []
+    for project in CMakeBuild.of(index).projects:
+        hipcc_cxx = bool(project.places(HIP_COMPILER))
+        compiles_cuda = bool(project.places(CUDA_LANGUAGE))
+        for facts, value, reaches in project.reached:
+            for flag in value.flags:
+                nvcc = nvcc_flags.classify(flag.text)
+                if nvcc is None or not _is_nvcc_spelling(flag):
+                    continue
+                where = {r: _destinations(r, flag, project, hipcc_cxx) for r in reaches}
+                goes = set().union(*where.values())
+                to_hip = [r for r, d in where.items() if _HIP in d or (_ANY in d and project.has_hip)]
+                if to_hip:
+                    via = min(to_hip, key=lambda r: (r.kind != HIP_ONLY, r.via))
+                    findings.append(_hip_flag_finding(facts, flag, nvcc, via, only_hip=goes == {_HIP}))
+                elif not project.has_hip and (_CUDA in goes or (_ANY in goes and compiles_cuda)):
+                    via = min(where, key=lambda r: (r.kind != CUDA_ONLY, r.via)).via
+                    findings.append(_cuda_flag_finding(facts, flag, nvcc, via))
+    return findings
+
+
+def _is_nvcc_spelling(flag: Flag) -> bool:
+    name, _, value = flag.text.partition("=")
+    if name != "-arch":
+        return True
+    return bool(_NVCC_ARCH_VALUE.fullmatch(value or flag.following))
+
+
+def _destinations(reach: Reach, flag: Flag, project: Project, hipcc_cxx: bool) -> set[str]:
+    """Which compilers a flag reaches through one sink: HIP, CUDA, or any (every language)."""
+    if reach.kind == HIP_ONLY:
+        return {_HIP}
+    if reach.kind == CUDA_ONLY:
+        return {_CUDA}
+    if reach.kind == CXX:
+        return {_HIP} if hipcc_cxx else set()  # `set(CMAKE_CXX_COMPILER hipcc)`
+    if reach.kind not in (COMPILE, SOURCE):
+        return set()  # link options
+    languages = flag_languages(flag, reach)
+    if languages is not None:  # `$<$<COMPILE_LANGUAGE:CUDA>:...>`, around the flag or a `${}` of it
+        return {d for lang, d in (("HIP", _HIP), ("CUDA", _CUDA)) if lang in languages}
+    if reach.kind == SOURCE and project.hip_sources.intersection(reach.sources):
+        return {_HIP}
+    return {_ANY}
+
+
+def _verdict(nvcc: nvcc_flags.NvccFlag) -> str:
+    if "rejects" in nvcc.effect:
+        return "clang rejects it"
+    if "ignores" in nvcc.effect:
+        return "clang ignores it"
+    return "it does nothing there"
+
+
+def _hip_flag_finding(facts: CMakeFacts, flag: Flag, nvcc: nvcc_flags.NvccFlag, via: Reach,
+                      only_hip: bool) -> Finding:
+    token = flag.text
+    message = f"`{token}` reaches HIP compiles, and {_verdict(nvcc)}. It gets there through `{via.via}`."
+    action = _rocm_action(nvcc, token)
+    edits: tuple[Edit, ...] = ()
+    if only_hip:
+        title = action
+        if nvcc.replacement is not None and not nvcc.picks_target:
+            edits = (Edit(flag.location.start_byte, flag.location.end_byte, nvcc.replacement),)
+    elif via.kind == HIP_ONLY:  # a flags variable: no generator expressions there
+        title = f"In `{via.via}`, {_lower_first(action)}, and keep `{token}` in the CUDA flags only"
+    else:
+        title = (f"For HIP compiles, {_lower_first(action)}, and keep `{token}` for nvcc only: "
+                 f"`$<$<COMPILE_LANGUAGE:CUDA>:{token}>`")
+    fix = Fix.unsafe(title, *edits) if edits else Fix.advice(title)
+    return project_finding(facts, flag.location, token, message, fix, severity=_flag_severity(nvcc),
+                           edit_locations=(flag.location,) * len(edits))
+
+
+def _rocm_action(nvcc: nvcc_flags.NvccFlag, token: str) -> str:
+    """What to do with `token` for HIP, as an imperative: "Replace `-lineinfo` with ..."."""
+    if nvcc.picks_target:
+        return f'Drop `{token}` and choose gfx targets with `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`'
+    if nvcc.replacement is not None:
+        return f"Replace `{token}` with `{nvcc.replacement}`"
+    rocm = nvcc.rocm
+    if rocm.startswith("drop it"):
+        return f"Drop `{token}`{rocm[len('drop it'):]}"
+    if rocm.startswith("use "):
+        return f"Use {rocm[4:]} instead of `{token}`"
+    return rocm[0].upper() + rocm[1:]
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _cuda_flag_finding(facts: CMakeFacts, flag: Flag, nvcc: nvcc_flags.NvccFlag, via: str) -> Finding:
+    token = flag.text
+    if nvcc.picks_target:
+        message = (f"`{token}` picks an NVIDIA GPU, and the build has no HIP path with a gfx target. "
+                   f"It reaches nvcc through `{via}`.")
+        fix = Fix.advice(f"Keep `{token}` for nvcc and, on the ROCm path, choose gfx targets with "
+                         '`set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`')
+    else:
+        message = (f"`{token}` is an nvcc-only flag; on ROCm, {_verdict(nvcc)}. It reaches nvcc through "
+                   f"`{via}`, and the build has no HIP path yet.")
+        fix = Fix.advice(f"Keep `{token}` for nvcc and, for HIP compiles on the ROCm path, "
+                         f"{_lower_first(_rocm_action(nvcc, token))}")
+    return project_finding(facts, flag.location, token, message, fix, severity=_flag_severity(nvcc))
+
+
+def _flag_severity(nvcc: nvcc_flags.NvccFlag) -> Severity | None:
+    return Severity.ERROR if nvcc.picks_target else None
+
+
+# ---- C001: the CUDA language with no HIP path -----------------------------------------------
+_ENABLE_HIP_ADVICE = ("Enable HIP on the ROCm path (CMake >= 3.21): `if(USE_ROCM) enable_language(HIP) "
+                      "else() enable_language(CUDA) endif()`, and build the `.cu` sources with "
+                      "`set_source_files_properties(<sources> PROPERTIES LANGUAGE HIP)`")
+_LANGUAGE_ADVICE = {
+    "enable_language": _ENABLE_HIP_ADVICE,
+    "project": _ENABLE_HIP_ADVICE.replace("`if(USE_ROCM)", "`project(<name> LANGUAGES CXX)` then `if(USE_ROCM)"),
+    "find_package": ("Find HIP on the ROCm path: `if(USE_ROCM) find_package(hip REQUIRED) else() "
+                     "find_package(CUDAToolkit REQUIRED) endif()`, and link `hip::host` where the CUDA runtime was"),
+    "cuda_add": ("Replace `{text}(...)` with `{plain}(...)` and, on the ROCm path, add `enable_language(HIP)` and "
+                 "`set_source_files_properties(<.cu sources> PROPERTIES LANGUAGE HIP)`"),
+    "nvcc-flags": ("Give HIP compiles their own flags on the ROCm path: `CMAKE_HIP_FLAGS`, or "
+                   "`target_compile_options(<target> PRIVATE $<$<COMPILE_LANGUAGE:HIP>:...>)`"),
+    "separable": ("Compile and link HIP code with `-fgpu-rdc` on the ROCm path: "
+                  "`target_compile_options(<target> PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)` and "
+                  "`target_link_options(<target> PRIVATE -fgpu-rdc)`"),
+}
+_LANGUAGE_MESSAGE = {
+    "enable_language": "`{text}` needs nvcc, and the build enables no HIP language for ROCm.",
+    "project": "`{text}` needs nvcc, and the build enables no HIP language for ROCm.",
+    "find_package": "`{text}` needs the CUDA toolkit, and the build never finds HIP for ROCm.",
+    "cuda_add": "`{text}` compiles with nvcc through FindCUDA, and the build has no HIP path.",
+    "nvcc-flags": "`{text}` only reaches nvcc, and the build has no HIP path for ROCm.",
+    "separable": "`{text}` only affects nvcc, and the build has no HIP path for ROCm.",
+}
+
+
+def check_cmake_cuda_language(index: ProjectIndex) -> list[Finding]:
+    """The CUDA language, FindCUDA and its variables in a CMake project with no HIP path in
+    any of its list files."""
+    findings = []
+    for project in CMakeBuild.of(index).projects:
+        if project.has_hip:
+            continue
+        for facts, place in project.places(CUDA_LANGUAGE, live_only=True):
+            plain = place.text.replace("cuda_", "", 1)
+            findings.append(project_finding(
+                facts, place.location, place.text, _LANGUAGE_MESSAGE[place.detail].format(text=place.text),
+                Fix.advice(_LANGUAGE_ADVICE[place.detail].format(text=place.text, plain=plain))))
+    return findings
+
+
+# ---- C002: CUDA architectures with no HIP ones ----------------------------------------------
+def check_cmake_cuda_architectures(index: ProjectIndex) -> list[Finding]:
+    """`CMAKE_CUDA_ARCHITECTURES`, `CUDA_ARCHITECTURES`, `TORCH_CUDA_ARCH_LIST` in a CMake
+    project that chooses no HIP architectures anywhere; an error when it builds HIP."""
+    findings = []
+    for project in CMakeBuild.of(index).projects:
+        if project.has_hip_arch:
+            continue
+        hip = project.first(*HIP_DEVICE_CODE)
+        related = (Related(hip[1].location, f"`{hip[1].text}` builds HIP code"),) if hip is not None else ()
+        fixed = False
+        for facts, place in project.places(CUDA_ARCH, live_only=True):
+            name = place.text
+            if hip is not None:
+                message = f"`{name}` picks NVIDIA GPUs, and the HIP build sets no gfx target at all."
+            else:
+                message = f"`{name}` picks NVIDIA GPUs, and the build sets no HIP architectures."
+            fix, edit_locations = _architectures_fix(place, first=not fixed)
+            fixed = fixed or bool(fix.edits)
+            findings.append(project_finding(
+                facts, place.location, name, message, fix, related=related, edit_locations=edit_locations,
+                severity=Severity.ERROR if hip is not None else None))
+    return findings
+
+
+def _architectures_fix(place: Place, first: bool) -> tuple[Fix, tuple[Location, ...]]:
+    name = place.text
+    if "TORCH_CUDA_ARCH_LIST" in name:
+        return Fix.advice('Choose the ROCm targets next to it: `set(ENV{PYTORCH_ROCM_ARCH} "gfx90a;gfx942")` '
+                          "for PyTorch builds, `CMAKE_HIP_ARCHITECTURES` for HIP targets"), ()
+    if name == "CUDA_ARCHITECTURES":
+        return Fix.advice('Set `HIP_ARCHITECTURES "gfx90a;gfx942"` on the target next to `CUDA_ARCHITECTURES`'), ()
+    title = f"Add `{HIP_ARCH_LINE}` next to it"
+    if first and place.edit is not None:
+        # One line serves the whole build: only the first setting gets the edit.
+        return Fix.unsafe(title, place.edit), (place.edit_location,)
+    return Fix.advice(title), ()
+
+
+# ---- R003: HIP with no gfx target; gfx000 ---------------------------------------------------
+_GFX000 = re.compile(r"(?<![\w])gfx000(?![\w])")
+# Commands that test for, remove or print `gfx000` rather than build for it.
+_GFX000_HANDLERS = {
+    "message": None,
+    "list": frozenset({"REMOVE_ITEM", "REMOVE_DUPLICATES", "FILTER", "FIND"}),
+    "string": frozenset({"REPLACE", "REGEX", "FIND", "COMPARE"}),
+}
+
+
+def check_missing_offload_arch(source: SourceFile) -> list[Finding]:
+    """`gfx000` in a CMake file: what `rocm_agent_enumerator` prints with no GPU present."""
+    if b"gfx000" not in source.data:
+        return []
+    findings = []
+    for command in cached_commands(source):
+        if command.name in _GFX000_HANDLERS:
+            modes = _GFX000_HANDLERS[command.name]
+            if modes is None or (command.args and word(command.args[0], source) in modes):
+                continue
+        for arg in command.args:
+            text = source.node_text(arg)
+            for m in _GFX000.finditer(text):
+                findings.append(finding(
+                    source, byte_offset(arg.start_byte, text, m.start()), byte_offset(arg.start_byte, text, m.end()),
+                    "`gfx000` is what `rocm_agent_enumerator` reports without a GPU; no GPU runs it.",
+                    Fix.advice("Replace `gfx000` with the targets the build supports, e.g. `gfx90a;gfx942`")))
+    return findings
+
+
+_OFFLOAD_ARCH_ADVICE = {
+    HIP_DEVICE: ('Choose the targets before `find_package(hip)`: '
+                 '`set(GPU_TARGETS "gfx90a;gfx942" CACHE STRING "AMD GPU targets")`'),
+    HIP_SOURCES: ('Choose the targets before the HIP targets: `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`, '
+                  "or `--offload-arch=gfx90a` in `HIP_HIPCC_FLAGS` with FindHIP"),
+    HIP_COMPILER: "Add `--offload-arch=gfx90a --offload-arch=gfx942` to `CMAKE_CXX_FLAGS`",
+}
+
+
+def check_missing_offload_arch_in_project(index: ProjectIndex) -> list[Finding]:
+    """A CMake project that builds HIP device code and chooses no gfx target in any list file."""
+    findings = []
+    for project in CMakeBuild.of(index).projects:
+        if project.has_hip_arch:
+            continue
+        trigger = project.first(ENABLE_HIP, HIP_SOURCES, HIP_DEVICE, HIP_COMPILER)
+        if trigger is None:
+            continue
+        facts, place = trigger
+        message = (f"`{place.text}` sets no gfx target; the build host's GPU picks one. "
+                   "CMake asks `rocm_agent_enumerator`, which finds none on a CI machine.")
+        if place.kind == ENABLE_HIP and place.edit is not None:
+            fix = Fix.unsafe(f"Choose the targets before it: `{HIP_ARCH_CACHE_LINE}`", place.edit)
+            edit_locations = (place.edit_location,)
+        else:
+            fix, edit_locations = Fix.advice(_OFFLOAD_ARCH_ADVICE.get(place.kind, _OFFLOAD_ARCH_ADVICE[HIP_SOURCES])), ()
+        findings.append(project_finding(facts, place.location, place.text, message, fix,
+                                        edit_locations=edit_locations))
+    return findings

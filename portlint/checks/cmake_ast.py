@@ -7,6 +7,7 @@ with `${VAR}`; `values_reaching` follows that within one file.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -188,3 +189,37 @@ def line_indent(source: SourceFile, offset: int) -> str:
     """The leading whitespace of the line holding `offset`."""
     line = source.line_bytes(source.line_of(offset)).decode("utf-8", errors="replace")
     return line[: len(line) - len(line.lstrip())]
+
+
+# ---- one query per file, shared by every CMake check ------------------------------------
+def _memoized(source: SourceFile, key: str, compute):
+    """`compute(source)` once per file, kept on the source for the other checks."""
+    memo = getattr(source, "memo", None)
+    if memo is None:  # a SourceFile without the shared memo: keep it on the instance
+        memo = vars(source).setdefault("_cmake_memo", {})
+    if key not in memo:
+        memo[key] = compute(source)
+    return memo[key]
+
+
+def cached_commands(source: SourceFile) -> list[Command]:
+    """`commands(source)`, computed once per file."""
+    return _memoized(source, "cmake.commands", commands)
+
+
+def variable_refs(source: SourceFile) -> list:
+    """Every `(variable)` read with `${NAME}` in the file, in source order (one query, shared)."""
+    return _memoized(source, "cmake.variable_refs",
+                     lambda s: queries.nodes(CMAKE, _VARIABLE_REFS, s.tree.root_node, "name"))
+
+
+def referenced_variables_within(source: SourceFile, start: int, end: int) -> list[tuple[str, int]]:
+    """(name, start byte) of each `${NAME}` read in bytes [start, end), from the shared `variable_refs`."""
+    refs = variable_refs(source)
+    starts = _memoized(source, "cmake.variable_ref_starts", lambda s: [n.start_byte for n in variable_refs(s)])
+    at = bisect.bisect_left(starts, start)
+    found = []
+    while at < len(refs) and refs[at].start_byte < end:
+        found.append((source.node_text(refs[at]), refs[at].start_byte))
+        at += 1
+    return found

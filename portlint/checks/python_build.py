@@ -137,6 +137,17 @@ class BuildScript:
             current = self._parents.get(id(current))
         return current if current is not None else node
 
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(id(node))
+
+    def functions(self, name: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The file's functions and methods called `name`."""
+        return self._functions.get(name, [])
+
+    def all_calls(self) -> list[ast.Call]:
+        """Every call of the file, CUDA-only code included."""
+        return self._calls
+
     def function_of(self, node: ast.AST) -> ast.AST | None:
         parent = self._parents.get(id(node))
         while parent is not None and not isinstance(parent, _FUNCTIONS):
@@ -162,6 +173,20 @@ class BuildScript:
             if kw.arg is None:
                 found.extend(e.value for e in self._dict(kw.value, scope).get(keyword, []) if not e.item)
         return found
+
+    def values(self, expr: ast.expr) -> list[ast.expr]:
+        """The leaf elements of a list-valued expression, in order, followed through names and
+        calls (a string counts as one leaf)."""
+        return [leaf for leaf, _ in self._values(expr, self._scope_at(expr))]
+
+    def assigned(self, name: ast.Name) -> list[ast.expr]:
+        """The values that `name = ...` assignments may give `name` where it is read."""
+        return [b.value for b, _ in self._lookup(name.id, name, self._scope_at(name))
+                if b.key is None and b.kind is _Kind.SET]
+
+    def string_arg(self, node: ast.expr) -> StringArg:
+        """A string-valued expression (literal, f-string, `+`, `%`, `.format`) as a StringArg."""
+        return self._string_arg(node)
 
     def strings(self, expr: ast.expr | list[ast.expr] | None) -> list[StringArg]:
         """The strings an argument holds: list elements, followed through names and calls."""
@@ -503,6 +528,11 @@ def dotted_name(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def string_template(expr: ast.AST) -> str | None:
+    """The text of a string built from literals, `{}` for computed parts; None for non-strings."""
+    return _template(expr) if _is_stringy(expr) else None
 
 
 def _constant_str(node: ast.AST) -> str | None:

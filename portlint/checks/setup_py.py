@@ -12,10 +12,12 @@ import ast
 import re
 
 from portlint.checks import nvcc_flags
+from portlint.checks import requirements as requirements_py
 from portlint.checks.libraries import library_for_link_name
-from portlint.checks.python_build import BuildScript, StringArg, callee_name, dotted_name
+from portlint.checks.python_build import BuildScript, StringArg, callee_name, dotted_name, string_template
 from portlint.finding import Finding, Severity, finding
 from portlint.fix import Edit, Fix
+from portlint.rocm_path import python_condition
 from portlint.source import SourceFile
 
 ROCM_NVCC_LIST = "['-O3', '-DUSE_ROCM', '--offload-arch=gfx90a']"
@@ -73,44 +75,540 @@ def _nvcc_flag_finding(source: SourceFile, arg: StringArg, index: int, flag: nvc
     return _flag_finding(source, arg, index, token, message, fix, severity=severity)
 
 
+# ---- B001 nvcc-only-flag (setup.py) ----------------------------------------------------------
+# Y001 owns the `nvcc` list of `extra_compile_args`; B001 owns every other way an nvcc-only flag
+# leaves a build script. A string that reaches both is reported once, as Y001.
+JIT_LOADERS = frozenset({"load", "load_inline"})
+NVCC_ENV_VARIABLES = frozenset({"NVCC_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"})
+CUDA_FLAG_VARIABLES = frozenset({"CMAKE_CUDA_FLAGS", "CUDA_NVCC_FLAGS"})
+HIP_FLAG_VARIABLES = frozenset({"CMAKE_HIP_FLAGS", "HIP_HIPCC_FLAGS"})
+# `-DCMAKE_CUDA_FLAGS=...`, `-DCMAKE_CUDA_FLAGS:STRING=...`, `-DCMAKE_CUDA_FLAGS_RELEASE=...`
+_CMAKE_DEFINE = re.compile(r"-D([A-Z_]+?)(?:_(?:DEBUG|RELEASE|RELWITHDEBINFO|MINSIZEREL))?(?::[A-Z]+)?=")
+
+
+def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
+    data = source.data
+    if not any(m in data for m in (b"extra_link_args", b"extra_ldflags", b"extra_cuda_cflags", b"_FLAGS")):
+        return []
+    script = BuildScript(source)
+    seen = _nvcc_list_words(script)  # Y001 reports these
+    findings = []
+
+    def flags(args: list[StringArg]):
+        for arg, token, index in _words(args, seen):
+            flag = nvcc_flags.classify(token)
+            if flag is not None:
+                yield arg, index, flag
+
+    for call in script.calls(JIT_LOADERS):
+        for arg, index, flag in flags(script.strings(script.argument(call, "extra_cuda_cflags"))):
+            findings.append(_flag_finding(
+                source, arg, index, flag.spelling,
+                f"On ROCm `extra_cuda_cflags` go to hipcc, {flag.effect.format(flag=f'`{flag.spelling}`')}.",
+                Fix.advice(f"Branch on `torch.version.hip` and, for hipcc, {flag.rocm}: "
+                           f"`extra_cuda_cflags={ROCM_NVCC_LIST} if torch.version.hip else [...]`"),
+                severity=Severity.ERROR if flag.picks_target else Severity.WARNING))
+    link_args = [a for call in script.calls(JIT_LOADERS) for a in script.strings(script.argument(call, "extra_ldflags"))]
+    link_args += [a for call in script.extension_calls() for a in script.strings(script.argument(call, "extra_link_args"))]
+    for arg, index, flag in flags(sorted(link_args, key=lambda a: a.start)):
+        findings.append(_flag_finding(
+            source, arg, index, flag.spelling,
+            f"`{flag.spelling}` is nvcc-only; the ROCm link step (hipcc or GCC) rejects it.",
+            Fix.advice(f"Link with it only when `not torch.version.hip`; for ROCm, {flag.rocm}"),
+            severity=Severity.WARNING))
+    findings += _cmake_flag_findings(script, seen)
+    findings += _nvcc_env_findings(script, seen)
+    return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _nvcc_list_words(script: BuildScript) -> set[tuple[int, int]]:
+    """(string start, word index) of every word in an extension's `nvcc` list (Y001's)."""
+    seen: set[tuple[int, int]] = set()
+    for call in script.extension_calls():
+        for _ in _words(script.compile_args(call).get("nvcc", []), seen):
+            pass
+    return seen
+
+
+def _cmake_flag_findings(script: BuildScript, seen: set[tuple[int, int]]) -> list[Finding]:
+    """nvcc-only flags in `-DCMAKE_CUDA_FLAGS=...` (and HIP) strings given to CMake."""
+    strings = script.string_constants()
+    defines = []
+    for arg in strings:
+        m = _CMAKE_DEFINE.match(arg.value)
+        if m is not None and m.group(1) in CUDA_FLAG_VARIABLES | HIP_FLAG_VARIABLES:
+            defines.append((arg, m))
+    # With HIP flags given too, or a ROCm path in the script, the CUDA ones are the CUDA build's own.
+    hip_given = any(m.group(1) in HIP_FLAG_VARIABLES for _, m in defines) or bool(_rocm_path_markers(script))
+    out = []
+    for arg, m in defines:
+        variable = m.group(1)
+        if variable in CUDA_FLAG_VARIABLES and hip_given:
+            continue
+        for token, index in arg.tokens():
+            if index == 0:
+                token, index = token[m.end():], m.end()
+            token_start = index + (len(token) - len(token.lstrip("'\"")))
+            token = token.strip("'\"")
+            flag = nvcc_flags.classify(token)
+            if flag is None or (arg.start, token_start) in seen:
+                continue
+            seen.add((arg.start, token_start))
+            if variable in HIP_FLAG_VARIABLES:
+                message = f"`{variable}` goes to hipcc, {flag.effect.format(flag=f'`{token}`')}."
+                advice = f"For hipcc, {flag.rocm}"
+            else:
+                message = f"nvcc-only `{token}` in `{variable}`; ROCm builds need `CMAKE_HIP_FLAGS`."
+                advice = f"Pass `-DCMAKE_HIP_FLAGS=...` on the ROCm path; for hipcc, {flag.rocm}"
+            severity = Severity.ERROR if flag.picks_target and variable in HIP_FLAG_VARIABLES else Severity.WARNING
+            out.append(_flag_finding(script.source, arg, token_start, token, message, Fix.advice(advice),
+                                     severity=severity))
+    return out
+
+
+def _nvcc_env_findings(script: BuildScript, seen: set[tuple[int, int]]) -> list[Finding]:
+    """nvcc-only flags put in `NVCC_APPEND_FLAGS`/`NVCC_PREPEND_FLAGS`/`NVCC_FLAGS`: hipcc never
+    reads them, so on ROCm the flag's purpose (fast math, targets, line info) is lost."""
+    out = []
+    for variable, value in _env_assignments(script):
+        for arg, token, index in _words(script.strings(value), seen):
+            flag = nvcc_flags.classify(token)
+            if flag is None or flag.rocm.startswith("drop it"):
+                continue  # nothing to carry over to hipcc
+            if flag.picks_target:
+                advice = "Choose the ROCm targets with `PYTORCH_ROCM_ARCH` (e.g. `gfx90a;gfx942`) on the ROCm path"
+            else:
+                advice = ("Give hipcc its own flags on the ROCm path "
+                          f"(`os.environ['HIPCC_COMPILE_FLAGS_APPEND']`): {flag.rocm}")
+            out.append(_flag_finding(
+                script.source, arg, index, token,
+                f"Only nvcc reads `{variable}`; on ROCm `{token}` is silently lost.",
+                Fix.advice(advice), severity=Severity.WARNING))
+    return out
+
+
+def _env_assignments(script: BuildScript):
+    """(variable, value) for `os.environ["NVCC_APPEND_FLAGS"] = v` (`+=`), `.setdefault(K, v)`,
+    `.update(K=v)`, `os.putenv(K, v)` and `{"NVCC_APPEND_FLAGS": v}` dicts (an `env=` mapping),
+    outside CUDA-only code."""
+    for node in ast.walk(script.tree):
+        if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Call, ast.Dict)) or script.is_dead(node):
+            continue
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and _env_key(target.slice) is not None:
+                    yield _env_key(target.slice), node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method in ("setdefault", "putenv") and len(node.args) == 2 and _env_key(node.args[0]) is not None:
+                yield _env_key(node.args[0]), node.args[1]
+            elif method == "update":
+                for kw in node.keywords:
+                    if kw.arg in NVCC_ENV_VARIABLES:
+                        yield kw.arg, kw.value
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if key is not None and _env_key(key) is not None and not script.is_dead(value):
+                    yield _env_key(key), value
+
+
+def _env_key(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and node.value in NVCC_ENV_VARIABLES else None
+
+
+# ---- Y002 cuda-toolkit-probe ----------------------------------------------------------------
+NVCC_NAMES = frozenset({"nvcc", "nvcc.exe"})
+SUBPROCESS_RUNS = frozenset({
+    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.popen",
+})
+PATH_JOINS = frozenset({"join", "joinpath", "_join_cuda_home"})
+CUDA_VERSION = "torch.version.cuda"
+# Calls that fail on None: `int(torch.version.cuda[0])`, `LooseVersion(torch.version.cuda)`.
+VERSION_READERS = frozenset({"int", "float", "len", "tuple", "list", "LooseVersion", "StrictVersion", "Version",
+                             "parse", "parse_version", "TorchVersion"})
+# Handlers that keep a failed probe from stopping setup (unless they raise again).
+PROBE_ERRORS = frozenset({"Exception", "BaseException", "OSError", "EnvironmentError", "IOError",
+                          "FileNotFoundError", "CalledProcessError", "SubprocessError", "TypeError", "AttributeError"})
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_ROCM_PROBE = ("Branch on `torch.version.hip` and ask ROCm there: "
+               "`subprocess.check_output([os.path.join(ROCM_HOME, 'bin', 'hipconfig'), '--version'])`")
+_ROCM_VERSION = ("Branch on `torch.version.hip` first; on ROCm read `torch.version.hip` instead, "
+                 "e.g. `tuple(int(v) for v in torch.version.hip.split('.')[:2])`")
+
+
+def check_cuda_toolkit_probe(source: SourceFile) -> list[Finding]:
+    if b"nvcc" not in source.data and b"version.cuda" not in source.data and b"bare_metal" not in source.data:
+        return []
+    script = BuildScript(source)
+    probes = _ToolkitProbes(script)
+    findings, seen = [], set()
+    for node, roots, message, advice in probes.candidates():
+        start, end = script.range(node)
+        if start in seen or not script.model.is_live(start) or probes.guarded(node, roots) or not probes.reached(node):
+            continue
+        seen.add(start)
+        findings.append(finding(source, start, end, message, Fix.advice(advice)))
+    return findings
+
+
+def nvcc_paths(script: BuildScript) -> list[ast.expr]:
+    """Expressions that spell a path to nvcc: `os.path.join(CUDA_HOME, "bin", "nvcc")`,
+    `CUDA_HOME + "/bin/nvcc"`, `f"{cuda_home}/bin/nvcc -V"`, `Path(root) / "bin" / "nvcc"`,
+    `"/usr/local/cuda/bin/nvcc"` (a string whose first word is the path; prose that mentions
+    one is not). Y002 reports them; B004 leaves the CUDA roots inside them alone."""
+    out = []
+    for node in ast.walk(script.tree):
+        parent = script.parent(node)
+        if isinstance(node, ast.Call) and callee_name(node) in PATH_JOINS and node.args:
+            last = string_template(node.args[-1])
+            if last is not None and _last_component(last) in NVCC_NAMES:
+                out.append(node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            right = string_template(node.right)
+            if (right is not None and _last_component(right) in NVCC_NAMES
+                    and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div))):
+                out.append(node)
+        elif string_template(node) is not None and not _inside_string(script, node):
+            # The string is a path or a command (`{}/bin/nvcc -V`, `CUDACXX={}/bin/nvcc`), not prose.
+            words = string_template(node).split()
+            if words and _is_nvcc_path(words[0]):
+                out.append(node)
+    return out
+
+
+def _last_component(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _is_nvcc_path(word: str) -> bool:
+    """`/usr/local/cuda/bin/nvcc`, `{}/bin/nvcc`, `-DCMAKE_CUDA_COMPILER={}/bin/nvcc`."""
+    value = word.rsplit("=", 1)[-1]
+    return ("/" in value or "\\" in value) and _last_component(value) in NVCC_NAMES
+
+
+def _inside_string(script: BuildScript, node: ast.AST) -> bool:
+    """Part of a larger string expression (an f-string piece, a `+` operand, a `.format` receiver)."""
+    parent = script.parent(node)
+    if isinstance(parent, ast.JoinedStr) or (isinstance(parent, ast.FormattedValue)):
+        return True
+    if isinstance(parent, ast.BinOp) and string_template(parent) is not None:
+        return True
+    if isinstance(parent, ast.Attribute) and isinstance(script.parent(parent), ast.Call):
+        return string_template(script.parent(parent)) is not None
+    return False
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """Names, attribute names, dotted names and nvcc strings a test or expression mentions."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+            dotted = dotted_name(n)
+            if dotted is not None:
+                out.add(dotted)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _last_component(n.value) in NVCC_NAMES:
+            out.add("nvcc")
+    return out
+
+
+def _mentions_nvcc(identifiers: set[str]) -> bool:
+    return any("nvcc" in re.split(r"[^a-z0-9]+", i.lower()) for i in identifiers)
+
+
+class _ToolkitProbes:
+    """Where a build script asks the CUDA toolkit something, and whether ROCm builds get there."""
+
+    def __init__(self, script: BuildScript):
+        self.script = script
+        self.imports = _import_names(script.tree)
+        self._reached: dict[int, bool] = {}
+
+    # ---- what is a probe ------------------------------------------------------------------
+    def candidates(self):
+        """(node, names that guard it, message, fix advice), in file order."""
+        script = self.script
+        out = []
+        paths = nvcc_paths(script)
+        path_ids = {id(p) for p in paths}
+        for node in paths:
+            out.append((node, _names_of(_path_root_node(node)) | {"nvcc"}, self._path_message(node), _ROCM_PROBE))
+        for call in script.all_calls():
+            name = self._canonical(call.func)
+            if name in SUBPROCESS_RUNS:
+                probe = self._nvcc_program(call, path_ids)
+                if probe is not None:
+                    program, words = probe
+                    out.append((program, _names_of(program) | {"nvcc"},
+                                f"`{words}` runs nvcc, absent on ROCm; setup fails.", _ROCM_PROBE))
+            elif name is not None and _is_version_helper(callee_name(call)) and not script.functions(callee_name(call)):
+                out.append((call, {"nvcc"},
+                            f"`{callee_name(call)}()` runs nvcc, absent on ROCm; setup fails.",
+                            "Call it only when `not torch.version.hip`; on ROCm read `torch.version.hip` "
+                            "or `hipconfig --version`"))
+        out.extend(self._cuda_version_reads())
+        return sorted(out, key=lambda c: script.range(c[0])[0])
+
+    def _path_message(self, node: ast.expr) -> str:
+        text = " ".join(self.script.source.data[slice(*self.script.range(node))].decode("utf-8", "replace").split())
+        if len(text) > 40:
+            root = dotted_name(_path_root_node(node))
+            text = f"{root.rsplit('.', 1)[-1]}/…/nvcc" if root else "…/nvcc"
+        return f"`{text}` probes nvcc, absent on ROCm; setup fails."
+
+    def _nvcc_program(self, call: ast.Call, path_ids: set[int]) -> tuple[ast.expr, str] | None:
+        """(the program expression, `nvcc -V`) when `call` runs a bare `nvcc`."""
+        command = call.args[0] if call.args else next(
+            (kw.value for kw in call.keywords if kw.arg in ("args", "cmd", "command")), None)
+        if isinstance(command, ast.Call) and self._canonical(command.func) == "shlex.split" and command.args:
+            command = command.args[0]
+        if command is None:
+            return None
+        leaves = self.script.values(command)
+        if not leaves:
+            return None
+        program = leaves[0]
+        resolved = self.script.assigned(program) if isinstance(program, ast.Name) else [program]
+        for value in resolved:
+            if id(value) in path_ids:
+                return None  # reported as an nvcc path
+            template = string_template(value)
+            words = template.split() if template is not None else []
+            if words and _last_component(words[0]) in NVCC_NAMES and not _is_nvcc_path(words[0]):
+                more = words[1:2] if len(words) > 1 else [
+                    w for leaf in leaves[1:2] for w in (string_template(leaf) or "").split()[:1]]
+                return program, " ".join(["nvcc", *more])
+        return None
+
+    def _cuda_version_reads(self):
+        """Reads of `torch.version.cuda` (or a name assigned it) as a string."""
+        script = self.script
+        alias_ids = {t.id for n in ast.walk(script.tree) if isinstance(n, ast.Assign) and dotted_name(n.value) == CUDA_VERSION
+                     for t in n.targets if isinstance(t, ast.Name)}
+        out = []
+        for node in script.names():
+            if isinstance(node, ast.Attribute) and dotted_name(node) == CUDA_VERSION:
+                name = CUDA_VERSION
+            elif (isinstance(node, ast.Name) and node.id in alias_ids
+                  and any(dotted_name(v) == CUDA_VERSION for v in script.assigned(node))):
+                name = node.id
+            else:
+                continue
+            reader = self._version_reader(node)
+            if reader is None:
+                continue
+            text = script.source.data[slice(*script.range(reader))].decode("utf-8", "replace")
+            if name != CUDA_VERSION:
+                message = f"`{name}` holds `torch.version.cuda`, None on ROCm; parsing it raises."
+            elif len(text) <= 32:
+                message = f"`{text}` raises on ROCm: `torch.version.cuda` is None."
+            else:
+                message = "Parsing `torch.version.cuda` raises on ROCm, where it is None."
+            out.append((reader, {CUDA_VERSION, name}, message, _ROCM_VERSION))
+        return out
+
+    def _version_reader(self, node: ast.expr) -> ast.expr | None:
+        """The expression that reads `node` (the CUDA version) as a string, or None."""
+        parent = self.script.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            grand = self.script.parent(parent)
+            return grand if isinstance(grand, ast.Call) and grand.func is parent else parent
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return parent
+        if isinstance(parent, ast.Call) and node in parent.args and callee_name(parent) in VERSION_READERS:
+            return parent
+        if isinstance(parent, ast.Compare):
+            operands = [parent.left, *parent.comparators]
+            i = next(k for k, o in enumerate(operands) if o is node)
+            ops = ([parent.ops[i - 1]] if i > 0 else []) + ([parent.ops[i]] if i < len(parent.ops) else [])
+            if any(isinstance(op, _ORDERING) for op in ops) or (i > 0 and isinstance(parent.ops[i - 1], (ast.In, ast.NotIn))):
+                return parent
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+            return parent
+        return None
+
+    # ---- does a ROCm build get there ------------------------------------------------------
+    def guarded(self, node: ast.AST, roots: set[str]) -> bool:
+        """Inside a test of what the probe needs (`if CUDA_HOME is not None:`, `shutil.which("nvcc")
+        and ...`), after a ROCm-false operand (`not IS_HIP_EXTENSION and ...`), or in a `try`
+        whose handler swallows the failure."""
+        script = self.script
+        child, current = node, script.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.If, ast.IfExp, ast.While)) and child is not current.test:
+                if self._tests(current.test, roots):
+                    return True
+                # An arm a ROCm build never takes, decided through the file's own helpers
+                # (`elif _is_cuda():` where `_is_cuda()` returns `torch.version.cuda is not None`).
+                body = current.body if isinstance(current.body, list) else [current.body]
+                in_body = any(child is s for s in body)
+                if rocm_truth(script, current.test) is (not in_body):
+                    return True
+            elif isinstance(current, ast.BoolOp):
+                index = next(i for i, v in enumerate(current.values) if v is child)
+                for earlier in current.values[:index]:
+                    if self._tests(earlier, roots):
+                        return True
+                    if rocm_truth(script, earlier) is isinstance(current.op, ast.Or):
+                        return True  # the probe is never evaluated on ROCm
+            elif isinstance(current, ast.Try) and any(child is s for s in current.body):
+                if any(_swallows(h) for h in current.handlers):
+                    return True
+            child, current = current, script.parent(current)
+        return False
+
+    def _tests(self, test: ast.expr, roots: set[str]) -> bool:
+        mentioned = _identifiers(test)
+        if mentioned & (roots - {"nvcc", "cuda"}):
+            return True
+        return "nvcc" in roots and _mentions_nvcc(mentioned)
+
+    def reached(self, node: ast.AST) -> bool:
+        """Module-level code, or a function that a ROCm build may call (any live call of it,
+        from reached code, or no call in this file at all)."""
+        function = self.script.function_of(node)
+        if function is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        key = id(function)
+        if key in self._reached:
+            return self._reached[key]
+        self._reached[key] = False  # a recursive call does not reach it by itself
+        script = self.script
+        calls = [c for c in script.all_calls() if callee_name(c) == function.name]
+        referenced = any(isinstance(n, ast.Name) and n.id == function.name and isinstance(n.ctx, ast.Load)
+                         and not (isinstance(script.parent(n), ast.Call) and script.parent(n).func is n)
+                         for n in ast.walk(script.tree))
+        # A call under a test of what it passes (`if CUDA_HOME is not None: probe(CUDA_HOME)`) is guarded.
+        result = referenced or not calls or any(
+            not script.is_dead(c) and not self.guarded(c, _argument_names(c)) and self.reached(c) for c in calls)
+        self._reached[key] = result
+        return result
+
+    def _canonical(self, func: ast.expr) -> str | None:
+        """`subprocess.check_output` for `sp.check_output` or an imported `check_output`."""
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        head = self.imports.get(head, head)
+        return f"{head}.{rest}" if rest else head
+
+
+def _path_root_node(node: ast.expr) -> ast.expr | None:
+    """The toolkit root an nvcc path starts from: `CUDA_HOME` in `os.path.join(CUDA_HOME, ...)`,
+    `cuda_dir + "/bin/nvcc"`, `f"{root}/bin/nvcc"`, `Path(root) / "bin" / "nvcc"`."""
+    first = (node.args[0] if isinstance(node, ast.Call) and node.args
+             else node.left if isinstance(node, ast.BinOp)
+             else next((v.value for v in node.values if isinstance(v, ast.FormattedValue)), None)
+             if isinstance(node, ast.JoinedStr) else None)
+    while isinstance(first, (ast.BinOp, ast.Call)):
+        first = first.left if isinstance(first, ast.BinOp) else first.args[0] if first.args else None
+    return first
+
+
+def _names_of(node: ast.AST | None) -> set[str]:
+    """`{"CUDA_HOME"}` for a name, `{"torch.utils.cpp_extension.CUDA_HOME", "CUDA_HOME"}` for an
+    attribute; nothing for other expressions."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute) and dotted_name(node) is not None:
+        return {dotted_name(node), node.attr}
+    return set()
+
+
+def rocm_truth(script: BuildScript, test: ast.expr, depth: int = 0) -> bool | None:
+    """The value of a Python test in a ROCm build, or None if undecidable. Like the ROCm-path
+    model's reading of `if` tests, and also through the file's own helpers: a call of a
+    function without arguments whose every `return` agrees (`_is_cuda()`), and a name assigned
+    one value (`has_cuda = torch.version.cuda is not None`)."""
+    if depth > 6:
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        value = rocm_truth(script, test.operand, depth + 1)
+        return None if value is None else not value
+    if isinstance(test, ast.BoolOp):
+        values = [rocm_truth(script, v, depth + 1) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # True decides `or`, False decides `and`
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    rocm, _ = python_condition(test)
+    if rocm is not None:
+        return bool(rocm)
+    if isinstance(test, ast.Call) and not test.args and not test.keywords and isinstance(test.func, ast.Name):
+        functions = script.functions(test.func.id)
+        if len(functions) == 1:
+            returns = [r.value for r in ast.walk(functions[0]) if isinstance(r, ast.Return) and r.value is not None
+                       and script.function_of(r) is functions[0]]
+            values = {rocm_truth(script, r, depth + 1) for r in returns}
+            return values.pop() if len(values) == 1 else None
+    if isinstance(test, ast.Name):
+        values = script.assigned(test)
+        if len(values) == 1:
+            return rocm_truth(script, values[0], depth + 1)
+    return None
+
+
+def _argument_names(call: ast.Call) -> set[str]:
+    return {name for arg in [*call.args, *(kw.value for kw in call.keywords)] for name in _names_of(arg)}
+
+
+def _import_names(tree: ast.AST) -> dict[str, str]:
+    """Local name -> what it imports (`sp` -> `subprocess`, `check_output` -> `subprocess.check_output`)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _is_version_helper(name: str | None) -> bool:
+    """`get_nvcc_version`, `get_cuda_bare_metal_version`, `nvcc_version`: helpers that run nvcc."""
+    words = set(re.split(r"_+", (name or "").lower()))
+    return "version" in words and ("nvcc" in words or {"bare", "metal"} <= words)
+
+
+def _swallows(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = ([] if caught is None else [caught] if not isinstance(caught, ast.Tuple) else caught.elts)
+    if caught is not None and not any((dotted_name(n) or "").rsplit(".", 1)[-1] in PROBE_ERRORS for n in names):
+        return False
+    last = handler.body[-1]
+    exits = isinstance(last, ast.Raise) or (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+        and (dotted_name(last.value.func) or "") in ("sys.exit", "exit", "quit"))
+    return not exits
+
+
 # ---- Y003 unpinned-triton -------------------------------------------------------------------
-TRITON_DISTRIBUTIONS = frozenset({"triton", "pytorch-triton", "pytorch-triton-rocm"})
-_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)", re.S)
-_EXACT = re.compile(r"===?\s*[^\s*,]+")
-
-
 def check_unpinned_triton(source: SourceFile) -> list[Finding]:
-    if b"triton" not in source.data:
+    if b"triton" not in source.data.lower():
         return []
     script = BuildScript(source)
     findings, seen = [], set()
     for call in script.calls({"setup"}):
         requirements = script.strings(script.argument(call, "install_requires") + script.argument(call, "setup_requires"))
-        for extra in script.dict_strings(script.argument(call, "extras_require")).values():
-            requirements.extend(extra)
+        for extra, strings in script.dict_strings(script.argument(call, "extras_require")).items():
+            if not requirements_py.is_cuda_only_name(extra):  # `extras_require={"cuda": [...]}`
+                requirements.extend(strings)
         for arg in requirements:
-            if arg.start in seen or not _is_unpinned_triton(arg.value):
+            if arg.start in seen or not requirements_py.is_unpinned_triton(arg.value):
                 continue
             seen.add(arg.start)
             findings.append(finding(
-                source, arg.start, arg.end,
-                f"Unpinned `{arg.value.strip()}` can replace torch's `pytorch-triton-rocm`; the skew crashes.",
+                source, arg.start, arg.end, requirements_py.triton_message(arg.value.strip()),
                 Fix.advice("Pin the triton your torch release was built with, e.g. "
                            "`'pytorch-triton-rocm==3.1.0' if torch.version.hip else 'triton==3.1.0'` for torch 2.5")))
     return findings
-
-
-def _is_unpinned_triton(requirement: str) -> bool:
-    m = _REQUIREMENT.fullmatch(requirement)
-    if m is None:
-        return False
-    name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
-    if name not in TRITON_DISTRIBUTIONS:
-        return False
-    spec = m.group(2).split(";", 1)[0].strip()
-    if spec.startswith("@"):
-        return False  # a direct URL names one build
-    return not any(_EXACT.fullmatch(part.strip()) for part in spec.split(","))
 
 
 # ---- Y004 rocm-arch-unset -------------------------------------------------------------------
@@ -177,8 +675,7 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
     # torch's BuildExtension defines USE_ROCM and __HIP_PLATFORM_AMD__ itself on ROCm.
     if not extensions or _mentions_build_extension(script) or _defines_rocm_macro(script):
         return []
-    markers = [n for n in script.names() if _ends_with_any(dotted_name(n), ROCM_PATH_NAMES)]
-    markers += [a.node for a in script.string_constants() if a.value in ROCM_PATH_STRINGS]
+    markers = _rocm_path_markers(script)
     if not markers:
         return []
     live = [n for n in markers + extensions if script.model.is_live(script.range(n)[0])]
@@ -191,6 +688,13 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
         "This ROCm build never defines `USE_ROCM`; `#ifdef USE_ROCM` code takes its CUDA branch.",
         Fix.advice("Define it on the ROCm path: `define_macros=[('USE_ROCM', '1'), ('__HIP_PLATFORM_AMD__', '1')]` "
                    "in the extension, or build with `cmdclass={'build_ext': BuildExtension}`"))]
+
+
+def _rocm_path_markers(script: BuildScript) -> list[ast.AST]:
+    """What shows the script has a ROCm build path: `IS_HIP_EXTENSION`, `torch.version.hip`,
+    `ROCM_HOME`, and the strings `"ROCM_PATH"`, `"hipcc"` (CUDA-only code left out)."""
+    markers = [n for n in script.names() if _ends_with_any(dotted_name(n), ROCM_PATH_NAMES)]
+    return markers + [a.node for a in script.string_constants() if a.value in ROCM_PATH_STRINGS]
 
 
 def _ends_with_any(dotted: str | None, names: frozenset[str]) -> bool:
@@ -224,12 +728,17 @@ def _defines_rocm_macro(script: BuildScript) -> bool:
 
 # ---- B004 cuda-toolkit-path (setup.py) --------------------------------------------------------
 CUDA_ROOT_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH"})
+# torch.utils.cpp_extension's own helpers that return (a path below) the CUDA root.
+CUDA_ROOT_HELPERS = frozenset({"_join_cuda_home", "_find_cuda_home"})
 ROCM_ROOT_MENTIONS = ("ROCM_PATH", "ROCM_HOME", "ROCM_ROOT", "HIP_PATH", "/opt/rocm")
+# `/usr/local/cuda` inside a compiler or linker flag: `-I/usr/local/cuda/include`, `-L...`,
+# `-Wl,-rpath,...`, `-DCUDA_TOOLKIT_ROOT_DIR=...`.
+_CUDA_ROOT_IN_FLAG = re.compile(r"(?:^|\s)(?:-[IL]|-isystem|-Wl,-rpath,|-D\w+=)(/usr/local/cuda\b)")
 
 
 def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     data = source.data
-    if not any(m.encode() in data for m in (*CUDA_ROOT_NAMES, "/usr/local/cuda")):
+    if not any(m.encode() in data for m in (*CUDA_ROOT_NAMES, *CUDA_ROOT_HELPERS, "/usr/local/cuda")):
         return []
     if any(m.encode() in data for m in ROCM_ROOT_MENTIONS) and _mentions_rocm_root(source):
         return []
@@ -237,15 +746,21 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     uses = []  # (node, culprit)
     for node in script.names():
         name = node.id if isinstance(node, ast.Name) else node.attr
-        if name in CUDA_ROOT_NAMES:
+        if name in CUDA_ROOT_NAMES or name in CUDA_ROOT_HELPERS:
             uses.append((node, name))
     for arg in script.string_constants():
         if arg.value in CUDA_ROOT_NAMES or arg.value.startswith("/usr/local/cuda"):
             uses.append((arg.node, arg.value))
+        elif _CUDA_ROOT_IN_FLAG.search(arg.value):
+            uses.append((arg.node, "/usr/local/cuda"))
+    # A root used to spell nvcc's path is a toolkit probe: Y002 reports it, once.
+    probes = [script.range(p) for p in nvcc_paths(script)]
     findings, statements = [], set()
     for node, culprit in sorted(uses, key=lambda u: script.range(u[0])[0]):
         statement = script.statement_of(node)
-        if id(statement) in statements or not script.model.is_live(script.range(node)[0]):
+        start = script.range(node)[0]
+        if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
+                or _decided_without(script, node)):
             continue
         statements.add(id(statement))
         start, end = script.range(node)
@@ -257,6 +772,19 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
             "Take the ROCm root on the ROCm path: `ROCM_HOME if torch.version.hip else CUDA_HOME` "
             "(`os.environ.get('ROCM_PATH', '/opt/rocm')`), and leave `CUDA_HOME` unset in ROCm builds")))
     return findings
+
+
+def _decided_without(script: BuildScript, node: ast.AST) -> bool:
+    """In a condition whose value on ROCm another operand fixes: `CUDA_HOME is None and not
+    IS_HIP_EXTENSION`, `IS_HIP_EXTENSION or CUDA_HOME is not None`."""
+    child, current = node, script.parent(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.BoolOp):
+            for other in current.values:
+                if other is not child and rocm_truth(script, other) is isinstance(current.op, ast.Or):
+                    return True
+        child, current = current, script.parent(current)
+    return False
 
 
 def _mentions_rocm_root(source: SourceFile) -> bool:

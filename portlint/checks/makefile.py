@@ -1,0 +1,425 @@
+"""B, L and R in Makefiles: compilers, flags, libraries, paths and links that only a CUDA
+build has, and hipcc builds that miss what ROCm needs.
+
+What a recipe runs and what reaches it is read by `make_ast`: each `$(VAR)` word is
+followed to the values the file gives VAR on the ROCm path (assignments in arms that are
+dead for ROCm do not count), so `$(GPUCC) $(GPUFLAGS)` is judged by what the ROCm build
+would run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from portlint.checks import nvcc_flags
+from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
+from portlint.checks.libraries import CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name
+from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
+from portlint.finding import Finding, Severity, finding
+from portlint.fix import Edit, Fix
+from portlint.source import SourceFile
+
+HIP_COMPILERS = frozenset({"hipcc", "hipcc.pl", "hipcc.bin", "amdclang++", "amdclang"})
+NVCC = "nvcc"
+# Host compilers and linkers that know nothing of HIP (`g++`, `x86_64-linux-gnu-g++-12`, `ld`).
+_HOST_LINKER = re.compile(
+    r"(?:[\w.]+-)*(?:g\+\+|c\+\+|gcc|cc|clang\+\+|clang|ld|ld\.\w+|mpicxx|mpic\+\+|icpx|icx)(?:-[\d.]+)?")
+_SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c", ".C")
+_INPUT_AUTOMATICS = frozenset({"$^", "$+", "$<", "$?"})
+_HIP_WORD = re.compile(r"hipcc|amdclang|offload-arch", re.IGNORECASE)
+_HIP_OR_ROCM = re.compile(r"hip|rocm|amdgpu", re.IGNORECASE)
+_LIB_FLAG = re.compile(r"-l(\w+)")
+_LIB_FILE = re.compile(r"(?:.*/)?lib(\w+?)(?:_static)?\.(?:so|a)(?:\.[\d.]+)?")
+_PRINTERS = frozenset({"echo", "printf", "@echo", "true", ":"})
+
+
+def _lower(source: SourceFile) -> bytes:
+    return source.data.lower()
+
+
+def _hip_commands(mk: Makefile) -> list[tuple[Command, set[str]]]:
+    """Recipe commands that may run hipcc on the ROCm path, with what they may run."""
+    found = []
+    for command in mk.commands:
+        programs = mk.command_programs(command)
+        if programs & HIP_COMPILERS:
+            found.append((command, programs))
+    return found
+
+
+def _program_flags(mk: Makefile, word: Word, compilers: frozenset[str],
+                   seen: frozenset[str] = frozenset()) -> Expansion:
+    """Words a program variable adds after the program (`HIPCC = hipcc --offload-arch=gfx90a`),
+    from the assignments whose program is one of `compilers`."""
+    result = Expansion([])
+    node = word.reference
+    if node is None or node.type != "variable_reference":
+        return result
+    name = reference_name(mk.source, node)
+    if name is None or name in seen:
+        return result
+    for a in mk.values(name):
+        if not a.words or not mk.programs(a.words[0]) & compilers:
+            continue
+        result.extend(mk.expand(a.words[1:]))
+        result.extend(_program_flags(mk, a.words[0], compilers, seen | {name}))
+    return result
+
+
+def _command_words(mk: Makefile, command: Command, compilers: frozenset[str]) -> Expansion:
+    """Everything after the program, variables expanded, and the program variable's own flags."""
+    words = _program_flags(mk, command.program, compilers)
+    words.extend(mk.expand(command.words[1:]))
+    return words
+
+
+def _inputs(mk: Makefile, command: Command, words: list[Word]) -> list[Word]:
+    """The command's words, plus its rule's prerequisites where it reads `$^`, `$<`, ..."""
+    if command.rule is not None and any(w.text in _INPUT_AUTOMATICS for w in words):
+        return words + mk.expand(command.rule.prerequisites).words
+    return words
+
+
+def _compiles(mk: Makefile, command: Command, words: list[Word]) -> bool:
+    texts = {w.text for w in words}
+    if texts & {"-M", "-MM", "-E"} and "-c" not in texts:
+        return False  # dependency generation, preprocessing
+    return "-c" in texts or "--genco" in texts or any(
+        w.text.endswith(_SOURCE_SUFFIXES) for w in _inputs(mk, command, words))
+
+
+def _suspicious_unset(mk: Makefile, expansion: Expansion, pattern: re.Pattern) -> bool:
+    """Could a value this file does not show hold what is missing?"""
+    if expansion.opaque:
+        return True
+    if mk.includes:
+        return bool(expansion.unset)
+    return any(pattern.search(name) for name in expansion.unset)
+
+
+def _site(word: Word) -> tuple[int, int]:
+    return word.start, word.end
+
+
+# ---- B005 nvcc-only-makefile ----------------------------------------------------------------
+_ROCM_ROOT_LINE = "ROCM_PATH ?= /opt/rocm"
+_HIPCC_TEST = "ifneq ($(wildcard $(ROCM_PATH)/bin/hipcc),)"
+
+
+def check_nvcc_only_makefile(source: SourceFile) -> list[Finding]:
+    if b"nvcc" not in _lower(source):
+        return []
+    mk = read(source)
+    if has_hip_path(mk):
+        return []
+    findings = []
+    sets_root = mk.is_set("ROCM_PATH")
+    for a in mk.assignments:
+        if not a.live or not a.words or not _names_nvcc(mk, a.words[0]):
+            continue
+        word = a.words[0]
+        findings.append(finding(
+            source, *_site(word),
+            f"`{word.text}` is the only GPU compiler here; ROCm builds need a `hipcc` path.",
+            _nvcc_assignment_fix(source, a, add_root=not sets_root and not findings)))
+    if findings:
+        return findings
+    for command in mk.commands:
+        if _names_nvcc(mk, command.program):
+            return [finding(
+                source, *_site(command.program),
+                f"`{command.program.text}` is the only GPU compiler here; ROCm builds need a `hipcc` path.",
+                Fix.advice("Set `HIPCC ?= $(ROCM_PATH)/bin/hipcc` and run `$(HIPCC)` here when "
+                           "`ifneq ($(wildcard $(ROCM_PATH)/bin/hipcc),)`, keeping `nvcc` in the `else` arm"))]
+    return []
+
+
+def has_hip_path(mk: Makefile) -> bool:
+    """Does the Makefile name hipcc or a HIP compile anywhere, in any branch?"""
+    if any(_HIP_WORD.search(text) for text in mk.code_texts()):
+        return True
+    if any(_HIP_OR_ROCM.search(w.text) for w in mk.includes):
+        return True  # `include hip.mk`: the HIP path lives there
+    for words in [a.words for a in mk.assignments] + [c.words for c in mk.commands]:
+        for first, second in zip(words, words[1:]):
+            if first.text == "-x" and second.text == "hip":
+                return True
+    return any(w.text == "-xhip" for w in mk.code_words())
+
+
+def _names_nvcc(mk: Makefile, word: Word) -> bool:
+    """`nvcc`, `$(CUDA_PATH)/bin/nvcc`, `$(shell which nvcc)`; not `$(NVCC)` (set elsewhere)."""
+    node = word.reference
+    if node is not None and node.type != "shell_function":
+        return False
+    return mk.programs(word) == {NVCC}
+
+
+def _nvcc_assignment_fix(source: SourceFile, a, add_root: bool) -> Fix:
+    title = (f"Pick hipcc when ROCm is installed: `{_HIPCC_TEST}` / `{a.name} {a.operator} "
+             f"$(ROCM_PATH)/bin/hipcc` / `else` / the `nvcc` line / `endif`")
+    if not a.top_level:
+        return Fix.advice(title)
+    start, end = a.node.start_byte, a.node.end_byte
+    line_start = source.line_start(source.line_of(start))
+    indent = source.data[line_start:start].decode("utf-8", errors="replace")
+    if indent.strip():
+        return Fix.advice(title)
+    original = source.data[start:end].decode("utf-8", errors="replace").rstrip("\n")
+    end = min(start + len(original.encode()) + 1, len(source.data))  # keep blank lines after it
+    lines = [_ROCM_ROOT_LINE] if add_root else []
+    lines += [_HIPCC_TEST, f"{a.name} {a.operator} $(ROCM_PATH)/bin/hipcc", "else", original, "endif"]
+    return Fix.unsafe(title, Edit(line_start, end, "".join(f"{indent}{line}\n" for line in lines)))
+
+
+# ---- B001 nvcc-only-flag (Makefiles) --------------------------------------------------------
+_HIP_FLAG_VARIABLE = re.compile(r"HIP(?:CC)?_?(?:COMPILE_)?FLAGS", re.IGNORECASE)
+
+
+def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
+    lowered = _lower(source)
+    if b"hipcc" not in lowered and b"amdclang" not in lowered:
+        return []
+    mk = read(source)
+    reaching: dict[int, Word] = {}
+    for command, _ in _hip_commands(mk):
+        for word in _command_words(mk, command, HIP_COMPILERS).words:
+            reaching.setdefault(word.start, word)
+    for a in mk.assignments:
+        if _HIP_FLAG_VARIABLE.fullmatch(a.name):
+            for word in mk.expand(a.words).words:
+                reaching.setdefault(word.start, word)
+    findings = []
+    for start in sorted(reaching):
+        word = reaching[start]
+        flag = nvcc_flags.classify(word.text.strip("\"'"))
+        if flag is None:
+            continue
+        token = flag.spelling
+        if flag.replacement is not None:
+            title = f"Replace `{token}` with `{flag.replacement}` for hipcc; keep `{token}` only where nvcc compiles"
+        else:
+            title = f"For hipcc, {flag.rocm}; keep `{token}` only where nvcc compiles"
+        findings.append(finding(
+            source, word.start, word.end,
+            f"`{token}` reaches hipcc, {flag.effect.format(flag='it')}.",
+            Fix.advice(title), severity=Severity.ERROR if flag.picks_target else None))
+    return findings
+
+
+# ---- L001 cuda-library (Makefiles) ----------------------------------------------------------
+_LINK_NAME_BYTES = tuple(
+    name.lower().encode() for lib in CUDA_LIBRARIES + CUDA_RUNTIME_LIBRARIES for name in lib.link_names)
+# Link names the library table does not give as `hip_library`/`hip_package`.
+_ROCM_LINK_NAME = {"the CUDA runtime": "amdhip64", "NVRTC": "hiprtc"}
+
+
+def check_cuda_library(source: SourceFile) -> list[Finding]:
+    lowered = _lower(source)
+    if not any(name in lowered for name in _LINK_NAME_BYTES):
+        return []
+    mk = read(source)
+    words = [w for a in mk.assignments if a.live for w in a.words]
+    for command in mk.commands:  # compile and link commands, not `cp` or `echo`
+        programs = mk.command_programs(command)
+        if programs & (HIP_COMPILERS | {NVCC, ""}) or any(_HOST_LINKER.fullmatch(p) for p in programs):
+            words.extend(command.words)
+    findings, seen = [], set()
+    for word in sorted(words, key=lambda w: w.start):
+        if word.start in seen:
+            continue
+        seen.add(word.start)
+        text = word.text.strip("\"'")
+        m = _LIB_FLAG.fullmatch(text) or _LIB_FILE.fullmatch(text)
+        lib = library_for_link_name(m.group(1)) if m else None
+        if lib is None:
+            continue
+        findings.append(finding(
+            source, word.start, word.end,
+            f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
+            _library_fix(text, lib), severity=lib.severity))
+    return findings
+
+
+def _library_fix(text: str, lib: CudaLibrary) -> Fix:
+    rocm = _ROCM_LINK_NAME.get(lib.name) or lib.hip_library or lib.hip_package
+    if rocm is None:
+        return Fix.advice(f"Link {lib.counterpart or 'the ROCm port'} instead of `{text}` on the ROCm path")
+    return Fix.advice(f"Link {lib.counterpart}'s `-L$(ROCM_PATH)/lib -l{rocm}` instead of `{text}` "
+                      "on the ROCm path")
+
+
+# ---- B004 cuda-toolkit-path (Makefiles) -----------------------------------------------------
+_CUDA_ROOTS = _CUDA_ROOT_NAMES | {"CUDA_DIR", "CUDA_INSTALL_PATH", "CUDA_TOOLKIT_PATH"}
+_CUDA_PATH_BYTES = (b"/usr/local/cuda",) + tuple(n.encode() for n in _CUDA_ROOTS)
+_TOOLKIT_PATH_FIX = ("Set `ROCM_PATH ?= /opt/rocm` and use `$(ROCM_PATH)` on the ROCm path; "
+                     "`unset CUDA_HOME` in ROCm builds")
+
+
+def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
+    data = source.data
+    if not any(b in data for b in _CUDA_PATH_BYTES):
+        return []
+    mk = read(source)
+    if any(_ROCM_FALLBACK.search(text) for text in mk.code_texts()):
+        return []
+    sites = [a.words for a in mk.assignments]
+    sites += [c.words for c in mk.commands if c.program.text not in _PRINTERS]
+    findings = []
+    for words in sites:
+        culprit = next((c for w in words for c in _toolkit_path_culprits(source, w)), None)
+        if culprit is not None:
+            start, end, message = culprit
+            findings.append(finding(source, start, end, message, Fix.advice(_TOOLKIT_PATH_FIX)))
+    return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _toolkit_path_culprits(source: SourceFile, word: Word):
+    found = []
+    for node, name in references_under(source, word):
+        if name in _CUDA_ROOTS:
+            text = source.node_text(node)
+            found.append((node.start_byte, node.end_byte,
+                          f"`{text}` without a `ROCM_PATH` fallback finds no toolkit on ROCm."))
+    for m in _HARD_CODED_CUDA.finditer(word.text):
+        start = word.start + len(word.text[:m.start()].encode())
+        found.append((start, start + len(m.group().encode()),
+                      f"Hard-coded `{m.group()}` has no `ROCM_PATH` fallback; ROCm is in `/opt/rocm`."))
+    return sorted(found)
+
+
+# ---- B006 hip-runtime-not-linked ------------------------------------------------------------
+_HIP_RUNTIME = re.compile(r"-lamdhip64|-lhip_hcc|-lgalaxyhip|-l:libamdhip64\S*|\S*libamdhip64\.(?:so|a)\S*|"
+                          r"--hip-link|hip::host")
+_RUNTIME_VARIABLE = re.compile(r"HIP|ROCM|AMD", re.IGNORECASE)
+
+
+def check_hip_runtime_not_linked(source: SourceFile) -> list[Finding]:
+    lowered = _lower(source)
+    if (b"hipcc" not in lowered and b"amdclang" not in lowered) or b"-c" not in lowered:
+        return []
+    mk = read(source)
+    exact, patterns = _hip_objects(mk)
+    if not exact and not patterns:
+        return []
+    root = "ROCM_PATH" if mk.is_set("ROCM_PATH") or not mk.is_set("HIP_PATH") else "HIP_PATH"
+    link_flags = f"-L$({root})/lib -lamdhip64"
+    findings = []
+    for command in mk.commands:
+        programs = mk.command_programs(command)
+        if not programs or not all(_HOST_LINKER.fullmatch(p) for p in programs):
+            continue
+        expansion = _command_words(mk, command, frozenset(programs))
+        words = expansion.words
+        texts = {w.text for w in words}
+        if texts & {"-c", "-E", "-S", "-M", "-MM"}:
+            continue
+        hip_inputs = [w for w in _inputs(mk, command, words) if _is_hip_object(w.text, exact, patterns)]
+        if not hip_inputs:
+            continue
+        if any(_HIP_RUNTIME.fullmatch(w.text.strip("\"'")) for w in words):
+            continue
+        if _suspicious_unset(mk, expansion, _RUNTIME_VARIABLE):
+            continue
+        program = command.program
+        findings.append(finding(
+            source, *_site(program),
+            f"`{program.text}` links `hipcc -c` objects without `-lamdhip64`; HIP symbols stay undefined.",
+            Fix.unsafe(f"Link with hipcc, or add `{link_flags}` to this link command",
+                       Edit.insert(command.words[-1].end, f" {link_flags}"))))
+    return findings
+
+
+def _hip_objects(mk: Makefile) -> tuple[set[str], list[str]]:
+    """Object files that hipcc compiles: exact names and `%` patterns (`%.o`, `obj/%.o`)."""
+    exact: set[str] = set()
+    patterns: list[str] = []
+    for command, _ in _hip_commands(mk):
+        words = _command_words(mk, command, HIP_COMPILERS).words
+        texts = [w.text for w in words]
+        if "-c" not in texts:
+            continue
+        if "-o" in texts and texts.index("-o") + 1 < len(texts):
+            output = texts[texts.index("-o") + 1]
+            if output != "$@":
+                exact.add(output)
+        elif "-o" not in texts:
+            for text in texts:
+                if text.endswith(_SOURCE_SUFFIXES) and not text.startswith("-"):
+                    exact.add(text.rsplit("/", 1)[-1].rsplit(".", 1)[0] + ".o")
+        rule = command.rule
+        if rule is not None:
+            for word in mk.expand(rule.targets).words + rule.target_patterns:
+                if "%" in word.text:
+                    patterns.append(word.text)
+                else:
+                    exact.add(word.text)
+    return exact, patterns
+
+
+def _is_hip_object(text: str, exact: set[str], patterns: list[str]) -> bool:
+    if text in exact:
+        return True
+    for pattern in patterns:
+        head, _, tail = pattern.partition("%")
+        if text.endswith(tail) and len(text) > len(tail) and ("$" in head or text.startswith(head)):
+            return True
+    return False
+
+
+# ---- R003 missing-offload-arch (Makefiles) --------------------------------------------------
+# Environment knobs hipcc reads its targets from.
+_ARCH_ENVIRONMENT = frozenset({"HCC_AMDGPU_TARGET", "HIPCC_COMPILE_FLAGS_APPEND", "HIP_OFFLOAD_ARCH"})
+_ARCH_VARIABLE = re.compile(r"HIP|ROCM|AMD|ARCH|TARGET|GPU|OFFLOAD", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"gfx000")
+_ARCH_FIX = ("Add `--offload-arch=gfx90a --offload-arch=gfx942` (the GPUs you ship for) to this hipcc "
+             "command, e.g. through `HIPFLAGS`")
+
+
+def check_missing_offload_arch(source: SourceFile) -> list[Finding]:
+    lowered = _lower(source)
+    has_hip = b"hipcc" in lowered or b"amdclang" in lowered
+    if not has_hip and b"gfx000" not in lowered:
+        return []
+    mk = read(source)
+    findings = []
+    if has_hip and not any(mk.by_name.get(name) for name in _ARCH_ENVIRONMENT):
+        for command, _ in _hip_commands(mk):
+            expansion = _command_words(mk, command, HIP_COMPILERS)
+            words = expansion.words
+            if not _compiles(mk, command, words):
+                continue
+            if any(_names_target(w) for w in words + expansion.opaque):
+                continue
+            if _suspicious_unset(mk, expansion, _ARCH_VARIABLE):
+                continue
+            program = command.program
+            findings.append(finding(
+                source, *_site(program),
+                f"`{program.text}` compiles with no `--offload-arch`; code runs only on the build host's GPU.",
+                Fix.advice(_ARCH_FIX)))
+    for word in _target_words(mk):
+        for m in _PLACEHOLDER.finditer(word.text):
+            start = word.start + len(word.text[:m.start()].encode())
+            findings.append(finding(
+                source, start, start + 6,
+                "`gfx000` is the target of a GPU-less host; no AMD GPU can load this code.",
+                Fix.advice("Replace `gfx000` with real targets, e.g. `--offload-arch=gfx90a --offload-arch=gfx942`")))
+    return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _names_target(word: Word) -> bool:
+    """`--offload-arch=gfx90a`, `--amdgpu-target=...`, also inside `$(foreach ...)`."""
+    text = word.text.strip("\"'")
+    return nvcc_flags.is_offload_arch(text) or "offload-arch" in text or "amdgpu-target" in text
+
+
+def _target_words(mk: Makefile) -> list[Word]:
+    """Words that may name a GPU target: values, flags, and hipcc's arguments; not the
+    arguments of other programs (`grep gfx000`) or of `$(shell ...)`."""
+    words = [w for a in mk.assignments if a.live for w in a.words]
+    hip = {id(c) for c, _ in _hip_commands(mk)}
+    for command in mk.commands:
+        words.extend(w for w in command.words[1:] if id(command) in hip or w.text.startswith("-"))
+    unique = {w.start: w for w in words if w.reference is None}
+    return [unique[k] for k in sorted(unique)]

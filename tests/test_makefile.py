@@ -1,0 +1,263 @@
+"""Makefiles: discovery, the ROCm-path model of `ifeq`/`ifdef`, suppressions, and the Makefile
+rules on shapes the fixtures do not cover. The seed-003 link bug (B006) is proven with the
+real hipcc, g++ and make where they are installed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness import assert_findings, fix_until_stable
+from portlint import rocm_path
+from portlint.config import Config
+from portlint.discover import discover, language_of
+from portlint.rocm_path import Status
+from portlint.source import SourceFile
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+# ---- discovery ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["Makefile", "makefile", "GNUmakefile", "build/common.mk", "rules.make"])
+def test_makefiles_are_make(name: str) -> None:
+    assert language_of(Path(name)) == "make"
+
+
+@pytest.mark.parametrize("name", ["Makefile.am", "Makefile.in", "makefile.txt", "mk"])
+def test_automake_templates_are_not_make(name: str) -> None:
+    assert language_of(Path(name)) != "make"
+
+
+def test_a_tree_scan_finds_makefiles(tmp_path: Path) -> None:
+    for rel in ["Makefile", "src/GNUmakefile", "mk/cuda.mk", "docs/Makefile.am"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("all:\n\tnvcc -c k.cu\n")
+    candidates, _ = discover([tmp_path], Config(root=tmp_path))
+    found = {c.path.relative_to(tmp_path).as_posix(): c.language for c in candidates}
+    assert found == {"Makefile": "make", "src/GNUmakefile": "make", "mk/cuda.mk": "make"}
+
+
+def test_pre_commit_hook_runs_on_makefiles() -> None:
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    files = re.compile(re.search(r"^\s*files:\s*(.+)$", text, re.M).group(1).strip())
+    for path in ["Makefile", "src/makefile", "GNUmakefile", "build/cuda.mk", "rules.make"]:
+        assert files.search(path), path
+    assert not files.search("Makefile.am")
+
+
+# ---- the ROCm-path model of Makefile conditionals ----------------------------------------
+def statuses(src: str) -> dict[str, Status]:
+    """The status of each line assigning `V_<name>`."""
+    src = textwrap.dedent(src)
+    source = SourceFile("Makefile", "make", src.encode())
+    model = rocm_path.build(source)
+    out = {}
+    offset = 0
+    for line in src.splitlines(keepends=True):
+        m = re.search(r"V_(\w+)", line)
+        if m and "=" in line:
+            out[m.group(1)] = model.status(offset + m.start())
+        offset += len(line.encode())
+    return out
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("ifeq ($(USE_ROCM),1)\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.PORT, "b": Status.DEAD}),
+        ("ifneq ($(USE_ROCM),1)\nV_a = 1\nendif\n", {"a": Status.DEAD}),
+        ('ifeq "$(USE_ROCM)" "0"\nV_a = 1\nelse\nV_b = 1\nendif\n', {"a": Status.DEAD, "b": Status.PORT}),
+        ("ifeq ($(USE_HIP),)\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.DEAD, "b": Status.PORT}),
+        ("ifdef HIP_PATH\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.PORT, "b": Status.DEAD}),
+        ("ifndef ROCM_PATH\nV_a = 1\nendif\n", {"a": Status.DEAD}),
+        # Probes for hipcc or a ROCm install.
+        ("ifeq (,$(shell which hipcc))\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.DEAD, "b": Status.PORT}),
+        ("ifneq ($(wildcard /opt/rocm),)\nV_a = 1\nendif\n", {"a": Status.PORT}),
+        # A platform name compared with a switch; HIP on the CUDA toolchain is not ROCm.
+        ("ifeq ($(GPU_BACKEND),hip)\nV_a = 1\nelse ifeq ($(GPU_BACKEND),cuda)\nV_b = 1\nendif\n",
+         {"a": Status.PORT, "b": Status.DEAD}),
+        ("ifeq ($(HIP_PLATFORM),nvidia)\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.DEAD, "b": Status.PORT}),
+        # A CUDA arm before a ROCm arm of the same chain is its CUDA alternative.
+        ("ifeq ($(USE_CUDA),1)\nV_a = 1\nelse ifneq ($(findstring hip,$(CC)),)\nV_b = 1\nelse\nV_c = 1\nendif\n",
+         {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD}),
+        # Undecidable: a CUDA switch alone, other switches, negated platform words.
+        ("ifeq ($(USE_CUDA),1)\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.LIVE, "b": Status.LIVE}),
+        ("ifeq ($(DEBUG),1)\nV_a = 1\nendif\n", {"a": Status.LIVE}),
+        ("ifdef NO_HIP\nV_a = 1\nendif\n", {"a": Status.LIVE}),
+        # Nesting: the inner arm of a dead arm is dead.
+        ("ifeq ($(USE_ROCM),1)\nelse\nifeq ($(DEBUG),1)\nV_a = 1\nendif\nendif\n", {"a": Status.DEAD}),
+        # Tab-indented directives with no rule before them are make lines (llama.cpp's style).
+        ("ifdef LLAMA_HIPBLAS\n\tifeq ($(USE_ROCM),1)\n\t\tV_a = 1\n\telse\n\t\tV_b = 1\n\tendif\nendif\n",
+         {"a": Status.PORT, "b": Status.DEAD}),
+    ],
+)
+def test_make_conditionals(src: str, expected: dict) -> None:
+    assert statuses(src) == expected
+
+
+# ---- suppressions --------------------------------------------------------------------------
+NVCC_ONLY = "NVCC := nvcc{comment}\n\nk.o: k.cu\n\t$(NVCC) -c $< -o $@\n"
+
+
+@pytest.mark.parametrize(
+    "src, codes",
+    [
+        (NVCC_ONLY.format(comment=""), ("B005",)),
+        (NVCC_ONLY.format(comment="  # portlint: ignore[B005]"), ()),
+        (NVCC_ONLY.format(comment="  # portlint: ignore[nvcc-only-makefile]"), ()),
+        ("# portlint: ignore[B005]\n" + NVCC_ONLY.format(comment=""), ()),
+        (NVCC_ONLY.format(comment="") + "# portlint: ignore-file[B]\n", ()),
+        ("all:\n\tnvcc -c k.cu  # portlint: ignore[B005]\n", ()),
+        ("all:\n\tnvcc -c k.cu  # portlint: ignore[L001]\n", ("B005",)),
+    ],
+)
+def test_make_comment_forms(src: str, codes: tuple[str, ...], tmp_path: Path) -> None:
+    assert_findings(src, "make", *codes, tmp_path=tmp_path, select=("B005",))
+
+
+# ---- rules on shapes beyond the fixtures ---------------------------------------------------
+def test_cuda_samples_exec_prefix_still_finds_the_compiler(tmp_path: Path) -> None:
+    # CUDA samples run `$(EXEC) $(NVCC) ...`; EXEC is empty unless `dryrun=1`.
+    assert_findings("""\
+        ifeq ($(dryrun),1)
+            EXEC ?= @echo "[@]"
+        endif
+        HIPCC ?= hipcc
+        k.o: k.hip
+        \t$(EXEC) $(HIPCC) -O3 -c $< -o $@
+        """, "make", "R003", tmp_path=tmp_path, select=("R003",))
+
+
+def test_offload_arch_from_the_environment_hipcc_reads(tmp_path: Path) -> None:
+    assert_findings("""\
+        export HCC_AMDGPU_TARGET = gfx90a
+        k.o: k.hip
+        \thipcc -c $< -o $@
+        """, "make", tmp_path=tmp_path, select=("R003",))
+
+
+def test_offload_arch_in_an_included_file_is_not_guessed(tmp_path: Path) -> None:
+    assert_findings("""\
+        include config.mk
+        k.o: k.hip
+        \thipcc $(GPU_FLAGS) -c $< -o $@
+        """, "make", tmp_path=tmp_path, select=("R003",))
+
+
+def test_link_flags_from_a_shell_probe_count_as_unknown(tmp_path: Path) -> None:
+    assert_findings("""\
+        k.o: k.hip
+        \thipcc --offload-arch=gfx90a -c $< -o $@
+        app: main.o k.o
+        \tg++ -o $@ $^ $(shell pkg-config --libs hip)
+        lib.so: k.o
+        \tg++ -shared -o $@ $^
+        """, "make", "B006", tmp_path=tmp_path, select=("B006",))
+
+
+def test_objects_named_by_substitution_reach_the_link(tmp_path: Path) -> None:
+    assert_findings("""\
+        SRCS := main.cpp kernels.hip
+        OBJS := $(patsubst %.hip,%.o,$(SRCS:.cpp=.o))
+        kernels.o: kernels.hip
+        \thipcc --offload-arch=gfx90a -c $< -o $@
+        app: $(OBJS)
+        \t$(CXX) -o $@ $^
+        """, "make", "B006", tmp_path=tmp_path, select=("B006",))
+
+
+def test_nvcc_flags_stay_with_nvcc_in_a_compiler_variable(tmp_path: Path) -> None:
+    # `-ccbin` belongs to the nvcc value of GPUCC; only the hipcc value's words reach hipcc.
+    assert_findings("""\
+        ifeq ($(DEBUG),1)
+          GPUCC = nvcc -ccbin g++
+        else
+          GPUCC = hipcc --offload-arch=gfx90a -Xptxas -v
+        endif
+        k.o: k.cu
+        \t$(GPUCC) -c $< -o $@
+        """, "make", "B001", tmp_path=tmp_path, select=("B001",))
+
+
+def test_tab_indented_assignments_outside_rules_are_read(tmp_path: Path) -> None:
+    # GNU make reads these as variable assignments (no rule is open); the runtime is linked.
+    assert_findings("""\
+        ifdef LLAMA_HIPBLAS
+        \tROCM_PATH ?= /opt/rocm
+        \tHIPCC ?= $(ROCM_PATH)/bin/hipcc
+        \tMK_LDFLAGS += -L$(ROCM_PATH)/lib -lamdhip64
+        endif
+        k.o: k.cu
+        \t$(HIPCC) --offload-arch=gfx90a -c $< -o $@
+        app: main.o k.o
+        \t$(CXX) -o $@ $^ $(MK_LDFLAGS)
+        """, "make", tmp_path=tmp_path, select=("B004", "B005", "B006", "L001", "R003"))
+
+
+def test_hipcc_in_any_branch_is_a_rocm_path(tmp_path: Path) -> None:
+    assert_findings("""\
+        ifeq ($(PLATFORM),amd)
+          CXX = $(ROCM_PATH)/bin/amdclang++ -x hip
+        else
+          CXX = nvcc
+        endif
+        """, "make", tmp_path=tmp_path, select=("B005",))
+
+
+# ---- seed 003: `hipcc -c` objects linked by g++ without the HIP runtime -------------------
+KERNEL = """\
+#include <hip/hip_runtime.h>
+__global__ void vector_add(float* c, const float* a, const float* b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+void launch_vector_add(float* c, const float* a, const float* b, int n) {
+  hipLaunchKernelGGL(vector_add, dim3((n + 255) / 256), dim3(256), 0, 0, c, a, b, n);
+}
+"""
+MAIN = """\
+void launch_vector_add(float* c, const float* a, const float* b, int n);
+int main() { launch_vector_add(nullptr, nullptr, nullptr, 0); return 0; }
+"""
+
+
+def _tools() -> dict[str, str]:
+    tools = {name: shutil.which(name) for name in ("hipcc", "make", "g++")}
+    missing = [name for name, path in tools.items() if path is None]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing} missing in CI: .ci/run must install hipcc")
+        pytest.skip(f"not installed: {missing}")
+    return tools
+
+
+def _make(folder: Path, tools: dict[str, str]) -> subprocess.CompletedProcess:
+    hip_root = str(Path(tools["hipcc"]).resolve().parent.parent)  # /usr for Debian's hipcc
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    return subprocess.run([tools["make"], "vector_add_app", f"HIP_PATH={hip_root}"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_seed_003_link_fails_as_reported_and_the_fix_links(tmp_path: Path) -> None:
+    tools = _tools()
+    project = tmp_path / "bad_make"
+    shutil.copytree(FIXTURES / "B006" / "bad_make", project)
+    (project / "vector_add.hip").write_text(KERNEL)
+    (project / "main.cpp").write_text(MAIN)
+
+    before = _make(project, tools)
+    assert before.returncode != 0
+    assert re.search(r"undefined reference to `(hipLaunchKernel|__hipRegisterFatBinary|__hipPushCallConfiguration)",
+                     before.stderr), before.stderr[-2000:]
+
+    assert fix_until_stable([project], tmp_path, ("B006",)) > 0
+    after = _make(project, tools)
+    assert after.returncode == 0, after.stdout[-2000:] + after.stderr[-2000:]
+    assert (project / "vector_add_app").exists()
