@@ -37,7 +37,10 @@ def identities(findings, files, root: Path) -> list[str]:
     out = []
     for f in findings:
         state = files.get(f.path)
-        rel = root_relative(state.absolute_path if state is not None else Path(f.path), root)
+        if f.location is None:
+            rel = "."  # a finding about the machine (`portlint doctor`) belongs to the project
+        else:
+            rel = root_relative(state.absolute_path if state is not None else Path(f.path), root)
         matched = " ".join(f.matched.split())
         seen[(f.code, rel, matched)] += 1
         key = f"{f.code}\0{rel}\0{matched}\0{seen[(f.code, rel, matched)]}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -68,12 +69,19 @@ def main() -> None:
               help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root].")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes; 0 picks one per core for large scans.")
+@click.option("--deep/--no-deep", default=None,
+              help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
+@click.option("--compile-commands", type=click.Path(path_type=Path),
+              help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs) -> None:
+         jobs, deep, compile_commands) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
+    if compile_commands is not None and not compile_commands.exists():
+        raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands)
     cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
         if diff:
@@ -87,8 +95,7 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
             result = engine.scan(paths, config, jobs, cache)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
-    for problem in result.problems:
-        click.echo(f"portlint: {problem}", err=True)
+    _echo_problems(result)
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
@@ -110,6 +117,12 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _echo_problems(result) -> None:
+    """Files that could not be fully read, then notes (what deep mode used, how long it took)."""
+    for line in (*result.problems, *result.notes):
+        click.echo(f"portlint: {line}", err=True)
 
 
 def _load_config(config_path, first_path: Path, select, extend_select, ignore, fail_on) -> Config:
@@ -157,8 +170,7 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path |
 
 def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
     result = engine.scan(paths, config, jobs, cache)
-    for problem in result.problems:
-        click.echo(f"portlint: {problem}", err=True)
+    _echo_problems(result)
     plans, refused = plan_fixes(result.findings, result.files, unsafe)
     for line in refused:
         click.echo(f"portlint: {line}", err=True)
@@ -189,6 +201,41 @@ def _write_report(path: Path, text: str) -> None:
         write_atomically(path, text.encode("utf-8"))
     except OSError as exc:
         raise Failure(f"{path}: cannot write the report: {exc.strerror}") from None
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("portlint-report.html"), show_default=True, help="Where to write the HTML page.")
+@click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated.")
+@click.option("--extend-select", multiple=True, help="Rules to add to the selection.")
+@click.option("--ignore", multiple=True, help="Rules to leave out.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="Configuration file (pyproject.toml or portlint.toml).")
+@click.option("--no-cache", is_flag=True, help="Analyse every file afresh; neither read nor write the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root].")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes; 0 picks one per core for large scans.")
+def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs) -> None:
+    """Write a port-readiness report of PATHS (default: .) as one self-contained HTML page.
+
+    Exits 0 once the page is written, whatever it reports.
+    """
+    from portlint.report import html_report
+
+    paths = list(paths) or [Path(".")]
+    config = _load_config(config_path, paths[0], select, extend_select, ignore, None)
+    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
+    try:
+        result = engine.scan(paths, config, jobs, cache)
+    except (ConfigError, RuleDocError) as exc:
+        raise Failure(str(exc)) from None
+    _echo_problems(result)
+    _write_report(output, html_report.render(result, ReportContext(root=config.root)))
+    click.echo(f"Wrote the port-readiness report ({len(result.findings)} findings in {len(result.files)} files) "
+               f"to {output}.")
+    sys.exit(2 if result.has_internal_error else 0)  # like `scan`: a crashed rule leaves the page incomplete
 
 
 @main.command("rule")
@@ -232,3 +279,48 @@ def _docs():
         return load_all()
     except RuleDocError as exc:
         raise Failure(str(exc)) from None
+
+
+@main.command("doctor")
+@click.argument("project", required=False, default=".", type=click.Path(path_type=Path))
+@click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text",
+              show_default=True, help="How findings are reported.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to FILE instead of standard output.")
+@click.option("--select", multiple=True, help="Checks to run: codes (D001), D or ALL; comma-separated.")
+@click.option("--extend-select", multiple=True, help="Checks to add to the selection.")
+@click.option("--ignore", multiple=True, help="Checks to leave out.")
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
+              help="Lowest severity that makes the exit code 1 [default: note].")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="Configuration file (pyproject.toml or portlint.toml).")
+@click.option("--python", "python", metavar="EXE",
+              help="Python whose packages are checked [default: python3 on PATH].")
+def doctor_command(project, output_format, output, select, extend_select, ignore, fail_on, exit_zero,
+                   config_path, python) -> None:
+    """Check the machine that builds PROJECT (default: .) for ROCm: GPU targets, toolchain, packages, stale builds."""
+    from portlint import doctor
+
+    if not project.is_dir():
+        raise Failure(f"{project}: not a directory")
+    if python is not None and shutil.which(python) is None:
+        raise Failure(f"--python: {python}: no such executable")
+    config = _load_config(config_path, project, select, extend_select, ignore, fail_on)
+    result = doctor.run(doctor.Environment.current(project.resolve(), python), config)
+    for problem in result.problems:
+        click.echo(f"portlint: {problem}", err=True)
+    if output_format == "github":  # annotations carry findings only: say what was not checked here
+        for line in result.skipped:
+            click.echo(f"portlint: {line}", err=True)
+    context = ReportContext(root=config.root,
+                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    text = render(output_format, result, context)
+    if output is not None:
+        _write_report(output, text)
+    else:
+        click.echo(text, nl=False)
+    if result.has_internal_error:
+        sys.exit(2)
+    failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
+    sys.exit(1 if failing and not exit_zero else 0)

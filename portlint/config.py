@@ -16,6 +16,7 @@ from portlint.ruledocs import load_all
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
+    "deep", "deep-flags", "compile-commands",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -43,6 +44,11 @@ class Config:
     fail_on: Severity = Severity.NOTE
     severity: dict[str, Severity] = field(default_factory=dict)
     respect_gitignore: bool = True
+    # Deep mode (libclang): on or off, flags for projects without a compile_commands.json,
+    # and where that file is when it is not in the root or `build/`.
+    deep: bool = False
+    deep_flags: tuple[str, ...] = ()
+    compile_commands: Path | None = None
 
     def enabled_codes(self) -> tuple[str, ...]:
         """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
@@ -194,6 +200,17 @@ def from_table(table: dict, path: Path) -> Config:
                 raise ConfigError(f"{path}: 'severity': unknown rule code {code!r}")
             parsed_sev[code] = parse_severity(level, f"{path}: 'severity.{code}'")
         values["severity"] = parsed_sev
+    if "deep" in table:
+        if not isinstance(table["deep"], bool):
+            raise ConfigError(f"{path}: 'deep' must be true or false")
+        values["deep"] = table["deep"]
+    deep_flags = strings("deep-flags")
+    if deep_flags is not None:
+        values["deep_flags"] = deep_flags
+    if "compile-commands" in table:
+        if not isinstance(table["compile-commands"], str):
+            raise ConfigError(f"{path}: 'compile-commands' must be a path")
+        values["compile_commands"] = path.parent.resolve() / table["compile-commands"]
     if "respect-gitignore" in table:
         if not isinstance(table["respect-gitignore"], bool):
             raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")

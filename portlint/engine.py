@@ -9,6 +9,7 @@ suppression comments, per-file ignores.
 from __future__ import annotations
 
 import os
+import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from portlint.project import FileFacts, ProjectIndex
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYTHON, SourceFile
+from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Fewer files than this are scanned in-process even with --jobs: workers cost a start-up.
@@ -60,8 +61,11 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
     baselined: int = 0  # left out because a --baseline file lists them
+    # `portlint doctor` only: checks that could not run on this machine, each with its reason.
+    skipped: list = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: dict[str, FileState] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # one line each for stderr: what deep mode used, its time
 
     @property
     def has_internal_error(self) -> bool:
@@ -72,7 +76,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
     candidates, skipped = discover(paths, config)
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
-    codes = config.enabled_codes()
+    codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     outcomes = _analyze_all(candidates, config, codes, jobs, cache)
     for outcome in outcomes:
@@ -95,6 +99,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             findings.extend(replace(f, code=code) for f in check(index))
         except Exception as exc:  # noqa: BLE001 - reported, never a traceback
             result.problems.append(Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+    if config.deep:
+        findings = _with_deep_findings(findings, result, config, codes, jobs)
 
     docs = load_all()
     per_file_ignores = [
@@ -118,6 +124,16 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte, f.code))
     result.problems.sort(key=lambda p: p.path)
     return result
+
+
+def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Config, codes, jobs: int) -> list[Finding]:
+    """Deep mode's hook: libclang's findings join the fast ones before the central filters."""
+    from portlint import deep
+
+    report = deep.analyze(result.files.values(), config, codes, jobs)
+    result.notes.extend(report.notes)
+    result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
+    return deep.merge(findings, report)
 
 
 def _status(ranges, offset: int) -> Status:
@@ -206,7 +222,9 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
 def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem]) -> FileState:
     if source.language == PYTHON:
         source.python_ast  # noqa: B018 - raises SyntaxError before any check runs
-    else:
+    elif source.language == PYPROJECT:
+        _note_toml_errors(source, problems)
+    elif source.language not in TEXT_LANGUAGES:  # requirements files have no grammar to fail
         _note_parse_errors(source, problems)
     model = rocm_path.build(source, config.rocm_macros)
     source.rocm_path = model
@@ -231,6 +249,13 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         suppressions=suppress.parse(source),
         facts=project.collect(source, model) if wants_facts else FileFacts(),
     )
+
+
+def _note_toml_errors(source: SourceFile, problems: list[Problem]) -> None:
+    try:
+        tomllib.loads(source.text)
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(Problem(source.path, f"could not parse: invalid TOML ({exc}); no findings for this file"))
 
 
 def _note_parse_errors(source: SourceFile, problems: list[Problem]) -> None:

@@ -39,7 +39,8 @@ class Related:
 
 @dataclass(frozen=True)
 class Finding:
-    location: Location
+    # None for a finding about the machine rather than a file (`portlint doctor`).
+    location: Location | None
     message: str
     fix: Fix
     code: str = ""
@@ -53,7 +54,7 @@ class Finding:
 
     @property
     def path(self) -> str:
-        return self.location.path
+        return self.location.path if self.location is not None else ""
 
 
 def finding(

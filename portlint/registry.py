@@ -1,32 +1,72 @@
 """The one table from rule code to check functions, by language. Sorted by code.
 
-A value maps a language (`cuda`, `cmake`, `python`) or the role `build-script` (setup.py
-and configured build scripts) to a function `check(source)`, or
+A value maps a language (`cuda`, `cmake`, `python`, `make`, `requirements`, `pyproject`) or
+the role `build-script` (setup.py and configured build scripts) to a function `check(source)`, or
 `PROJECT` to a function `check(index)` that runs once on the cross-file index. Rule
 metadata lives in `rules/<CODE>.md`, never here.
 """
 
-from portlint.checks import assembly, cmake, launch, libraries, preprocessor, runtime, setup_py, wavefront
-from portlint.source import BUILD_SCRIPT, CMAKE, CUDA
+from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size
+from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
 PROJECT = "project"
 
 REGISTRY = {
     "A001": {CUDA: assembly.check_inline_ptx},
-    "B002": {CMAKE: cmake.check_lto_mixed_compilers, BUILD_SCRIPT: setup_py.check_lto_mixed_compilers},
+    "A002": {CUDA: intrinsics.check_unsupported_intrinsic},
+    "B001": {MAKE: makefile.check_nvcc_only_flag, PROJECT: cmake.check_nvcc_only_flag,
+             BUILD_SCRIPT: setup_py.check_nvcc_only_flag},
+    "B002": {BUILD_SCRIPT: setup_py.check_lto_mixed_compilers, PROJECT: cmake.check_lto_mixed_compilers},
     "B003": {CMAKE: cmake.check_missing_use_rocm, BUILD_SCRIPT: setup_py.check_missing_use_rocm},
-    "B004": {CMAKE: cmake.check_cuda_toolkit_path, BUILD_SCRIPT: setup_py.check_cuda_toolkit_path},
+    "B004": {CMAKE: cmake.check_cuda_toolkit_path, BUILD_SCRIPT: setup_py.check_cuda_toolkit_path,
+             MAKE: makefile.check_cuda_toolkit_path},
+    "B005": {MAKE: makefile.check_nvcc_only_makefile},
+    "B006": {MAKE: makefile.check_hip_runtime_not_linked},
+    "C001": {PROJECT: cmake.check_cmake_cuda_language},
+    "C002": {PROJECT: cmake.check_cmake_cuda_architectures},
     "C003": {CMAKE: cmake.check_cmake_cuda_link_target},
-    "K001": {CUDA: launch.check_block_over_1024},
-    "K002": {CUDA: launch.check_hardcoded_block_size},
-    "L001": {CUDA: libraries.check_cuda_library, BUILD_SCRIPT: setup_py.check_cuda_library},
+    "K001": {CUDA: launch.check_block_over_1024, PROJECT: launch.check_block_over_1024_across_files},
+    "K002": {CUDA: launch.check_hardcoded_block_size, PROJECT: launch.check_hardcoded_block_size_across_files},
+    "K003": {CUDA: launch.check_launch_bounds_min_blocks},
+    "K004": {CUDA: launch.check_block_not_wavefront_multiple},
+    "K005": {CUDA: launch.check_dynamic_parallelism},
+    "K006": {CUDA: launch.check_huge_grid},
+    "L001": {CUDA: libraries.check_cuda_library, BUILD_SCRIPT: setup_py.check_cuda_library,
+             MAKE: makefile.check_cuda_library},
+    "M001": {CUDA: memory.check_lds_over_64k, PROJECT: memory.check_lds_over_64k_across_files},
+    "M002": {CUDA: memory.check_managed_memory},
+    "M003": {CUDA: memory.check_threadfence_system},
+    "M004": {CUDA: memory.check_memory_type_numeric},
+    "M005": {CUDA: memory.check_texture_reference},
+    "N001": {CUDA: numerics.check_half2_members},
+    "N002": {CUDA: numerics.check_float_atomic_add},
+    "N003": {CUDA: numerics.check_fp8_format},
+    "N004": {CUDA: numerics.check_clock_timing},
+    "N005": {CUDA: numerics.check_device_assert_trap},
     "P001": {CUDA: preprocessor.check_cuda_arch_device_pass},
+    "P002": {CUDA: preprocessor.check_cuda_arch_feature_gate},
+    "P003": {CUDA: preprocessor.check_nvcc_only_macro},
+    "P004": {CUDA: preprocessor.check_deprecated_hip_platform_macro},
     "P005": {PROJECT: preprocessor.check_unmacroed_global},
+    "R001": {CUDA: runtime.check_compute_capability_check, PYTHON: runtime.check_compute_capability_check},
     "R002": {PROJECT: runtime.check_module_kernel_not_extern_c},
-    "W001": {CUDA: wavefront.check_hardcoded_warp_size},
+    "R003": {MAKE: makefile.check_missing_offload_arch, CMAKE: cmake.check_missing_offload_arch,
+             CUDA: runtime.check_missing_offload_arch, PROJECT: cmake.check_missing_offload_arch_in_project},
+    "R004": {CUDA: runtime.check_ptx_module_load},
+    "R005": {CUDA: runtime.check_hip7_runtime_semantics},
+    "W001": {CUDA: wavefront.check_hardcoded_warp_size, PROJECT: wavefront_size.check_warp_size_through_project},
     "W002": {CUDA: wavefront.check_narrow_full_mask},
     "W003": {CUDA: wavefront.check_truncated_lane_mask},
+    "W004": {CUDA: wavefront_ops.check_shuffle_width_32},
+    "W005": {CUDA: wavefront_ops.check_syncwarp_independent_scheduling},
+    "W006": {CUDA: wavefront_ops.check_tile_as_warp},
+    "W007": {CUDA: wavefront_size.check_per_warp_shared_sizing},
+    "W008": {CUDA: wavefront_size.check_warpsize_not_constexpr},
+    "W009": {CUDA: wavefront_size.check_arch_macro_warp_size, PROJECT: wavefront_size.check_arch_macro_warp_size_on_host},
+    "W010": {CUDA: wavefront_ops.check_warp_matrix_api},
     "Y001": {BUILD_SCRIPT: setup_py.check_cudaextension_nvcc_args},
-    "Y003": {BUILD_SCRIPT: setup_py.check_unpinned_triton},
+    "Y002": {BUILD_SCRIPT: setup_py.check_cuda_toolkit_probe},
+    "Y003": {BUILD_SCRIPT: setup_py.check_unpinned_triton, REQUIREMENTS: requirements.check_unpinned_triton,
+             PYPROJECT: pyproject.check_unpinned_triton},
     "Y004": {BUILD_SCRIPT: setup_py.check_rocm_arch_unset},
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +25,12 @@ if TYPE_CHECKING:
 CUDA = "cuda"  # C, C++, CUDA and HIP, all through the tree-sitter CUDA grammar
 CMAKE = "cmake"
 PYTHON = "python"  # every .py file, read with `ast`
-LANGUAGES = (CUDA, CMAKE, PYTHON)
+MAKE = "make"  # Makefile, GNUmakefile, *.mk, *.make (tree-sitter-make)
+REQUIREMENTS = "requirements"  # requirements*.txt, pip-tools *.in, constraints: read line by line
+PYPROJECT = "pyproject"  # pyproject.toml, read with tomllib
+LANGUAGES = (CUDA, CMAKE, PYTHON, MAKE, REQUIREMENTS, PYPROJECT)
+# Read as text by their own checks: no tree-sitter grammar, no parse tree.
+TEXT_LANGUAGES = (REQUIREMENTS, PYPROJECT)
 # A role some Python files have besides their language: setup.py and configured build
 # scripts. Rules about builds register under it; the engine runs them on build scripts only.
 BUILD_SCRIPT = "build-script"
@@ -51,6 +57,15 @@ class Location:
     end_column: int
     snippet: str = ""
 
+    @classmethod
+    def whole_file(cls, path: str) -> "Location":
+        """A file as a whole, with no region (a binary such as a stale `.so`)."""
+        return cls(path, 0, 0, 0, 0, 0, 0)
+
+    @property
+    def has_region(self) -> bool:
+        return self.start_line > 0
+
 
 @dataclass
 class SourceFile:
@@ -69,6 +84,8 @@ class SourceFile:
     # The ROCm-path model, set by the engine before checks run. Rules about the guards
     # themselves (P001-P004) read its parsed `conditions`.
     rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
+    # Results several checks share (one query run per file), through `checks.cpp.memoized`.
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.digest = hashlib.sha256(self.data).hexdigest()
@@ -157,6 +174,14 @@ class SourceFile:
 
 def count_syntax_errors(language: str, data: bytes) -> int:
     """How many syntax errors `data` has (a fix must not add any)."""
+    if language in TEXT_LANGUAGES:
+        try:
+            text = data.decode("utf-8")
+            if language == PYPROJECT:
+                tomllib.loads(text)
+            return 0
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return 1 << 30
     if language == PYTHON:
         try:
             ast.parse(data)

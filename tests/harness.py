@@ -11,7 +11,7 @@ from portlint.config import Config
 from portlint.fix import plan_fixes, write_atomically
 
 EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
-SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py"}
+SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py", "make": "Makefile"}
 
 
 def scan(paths: list[Path], root: Path, select: tuple[str, ...] = ("ALL",), **config) -> engine.ScanResult:

@@ -1,4 +1,9 @@
-"""Every rule is three things sharing a code: a registry entry, `rules/<CODE>.md`, fixtures."""
+"""Every rule is three things sharing a code: a registry entry, `rules/<CODE>.md`, fixtures.
+
+Environment rules (`languages = ["environment"]`, the D family) are checks of
+`portlint doctor` instead: a `rules/<CODE>.md`, an entry in `DOCTOR_CHECKS`, and tests in
+tests/test_doctor.py (which requires one for every D-code) instead of fixtures.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from portlint.doctor import DOCTOR_CHECKS
 from portlint.registry import PROJECT, REGISTRY
 from portlint.ruledocs import load_all, rules_dir
 
@@ -14,11 +20,20 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DOCS = load_all()
 # ruff's disallowed rule names: a name says what is caught, read as "allow <name>".
 BANNED_NAME = re.compile(r"^(use|avoid|prefer|no|do-not|dont)-|-used$")
+ENVIRONMENT = "environment"  # the machine a port is built on, checked by `portlint doctor`
+SCANNED = sorted(c for c, d in DOCS.items() if ENVIRONMENT not in d.languages)
 
 
 def test_registry_is_sorted_and_matches_docs() -> None:
     assert list(REGISTRY) == sorted(REGISTRY)
-    assert set(REGISTRY) == set(DOCS), "every code needs both a rules/ file and a registry entry"
+    assert set(REGISTRY) == set(SCANNED), "every code needs both a rules/ file and a registry entry"
+
+
+def test_doctor_checks_are_sorted_and_match_environment_docs() -> None:
+    assert list(DOCTOR_CHECKS) == sorted(DOCTOR_CHECKS)
+    environment = {c for c, d in DOCS.items() if ENVIRONMENT in d.languages}
+    assert set(DOCTOR_CHECKS) == environment, "every environment rule needs a rules/ file and a doctor check"
+    assert all(DOCS[c].languages == (ENVIRONMENT,) and c.startswith("D") for c in environment)
 
 
 @pytest.mark.parametrize("code", sorted(DOCS))
@@ -26,15 +41,19 @@ def test_rule_doc(code: str) -> None:
     doc = DOCS[code]
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", doc.name), doc.name
     assert not BANNED_NAME.search(doc.name), f"{doc.name}: describe what is caught"
-    languages = set(REGISTRY[code]) - {PROJECT}
-    assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python", "build-script"}
-    if PROJECT not in REGISTRY[code]:
-        assert set(doc.languages) == languages, "front matter languages must match the registry"
+    if ENVIRONMENT in doc.languages:  # a doctor check: DOCTOR_CHECKS, not the registry
+        assert code in DOCTOR_CHECKS
+    else:
+        languages = set(REGISTRY[code]) - {PROJECT}
+        assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python", "build-script", "make",
+                                                    "requirements", "pyproject"}
+        if PROJECT not in REGISTRY[code]:
+            assert set(doc.languages) == languages, "front matter languages must match the registry"
     assert len(doc.summary) <= 120
     assert "```" in doc.sections["Bad"] and "```" in doc.sections["Good"]
 
 
-@pytest.mark.parametrize("code", sorted(DOCS))
+@pytest.mark.parametrize("code", SCANNED)
 def test_rule_has_fixtures(code: str) -> None:
     folder = FIXTURES / code
     cases = [p.name for p in folder.iterdir()] if folder.is_dir() else []

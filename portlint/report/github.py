@@ -20,9 +20,14 @@ def render(result, context) -> str:
         loc = f.location
         level = {"error": "error", "warning": "warning", "note": "notice"}[f.severity.value]
         title = f"{f.code} {docs[f.code].name}"
-        props = (
-            f"file={_escape_property(loc.path)},line={loc.start_line},col={loc.start_column},"
-            f"endLine={loc.end_line},endColumn={loc.end_column},title={_escape_property(title)}"
-        )
+        if loc is None:  # about the machine (`portlint doctor`): an annotation without a file
+            props = f"title={_escape_property(title)}"
+        elif not loc.has_region:
+            props = f"file={_escape_property(loc.path)},title={_escape_property(title)}"
+        else:
+            props = (
+                f"file={_escape_property(loc.path)},line={loc.start_line},col={loc.start_column},"
+                f"endLine={loc.end_line},endColumn={loc.end_column},title={_escape_property(title)}"
+            )
         lines.append(f"::{level} {props}::{_escape_data(f.message + ' ' + f.fix.title + '.')}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -7,7 +7,11 @@ import json
 from portlint.ruledocs import load_all
 
 
-def _location(loc) -> dict:
+def _location(loc) -> dict | None:
+    if loc is None:  # about the machine, not a file (`portlint doctor`)
+        return None
+    if not loc.has_region:  # a whole file, e.g. a binary
+        return {"path": loc.path, "start": None, "end": None}
     return {
         "path": loc.path,
         "start": {"line": loc.start_line, "column": loc.start_column, "byte": loc.start_byte},
@@ -37,4 +41,6 @@ def render(result, context) -> str:
         "suppressed": result.suppressed,
         "problems": [{"path": p.path, "message": p.message} for p in result.problems],
     }
+    if result.skipped:  # `portlint doctor`: checks that could not run on this machine
+        payload["not_checked"] = [{"code": s.code, "reason": s.reason} for s in result.skipped]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

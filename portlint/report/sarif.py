@@ -86,11 +86,15 @@ def _region(loc) -> om.Region:
 
 
 def _physical(loc, files, root) -> om.PhysicalLocation:
+    if loc is None:
+        # A finding about the machine (`portlint doctor`): GitHub needs a location, so it is
+        # placed on the project root (`.` under %SRCROOT%) with no region.
+        return om.PhysicalLocation(artifact_location=om.ArtifactLocation(uri=".", uri_base_id=ROOT_ID))
     state = files.get(loc.path)
     absolute = state.absolute_path if state is not None else Path(loc.path).resolve()
     uri, base = _uri(absolute, root)
     return om.PhysicalLocation(artifact_location=om.ArtifactLocation(uri=uri, uri_base_id=base),
-                               region=_region(loc))
+                               region=_region(loc) if loc.has_region else None)
 
 
 def build(result, context) -> om.SarifLog:
@@ -134,10 +138,23 @@ def build(result, context) -> om.SarifLog:
             information_uri=INFORMATION_URI, rules=[_rule(docs[c]) for c in codes],
         )),
         results=results,
+        invocations=_invocations(result, rule_index),
         column_kind="utf16CodeUnits",
         original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=context.root.resolve().as_uri() + "/")},
     )
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA, runs=[run])
+
+
+def _invocations(result, rule_index) -> list[om.Invocation] | None:
+    """`portlint doctor`'s checks that could not run here, as tool notifications."""
+    if not result.skipped:
+        return None
+    notes = [
+        om.Notification(message=om.Message(text=str(s)), level="note",
+                        associated_rule=om.ReportingDescriptorReference(id=s.code, index=rule_index[s.code]))
+        for s in result.skipped
+    ]
+    return [om.Invocation(execution_successful=True, tool_execution_notifications=notes)]
 
 
 def render(result, context) -> str:

@@ -8,6 +8,8 @@ from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
 _COLORS = {"error": "31", "warning": "33", "note": "36", "code": "1", "dim": "2", "fix": "32"}
+# How each kind of fix is introduced ("= fix: ..."); the HTML report uses the same words.
+FIX_LABELS = {Applicability.SAFE: "fix", Applicability.UNSAFE: "unsafe fix", Applicability.DISPLAY_ONLY: "help"}
 
 
 def _paint(text: str, what: str, color: bool) -> str:
@@ -24,11 +26,24 @@ def _marker(finding) -> str:
 def _headline(f, color: bool) -> str:
     loc = f.location
     code = _paint(f.code, f.severity.value, color)
+    if loc is None:  # about the machine, not a file (`portlint doctor`)
+        return f"{code} {_marker(f)}{f.message}"
+    if not loc.has_region:
+        return f"{loc.path}: {code} {_marker(f)}{f.message}"
     return f"{loc.path}:{loc.start_line}:{loc.start_column}: {code} {_marker(f)}{f.message}"
+
+
+def _not_checked(result) -> list[str]:
+    """`portlint doctor`'s checks that could not run here, one line each."""
+    if not result.skipped:
+        return []
+    docs = load_all()
+    return ["Not checked:", *(f"  {s.code} {docs[s.code].name}: {s.reason}" for s in result.skipped)]
 
 
 def render_concise(result, context) -> str:
     lines = [_headline(f, context.color) for f in result.findings]
+    lines.extend(_not_checked(result))
     lines.append(_summary(result, context))
     return "\n".join(lines) + "\n"
 
@@ -37,6 +52,12 @@ def render(result, context) -> str:
     out = []
     for f in result.findings:
         loc = f.location
+        if loc is None or not loc.has_region:
+            out.append(_headline(f, context.color))
+            label = FIX_LABELS[f.fix.applicability]
+            out.append(f"  = {_paint(label, 'fix', context.color)}: {f.fix.title}")
+            out.append("")
+            continue
         gutter = " " * len(str(loc.start_line))
         out.append(_headline(f, context.color))
         snippet = loc.snippet.expandtabs(4)
@@ -45,12 +66,14 @@ def render(result, context) -> str:
         out.append(f"{gutter} |")
         out.append(f"{loc.start_line} | {snippet}")
         out.append(f"{gutter} | {' ' * len(prefix)}{_paint('^' * width, f.severity.value, context.color)}")
-        label = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "help"}[f.fix.applicability.value]
+        label = FIX_LABELS[f.fix.applicability]
         out.append(f"{gutter} = {_paint(label, 'fix', context.color)}: {f.fix.title}")
         for rel in f.related:
             r = rel.location
             out.append(f"{gutter} = note: {r.path}:{r.start_line}:{r.start_column}: {rel.message}")
         out.append("")
+    if result.skipped:
+        out.extend([*_not_checked(result), ""])
     out.append(_summary(result, context))
     return "\n".join(out) + "\n"
 
@@ -76,6 +99,8 @@ def _summary(result, context) -> str:
         parts.append(f"{result.suppressed} suppressed.")
     if result.baselined:
         parts.append(f"{result.baselined} in the baseline.")
+    if result.skipped:
+        parts.append(f"{len(result.skipped)} not checked.")
     return " ".join(parts)
 
 
