@@ -1,0 +1,158 @@
+"""Deep mode: libclang parses each translation unit for what text cannot see.
+
+`analyze` parses the scanned C++/CUDA/HIP sources (a process pool sized by `--jobs`) and
+returns a `DeepReport`: findings under the rules' own codes, regions where clang shows a
+fast-mode finding to be wrong, and one-line notes for stderr (the flags used, files that
+fell back to fast mode, the time taken). `merge` joins it with the fast findings before
+the engine's central filters (ROCm-path status, suppressions) run on both alike.
+
+A file whose unit does not parse, or a machine without libclang, keeps its fast-mode
+findings: deep mode only ever adds to them, or removes what clang disproves.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from portlint.config import Config
+from portlint.deep import compile_db
+from portlint.deep.compile_db import CompileDbError
+from portlint.finding import Finding
+
+# Codes deep mode has checks for; a scan that selects none of them parses nothing.
+CODES = frozenset({"W001", "W003", "K001", "K002", "R002", "W008", "P001"})
+# Translation units: files compiled on their own. Headers are reached through them.
+UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx"})
+INSTALL_HINT = "pip install 'portlint[deep]'"
+
+
+@dataclass
+class DeepReport:
+    findings: list[Finding] = field(default_factory=list)
+    cleared: list = field(default_factory=list)  # `checks.Cleared` regions
+    notes: list[str] = field(default_factory=list)  # one line each, for stderr
+    internal_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message): portlint's bugs
+
+
+def analyze(files, config: Config, codes, jobs: int) -> DeepReport:
+    """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed)."""
+    report = DeepReport()
+    wanted = frozenset(codes) & CODES
+    scanned = {str(state.absolute_path.resolve()): state.path for state in files if state.language == "cuda"}
+    units = sorted(Path(p) for p in scanned if Path(p).suffix in UNIT_SUFFIXES)
+    if not wanted:
+        report.notes.append(f"deep: none of the selected rules has a deep check ({', '.join(sorted(CODES))})")
+        return report
+    if not units:
+        report.notes.append(f"deep: no translation unit to parse ({' '.join(sorted(UNIT_SUFFIXES))} files)")
+        return report
+    try:
+        from portlint.deep import translation_unit
+
+        translation_unit.cindex()
+    except translation_unit.LibclangUnavailable as exc:
+        report.notes.append(f"deep: libclang could not be loaded ({exc}); fast mode only ({INSTALL_HINT})")
+        return report
+    try:
+        flags = compile_db.flag_source(config.root, config.compile_commands, config.deep_flags, config.source)
+    except CompileDbError as exc:
+        report.notes.append(f"deep: {exc}; fast mode only")
+        return report
+    if not flags.database:
+        report.notes.append(f"deep: {flags.description}")
+    started = time.perf_counter()
+    results = _run(_jobs(units, flags, scanned, config, wanted), jobs)
+    _collect(results, report)
+    elapsed = time.perf_counter() - started
+    report.notes.append(f"deep analysis: {len(units)} translation unit{'s' if len(units) != 1 else ''} "
+                        f"in {elapsed:.1f} s")
+    return report
+
+
+def _jobs(units, flags, scanned, config: Config, codes):
+    from portlint.deep.checks import Job
+
+    return [Job(path=path, flags=flags.database.get(path, flags.default), scanned=scanned, root=config.root.resolve(),
+                rocm_macros=config.rocm_macros, codes=codes) for path in units]
+
+
+def _run(jobs: list, workers: int) -> list:
+    from portlint.deep.checks import analyze_unit
+
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    if workers <= 1:
+        return [_safely(analyze_unit, job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_safely, [analyze_unit] * len(jobs), jobs))
+
+
+def _safely(analyze_unit, job):
+    """A bug in a deep check is one unit's internal error, never a traceback."""
+    try:
+        return analyze_unit(job)
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error of that file
+        return (str(job.path), f"internal error in deep mode: {type(exc).__name__}: {exc}")
+
+
+def _collect(results: list, report: DeepReport) -> None:
+    from portlint.deep.checks import check_module_lookups
+
+    parsed = []
+    missing: dict[str, list[str]] = {}
+    for result in results:
+        if isinstance(result, tuple):
+            report.internal_errors.append(result)
+        elif result.failure is not None:
+            report.notes.append(f"{result.path}: deep: could not parse ({result.failure}); fast mode only")
+        else:
+            parsed.append(result)
+            if result.missing:
+                missing[result.path] = result.missing
+    if missing:
+        first, headers = next(iter(missing.items()))
+        report.notes.append(f"deep: {sum(map(len, missing.values()))} include(s) not found in {len(missing)} "
+                            f"unit(s) (first: {first}: {headers[0]}); give their directories in "
+                            "compile_commands.json or 'deep-flags'")
+    seen = set()
+    for found in [f for r in parsed for f in r.findings] + check_module_lookups(parsed):
+        key = (found.code, found.path, found.location.start_byte, found.location.end_byte)
+        if key not in seen:  # a header reached from several units, or both passes
+            seen.add(key)
+            report.findings.append(found)
+    report.cleared = [c for r in parsed for c in r.cleared]
+
+
+def merge(fast: list[Finding], report: DeepReport) -> list[Finding]:
+    """Fast and deep findings as one list: a deep finding of the same code on an overlapping
+    region of the same file is the same finding (the fast one stays, with its fix, and takes
+    the deep message when that says more); fast findings clang disproves are dropped."""
+    kept = [f for f in fast if not any(_clears(c, f) for c in report.cleared)]
+    added = []
+    for found in report.findings:
+        index = next((i for i, f in enumerate(kept) if f.code == found.code and _overlap(f, found)), None)
+        if index is None:
+            added.append(found)
+            continue
+        same = kept[index]
+        message = found.message if len(found.message) > len(same.message) else same.message
+        related = same.related + tuple(r for r in found.related if r not in same.related)
+        kept[index] = replace(same, message=message, related=related)
+    return kept + added
+
+
+def _overlap(a: Finding, b: Finding) -> bool:
+    if a.path != b.path or a.location is None or b.location is None:
+        return False
+    a0, a1 = a.location.start_byte, max(a.location.end_byte, a.location.start_byte + 1)
+    b0, b1 = b.location.start_byte, max(b.location.end_byte, b.location.start_byte + 1)
+    return a0 < b1 and b0 < a1
+
+
+def _clears(cleared, found: Finding) -> bool:
+    return (found.code == cleared.code and found.path == cleared.path and found.location is not None
+            and found.location.start_byte < max(cleared.end, cleared.start + 1)
+            and cleared.start < max(found.location.end_byte, found.location.start_byte + 1))

@@ -1,0 +1,217 @@
+"""Deep mode (`--deep`, libclang): what it finds that fast mode cannot, and how it degrades.
+
+`fixtures/deep/<CODE>_bad_<case>.cu` carry `// expect: CODE` markers that deep mode must
+match exactly and fast mode must miss; `<CODE>_ok_<case>.cu` hold a fast-mode false
+positive that deep mode removes. Each case is scanned alone, so the headers it includes
+from `fixtures/deep/include/` are seen by clang only.
+
+These tests need the PyPI `libclang` wheel (the `test` extra installs it). Without it they
+skip with the reason shown, except under CI (`CI` set), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness import expectations, scan
+from portlint import deep
+from portlint.cli import main
+from portlint.config import Config
+from portlint.deep import translation_unit
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "deep"
+CASES = sorted(FIXTURES.glob("*.cu"))
+
+
+@pytest.fixture(autouse=True)
+def libclang() -> None:
+    try:
+        translation_unit.cindex()
+    except translation_unit.LibclangUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"libclang is missing in CI ({exc}): the 'test' extra must install it")
+        pytest.skip(f"libclang not installed ({exc}): pip install 'portlint[deep]'")
+
+
+def _positions(result, code: str) -> set[tuple[str, int]]:
+    return {(Path(f.path).name, f.location.start_line) for f in result.findings if f.code == code}
+
+
+def _details(result) -> str:
+    return "\n".join(f"  {f.path}:{f.location.start_line}: {f.code} {f.message}" for f in result.findings) + \
+        "\n" + "\n".join(f"  note: {n}" for n in result.notes)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"deep/{p.name}")
+def test_deep_fixture(case: Path, tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES, tmp_path / "deep")
+    path = tmp_path / "deep" / case.name
+    code = case.name[:4]
+    fast = scan([path], tmp_path, select=(code,))
+    deeper = scan([path], tmp_path, select=(code,), deep=True)
+    assert not deeper.problems, [str(p) for p in deeper.problems]
+    assert not [n for n in deeper.notes if "could not parse" in n or "not found" in n], deeper.notes
+    expected, todo = expectations(path, code)
+    found = _positions(deeper, code)
+    missing, extra = sorted(expected - found), sorted(found - expected - todo)
+    assert not missing and not extra, f"deep: missing {missing}, unexpected {extra}\n{_details(deeper)}"
+    if "_bad_" in case.name:
+        assert expected, "a bad case must carry expect markers"
+        assert not expected & _positions(fast, code), f"fast mode finds these already:\n{_details(fast)}"
+    else:
+        assert _positions(fast, code), "an ok case shows a fast-mode false positive that deep mode removes"
+        assert not found
+
+
+def test_deep_and_fast_findings_merge(tmp_path: Path) -> None:
+    """The same hazard seen by both modes is one finding: fast's region and fix, deep's message."""
+    path = tmp_path / "vote.cu"
+    path.write_text(textwrap.dedent("""\
+        #include <hip/hip_runtime.h>
+        using mask_t = unsigned;
+        __global__ void vote(const int* flags, unsigned* out) {
+          unsigned active = __ballot_sync(~0ull, flags[threadIdx.x] != 0);
+          mask_t hidden = __ballot_sync(~0ull, flags[threadIdx.x] > 1);
+          out[0] = __popc(active) + hidden;
+        }
+        """), encoding="utf-8")
+    fast = scan([path], tmp_path, select=("W003",))
+    deeper = scan([path], tmp_path, select=("W003",), deep=True)
+    lines = sorted(f.location.start_line for f in deeper.findings)
+    assert lines == [4, 5, 6], _details(deeper)
+    by_line = {f.location.start_line: f for f in fast.findings}
+    for f in deeper.findings:
+        if f.location.start_line in by_line:  # found by both: kept once, with the fast fix
+            assert f.fix == by_line[f.location.start_line].fix
+
+
+def test_deep_parses_units_in_parallel_and_reports_time(tmp_path: Path) -> None:
+    for case in ("W001_bad_header_macro.cu", "W003_bad_typedef_auto.cu"):
+        shutil.copy(FIXTURES / case, tmp_path / case)
+    shutil.copytree(FIXTURES / "include", tmp_path / "include")
+    result = deep.analyze(scan([tmp_path], tmp_path, select=("W",)).files.values(),
+                          Config(root=tmp_path, deep=True), ("W001", "W003"), jobs=2)
+    assert {f.code for f in result.findings} == {"W001", "W003"}
+    assert result.notes[-1].startswith("deep analysis: 2 translation units in ")
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_deep_reads_compile_commands_from_cmake(tmp_path: Path) -> None:
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        if os.environ.get("CI"):
+            pytest.fail("cmake is missing in CI")
+        pytest.skip("cmake not installed")
+    (tmp_path / "include").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "include" / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n", encoding="utf-8")
+    (tmp_path / "src" / "lanes.cu").write_text(textwrap.dedent("""\
+        #include "warp.h"
+        #ifdef USE_FOO
+        __global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WARP_SIZE; }
+        #endif
+        """), encoding="utf-8")
+    # `.cu` compiled as C++ (no CUDA toolchain needed): CMake still records its flags.
+    (tmp_path / "CMakeLists.txt").write_text(textwrap.dedent("""\
+        cmake_minimum_required(VERSION 3.16)
+        project(lanes LANGUAGES CXX)
+        set_source_files_properties(src/lanes.cu PROPERTIES LANGUAGE CXX)
+        add_library(lanes STATIC src/lanes.cu)
+        target_include_directories(lanes PRIVATE include)
+        target_compile_definitions(lanes PRIVATE USE_FOO)
+        """), encoding="utf-8")
+    configure = subprocess.run([cmake, "-S", ".", "-B", "build", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert configure.returncode == 0, configure.stderr
+    database = tmp_path / "build" / "compile_commands.json"
+    assert any(e["file"].endswith("lanes.cu") for e in json.loads(database.read_text()))
+
+    proc = _run(["scan", "--deep", "--no-cache", "--select", "W001", "src"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "src/lanes.cu:3:" in proc.stdout and "`WARP_SIZE` is 32 here" in proc.stdout
+    assert proc.stderr.splitlines()[-1].startswith("portlint: deep analysis: 1 translation unit in ")
+    assert "no compile_commands.json" not in proc.stderr
+
+    database.unlink()  # without it: one line says what was used instead, and the include is missed
+    proc = _run(["scan", "--deep", "--no-cache", "--select", "W001", "src"], tmp_path)
+    notes = [line for line in proc.stderr.splitlines() if "no compile_commands.json" in line]
+    assert notes == ["portlint: deep: no compile_commands.json in . or build/; using default flags (-I .)"], proc.stderr
+    assert "'warp.h' file not found" in proc.stderr
+    assert proc.returncode == 0, proc.stdout
+
+    # The same project configured by hand.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.portlint]\ndeep = true\ndeep-flags = ["-I", "include", "-DUSE_FOO"]\n', encoding="utf-8")
+    proc = _run(["scan", "--no-cache", "--select", "W001", "src"], tmp_path)
+    assert proc.returncode == 1 and "`WARP_SIZE` is 32 here" in proc.stdout, proc.stderr
+    assert "using 'deep-flags' from pyproject.toml" in proc.stderr
+
+
+def test_explicit_compile_commands_that_do_not_exist(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    proc = _run(["scan", "--deep", "--compile-commands", "nowhere.json", "a.cu"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "portlint: error: --compile-commands: nowhere.json: no such file or directory"
+
+
+def _cli(args: list[str], cwd: Path):
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args)
+    finally:
+        os.chdir(old)
+
+
+def test_without_libclang_deep_degrades_with_one_line(tmp_path: Path, monkeypatch) -> None:
+    shutil.copy(FIXTURES / "W001_ok_byte_offset.cu", tmp_path / "k.cu")
+    fast = _cli(["scan", "--no-cache", "k.cu"], tmp_path)
+    monkeypatch.setitem(sys.modules, "clang", None)  # `import clang.cindex` now fails
+    monkeypatch.setitem(sys.modules, "clang.cindex", None)
+    translation_unit.cindex.cache_clear()
+    try:
+        degraded = _cli(["scan", "--no-cache", "--deep", "k.cu"], tmp_path)
+    finally:
+        translation_unit.cindex.cache_clear()
+    assert degraded.exit_code == fast.exit_code == 1
+    assert degraded.stdout == fast.stdout  # fast mode's findings, the false positive included
+    assert degraded.stderr.splitlines() == [
+        "portlint: deep: libclang could not be loaded (ModuleNotFoundError: import of clang halted; None in sys.modules); "
+        "fast mode only (pip install 'portlint[deep]')"
+    ]
+
+
+def test_unit_that_does_not_parse_falls_back_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "broken.cu").write_text(textwrap.dedent("""\
+        __global__ void k(unsigned* out) {
+          unsigned m = __ballot(threadIdx.x & 1);
+          out[0] = m
+          out[1] = ) m;
+        }
+        """), encoding="utf-8")
+    fast = _cli(["scan", "--no-cache", "broken.cu"], tmp_path)
+    degraded = _cli(["scan", "--no-cache", "--deep", "broken.cu"], tmp_path)
+    assert degraded.exit_code == fast.exit_code == 1
+    assert degraded.stdout == fast.stdout
+    lines = degraded.stderr.splitlines()
+    failed = [line for line in lines if "could not parse" in line]
+    assert len(failed) == 1 and failed[0].startswith("portlint: broken.cu: deep: could not parse (line 3: expected ';'"), lines
+
+
+def test_fast_mode_unchanged_without_deep(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "W001_ok_byte_offset.cu", tmp_path / "k.cu")
+    result = _cli(["scan", "--no-cache", "k.cu"], tmp_path)
+    assert result.exit_code == 1 and "deep" not in result.stderr
