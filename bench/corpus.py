@@ -25,7 +25,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
+DEFAULT_SIZE_MB = 20.0
+DEFAULT_GPU_SHARE = 0.4
 MANIFEST = ".bench-corpus.json"
 
 
@@ -48,6 +50,12 @@ result input output buffer stride offset index element batch head sequence token
 channel gradient weight bias scale mean variance partial sum maximum minimum accumulate reduce
 write read load store launch grid stream device host pointer size count length width height
 aligned vectorized coalesced padding boundary check overflow epsilon numerically stable""".split()
+# Comments of host code talk about other things.
+_HOST_WORDS = """the function returns each row column value result input output buffer stride offset index
+element batch key entry table string parser token field record file path option flag error status
+code message log level cache hash map vector list queue size count length capacity reserve copy move
+swap sort search merge split join format escape quote number integer float double precision rounding
+iterator range begin end owner handle reference pointer null empty valid invalid default config""".split()
 
 
 class Gen:
@@ -63,17 +71,24 @@ class Gen:
     def pick(self, seq):
         return self.rng.choice(seq)
 
-    def sentence(self, lo: int = 5, hi: int = 14) -> str:
-        words = [self.pick(_WORDS) for _ in range(self.rng.randint(lo, hi))]
+    def sentence(self, lo: int = 5, hi: int = 14, vocabulary: list[str] = _WORDS) -> str:
+        words = [self.pick(vocabulary) for _ in range(self.rng.randint(lo, hi))]
         return " ".join(words).capitalize() + "."
 
-    def doc(self, indent: str = "") -> str:
+    def doc(self, indent: str = "", vocabulary: list[str] = _WORDS) -> str:
         if self.chance(0.5):
-            lines = [f"{indent}/**"] + [f"{indent} * {self.sentence()}" for _ in range(self.rng.randint(1, 4))]
+            lines = [f"{indent}/**"] + [f"{indent} * {self.sentence(vocabulary=vocabulary)}"
+                                        for _ in range(self.rng.randint(1, 4))]
             if self.chance(0.5):
-                lines.append(f"{indent} * @param n {self.sentence(3, 6)}")
+                lines.append(f"{indent} * @param n {self.sentence(3, 6, vocabulary)}")
             return "\n".join(lines + [f"{indent} */"]) + "\n"
-        return "".join(f"{indent}// {self.sentence()}\n" for _ in range(self.rng.randint(1, 3)))
+        return "".join(f"{indent}// {self.sentence(vocabulary=vocabulary)}\n" for _ in range(self.rng.randint(1, 3)))
+
+    def host_doc(self, indent: str = "") -> str:
+        return self.doc(indent, _HOST_WORDS)
+
+    def host_sentence(self, lo: int = 5, hi: int = 14) -> str:
+        return self.sentence(lo, hi, _HOST_WORDS)
 
     def name(self) -> str:
         base = self.pick(_OPS) + self.pick(_SUFFIXES)
@@ -721,6 +736,295 @@ class Gen:
             size += len(piece)
         return "".join(out)
 
+    # ---- plain C++: the host side of a GPU library ------------------------------------
+    # Real GPU libraries are mostly host code: CPU reference paths, utilities, bindings,
+    # vendored third-party code, CPU tests. These files name no CUDA or HIP API, but they
+    # do use what naive byte filters would trip on: `assert`, `std::thread`,
+    # `steady_clock`, `int32_t`, `<<` on streams and bits, include guards, `extern "C"`.
+    def cpu_op(self) -> str:
+        fn = self.name()
+        kind = self.pick(["map", "reduce", "bitset", "stencil", "sort", "parallel"])
+        if kind == "map":
+            expr = self.pick(["x * scale + bias", "x > 0.f ? x : 0.f", "std::tanh(x)", "x / (1.f + std::exp(-x))"])
+            return (
+                self.host_doc()
+                + f"void {fn}_cpu(const float* in, float* out, int64_t n, float scale, float bias) {{\n"
+                + "  assert(in != nullptr && out != nullptr);\n"
+                + "#pragma omp parallel for if (n > 4096)\n"
+                + "  for (int64_t i = 0; i < n; ++i) {\n"
+                + "    const float x = in[i];\n"
+                + f"    out[i] = {expr};\n  }}\n}}\n"
+            )
+        if kind == "reduce":
+            return (
+                self.host_doc()
+                + f"double {fn}_cpu(const std::vector<float>& values) {{\n"
+                + "  double sum = 0.0, c = 0.0;  // Kahan summation\n"
+                + "  for (float v : values) {\n"
+                + "    const double y = static_cast<double>(v) - c;\n"
+                + "    const double t = sum + y;\n"
+                + "    c = (t - sum) - y;\n    sum = t;\n  }\n"
+                + "  return sum;\n}\n"
+            )
+        if kind == "bitset":
+            return (
+                self.host_doc()
+                + f"class {self.camel(fn)}Bitset {{\n public:\n"
+                + f"  explicit {self.camel(fn)}Bitset(size_t bits) : words_((bits + 31) / 32, 0u) {{}}\n"
+                + "  void set(size_t i) { words_[i >> 5] |= (1u << (i & 31)); }\n"
+                + "  bool test(size_t i) const { return (words_[i / 32] >> (i % 32)) & 1u; }\n"
+                + "  size_t count() const {\n    size_t n = 0;\n"
+                + "    for (uint32_t w : words_) n += static_cast<size_t>(std::bitset<32>(w).count());\n"
+                + "    return n;\n  }\n\n private:\n  std::vector<uint32_t> words_;\n};\n"
+            )
+        if kind == "stencil":
+            return (
+                self.host_doc()
+                + f"void {fn}_planes(const float* src, float* dst, int planes, int rows, int cols) {{\n"
+                + "  // One plane at a time; each output pixel averages a 3x3 neighbourhood.\n"
+                + "  for (int p = 0; p < planes; ++p) {\n"
+                + "    const float* plane = src + static_cast<int64_t>(p) * rows * cols;\n"
+                + "    for (int r = 1; r + 1 < rows; ++r) {\n"
+                + "      for (int c = 1; c + 1 < cols; ++c) {\n"
+                + "        float acc = 0.f;\n"
+                + "        for (int dr = -1; dr <= 1; ++dr)\n"
+                + "          for (int dc = -1; dc <= 1; ++dc) acc += plane[(r + dr) * cols + c + dc];\n"
+                + "        dst[(static_cast<int64_t>(p) * rows + r) * cols + c] = acc / 9.f;\n"
+                + "      }\n    }\n  }\n}\n"
+            )
+        if kind == "sort":
+            return (
+                self.host_doc()
+                + "template <typename Key>\n"
+                + f"void {fn}_radix(std::vector<Key>& keys) {{\n"
+                + "  std::vector<Key> tmp(keys.size());\n"
+                + "  for (int shift = 0; shift < 32; shift += 8) {\n"
+                + "    size_t counts[257] = {0};\n"
+                + "    for (Key k : keys) ++counts[((k >> shift) & 0xff) + 1];\n"
+                + "    for (int b = 0; b < 256; ++b) counts[b + 1] += counts[b];\n"
+                + "    for (Key k : keys) tmp[counts[(k >> shift) & 0xff]++] = k;\n"
+                + "    keys.swap(tmp);\n  }\n}\n"
+            )
+        return (
+            self.host_doc()
+            + f"void {fn}_parallel(std::vector<float>& data, int workers) {{\n"
+            + "  std::vector<std::thread> pool;\n"
+            + "  const size_t chunk = (data.size() + workers - 1) / workers;\n"
+            + "  const auto start = std::chrono::steady_clock::now();\n"
+            + "  for (int w = 0; w < workers; ++w) {\n"
+            + "    pool.emplace_back([&, w] {\n"
+            + "      const size_t lo = w * chunk, hi = std::min(data.size(), lo + chunk);\n"
+            + "      for (size_t i = lo; i < hi; ++i) data[i] = data[i] * 0.5f;  // half of it\n"
+            + "    });\n  }\n"
+            + "  for (auto& t : pool) t.join();\n"
+            + "  const auto elapsed = std::chrono::steady_clock::now() - start;\n"
+            + "  (void)elapsed;\n}\n"
+        )
+
+    def camel(self, name: str) -> str:
+        return "".join(w.capitalize() for w in name.split("_"))
+
+    def cpu_file(self, lib: str, module: str, target: int) -> str:
+        pieces = []
+        size = 0
+        while size < target:
+            piece = self.cpu_op() + "\n"
+            pieces.append(piece)
+            size += len(piece) + 40
+        body = "".join(pieces)
+        # Include what the pieces use, as a real file would.
+        wanted = {"<algorithm>": "std::min", "<bitset>": "std::bitset", "<cassert>": "assert(",
+                  "<chrono>": "std::chrono", "<cmath>": "std::", "<thread>": "std::thread", "<vector>": "std::vector"}
+        includes = "".join(f"#include {h}\n" for h, used in wanted.items() if used in body)
+        return (f"// {self.host_sentence()}\n// CPU reference implementation.\n\n"
+                f'#include "{lib}/{module}/cpu_ops.h"\n\n{includes}#include <cstdint>\n\n'
+                f"namespace {lib} {{\nnamespace {module} {{\nnamespace cpu {{\n\n"
+                + body
+                + f"}}  // namespace cpu\n}}  // namespace {module}\n}}  // namespace {lib}\n")
+
+    def util_header(self, lib: str, stem: str, target: int) -> str:
+        guard = f"{lib}_UTIL_{stem}_H_".upper()
+        prefix = lib.upper()
+        out = [f"// {self.host_sentence()}\n#ifndef {guard}\n#define {guard}\n\n"
+               "#include <cstdint>\n#include <cstdio>\n#include <sstream>\n#include <string>\n#include <vector>\n\n"]
+        out.append(f"#define {prefix}_LIKELY(x) __builtin_expect(!!(x), 1)\n"
+                   f"#define {prefix}_UNLIKELY(x) __builtin_expect(!!(x), 0)\n"
+                   f"#define {prefix}_STRINGIFY(x) #x\n\n")
+        out.append(f"namespace {lib} {{\nnamespace util {{\n\n")
+        size = sum(map(len, out))
+        while size < target:
+            piece = self.host_doc() + self.pick([self.util_logger, self.util_strings, self.util_status, self.util_hash,
+                                            self.cpp_enum, self.util_small_vector])() + "\n"
+            out.append(piece)
+            size += len(piece)
+        out.append(f"}}  // namespace util\n}}  // namespace {lib}\n\n#endif  // {guard}\n")
+        return "".join(out)
+
+    def c_api_header(self, lib: str) -> str:
+        """The library's C API: `extern "C"` behind `#ifdef __cplusplus` (which tree-sitter
+        reads as an ERROR, as in real C headers)."""
+        guard = f"{lib}_C_API_H_".upper()
+        decls = "".join(f"int {lib}_{self.name()}(const float* in, float* out, long n);\n" for _ in range(40))
+        return (f"/* {lib} C API. */\n#ifndef {guard}\n#define {guard}\n\n#include <stddef.h>\n\n"
+                '#ifdef __cplusplus\nextern "C" {\n#endif\n\n'
+                f"int {lib}_version_major(void);\nint {lib}_version_minor(void);\n"
+                f"const char* {lib}_build_info(void);\n{decls}\n"
+                '#ifdef __cplusplus\n}  // extern "C"\n#endif\n\n'
+                f"#endif  /* {guard} */\n")
+
+    def util_logger(self) -> str:
+        name = self.camel(self.name()) + "Log"
+        return (
+            f"class {name} {{\n public:\n"
+            f"  explicit {name}(const char* file, int line) {{ os_ << file << ':' << line << \": \"; }}\n"
+            f"  ~{name}() {{ std::fprintf(stderr, \"%s\\n\", os_.str().c_str()); }}\n"
+            "  template <typename T>\n"
+            f"  {name}& operator<<(const T& value) {{\n    os_ << value;\n    return *this;\n  }}\n\n"
+            " private:\n  std::ostringstream os_;\n};\n"
+        )
+
+    def util_strings(self) -> str:
+        fn = self.name()
+        return (
+            f"inline std::vector<std::string> {fn}_split(const std::string& text, char sep) {{\n"
+            "  std::vector<std::string> parts;\n  std::string current;\n"
+            "  for (char ch : text) {\n"
+            "    if (ch == sep) {\n      parts.push_back(current);\n      current.clear();\n"
+            "    } else {\n      current.push_back(ch);\n    }\n  }\n"
+            "  parts.push_back(current);\n  return parts;\n}\n"
+        )
+
+    def util_status(self) -> str:
+        name = self.camel(self.name()) + "Status"
+        return (
+            f"class {name} {{\n public:\n"
+            f"  static {name} ok() {{ return {name}(0, \"\"); }}\n"
+            f"  {name}(int32_t code, std::string message) : code_(code), message_(std::move(message)) {{}}\n"
+            "  bool is_ok() const { return code_ == 0; }\n"
+            "  int32_t code() const { return code_; }\n"
+            "  const std::string& message() const { return message_; }\n\n"
+            " private:\n  int32_t code_;\n  std::string message_;\n};\n"
+        )
+
+    def util_hash(self) -> str:
+        fn = self.name()
+        return (
+            f"inline uint32_t {fn}_hash(const void* data, size_t len, uint32_t seed = 0x9747b28cu) {{\n"
+            "  const uint8_t* p = static_cast<const uint8_t*>(data);\n"
+            "  uint32_t h = seed ^ static_cast<uint32_t>(len);\n"
+            "  for (size_t i = 0; i < len; ++i) {\n"
+            "    h ^= p[i];\n    h *= 0x5bd1e995u;\n    h ^= h >> 15;\n  }\n"
+            "  return (h << 13) | (h >> 19);\n}\n"
+        )
+
+    def util_small_vector(self) -> str:
+        name = self.camel(self.name()) + "SmallVec"
+        n = self.pick([4, 8, 16])
+        return (
+            f"template <typename T, size_t N = {n}>\n"
+            f"class {name} {{\n public:\n"
+            "  void push_back(const T& v) {\n"
+            "    if (size_ < N) {\n      inline_[size_++] = v;\n    } else {\n      heap_.push_back(v);\n      ++size_;\n    }\n  }\n"
+            "  const T& operator[](size_t i) const { return i < N ? inline_[i] : heap_[i - N]; }\n"
+            "  size_t size() const { return size_; }\n\n"
+            " private:\n  T inline_[N] = {};\n  std::vector<T> heap_;\n  size_t size_ = 0;\n};\n"
+        )
+
+    def bindings_file(self, lib: str, modules: list[str], target: int) -> str:
+        out = [f"// Python bindings of {lib} (pybind11).\n\n#include <pybind11/pybind11.h>\n"
+               "#include <pybind11/stl.h>\n\n#include <string>\n#include <vector>\n\n"
+               "namespace py = pybind11;\n\n"]
+        body = []
+        size = sum(map(len, out))
+        while size < target:
+            fn = self.name()
+            module = self.pick(modules)
+            line = (f"  m.def(\"{fn}\", [](const std::vector<float>& x, float scale) {{\n"
+                    "    std::vector<float> y(x.size());\n"
+                    "    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * scale;\n"
+                    f"    return y;\n  }}, py::arg(\"x\"), py::arg(\"scale\") = 1.0f, \"{self.host_sentence()} ({module})\");\n")
+            body.append(line)
+            size += len(line)
+        out.append(f"PYBIND11_MODULE(_{lib}, m) {{\n  m.doc() = \"{self.host_sentence()}\";\n" + "".join(body) + "}\n")
+        return "".join(out)
+
+    def third_party_header(self, name: str, stem: str, target: int) -> str:
+        guard = f"{name}_{stem}_HPP".upper()
+        out = [f"// {name}: vendored third-party code, MIT licensed.\n// {self.host_sentence()}\n"
+               f"#ifndef {guard}\n#define {guard}\n\n#include <cstddef>\n#include <cstring>\n#include <map>\n"
+               "#include <stdexcept>\n#include <string>\n#include <utility>\n#include <vector>\n\n"
+               f"namespace {name} {{\n\n"]
+        size = sum(map(len, out))
+        while size < target:
+            piece = self.pick([self.tp_value, self.tp_parser, self.tp_writer])() + "\n"
+            out.append(piece)
+            size += len(piece)
+        out.append(f"}}  // namespace {name}\n\n#endif  // {guard}\n")
+        return "".join(out)
+
+    def tp_value(self) -> str:
+        name = self.camel(self.name()) + "Value"
+        return (
+            f"class {name} {{\n public:\n"
+            "  enum class Kind { Null, Bool, Number, String, Array, Object };\n"
+            f"  {name}() = default;\n"
+            f"  explicit {name}(double n) : kind_(Kind::Number), number_(n) {{}}\n"
+            f"  explicit {name}(std::string s) : kind_(Kind::String), string_(std::move(s)) {{}}\n"
+            "  Kind kind() const noexcept { return kind_; }\n"
+            "  double as_number() const {\n"
+            "    if (kind_ != Kind::Number) throw std::runtime_error(\"not a number\");\n"
+            "    return number_;\n  }\n"
+            f"  const {name}& operator[](const std::string& key) const {{\n"
+            "    auto it = object_.find(key);\n"
+            "    if (it == object_.end()) throw std::out_of_range(key);\n"
+            "    return it->second;\n  }\n\n"
+            " private:\n  Kind kind_ = Kind::Null;\n  double number_ = 0;\n  std::string string_;\n"
+            f"  std::vector<{name}> array_;\n  std::map<std::string, {name}> object_;\n}};\n"
+        )
+
+    def tp_parser(self) -> str:
+        fn = self.name()
+        return (
+            f"inline size_t {fn}_skip_ws(const char* s, size_t i, size_t n) noexcept {{\n"
+            "  while (i < n && (s[i] == ' ' || s[i] == '\\t' || s[i] == '\\n' || s[i] == '\\r')) ++i;\n"
+            "  return i;\n}\n\n"
+            f"inline std::pair<double, size_t> {fn}_number(const char* s, size_t i, size_t n) {{\n"
+            "  size_t j = i;\n  if (j < n && (s[j] == '-' || s[j] == '+')) ++j;\n"
+            "  while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '.' || s[j] == 'e' || s[j] == 'E')) ++j;\n"
+            "  if (j == i) throw std::invalid_argument(\"expected a number\");\n"
+            "  return {std::stod(std::string(s + i, j - i)), j};\n}\n"
+        )
+
+    def tp_writer(self) -> str:
+        fn = self.name()
+        return (
+            f"inline void {fn}_escape(const std::string& in, std::string& out) {{\n"
+            "  out.reserve(out.size() + in.size() + 2);\n  out.push_back('\"');\n"
+            "  for (char c : in) {\n    switch (c) {\n"
+            "      case '\"': out += \"\\\\\\\"\"; break;\n      case '\\\\': out += \"\\\\\\\\\"; break;\n"
+            "      case '\\n': out += \"\\\\n\"; break;\n"
+            "      default:\n        if (static_cast<unsigned char>(c) < 0x20) {\n"
+            "          char buf[8];\n          std::snprintf(buf, sizeof buf, \"\\\\u%04x\", c);\n          out += buf;\n"
+            "        } else {\n          out.push_back(c);\n        }\n    }\n  }\n  out.push_back('\"');\n}\n"
+        )
+
+    def cpu_test_file(self, lib: str, module: str, target: int) -> str:
+        out = [f'#include "{lib}/{module}/cpu_ops.h"\n\n#include <gtest/gtest.h>\n#include <cstdint>\n#include <vector>\n\n']
+        size = sum(map(len, out))
+        while size < target:
+            suite = self.camel(self.name()) + "CpuTest"
+            n = self.rng.randint(1, 4096)
+            piece = (
+                f"TEST({suite}, {self.pick(['Basic', 'Empty', 'Large', 'Strided', 'Aligned'])}) {{\n"
+                f"  std::vector<float> x({n}, 2.0f), y({n});\n"
+                "  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * 0.5f;\n"
+                "  EXPECT_FLOAT_EQ(y[0], 1.0f);\n"
+                f"  EXPECT_EQ(static_cast<int32_t>(y.size()), {n});\n}}\n\n"
+            )
+            out.append(piece)
+            size += len(piece)
+        return "".join(out)
+
     # ---- CMake --------------------------------------------------------------------
     def cmake_root(self, project: str, libs: list[str]) -> str:
         subdirs = "".join(f"add_subdirectory({lib})\n" for lib in libs)
@@ -805,8 +1109,15 @@ def _target_size(rng: random.Random, lo: int = 1500, hi: int = 40000) -> int:
     return int(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
-def generate(out_dir: Path, size_mb: float = 5.0, seed: int = 1234) -> dict:
-    """Write the corpus into `out_dir` (which must be empty or absent); return its manifest."""
+def generate(out_dir: Path, size_mb: float = DEFAULT_SIZE_MB, seed: int = 1234,
+             gpu_share: float = DEFAULT_GPU_SHARE) -> dict:
+    """Write the corpus into `out_dir` (which must be empty or absent); return its manifest.
+
+    `gpu_share` is the fraction of bytes in GPU-facing files (kernels, CUDA headers, cuBLAS
+    wrappers, host launchers, GPU tests); the rest is plain C++ host code (CPU reference
+    paths, utilities, bindings, vendored third-party headers, CPU tests). 1.0 gives the
+    all-GPU tree of generator version 1, byte for byte.
+    """
     g = Gen(seed)
     rng = g.rng
     budget = int(size_mb * 1024 * 1024)
@@ -824,8 +1135,17 @@ def generate(out_dir: Path, size_mb: float = 5.0, seed: int = 1234) -> dict:
     lib_state = {lib: {"sources": [], "tests": [], "headers": []} for lib in libs}
     modules = {lib: rng.sample(_MODULES, rng.randint(3, 6)) for lib in libs}
     counter = 0
+    gpu_bytes = host_bytes = 0
+    cpu_headers: set[str] = set()
     while total < budget:
         counter += 1
+        if gpu_share < 1.0 and gpu_bytes >= gpu_share * max(total, 1):
+            rel, text = _host_file(g, libs, modules, cpu_headers, files)
+            if rel is not None:
+                put(rel, text)
+                total += len(text)
+                host_bytes += len(text)
+            continue
         lib = rng.choice(libs)
         module = rng.choice(modules[lib])
         state = lib_state[lib]
@@ -865,6 +1185,7 @@ def generate(out_dir: Path, size_mb: float = 5.0, seed: int = 1234) -> dict:
             continue
         put(path, text)
         total += len(text)
+        gpu_bytes += len(text)
     for lib in libs:
         state = lib_state[lib]
         put(f"{lib}/CMakeLists.txt", g.cmake_lib(lib, sorted(state["sources"]), bool(state["tests"])))
@@ -890,6 +1211,9 @@ def generate(out_dir: Path, size_mb: float = 5.0, seed: int = 1234) -> dict:
         "generator_version": GENERATOR_VERSION,
         "seed": seed,
         "size_mb": size_mb,
+        "gpu_share": gpu_share,
+        "gpu_bytes": gpu_bytes,
+        "host_bytes": host_bytes,
         "files": len(files) - 1,  # portlint.toml is not source
         "bytes": sum(len(d) for d in data),
         "lines": sum(d.count(b"\n") for d in data),
@@ -900,7 +1224,39 @@ def generate(out_dir: Path, size_mb: float = 5.0, seed: int = 1234) -> dict:
     return manifest
 
 
-def ensure(out_dir: Path, size_mb: float, seed: int, regenerate: bool = False) -> tuple[dict, bool]:
+def _host_file(g: Gen, libs: list[str], modules: dict[str, list[str]], cpu_headers: set[str],
+               files: dict[str, str]) -> tuple[str | None, str]:
+    """One plain C++ file of the host side (None when the name is taken)."""
+    rng = g.rng
+    lib = rng.choice(libs)
+    module = rng.choice(modules[lib])
+    stem = g.name()
+    target = _target_size(rng)
+    c_api = f"{lib}/include/{lib}/c_api.h"
+    if c_api not in cpu_headers:
+        cpu_headers.add(c_api)
+        return c_api, g.c_api_header(lib)
+    header = f"{lib}/include/{lib}/{module}/cpu_ops.h"
+    if header not in cpu_headers:  # what the CPU files and CPU tests of the module include
+        cpu_headers.add(header)
+        return header, g.util_header(lib, f"{module}_cpu_ops", int(target * 0.5))
+    roll = rng.random()
+    if roll < 0.35:
+        rel, text = f"{lib}/src/{module}/cpu/{stem}_cpu.cpp", g.cpu_file(lib, module, target)
+    elif roll < 0.55:
+        rel, text = f"{lib}/include/{lib}/util/{stem}.h", g.util_header(lib, stem, int(target * 0.7))
+    elif roll < 0.75:
+        vendor = rng.choice(["minijson", "fmtlite", "argparse_lite"])
+        rel, text = f"third_party/{vendor}/include/{vendor}/{stem}.hpp", g.third_party_header(vendor, stem, target)
+    elif roll < 0.80:
+        rel, text = f"{lib}/python/{stem}_bindings.cpp", g.bindings_file(lib, modules[lib], min(target, 20000))
+    else:
+        rel, text = f"{lib}/tests/cpu/test_{stem}.cpp", g.cpu_test_file(lib, module, min(target, 12000))
+    return (None, "") if rel in files else (rel, text)
+
+
+def ensure(out_dir: Path, size_mb: float, seed: int, regenerate: bool = False,
+           gpu_share: float = DEFAULT_GPU_SHARE) -> tuple[dict, bool]:
     """Reuse `out_dir` if it holds a corpus made with these settings, else (re)generate it.
 
     Returns (manifest, generated_now). Refuses to delete a non-empty directory that is
@@ -913,7 +1269,7 @@ def ensure(out_dir: Path, size_mb: float, seed: int, regenerate: bool = False) -
         except (OSError, ValueError):
             manifest = {}
         if (manifest.get("generator_version") == GENERATOR_VERSION and manifest.get("seed") == seed
-                and manifest.get("size_mb") == size_mb):
+                and manifest.get("size_mb") == size_mb and manifest.get("gpu_share") == gpu_share):
             return manifest, False
     if out_dir.exists():
         if not out_dir.is_dir():
@@ -923,18 +1279,22 @@ def ensure(out_dir: Path, size_mb: float, seed: int, regenerate: bool = False) -
                 raise CorpusError(f"{out_dir} is not empty and is not a benchmark corpus; "
                                   "pick another --corpus directory")
             shutil.rmtree(out_dir)
-    return generate(out_dir, size_mb, seed), True
+    return generate(out_dir, size_mb, seed, gpu_share), True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write the synthetic CUDA/C++/CMake benchmark corpus.")
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--size-mb", type=float, default=5.0)
+    parser.add_argument("--size-mb", type=float, default=DEFAULT_SIZE_MB)
+    parser.add_argument("--gpu-share", type=float, default=DEFAULT_GPU_SHARE,
+                        help="fraction of bytes in GPU-facing files (default %(default)s; 1 = all GPU code)")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--regenerate", action="store_true")
     args = parser.parse_args(argv)
     try:
-        manifest, _ = ensure(args.directory, args.size_mb, args.seed, args.regenerate)
+        if not 0 < args.gpu_share <= 1:
+            raise CorpusError("--gpu-share must be in (0, 1]")
+        manifest, _ = ensure(args.directory, args.size_mb, args.seed, args.regenerate, args.gpu_share)
     except (CorpusError, OSError) as exc:
         print(f"corpus: error: {exc}", file=sys.stderr)
         return 2

@@ -1,20 +1,25 @@
-"""Benchmark `portlint scan` against raw tree-sitter parsing of the same files.
+"""Benchmark `portlint scan` against raw tree-sitter parsing of the same files, with targets.
 
-    python bench/run.py [--size-mb 5] [--repeat 3] [--json FILE]
+    python bench/run.py                  # the targets run: 20 MiB corpus, best of 3
+    python bench/run.py --quick          # a quick look: 2 MiB corpus of its own, one run each
+    python bench/run.py --gpu-share 1    # an all-GPU corpus (every file kernels, CUDA headers, ...)
 
-Generates (or reuses) a deterministic CUDA/C++/CMake corpus (bench/corpus.py), then times,
+Generates (or reuses) a deterministic CUDA/C++/CMake corpus (bench/corpus.py), then times
 each command in a fresh process so interpreter start-up and imports count alike:
 
 - parse-only: bench/parse_only.py reads every file and parses it with tree-sitter (baseline);
 - parse + walk: the same, plus a TreeCursor visit of every node from Python;
-- `portlint scan CORPUS --output-format concise --exit-zero --jobs 1`, and `--jobs 2`;
-- one file: parse-only and `portlint scan FILE` (the pre-commit case), with
+- cold scans: `portlint scan CORPUS --output-format concise --exit-zero --no-cache`, with
+  `--jobs 1` and `--jobs 2`;
+- a warm re-scan: `--jobs 1` with a result cache filled by an untimed run, nothing changed;
+- one file: parse-only and `portlint scan FILE --no-cache` (the pre-commit case), with
   `python -c pass` and `portlint --version` as start-up floors.
 
 Each time is the best of --repeat runs (wall clock, time.perf_counter). Peak memory is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of a wrapper process that ran only that
 command: the largest single process (the scan or one of its workers), not their sum.
-See bench/README.md for how to read the table.
+The table ends with each target, the measured ratio and PASS or MISS (a benchmark, not a
+test: the exit code does not depend on them). See bench/README.md for how to read it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,15 @@ sys.path.insert(0, str(HERE))
 import corpus as corpus_mod  # noqa: E402 - bench/ is not a package
 
 MIB = 1024 * 1024
+
+# (key, what, limit, direction): the targets of issue "Adoption and scale", parts 3 and 4.
+TARGETS = (
+    ("ratio_jobs1", "cold scan --jobs 1 / parse-only", 1.2, "<="),
+    ("speedup_jobs2", "--jobs 1 / --jobs 2 (speed-up)", 1.6, ">="),
+    ("ratio_warm", "warm re-scan / cold scan", 0.1, "<="),
+    ("one_file_seconds", "one-file scan, seconds", 0.3, "<="),
+)
+QUICK_SIZE_MB = 2.0
 
 # Runs one command in a child process and reports its wall time and rusage as JSON.
 _WRAPPER = r"""
@@ -182,15 +196,16 @@ def measure(label: str, cmd: list[str], cwd: Path, repeat: int) -> dict:
 
 
 def pick_single_file(root: Path) -> Path:
-    """The median-sized .cu file: a typical kernel file, the pre-commit case."""
-    files = sorted((p.stat().st_size, str(p)) for p in root.rglob("*.cu"))
+    """The median-sized kernel file (a .cu under a `src/` directory), the pre-commit case."""
+    files = sorted((p.stat().st_size, str(p)) for p in root.rglob("*.cu") if "src" in p.relative_to(root).parts)
+    files = files or sorted((p.stat().st_size, str(p)) for p in root.rglob("*.cu"))
     if not files:
         raise BenchError(f"{root}: no .cu files in the corpus")
     return Path(files[len(files) // 2][1])
 
 
-def check_findings(portlint: Path, target: Path, cwd: Path, jobs: int) -> dict:
-    cmd = [str(portlint), "scan", str(target), "--output-format", "json", "--exit-zero", "--jobs", str(jobs)]
+def check_findings(portlint: Path, target: Path, cwd: Path, jobs: int, cache: list[str]) -> dict:
+    cmd = [str(portlint), "scan", str(target), "--output-format", "json", "--exit-zero", "--jobs", str(jobs), *cache]
     result = run_once(cmd, cwd, capture=True)
     try:
         payload = json.loads(result["stdout"])
@@ -220,6 +235,8 @@ def render(report: dict) -> str:
         f"  corpus    {c['path']}: {c['files']} files ({c['files'] - c['cmake_files']} C/C++/CUDA, "
         f"{c['cmake_files']} CMake), {mib:.2f} MiB, {c['lines']:,} lines, "
         f"{c['files_with_errors']} files with parse errors",
+        f"            {c.get('gpu_share', 1.0) * 100:.0f}% of bytes in GPU-facing files "
+        f"({c.get('gpu_bytes', c['bytes']) / MIB:.1f} MiB), the rest plain C++ host code",
         f"  tools     {env['python_path']} (Python {env['python']}), portlint {env['portlint']}, "
         f"tree-sitter {env['tree_sitter']}, tree-sitter-cuda {env['tree_sitter_cuda']}, {env['cpus']} CPUs",
     ]
@@ -244,7 +261,7 @@ def render(report: dict) -> str:
         return (f"  {r['label']:<34}{r['seconds']:>7.3f} s  {ratio:>13}  {rate}  "
                 f"{r['peak_rss_mib']:>5.0f} MiB  {r['cpu_seconds']:>5.2f} s")
 
-    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2"):
+    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2", "scan_warm"):
         if key in m:
             lines.append(row(key, "parse_only", True))
     f = report["single_file"]
@@ -256,16 +273,13 @@ def render(report: dict) -> str:
     codes = ", ".join(f"{k} {v}" for k, v in fc["by_code"].items()) or "none"
     lines += [
         "",
-        f"  portlint/parse-only = {s['ratio_jobs1']:.2f}× (--jobs 1), {s['ratio_jobs2']:.2f}× (--jobs 2); "
-        f"--jobs 2 speed-up {s['speedup_jobs2']:.2f}×",
         f"  CPU time, --jobs 1 / parse-only = {s['cpu_ratio_jobs1']:.2f}×; start-up subtracted, "
         f"(scan - `portlint --version`) / (parse-only - one-file parse-only) = {s['steady_ratio_jobs1']:.2f}×",
         f"  one file: portlint/parse-only = {s['ratio_one_file']:.2f}×; `portlint --version` is "
         f"{s['startup_share_one_file'] * 100:.0f}% of the one-file scan",
-        (f"  parse + walk / parse-only = {s['ratio_walk']:.2f}×; " if s["ratio_walk"] is not None else "  ")
-        + f"peak RSS of the scan {s['peak_rss_scan_mib']:.0f} MiB (--jobs 1)",
+        *([f"  parse + walk / parse-only = {s['ratio_walk']:.2f}×"] if s["ratio_walk"] is not None else []),
         f"  findings {fc['findings']} ({codes}), {fc['suppressed']} suppressed, {fc['problems']} problems; "
-        f"--jobs 1 and --jobs 2 reports {'identical' if s['jobs_agree'] else 'DIFFERENT'}",
+        f"--jobs 1, --jobs 2 and warm reports {'identical' if s['jobs_agree'] else 'DIFFERENT'}",
     ]
     if "W002-live" in planted:
         got = fc["by_code"].get("W002", 0)
@@ -273,18 +287,34 @@ def render(report: dict) -> str:
         lines.append(f"  check: W002 found {got} {mark} {planted['W002-live']} planted in live code "
                      f"(+{planted.get('W002-dead', 0)} in CUDA-only arms, {planted.get('W002-suppressed', 0)} "
                      "suppressed, neither reported)")
+    lines += ["", f"  {'target':<40}{'measured':>10}  {'limit':>8}  result"]
+    for key, what, limit, direction in TARGETS:
+        value = s[key]
+        ok = value <= limit if direction == "<=" else value >= limit
+        unit = " s" if key.endswith("seconds") else "×"
+        lines.append(f"  {what:<40}{value:>9.3f}{unit[-1]}  {direction} {limit:<5}  {'PASS' if ok else 'MISS'}")
+    lines.append(f"  {'peak RSS (largest process)':<40}{s['peak_rss_scan_mib']:>6.0f} MiB  (--jobs 1; --jobs 2: "
+                 f"{m['scan_jobs2']['peak_rss_mib']:.0f} MiB per process, warm: {m['scan_warm']['peak_rss_mib']:.0f} MiB, "
+                 f"one file: {m['one_scan']['peak_rss_mib']:.0f} MiB)  reported")
     return "\n".join(lines) + "\n"
 
 
 # ---- main --------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Compare `portlint scan` with raw tree-sitter parsing.")
-    parser.add_argument("--corpus", type=Path, default=HERE / "corpus",
-                        help="corpus directory (generated if missing; default bench/corpus)")
-    parser.add_argument("--size-mb", type=float, default=5.0, help="corpus size in MiB (default 5)")
+    parser.add_argument("--corpus", type=Path,
+                        help="corpus directory (generated if missing; default bench/corpus, bench/corpus-quick "
+                             "with --quick, bench/corpus-gpuN for another --gpu-share)")
+    parser.add_argument("--size-mb", type=float, help=f"corpus size in MiB (default {corpus_mod.DEFAULT_SIZE_MB:g}; "
+                                                      f"{QUICK_SIZE_MB:g} with --quick)")
+    parser.add_argument("--gpu-share", type=float, default=corpus_mod.DEFAULT_GPU_SHARE,
+                        help="fraction of the corpus bytes in GPU-facing files (default %(default)s; 1 = all GPU "
+                             "code, as generator version 1)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a quick look: {QUICK_SIZE_MB:g} MiB corpus (bench/corpus-quick), one run each, no walk")
     parser.add_argument("--seed", type=int, default=1234, help="corpus seed (default 1234)")
     parser.add_argument("--regenerate", action="store_true", help="rewrite the corpus even if it is up to date")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts (default 3)")
+    parser.add_argument("--repeat", type=int, help="runs per measurement; the best counts (default 3; 1 with --quick)")
     parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON to FILE ('-': stdout, "
                                                         "the table then goes to stderr)")
     parser.add_argument("--portlint", metavar="PATH", help="the portlint executable (default: beside this "
@@ -295,10 +325,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="run with PYTHONDONTWRITEBYTECODE=1: every run compiles portlint's sources again")
     args = parser.parse_args(argv)
+    if args.size_mb is None:
+        args.size_mb = QUICK_SIZE_MB if args.quick else corpus_mod.DEFAULT_SIZE_MB
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    if args.quick:
+        args.no_walk = True
+    if args.corpus is None:
+        name = "corpus-quick" if args.quick else "corpus"
+        if args.gpu_share != corpus_mod.DEFAULT_GPU_SHARE:
+            name += f"-gpu{args.gpu_share:g}"
+        args.corpus = HERE / name
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     if args.size_mb <= 0:
         parser.error("--size-mb must be positive")
+    if not 0 < args.gpu_share <= 1:
+        parser.error("--gpu-share must be in (0, 1]")
 
     global CHILD_ENV
     CHILD_ENV, pycache = child_env(args.no_bytecode_cache)
@@ -311,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
 
     corpus_dir = args.corpus.resolve()
     t0 = time.perf_counter()
-    manifest, generated = corpus_mod.ensure(corpus_dir, args.size_mb, args.seed, args.regenerate)
+    manifest, generated = corpus_mod.ensure(corpus_dir, args.size_mb, args.seed, args.regenerate, args.gpu_share)
     print(f"bench: corpus {_shown(corpus_dir)} {'generated' if generated else 'reused'} "
           f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
 
@@ -319,36 +362,45 @@ def main(argv: list[str] | None = None) -> int:
     cwd = corpus_dir
     single = pick_single_file(corpus_dir)
 
-    # Untimed checks (they also warm the page cache and the .pyc files).
-    print("bench: checking ...", file=sys.stderr, flush=True)
-    stats = json.loads(run_once([python, parse_only, str(corpus_dir)], cwd, capture=True)["stdout"])
-    findings = check_findings(portlint, corpus_dir, cwd, 1)
-    findings_j2 = check_findings(portlint, corpus_dir, cwd, 2)
-    if stats["files"] == 0:
-        raise BenchError(f"{corpus_dir}: the baseline found no files")
+    # Untimed checks (they also warm the page cache and the .pyc files). The warm re-scan's
+    # cache lives outside the corpus, so the cold runs (`--no-cache`) never see it.
+    cache_dir = Path(tempfile.mkdtemp(prefix="portlint-bench-cache-"))
+    try:
+        print("bench: checking ...", file=sys.stderr, flush=True)
+        stats = json.loads(run_once([python, parse_only, str(corpus_dir)], cwd, capture=True)["stdout"])
+        findings = check_findings(portlint, corpus_dir, cwd, 1, ["--no-cache"])
+        findings_j2 = check_findings(portlint, corpus_dir, cwd, 2, ["--no-cache"])
+        findings_warm = check_findings(portlint, corpus_dir, cwd, 1, ["--cache-dir", str(cache_dir)])  # fills it
+        if stats["files"] == 0:
+            raise BenchError(f"{corpus_dir}: the baseline found no files")
 
-    scan = [str(portlint), "scan"]
-    flags = ["--output-format", "concise", "--exit-zero"]
-    plan = [
-        ("parse_only", "parse-only (tree-sitter)", [python, parse_only, str(corpus_dir)]),
-        ("parse_walk", "parse + TreeCursor walk", [python, parse_only, str(corpus_dir), "--walk"]),
-        ("scan_jobs1", "portlint scan --jobs 1", scan + [str(corpus_dir)] + flags + ["--jobs", "1"]),
-        ("scan_jobs2", "portlint scan --jobs 2", scan + [str(corpus_dir)] + flags + ["--jobs", "2"]),
-        ("python_startup", "python -c pass", [python, "-c", "pass"]),
-        ("one_parse_only", "parse-only FILE", [python, parse_only, str(single)]),
-        ("portlint_version", "portlint --version", [str(portlint), "--version"]),
-        ("one_scan", "portlint scan FILE", scan + [str(single)] + flags),
-    ]
-    if args.no_walk:
-        plan = [p for p in plan if p[0] != "parse_walk"]
-    print(f"bench: measuring, best of {args.repeat}:", file=sys.stderr)
-    env["load_before"] = _load()
-    measurements = {key: measure(label, cmd, cwd, args.repeat) for key, label, cmd in plan}
-    env["load_after"] = _load()
+        scan = [str(portlint), "scan"]
+        flags = ["--output-format", "concise", "--exit-zero"]
+        cold = flags + ["--no-cache"]
+        plan = [
+            ("parse_only", "parse-only (tree-sitter)", [python, parse_only, str(corpus_dir)]),
+            ("parse_walk", "parse + TreeCursor walk", [python, parse_only, str(corpus_dir), "--walk"]),
+            ("scan_jobs1", "portlint scan --jobs 1 (cold)", scan + [str(corpus_dir)] + cold + ["--jobs", "1"]),
+            ("scan_jobs2", "portlint scan --jobs 2 (cold)", scan + [str(corpus_dir)] + cold + ["--jobs", "2"]),
+            ("scan_warm", "portlint scan --jobs 1 (warm)",
+             scan + [str(corpus_dir)] + flags + ["--jobs", "1", "--cache-dir", str(cache_dir)]),
+            ("python_startup", "python -c pass", [python, "-c", "pass"]),
+            ("one_parse_only", "parse-only FILE", [python, parse_only, str(single)]),
+            ("portlint_version", "portlint --version", [str(portlint), "--version"]),
+            ("one_scan", "portlint scan FILE (cold)", scan + [str(single)] + cold),
+        ]
+        if args.no_walk:
+            plan = [p for p in plan if p[0] != "parse_walk"]
+        print(f"bench: measuring, best of {args.repeat}:", file=sys.stderr)
+        env["load_before"] = _load()
+        measurements = {key: measure(label, cmd, cwd, args.repeat) for key, label, cmd in plan}
+        env["load_after"] = _load()
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
 
     m = {k: v["seconds"] for k, v in measurements.items()}
     mib = stats["bytes"] / MIB
-    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2"):
+    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2", "scan_warm"):
         if key in measurements:
             measurements[key]["ratio_to_parse_only"] = m[key] / m["parse_only"]
             measurements[key]["mib_per_second"] = mib / m[key]
@@ -359,13 +411,20 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_jobs1": m["scan_jobs1"] / m["parse_only"],
         "ratio_jobs2": m["scan_jobs2"] / m["parse_only"],
         "speedup_jobs2": m["scan_jobs1"] / m["scan_jobs2"],
+        "ratio_warm": m["scan_warm"] / m["scan_jobs1"],
+        "one_file_seconds": m["one_scan"],
         "ratio_walk": m["parse_walk"] / m["parse_only"] if "parse_walk" in m else None,
         "steady_ratio_jobs1": (m["scan_jobs1"] - m["portlint_version"]) / steady_parse,
         "ratio_one_file": m["one_scan"] / m["one_parse_only"],
         "startup_share_one_file": m["portlint_version"] / m["one_scan"],
         "cpu_ratio_jobs1": measurements["scan_jobs1"]["cpu_seconds"] / measurements["parse_only"]["cpu_seconds"],
         "peak_rss_scan_mib": measurements["scan_jobs1"]["peak_rss_mib"],
-        "jobs_agree": findings["digest"] == findings_j2["digest"],
+        "jobs_agree": findings["digest"] == findings_j2["digest"] == findings_warm["digest"],
+    }
+    summary["targets"] = {
+        key: {"what": what, "measured": summary[key], "limit": limit, "direction": direction,
+              "pass": summary[key] <= limit if direction == "<=" else summary[key] >= limit}
+        for key, what, limit, direction in TARGETS
     }
     findings.pop("digest")
     report = {

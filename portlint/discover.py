@@ -59,6 +59,7 @@ class Candidate:
     language: str
     explicit: bool  # named on the command line
     build_script: bool = False  # setup.py, or a Python file matching `build-scripts`
+    resolved: Path | None = None  # `path.resolve()`, when discovery already knows it
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,10 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
     excludes = pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude)
     build_scripts = pathspec.GitIgnoreSpec.from_lines(config.build_scripts)
 
-    def candidate(path: Path, language: str, explicit: bool) -> Candidate:
-        rel = _relative_to_root(path, config.root) or path.name
+    def candidate(path: Path, language: str, explicit: bool, resolved: Path) -> Candidate:
+        rel = _relative(resolved, config.root) or path.name
         is_build_script = language == PYTHON and build_scripts.match_file(rel)
-        return Candidate(path, language, explicit, is_build_script)
+        return Candidate(path, language, explicit, is_build_script, resolved)
 
     found: dict[Path, Candidate] = {}
     skipped: list[Skipped] = []
@@ -83,24 +84,30 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
             skipped.append(Skipped(given, "no such file or directory"))
             continue
         if given.is_dir():
-            for path in _walk(given, config, excludes, skipped):
+            for path, resolved in _walk(given, config, excludes, skipped):
                 language = language_of(path)
-                if language is not None:
-                    found.setdefault(path.resolve(), candidate(path, language, False))
+                if language is not None and resolved not in found:
+                    found[resolved] = candidate(path, language, False, resolved)
         else:
             language = language_of(given)
             if language is None:
                 skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake, Makefile or Python file"))
             else:
-                found[given.resolve()] = candidate(given, language, True)
+                resolved = given.resolve()
+                found[resolved] = candidate(given, language, True, resolved)
     return sorted(found.values(), key=lambda c: str(c.path)), skipped
 
 
-def _relative_to_root(path: Path, root: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
+def _relative(resolved: Path, root: Path) -> str | None:
+    """`resolved` relative to `root` as a POSIX path, or None outside it."""
+    path, base = str(resolved), str(root)
+    if path == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not path.startswith(prefix):
         return None
+    rel = path[len(prefix):]
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
 def _walk(top: Path, config: Config, excludes: pathspec.PathSpec, skipped: list[Skipped]):
@@ -115,43 +122,53 @@ def _walk(top: Path, config: Config, excludes: pathspec.PathSpec, skipped: list[
             if spec is not None:
                 ignores.append((directory, spec))
 
-    def ignored(path: Path, is_dir: bool) -> bool:
-        rel = _relative_to_root(path, root)
+    def ignored(path: Path, resolved: Path, is_dir: bool) -> bool:
+        rel = _relative(resolved, root)
         if rel is not None:
             if excludes.match_file(rel + ("/" if is_dir else "")):
                 return True
         elif excludes.match_file(path.name + ("/" if is_dir else "")):
             return True
-        resolved = path.resolve()
         for directory, spec in ignores:
-            try:
-                sub = resolved.relative_to(directory).as_posix()
-            except ValueError:
-                continue
-            if spec.match_file(sub + ("/" if is_dir else "")):
+            sub = _relative(resolved, directory)
+            if sub is not None and spec.match_file(sub + ("/" if is_dir else "")):
                 return True
         return False
 
     def on_error(exc: OSError) -> None:
         skipped.append(Skipped(Path(exc.filename or "?"), f"cannot read directory: {exc.strerror}"))
 
+    # Directories below `top` are never symlinks (they are not followed), so a path below
+    # resolves to the resolved directory joined with its name; only a symlinked file needs
+    # `resolve()` of its own.
+    resolved_dirs = {os.fspath(top): top.resolve()}
     for dirpath, dirnames, filenames in os.walk(top, onerror=on_error, followlinks=False):
         directory = Path(dirpath)
+        resolved_dir = resolved_dirs.pop(dirpath, None) or directory.resolve()
         if config.respect_gitignore:
             # Specs of directories outside this one stay listed but never match here.
-            spec = _gitignore(directory.resolve(), skipped)
+            spec = _gitignore(resolved_dir, skipped)
             if spec is not None:
-                ignores.append((directory.resolve(), spec))
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not (directory / d).is_symlink() and not ignored(directory / d, True)
-        )
+                ignores.append((resolved_dir, spec))
+        kept = []
+        for d in sorted(dirnames):
+            path = directory / d
+            if not path.is_symlink() and not ignored(path, resolved_dir / d, True):
+                kept.append(d)
+                resolved_dirs[os.path.join(dirpath, d)] = resolved_dir / d
+        dirnames[:] = kept
         for name in sorted(filenames):
             path = directory / name
-            if language_of(path) is None or path.is_symlink() and not path.exists():
+            if language_of(path) is None:
                 continue
-            if not ignored(path, False):
-                yield path
+            if path.is_symlink():
+                if not path.exists():
+                    continue
+                resolved = path.resolve()
+            else:
+                resolved = resolved_dir / name
+            if not ignored(path, resolved, False):
+                yield path, resolved
 
 
 def _is_within(path: Path, root: Path) -> bool:

@@ -1,5 +1,10 @@
 """The scan: discover → read → parse once → checks → central filters → findings.
 
+A file is parsed only when the trigger tokens (`portlint.triggers`) of some enabled check,
+or of a project-fact collector, occur in its bytes; only those checks run on it. A file
+that is not parsed gets its ROCm-path model, suppressions and project facts later, and only
+if a finding or a project rule asks for them (`_complete`, `ProjectIndex.defer`).
+
 Per-file work (`analyze_file`) returns only picklable data, so it can run in worker
 processes. Project rules run afterwards on the joined facts. Every finding, local or
 cross-file, then passes the same filters: the ROCm-path status of where it stands,
@@ -10,13 +15,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pathspec
 
-from portlint import project, rocm_path, suppress
+from portlint import project, queries, rocm_path, suppress
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -26,10 +30,14 @@ from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
 from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.triggers import Probe, needs_of
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Fewer files than this are scanned in-process even with --jobs: workers cost a start-up.
 PARALLEL_THRESHOLD = 48
+# Skip parsing files in which no enabled check's trigger tokens occur (tests turn it off to
+# show that the findings are the same either way).
+PREFILTER = True
 
 
 @dataclass(frozen=True)
@@ -51,8 +59,9 @@ class FileState:
     language: str
     digest: str
     findings: list[Finding]
-    ranges: list[tuple[int, int, Status]]
-    suppressions: suppress.Suppressions
+    # None until needed for a file that was not parsed: see `_complete`.
+    ranges: list[tuple[int, int, Status]] | None
+    suppressions: suppress.Suppressions | None
     facts: FileFacts
 
 
@@ -89,7 +98,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
 
     index = ProjectIndex()
     for state in result.files.values():
-        index.add(state.facts)
+        if state.facts.deferred:
+            index.defer(state.facts.path, _FactsLoader(state, config, cache))
+        else:
+            index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
     for code in codes:
         check = REGISTRY[code].get(PROJECT)
@@ -111,6 +123,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         if state is None:
             continue
         doc = docs[f.code]
+        if state.ranges is None or state.suppressions is None:
+            _complete(state, config)
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live"):
             continue
@@ -134,6 +148,50 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     result.notes.extend(report.notes)
     result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
     return deep.merge(findings, report)
+
+
+class _FactsLoader:
+    """Collects the project facts of a file that was not parsed, when a project rule asks."""
+
+    def __init__(self, state: FileState, config: Config, cache: Cache | None = None) -> None:
+        self.state, self.config, self.cache = state, config, cache
+
+    def data(self) -> bytes:
+        try:
+            return self.state.absolute_path.read_bytes()
+        except OSError:
+            return b""
+
+    def __call__(self) -> FileFacts:
+        source = _complete(self.state, self.config)
+        if source is None:
+            return FileFacts(path=self.state.facts.path)
+        facts = project.collect(source, source.rocm_path)
+        self.state.facts = facts
+        if self.cache is not None:  # the next scan finds the facts without parsing again
+            self.cache.put(self.cache.key(source), (self.state, []))
+        return facts
+
+
+def _complete(state: FileState, config: Config) -> SourceFile | None:
+    """Parse a file the per-file pass left unparsed; fill in its ROCm-path model and suppressions."""
+    source = read_source(Candidate(state.absolute_path, state.language, explicit=False))
+    if isinstance(source, Problem) or source.digest != state.digest:  # gone or changed since: no model
+        state.ranges = state.ranges if state.ranges is not None else []
+        state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
+        return None
+    source.path = state.path
+    try:
+        source.rocm_path = rocm_path.build(source, config.rocm_macros)
+        if state.ranges is None:
+            state.ranges = source.rocm_path.ranges
+        if state.suppressions is None:
+            state.suppressions = suppress.parse(source)
+    except (SyntaxError, RecursionError):
+        state.ranges = state.ranges if state.ranges is not None else []
+        state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
+        return None
+    return source
 
 
 def _status(ranges, offset: int) -> Status:
@@ -173,7 +231,13 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
         return [analyze_file(c, config, codes, cache) for c in candidates]
     n = len(candidates)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays its import
+    import multiprocessing
+
+    # Parsers and query walks are built once, here: forked workers share them.
+    queries.precompile()
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         chunk = max(1, n // (jobs * 8))
         return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, chunksize=chunk))
 
@@ -196,7 +260,8 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
-    return SourceFile(shown, candidate.language, data, path.resolve(), build_script=candidate.build_script)
+    absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
+    return SourceFile(shown, candidate.language, data, absolute, build_script=candidate.build_script)
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None):
@@ -220,6 +285,14 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
 
 
 def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem]) -> FileState:
+    wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
+    checks = [(code, check) for code in codes for key in source.check_keys
+              if (check := REGISTRY[code].get(key)) is not None]
+    if PREFILTER:
+        probe = Probe(source.data)
+        checks = [(code, check) for code, check in checks if needs_of(check).holds(probe)]
+        if not checks and not (wants_facts and project.needs_parse(source, probe)):
+            return _unparsed(source, wants_facts)
     if source.language == PYTHON:
         source.python_ast  # noqa: B018 - raises SyntaxError before any check runs
     elif source.language == PYPROJECT:
@@ -229,16 +302,11 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     model = rocm_path.build(source, config.rocm_macros)
     source.rocm_path = model
     findings: list[Finding] = []
-    for code in codes:
-        for key in source.check_keys:
-            check = REGISTRY[code].get(key)
-            if check is None:
-                continue
-            try:
-                findings.extend(replace(f, code=code) for f in check(source))
-            except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
-                problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
-    wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
+    for code, check in checks:
+        try:
+            findings.extend(replace(f, code=code) for f in check(source))
+        except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
+            problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
     return FileState(
         path=source.path,
         absolute_path=source.absolute_path,
@@ -248,6 +316,21 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         ranges=model.ranges,
         suppressions=suppress.parse(source),
         facts=project.collect(source, model) if wants_facts else FileFacts(),
+    )
+
+
+def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:
+    """A file no enabled check can report in: nothing parsed, the rest left for `_complete`."""
+    no_comments = b"portlint" not in source.data and b"NOLINT" not in source.data
+    return FileState(
+        path=source.path,
+        absolute_path=source.absolute_path,
+        language=source.language,
+        digest=source.digest,
+        findings=[],
+        ranges=None,
+        suppressions=suppress.Suppressions() if no_comments else None,
+        facts=project.deferred(source) if wants_facts else FileFacts(),
     )
 
 

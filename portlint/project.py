@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 from portlint import queries
@@ -17,6 +18,7 @@ from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CMAKE, CUDA, Location, SourceFile
+from portlint.triggers import ALWAYS, Probe, Trigger, any_of, nocase
 
 if TYPE_CHECKING:
     from portlint.checks.cmake_project import CMakeFacts
@@ -106,6 +108,8 @@ class FileFacts:
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
+    # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
+    deferred: bool = False
 
 
 @dataclass
@@ -122,10 +126,53 @@ class ProjectIndex:
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
     cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
+    # Files whose facts were not collected (not parsed): by `file_key`, what collects them.
+    _deferred: dict = field(default_factory=dict, repr=False)
+    _words: dict | None = field(default=None, repr=False)  # identifier -> deferred file keys
+
+    def __post_init__(self) -> None:
+        # Facts looked up by name or by file load the deferred files that may hold them.
+        self.functions = _ByName(self, self.functions)
+        self.macros = _ByName(self, self.macros)
+        self.c_linkage = _NameSet(self, self.c_linkage)
+        self.files = _Files(self, self.files)
+
+    def defer(self, key: str, loader) -> None:
+        """A file whose facts `loader()` collects on first need; `loader.data()` gives its bytes.
+
+        Only facts a project rule looks up by name (functions, macros, C linkage) or by file
+        (includes, constants) may wait: a file that has the trigger tokens of any other fact
+        (`EAGER_FACTS`) is parsed in the per-file pass.
+        """
+        self._deferred[key] = loader
+        dict.__setitem__(self.files, key, FileFacts(path=key, deferred=True))
+
+    def _load(self, key: str) -> None:
+        loader = self._deferred.pop(key, None)
+        if loader is not None:
+            facts = loader()
+            facts.path = key
+            self.add(facts)
+
+    def _load_all(self) -> None:
+        for key in list(self._deferred):
+            self._load(key)
+
+    def _demand(self, name) -> None:
+        """Load the deferred files in which `name` occurs (only they can define it)."""
+        if not self._deferred or not isinstance(name, str):
+            return
+        if self._words is None:
+            self._words = {}
+            for key, loader in self._deferred.items():
+                for word in set(loader.data().translate(_WORD_BYTES).split()):
+                    self._words.setdefault(word, []).append(key)
+        for key in self._words.pop(name.encode(), ()):
+            self._load(key)
 
     def add(self, facts: FileFacts) -> None:
         if facts.path:
-            self.files[facts.path] = facts
+            dict.__setitem__(self.files, facts.path, facts)
         self.open_sizes.extend(facts.open_sizes)
         if facts.cmake is not None:
             self.cmake_files.append(facts.cmake)
@@ -149,8 +196,11 @@ class ProjectIndex:
         headers `path` includes, and the definitions that were read."""
         return resolve_in_headers(self, path, expr, frozenset())
 
-    def rocm_definitions(self, name: str) -> list[KernelDefinition]:
-        return [fn for fn in self.functions.get(name, ()) if fn.status is not Status.DEAD]
+    def rocm_definitions(self, name: str, load: bool = True) -> list[KernelDefinition]:
+        """Definitions of `name` not dead on ROCm; with `load=False`, only those already
+        collected (a rule that stops at the first kernel need not parse deferred files)."""
+        found = self.functions.get(name, ()) if load else dict.get(self.functions, name, ())
+        return [fn for fn in found if fn.status is not Status.DEAD]
 
     def rocm_macros(self, name: str) -> list[MacroDefinition]:
         return [m for m in self.macros.get(name, ()) if m.status is not Status.DEAD]
@@ -172,6 +222,94 @@ class ProjectIndex:
 
     def is_rocm_kernel(self, fn: KernelDefinition) -> bool:
         return fn.has_global or self.qualifiers_expand_to(fn, GLOBAL) is True
+
+
+# Bytes that are not part of an identifier become spaces: `split()` then gives the words.
+_WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
+
+
+class _ByName(dict):
+    """Facts by name; asking for a name first loads the deferred files that mention it."""
+
+    def __init__(self, index: ProjectIndex, items=()) -> None:
+        super().__init__(items)
+        self._index = index
+
+    def __getitem__(self, name):
+        self._index._demand(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self._index._demand(name)
+        return super().get(name, default)
+
+    def __contains__(self, name) -> bool:
+        self._index._demand(name)
+        return super().__contains__(name)
+
+    def __iter__(self):
+        self._index._load_all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._index._load_all()
+        return super().__len__()
+
+    def keys(self):
+        self._index._load_all()
+        return super().keys()
+
+    def values(self):
+        self._index._load_all()
+        return super().values()
+
+    def items(self):
+        self._index._load_all()
+        return super().items()
+
+
+class _NameSet(set):
+    """Names (C linkage); asking for one first loads the deferred files that mention it."""
+
+    def __init__(self, index: ProjectIndex, items=()) -> None:
+        super().__init__(items)
+        self._index = index
+
+    def __contains__(self, name) -> bool:
+        self._index._demand(name)
+        return super().__contains__(name)
+
+    def __iter__(self):
+        self._index._load_all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._index._load_all()
+        return super().__len__()
+
+
+class _Files(dict):
+    """Facts by `file_key`; every scanned file is a key, a deferred one is loaded when read."""
+
+    def __init__(self, index: ProjectIndex, items=()) -> None:
+        super().__init__(items)
+        self._index = index
+
+    def __getitem__(self, key):
+        self._index._load(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._index._load(key)
+        return super().get(key, default)
+
+    def values(self):
+        self._index._load_all()
+        return super().values()
+
+    def items(self):
+        self._index._load_all()
+        return super().items()
 
 
 def finding_at_definition(fn: KernelDefinition, message: str, fix: Fix, related: tuple[Related, ...]) -> Finding:
@@ -216,6 +354,36 @@ _NOT_QUALIFIERS = frozenset(
     "void bool char short int long float double signed unsigned auto const volatile".split()
 )
 _SPECIFIERS = frozenset({"__device__", "__host__", "__forceinline__", "__noinline__", "constexpr"})
+
+
+@cache
+def _eager_facts() -> dict[str, Trigger]:
+    """Per language, the trigger tokens of facts that cannot wait for `ProjectIndex.defer`:
+    the rest (functions, macros, C linkage, includes, constants) is looked up by name or file."""
+    from portlint.checks import launch, memory  # they import this module
+
+    return {
+        CMAKE: ALWAYS,
+        CUDA: any_of(
+            nocase(b"warp", b"lane"),  # warp-size definitions and uses (`collect_warp_sizes`)
+            *launch.LAUNCH_TOKENS,  # launches, open launch sizes
+            b"__shared__", *memory.SET_ATTRIBUTE_TOKENS,  # open shared memory sizes
+            *(api.encode() for api in _APIS),  # module lookups, name expressions
+        ),
+    }
+
+
+def needs_parse(source: SourceFile, probe: Probe) -> bool:
+    """Must the per-file pass parse `source` for its project facts?"""
+    trigger = _eager_facts().get(source.language)
+    return trigger is not None and trigger.holds(probe)
+
+
+def deferred(source: SourceFile) -> FileFacts:
+    """The facts of a file the per-file pass did not parse: collected later, if asked for."""
+    if source.language == CUDA:
+        return FileFacts(path=file_key(source), deferred=True)
+    return FileFacts()  # `collect` has nothing for other languages but CMake, which is always parsed
 
 
 def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
@@ -659,3 +827,11 @@ def _include_targets(index: ProjectIndex, including: str, include: str) -> list[
         index._memo["basenames"] = names
     return [known for known in index._memo["basenames"].get(posixpath.basename(wanted), ())
             if known.endswith("/" + wanted)]
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _FACTS,
+    _LOCAL_DECLARATIONS,
+)

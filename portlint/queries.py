@@ -1,10 +1,26 @@
 """Tree-sitter languages, the parser, and queries compiled once per language.
 
 Captures come back sorted by `start_byte`: tree-sitter 0.26 returns them grouped by name.
+
+Shared queries: every tree-sitter query compiles in 10-35 ms against the CUDA grammar and
+each run walks the whole tree, so a file read by dozens of queries paid dozens of walks.
+A query source registered with `shared(lang, src)` (at import time, next to where a check
+defines it) is instead matched in Python (`_Pattern`, the subset of the query language the
+checks use: node types, fields, child patterns, alternations, `(_)`, anonymous nodes,
+captures and the `#eq?`, `#any-of?`, `#match?` predicates) against the nodes of its outermost
+types. Those nodes come from one walk per tree: a single query of bare node types (cheap to
+compile), run on the first shared request for a tree parsed with `parse_indexed`. A request
+on a subtree keeps the matches whose outermost node lies inside it, as a query run on the
+subtree would. Other queries, and trees not parsed with `parse_indexed`, run in tree-sitter
+as before. `tests/test_queries.py` checks that both give the same matches, in the same order.
+`precompile()` prepares everything up front: the engine calls it before forking workers.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
+from collections import OrderedDict
 from functools import cache
 
 import tree_sitter
@@ -68,22 +84,706 @@ def query(lang: str, source: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(lang), source)
 
 
+def _order(node) -> tuple[int, int]:
+    return (node.start_byte, -node.end_byte)
+
+
+def _first_start(match: dict) -> int:
+    return min(n.start_byte for ns in match.values() for n in ns)
+
+
 def captures(lang: str, source: str, node) -> list[tuple[str, tree_sitter.Node]]:
     """All captures of `source` under `node` as (name, node), in source order."""
-    found = tree_sitter.QueryCursor(query(lang, source)).captures(node)
-    pairs = [(name, n) for name, nodes in found.items() for n in nodes]
+    shared = _shared_matches(lang, source, node)
+    if shared is None:
+        found_by_name = tree_sitter.QueryCursor(query(lang, source)).captures(node)
+        pairs = [(name, n) for name, nodes in found_by_name.items() for n in nodes]
+    else:
+        found, inside = shared
+        by_name: dict[str, list] = {}
+        for i in inside:
+            for name, n in found.captures[i]:
+                by_name.setdefault(name, []).append(n)
+        pairs = [(name, n) for name, nodes in by_name.items() for n in nodes]
     pairs.sort(key=lambda p: (p[1].start_byte, -p[1].end_byte))
     return pairs
 
 
 def nodes(lang: str, source: str, node, capture: str) -> list[tree_sitter.Node]:
     """The nodes of one capture name, in source order."""
-    found = tree_sitter.QueryCursor(query(lang, source)).captures(node).get(capture, [])
-    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
+    shared = _shared_matches(lang, source, node)
+    if shared is None:
+        return sorted(tree_sitter.QueryCursor(query(lang, source)).captures(node).get(capture, []), key=_order)
+    found, inside = shared
+    if inside is found.everything:
+        return list(found.nodes(capture))
+    captures = found.captures
+    return sorted((n for i in inside for name, n in captures[i] if name == capture), key=_order)
 
 
 def matches(lang: str, source: str, node) -> list[dict[str, list[tree_sitter.Node]]]:
     """Each match as {capture: [nodes]}, in order of the match's first node."""
-    found = [m for _, m in tree_sitter.QueryCursor(query(lang, source)).matches(node)]
-    found.sort(key=lambda m: min(n.start_byte for ns in m.values() for n in ns))
+    shared = _shared_matches(lang, source, node)
+    if shared is None:
+        found = [m for _, m in tree_sitter.QueryCursor(query(lang, source)).matches(node)]
+        found.sort(key=_first_start)
+        return found
+    found, inside = shared
+    return found.dicts(inside)
+
+
+# ---- shared queries: matched in Python against one walk per tree ---------------------------
+_SHARED: dict[str, dict[str, "_Query"]] = {}  # language -> {query source: its parsed patterns}
+# Trees parsed with `parse_indexed`, newest last. An index keeps its tree alive (so no other
+# tree can reuse its node ids) until it is evicted.
+_INDEXES: "OrderedDict[int, _TreeIndex]" = OrderedDict()
+MAX_INDEXED_TREES = 8
+
+
+# Node types so frequent that collecting them costs more than most files need: walked only
+# for a tree whose queries ask for them (the first walk takes the other types).
+_COSTLY_TYPES = frozenset({
+    "identifier", "type_identifier", "field_identifier", "string_content", "preproc_arg", "qualified_identifier",
+    "using_declaration", "namespace_alias_definition", "field_expression", "unary_expression", "subscript_expression",
+})
+
+
+def shared(lang: str, *sources: str) -> str:
+    """Match these query sources in Python from one walk per tree; returns the first."""
+    table = _SHARED.setdefault(lang, {})
+    for source in sources:
+        if source not in table:
+            parsed = _Query(source)
+            if parsed.patterns:  # a source the matcher cannot read stays a tree-sitter query
+                table[source] = parsed
+    return sources[0]
+
+
+def precompile() -> None:
+    """Build parsers and the first walk query of each language now (before workers fork)."""
+    for lang in _GRAMMARS:
+        _parser(lang)
+        if _SHARED.get(lang):
+            _walk_query(lang, _first_walk(lang))
+
+
+def _first_walk(lang: str) -> frozenset[str]:
+    return frozenset(t for q in _SHARED[lang].values() for t in q.root_types) - _COSTLY_TYPES
+
+
+@cache
+def _walk_query(lang: str, types: frozenset[str]) -> tree_sitter.Query:
+    """One query of bare node types: a walk that collects the nodes of those types."""
+    return tree_sitter.Query(language(lang), "[" + " ".join(f"({t})" for t in sorted(types)) + "] @n")
+
+
+class _TreeIndex:
+    """One tree's nodes of the shared patterns' outermost types, and matches found so far."""
+
+    def __init__(self, lang: str, tree, data: bytes) -> None:
+        self.lang, self.tree, self.data = lang, tree, data  # the bytes parsed, at the nodes' offsets
+        self.buckets: dict[str, list] = {}
+        self.walked: frozenset[str] = frozenset()
+        self.found: dict[str, _Found] = {}
+        self.spans: dict[str, tuple] = {}  # node type -> its nodes by start, for `nearest_ancestor`
+        self.ids: set[int] = {tree.root_node.id}  # of the nodes collected: how `_index_of` finds the tree
+
+    def walk(self, types: frozenset[str]) -> None:
+        """Collect the nodes of `types` not collected yet (the first walk: all but costly ones)."""
+        if self.walked and types <= self.walked:
+            return
+        missing = types - self.walked
+        if not self.walked:
+            missing |= _first_walk(self.lang)
+        buckets, ids = self.buckets, self.ids
+        for node in tree_sitter.QueryCursor(_walk_query(self.lang, missing)).captures(self.tree.root_node).get("n", ()):
+            kind = node.type
+            if kind in buckets:
+                buckets[kind].append(node)
+            else:
+                buckets[kind] = [node]
+            ids.add(node.id)
+        self.walked |= missing
+
+    def matches(self, source: str, query: "_Query", node) -> tuple["_Found", list[int]]:
+        """The query's matches in this tree, and the numbers of those under `node`."""
+        found = self.found.get(source)
+        if found is None:
+            self.walk(query.root_types)
+            found = self.found[source] = _Found(*query.run(self.buckets, self.tree, self.data))
+        if node.parent is None:
+            return found, found.everything
+        return found, found.under(node)
+
+
+class _Found:
+    """One query's matches in one tree, in tree-sitter's order, with what the wrappers need."""
+
+    def __init__(self, captures: list[list], roots: list) -> None:
+        self.captures, self.roots = captures, roots
+        self.everything = range(len(captures))
+        self._by_start: tuple[list, list] | None = None
+        self._dicts: list | None = None
+        self._firsts: list | None = None
+        self._all_dicts: list | None = None
+        self._nodes: dict[str, list] = {}
+
+    def under(self, node) -> list[int]:
+        if self._by_start is None:
+            by_start = sorted((root.start_byte, i) for i, root in enumerate(self.roots))
+            self._by_start = ([start for start, _ in by_start], [i for _, i in by_start])
+        starts, order = self._by_start
+        lo = bisect.bisect_left(starts, node.start_byte)
+        hi = bisect.bisect_right(starts, node.end_byte)
+        roots = self.roots
+        return sorted(i for i in order[lo:hi] if _within(roots[i], node))
+
+    def nodes(self, capture: str) -> list:
+        """Every match's nodes of `capture`, in source order (the whole tree's, kept)."""
+        found = self._nodes.get(capture)
+        if found is None:
+            found = self._nodes[capture] = sorted(
+                (n for match in self.captures for name, n in match if name == capture), key=_order)
+        return found
+
+    def dicts(self, inside) -> list[dict]:
+        """The matches numbered `inside` as {capture: [nodes]}, by their first node (stable)."""
+        if self._dicts is None:
+            dicts, firsts = [], []
+            for match in self.captures:
+                as_dict: dict[str, list] = {}
+                first = None
+                for name, n in match:
+                    start = n.start_byte
+                    if first is None or start < first:
+                        first = start
+                    if name in as_dict:
+                        as_dict[name].append(n)
+                    else:
+                        as_dict[name] = [n]
+                dicts.append(as_dict)
+                firsts.append(first)
+            self._dicts, self._firsts = dicts, firsts
+        firsts, dicts = self._firsts, self._dicts
+        if inside is self.everything:
+            if self._all_dicts is None:
+                self._all_dicts = [dicts[i] for i in sorted(inside, key=firsts.__getitem__)]
+            return list(self._all_dicts)
+        return [dicts[i] for i in sorted(inside, key=firsts.__getitem__)]
+
+
+_SLOW = object()
+
+
+def nearest_ancestor(node, type: str):
+    """The nearest ancestor of `node` of node type `type` (None if there is none), found from
+    the walk of its tree (each `Node.parent` call descends from the root); `NotImplemented`
+    when the tree is not indexed."""
+    index = _index_of(node)
+    if index is None:
+        return NotImplemented
+    entry = index.spans.get(type)
+    if entry is None:
+        index.walk(frozenset({type}))
+        candidates = sorted(index.buckets.get(type, ()), key=lambda n: (n.start_byte, -n.end_byte))
+        reach, furthest = [], -1
+        for candidate in candidates:
+            furthest = max(furthest, candidate.end_byte)
+            reach.append(furthest)
+        entry = index.spans[type] = (candidates, [c.start_byte for c in candidates], reach)
+    candidates, starts, reach = entry
+    start, end = node.start_byte, node.end_byte
+    for j in range(bisect.bisect_right(starts, start) - 1, -1, -1):
+        if reach[j] < end:
+            return None  # nothing that starts earlier reaches this far
+        candidate = candidates[j]
+        if candidate.end_byte < end or candidate.id == node.id:
+            continue
+        if start > candidate.start_byte and end < candidate.end_byte:
+            return candidate  # strictly inside: a descendant (and the innermost, as it starts last)
+        parent = node.parent  # a shared boundary: ask the tree
+        while parent is not None and parent.type != type:
+            parent = parent.parent
+        return parent
+    return None
+
+
+def _within(root, node) -> bool:
+    """Is `root` `node` or one of its descendants?"""
+    if root.end_byte > node.end_byte or root.start_byte < node.start_byte:
+        return False
+    if (root.start_byte, root.end_byte) != (node.start_byte, node.end_byte):
+        return True
+    # The same span: `node` itself, a descendant, or an ancestor of `node`.
+    while root is not None and (root.start_byte, root.end_byte) == (node.start_byte, node.end_byte):
+        if root.id == node.id:
+            return True
+        root = root.parent
+    return False
+
+
+def parse_indexed(lang: str, data: bytes) -> tree_sitter.Tree:
+    """`parse`, and register the tree for shared queries."""
+    tree = parse(lang, data)
+    if _SHARED.get(lang):
+        _INDEXES[tree.root_node.id] = _TreeIndex(lang, tree, data)
+        while len(_INDEXES) > MAX_INDEXED_TREES:
+            _INDEXES.popitem(last=False)
+    return tree
+
+
+@cache
+def _ranged_parser(lang: str) -> tree_sitter.Parser:
+    return tree_sitter.Parser(language(lang))
+
+
+def parse_ranges(lang: str, data: bytes, spans: list[tuple[int, int, tuple, tuple]]) -> tree_sitter.Tree:
+    """Parse only the (start byte, end byte, start point, end point) spans of `data`, sorted
+    and disjoint, at their own offsets; the tree is registered for shared queries."""
+    parser = _ranged_parser(lang)
+    parser.included_ranges = [tree_sitter.Range(a, b, start, end) for start, end, a, b in spans]
+    tree = parser.parse(data)
+    if _SHARED.get(lang):
+        _INDEXES[tree.root_node.id] = _TreeIndex(lang, tree, data)
+        while len(_INDEXES) > MAX_INDEXED_TREES:
+            _INDEXES.popitem(last=False)
+    return tree
+
+
+def _index_of(node) -> "_TreeIndex | None":
+    """The index of the tree `node` belongs to: the first collected node among it and its
+    ancestors names it (node ids are unique among live trees)."""
+    for _ in range(64):
+        node_id = node.id
+        for index in reversed(_INDEXES.values()):
+            if node_id in index.ids:
+                return index
+        node = node.parent
+        if node is None:
+            return None
+    return None
+
+
+def _shared_matches(lang: str, source: str, node) -> "tuple[_Found, list[int]] | None":
+    """The matches of a shared query under `node`, found in Python; None when the query is
+    not shared or the node's tree not indexed (tree-sitter runs the query then)."""
+    table = _SHARED.get(lang)
+    query = table.get(source) if table else None
+    if query is None:
+        return None
+    index = _index_of(node)
+    if index is None or index.lang != lang:
+        return None
+    return index.matches(source, query, node)
+
+
+# ---- the query-language subset, matched in Python -----------------------------------------
+class _Unsupported(Exception):
+    pass
+
+
+class _Pattern:
+    """One pattern: a node `(type child...)`, an anonymous node `"<<"` or an alternation `[...]`."""
+
+    __slots__ = ("kind", "type", "children", "options", "captures", "predicates", "all_predicates")
+
+    def __init__(self, kind: str, type: str | None = None) -> None:
+        self.kind = kind  # "node" (named; type None is `(_)`), "anon" or "alt"
+        self.type = type
+        self.children: list[tuple[str | None, _Pattern]] = []
+        self.options: list[_Pattern] = []
+        self.captures: list[str] = []
+        self.predicates: list[tuple] = []
+        self.all_predicates: list[tuple] = []  # of the whole pattern, set on a top-level one
+
+    def root_types(self) -> set[str]:
+        if self.literals() is not None:
+            return set()  # found by their text, not in the walk
+        if self.kind == "alt":
+            return set().union(*(o.root_types() for o in self.options))
+        if self.kind != "node" or self.type is None:
+            raise _Unsupported("a pattern must start with a named node type")
+        return {self.type}
+
+    def leaf_types(self) -> set[str] | None:
+        """The types of a bare leaf `(identifier)`, or `[(identifier) (type_identifier)]`."""
+        if self.kind == "node" and not self.children and not self.predicates and self.type in _LEAF_TYPES:
+            return {self.type}
+        if self.kind == "alt" and not self.predicates and all(
+                not o.captures and o.leaf_types() is not None for o in self.options):
+            return set().union(*(o.leaf_types() for o in self.options))
+        return None
+
+    def literals(self) -> tuple[str, ...] | None:
+        """The names a leaf pattern `((identifier) @n (#any-of? @n "a" "b"))` accepts: its
+        nodes are found where those bytes occur (all identifiers would be a costly walk)."""
+        if self.kind == "alt":
+            if len(self.captures) != 1 or not all(not o.captures and o.leaf_types() is not None for o in self.options):
+                return None
+        elif self.kind != "node" or self.children or self.type not in _LEAF_TYPES or len(self.captures) != 1:
+            return None
+        names = None
+        for name, capture, args in self.predicates:
+            if capture != self.captures[0] or name not in ("eq?", "any-of?"):
+                return None
+            names = tuple(args) if names is None else tuple(a for a in names if a in args)
+        return names
+
+    def match(self, node) -> list[tuple[list, object]]:
+        """Every way `node` matches: ([(capture, node), ...] in pattern order, the node the
+        last step of the pattern matched, where tree-sitter completes the match)."""
+        if self.kind == "alt":
+            out = []
+            own = [(c, node) for c in self.captures]
+            for option in self.options:
+                out.extend((own + found, last) for found, last in option.match(node))
+            return out
+        if self.kind == "anon":
+            if node.is_named or node.type != self.type:
+                return []
+        elif not node.is_named or (self.type is not None and node.type != self.type):
+            return []
+        own = [(c, node) for c in self.captures] if self.captures else []
+        if not self.children:
+            return [(own, node)]
+        results: list = []
+        self._children(node, 0, None, None, own, node, results)
+        return results
+
+    def _children(self, parent, step: int, previous, kids, acc: list, last, results: list) -> None:
+        """Match the child steps from `step` on, each on a child after the previous step's."""
+        if step == len(self.children):
+            results.append((acc, last))
+            return
+        field, pattern = self.children[step]
+        if field is not None:
+            candidates = parent.children_by_field_name(field)
+        else:
+            if kids is None:
+                kids = parent.children
+            candidates = kids
+        for child in candidates:
+            if previous is not None and (child.start_byte < previous.end_byte or child.id == previous.id
+                                         or child.end_byte <= previous.start_byte):
+                continue  # children are matched in order
+            for found, found_last in pattern.match(child):
+                self._children(parent, step + 1, child, kids, acc + found if found else acc, found_last, results)
+
+
+# Leaf node types a pattern may find by its literal text (`_Pattern.literals`).
+_LEAF_TYPES = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier"})
+
+
+class _Query:
+    """A query source read as patterns the Python matcher runs (empty when it cannot)."""
+
+    def __init__(self, source: str) -> None:
+        self.matchers = None  # compiled on first use
+        try:
+            self.patterns = _Reader(source).read()
+            self.root_types = frozenset(t for p in self.patterns for t in p.root_types())
+        except _Unsupported:
+            self.patterns, self.root_types = [], frozenset()
+
+    def run(self, buckets: dict[str, list], tree, data: bytes) -> tuple[list[list], list]:
+        """(matches as [(capture, node), ...], their outermost nodes), in the order tree-sitter
+        reports them: by where each match completes (its last step), outer roots first."""
+        found = []
+        append = found.append
+        if self.matchers is None:
+            self.matchers = [_compile(pattern) for pattern in self.patterns]
+        if len(self.patterns) == 1 and self.patterns[0].kind == "node" and not self.patterns[0].children:
+            # `(for_statement) @loop`: each node is its own match, complete where it starts.
+            pairs = [(node, captures) for node in _candidates(self.patterns[0], buckets, tree, data)
+                     for captures, _ in self.matchers[0](node)]
+            pairs.sort(key=_node_order)
+            return [captures for _, captures in pairs], [node for node, _ in pairs]
+        for number, pattern in enumerate(self.patterns):
+            matcher = self.matchers[number]
+            for node in _candidates(pattern, buckets, tree, data):
+                results = matcher(node)
+                if not results:
+                    continue
+                if len(results) > 1:
+                    results = _longest(results)
+                start, end = node.start_byte, -node.end_byte
+                for captures, last in results:
+                    append(((last.start_byte, -last.end_byte, start, end, number, len(found)), node, captures))
+        found.sort(key=_first)
+        return [f[2] for f in found], [f[1] for f in found]
+
+
+def _first(item):
+    return item[0]
+
+
+def _node_order(pair):
+    return (pair[0].start_byte, -pair[0].end_byte)
+
+
+def _longest(results: list) -> list:
+    """Drop a match whose captures another match of the same pattern and node contains (as
+    tree-sitter does: `[(a left: (x)) (a right: (x))]` matching both ways is one match)."""
+    sets = [frozenset((name, node.id) for name, node in captures) for captures, _ in results]
+    kept = []
+    for i, result in enumerate(results):
+        if not any((sets[j] > sets[i]) or (sets[j] == sets[i] and j < i) for j in range(len(results)) if j != i):
+            kept.append(result)
+    return kept
+
+
+def _candidates(pattern: _Pattern, buckets: dict[str, list], tree, data: bytes) -> list:
+    """The nodes `pattern` may match at: those of its outermost types, or found by their text."""
+    names = pattern.literals()
+    if names is not None:
+        return _literal_nodes(pattern, names, tree, data)
+    if pattern.kind != "alt":
+        return buckets.get(pattern.type, [])
+    found, types = [], set()
+    for option in pattern.options:
+        literal = option.literals()
+        if literal is not None:
+            found.extend(_literal_nodes(option, literal, tree, data))
+        elif option.type not in types:
+            types.add(option.type)
+            found.extend(buckets.get(option.type, ()))
     return found
+
+
+def _literal_nodes(pattern: _Pattern, names: tuple[str, ...], tree, data: bytes) -> list:
+    types = set().union(*(o.leaf_types() for o in pattern.options)) if pattern.kind == "alt" else {pattern.type}
+    root, found = tree.root_node, {}
+    for name in {n.encode() for n in names}:
+        at = data.find(name)
+        while at != -1:
+            node = root.descendant_for_byte_range(at, at + len(name))
+            if node is not None and node.type in types and node.start_byte == at \
+                    and node.end_byte == at + len(name):
+                found[node.id] = node
+            at = data.find(name, at + 1)
+    return sorted(found.values(), key=lambda n: n.start_byte)
+
+
+def _predicates(pattern: _Pattern):
+    yield from pattern.predicates
+    for _, child in pattern.children:
+        yield from _predicates(child)
+    for option in pattern.options:
+        yield from _predicates(option)
+
+
+def _predicates_hold(pattern: _Pattern, captures: list) -> bool:
+    checks = pattern.all_predicates
+    if not checks:
+        return True
+    texts: dict[str, list[str]] = {}
+    for name, node in captures:
+        texts.setdefault(name, []).append(node.text.decode("utf-8", errors="replace"))
+    for name, capture, args in checks:
+        values = texts.get(capture)
+        if values is None:
+            continue  # a capture in an alternative that did not match
+        for value in values:
+            if name == "eq?" and value != args[0]:
+                return False
+            if name == "any-of?" and value not in args:
+                return False
+            if name == "match?" and not re.search(args[0], value):
+                return False
+    return True
+
+
+class _Reader:
+    """Reads a query source into `_Pattern`s; raises `_Unsupported` for what it does not know."""
+
+    _TOKEN = re.compile(r'\s+|;[^\n]*|"(?:[^"\\]|\\.)*"|[()\[\]]|@[\w.-]+|#[\w?!-]+|[\w.-]+:|[\w.-]+|\S')
+
+    def __init__(self, source: str) -> None:
+        self.tokens = [t for t in self._TOKEN.findall(source) if t.strip() and not t.startswith(";")]
+        self.at = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.peek()
+        if token is None:
+            raise _Unsupported("unexpected end")
+        self.at += 1
+        return token
+
+    def read(self) -> list[_Pattern]:
+        patterns = []
+        while self.peek() is not None:
+            pattern = self.pattern(top=True)
+            pattern.all_predicates = list(_predicates(pattern))
+            patterns.append(pattern)
+        return patterns
+
+    def captures(self, pattern: _Pattern) -> _Pattern:
+        while (token := self.peek()) is not None and token.startswith("@"):
+            pattern.captures.append(self.take()[1:])
+        if (token := self.peek()) in ("*", "+", "?"):
+            raise _Unsupported("quantifiers")
+        return pattern
+
+    def pattern(self, top: bool = False) -> _Pattern:
+        token = self.take()
+        if token.startswith('"'):
+            return self.captures(_Pattern("anon", _unquote(token)))
+        if token == "[":
+            alt = _Pattern("alt")
+            while self.peek() != "]":
+                alt.options.append(self.pattern())
+            self.take()
+            return self.captures(alt)
+        if token != "(":
+            raise _Unsupported(f"unexpected {token!r}")
+        head = self.peek()
+        if head in ("(", "["):  # a group: one pattern and its predicates
+            inner = self.pattern()
+            while self.peek() == "(":
+                inner.predicates.append(self.predicate())
+            if self.take() != ")":
+                raise _Unsupported("a group of sibling patterns")
+            if self.peek() is not None and self.peek().startswith("@"):
+                raise _Unsupported("a capture on a group")
+            return inner
+        name = self.take()
+        if name in ("_",):
+            node = _Pattern("node", None)
+        elif re.fullmatch(r"[a-z_][a-z0-9_]*", name) and name not in ("ERROR", "MISSING"):
+            node = _Pattern("node", name)
+        else:
+            raise _Unsupported(f"node {name!r}")
+        while (token := self.peek()) != ")":
+            if token is None:
+                raise _Unsupported("unclosed node")
+            if token == "(" and self.tokens[self.at + 1].startswith("#"):
+                node.predicates.append(self.predicate())
+                continue
+            field = None
+            if token.endswith(":"):
+                field = self.take()[:-1]
+            elif token in (".",) or token.startswith("!"):
+                raise _Unsupported("anchors and negated fields")
+            node.children.append((field, self.pattern()))
+        self.take()
+        return self.captures(node)
+
+    def predicate(self) -> tuple:
+        self.take()  # (
+        name = self.take()[1:]
+        if name not in ("eq?", "any-of?", "match?"):
+            raise _Unsupported(f"predicate #{name}")
+        capture = self.take()
+        if not capture.startswith("@"):
+            raise _Unsupported("a predicate on a string")
+        args = []
+        while (token := self.take()) != ")":
+            if not token.startswith('"'):
+                raise _Unsupported("a predicate comparing two captures")
+            args.append(_unquote(token))
+        if name in ("eq?", "match?") and len(args) != 1:
+            raise _Unsupported(f"#{name} takes one string")
+        return (name, capture[1:], tuple(args) if name == "any-of?" else args)
+
+
+def _unquote(token: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), token[1:-1])
+
+
+# ---- patterns compiled to Python ---------------------------------------------------------
+def _compile(pattern: _Pattern):
+    """A function `match(node) -> [([(capture, node), ...], last node), ...]` for a top-level
+    pattern: `_Pattern.match` written out as nested loops, one per step."""
+    gen = _Generator()
+    lines = ["def match(n0):", "    out = []"]
+    gen.node(pattern, "n0", [], 1, lines, lambda caps, last, depth: gen.finish(pattern, caps, last, depth, lines),
+             root=True)
+    lines.append("    return out")
+    namespace = {"_after": _after, "re": re}
+    namespace.update(gen.constants)
+    exec("\n".join(lines), namespace)  # noqa: S102 - code generated from the checks' own query sources
+    return namespace["match"]
+
+
+def _after(child, previous) -> bool:
+    """Is `child` a later sibling than `previous` (child steps match in order)?"""
+    return not (child.start_byte < previous.end_byte or child.id == previous.id or child.end_byte <= previous.start_byte)
+
+
+class _Generator:
+    def __init__(self) -> None:
+        self.count = 0
+        self.constants: dict[str, object] = {}
+
+    def var(self) -> str:
+        self.count += 1
+        return f"n{self.count}"
+
+    def const(self, value) -> str:
+        name = f"C{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+    def node(self, p: _Pattern, var: str, caps: list, depth: int, lines: list, cont, root: bool = False) -> None:
+        """Code matching pattern `p` at the node in `var`, then `cont(captures, last, depth)`."""
+        pad = "    " * depth
+        if p.kind == "alt":
+            own = caps + [(c, var) for c in p.captures]
+            for option in p.options:
+                self.node(option, var, own, depth, lines, cont, root=root)
+            return
+        if p.kind == "anon":
+            lines.append(f"{pad}if {var}.type == {p.type!r} and not {var}.is_named:")
+        elif p.type is None:
+            lines.append(f"{pad}if {var}.is_named:")
+        else:
+            lines.append(f"{pad}if {var}.type == {p.type!r} and {var}.is_named:")
+        depth += 1
+        caps = caps + [(c, var) for c in p.captures]
+        self.children(p, var, 0, None, None, caps, var, depth, lines, cont)
+
+    def children(self, p: _Pattern, parent: str, step: int, previous: str | None, kids: str | None,
+                 caps: list, last: str, depth: int, lines: list, cont) -> None:
+        if step == len(p.children):
+            cont(caps, last, depth)
+            return
+        pad = "    " * depth
+        field, child = p.children[step]
+        var = self.var()
+        if field is not None:
+            lines.append(f"{pad}for {var} in {parent}.children_by_field_name({field!r}):")
+        else:
+            if kids is None:
+                kids = f"k{var}"
+                lines.append(f"{pad}{kids} = {parent}.children")
+            lines.append(f"{pad}for {var} in {kids}:")
+        depth += 1
+        if previous is not None:
+            lines.append(f"{'    ' * depth}if _after({var}, {previous}):")
+            depth += 1
+
+        def after_child(child_caps, child_last, child_depth):
+            self.children(p, parent, step + 1, var, kids, child_caps, child_last, child_depth, lines, cont)
+
+        self.node(child, var, caps, depth, lines, lambda c, l, d: after_child(c, l, d))
+
+    def finish(self, pattern: _Pattern, caps: list, last: str, depth: int, lines: list) -> None:
+        pad = "    " * depth
+        tests = []
+        for name, capture, args in pattern.all_predicates:
+            for cap_name, var in caps:
+                if cap_name != capture:
+                    continue
+                if name == "eq?":
+                    tests.append(f"{var}.text == {self.const(args[0].encode())}")
+                elif name == "any-of?":
+                    tests.append(f"{var}.text in {self.const(frozenset(a.encode() for a in args))}")
+                else:
+                    tests.append(f"{self.const(re.compile(args[0]))}.search({var}.text.decode('utf-8', 'replace'))")
+        if tests:
+            lines.append(f"{pad}if {' and '.join(tests)}:")
+            pad += "    "
+        lines.append(f"{pad}out.append(([{', '.join(f'({c!r}, {v})' for c, v in caps)}], {last}))")

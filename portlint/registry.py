@@ -4,6 +4,23 @@ A value maps a language (`cuda`, `cmake`, `python`, `make`, `requirements`, `pyp
 the role `build-script` (setup.py and configured build scripts) to a function `check(source)`, or
 `PROJECT` to a function `check(index)` that runs once on the cross-file index. Rule
 metadata lives in `rules/<CODE>.md`, never here.
+
+Trigger tokens: a per-file check declares the bytes without which it cannot fire with the
+`portlint.triggers.needs` decorator, next to its definition:
+
+    @needs(b"__launch_bounds__")                                   # this substring occurs
+    @needs(b"<<<", b"hipLaunchKernelGGL")                          # any of these
+    @needs(all_of(b"assert", any_of(b"__device__", b"__global__")))  # all of these
+    @needs(nocase(b"warp", b"lane"))                               # in the lower-cased bytes
+    def check_...(source): ...
+
+The engine parses a file only when the tokens of some enabled check (or of a project-fact
+collector: `project.needs_parse`) occur in it, and runs only the checks whose tokens occur.
+A declaration must be a necessary condition: the check may find nothing where its tokens
+are, but must never fire where they are not (`tests/test_prefilter.py` scans every fixture
+with and without the pre-filter and wants the same findings). A check without a declaration
+runs on every file of its language, which is then always parsed; every C-family check must
+declare its tokens (a test checks it).
 """
 
 from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size

@@ -568,3 +568,10 @@ def evaluate(condition: Condition, source: SourceFile, rocm: bool, values: dict[
     if values:
         env = _ValuedEnv(env, values)
     return _eval_directive(condition.directive, condition.condition, source, env)
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _CHAIN_QUERY,
+)

@@ -152,7 +152,7 @@ class SourceFile:
         """The tree-sitter tree (C family and CMake)."""
         global files_parsed
         files_parsed += 1
-        return queries.parse(self.language, self.data)
+        return queries.parse_indexed(self.language, self.data)
 
     @cached_property
     def python_ast(self) -> ast.Module:

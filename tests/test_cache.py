@@ -25,7 +25,8 @@ def codes(result) -> list[tuple[str, str]]:
 def test_second_scan_of_an_unchanged_tree_parses_nothing(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.cu").write_text(HAZARD)
-    (tmp_path / "src" / "b.cu").write_text(KERNEL)
+    # `threadIdx` is a trigger token (W001): without one the file would not be parsed at all.
+    (tmp_path / "src" / "b.cu").write_text(KERNEL.replace("y[0]", "y[threadIdx.x]"))
     cache = tmp_path / ".portlint_cache"
     first, parsed_first = scan_counting(tmp_path, cache)
     second, parsed_second = scan_counting(tmp_path, cache)
@@ -42,8 +43,14 @@ def test_a_changed_file_is_parsed_again_and_cross_file_rules_follow(tmp_path: Pa
     cache = tmp_path / "cache"
     result, _ = scan_counting(tmp_path, cache)
     assert codes(result) == []
-    # Only loader.cpp changes: the kernel file's cached facts must still feed R002.
+    # Only loader.cpp changes. kernels.cu has no trigger token, so no scan parsed it yet:
+    # R002 now needs its definitions and parses it once; the cache keeps its facts.
     (tmp_path / "loader.cpp").write_text(LOADER)
+    result, parsed = scan_counting(tmp_path, cache)
+    assert parsed == 2
+    assert codes(result) == [("kernels.cu", "R002")]
+    # loader.cpp changes again: the kernel file's cached facts must still feed R002.
+    (tmp_path / "loader.cpp").write_text(LOADER + "// edited\n")
     result, parsed = scan_counting(tmp_path, cache)
     assert parsed == 1
     assert codes(result) == [("kernels.cu", "R002")]

@@ -9,6 +9,7 @@ from portlint.checks.cpp import enclosing_function
 from portlint.finding import Finding, at_node
 from portlint.fix import Fix
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import needs
 
 GUARD = "`#ifndef __HIP_PLATFORM_AMD__`"
 GENERIC_REPLACEMENT = "HIP intrinsics or `__builtin_amdgcn_*` builtins"
@@ -165,6 +166,7 @@ def recognise_ptx(asm, source: SourceFile) -> tuple[str, str | None] | None:
     return None
 
 
+@needs(b"asm")
 def check_inline_ptx(source: SourceFile) -> list[Finding]:
     if b"asm" not in source.data:
         return []
@@ -180,3 +182,10 @@ def check_inline_ptx(source: SourceFile) -> list[Finding]:
             Fix.advice(f"Replace the asm with {replacement or GENERIC_REPLACEMENT}, or guard it with {GUARD}"),
         ))
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _ASM,
+)

@@ -53,6 +53,9 @@ def strip_parens(node):
 
 def enclosing_function(node):
     """The nearest `function_definition` around `node` (lambdas are looked through), else None."""
+    found = queries.nearest_ancestor(node, "function_definition")
+    if found is not NotImplemented:
+        return found
     node = node.parent
     while node is not None and node.type != "function_definition":
         node = node.parent
@@ -63,6 +66,7 @@ def enclosing_function(node):
 # Imported here, not at the top, so that this section stays an append to the module.
 from portlint import queries  # noqa: E402
 from portlint.rocm_path import Status  # noqa: E402
+from portlint.triggers import any_of  # noqa: E402
 
 _CONSTANT_DEFINITIONS = """
 [(preproc_def name: (identifier) @name value: (preproc_arg) @value) @definition
@@ -264,12 +268,22 @@ def macro_bodies_root(source, needles: tuple[bytes, ...]):
               if any(n in source.data[m["body"][0].start_byte:m["body"][0].end_byte] for n in needles)]
     if not bodies:
         return None
-    shadow = bytearray(source.data.translate(_BLANK_BUT_NEWLINES))
+    data = source.data
+    shadow = bytearray(data.translate(_BLANK_BUT_NEWLINES))
+    spans = []
     for match in bodies:
         body, macro = match["body"][0], match["macro"][0]
         shadow[macro.start_byte] = ord(";")
-        shadow[body.start_byte:body.end_byte] = source.data[body.start_byte:body.end_byte]
-    return queries.parse("cuda", bytes(shadow)).root_node
+        shadow[body.start_byte:body.end_byte] = data[body.start_byte:body.end_byte]
+        (row, column), end, end_point = macro.start_point, body.end_byte, body.end_point
+        spans.append((macro.start_byte, macro.start_byte + 1, (row, column), (row, column + 1)))
+        line_break = 2 if data[end:end + 2] == b"\r\n" else 1 if data[end:end + 1] == b"\n" else 0
+        if line_break:  # it ends a `//` comment in the body
+            end, end_point = end + line_break, (end_point[0] + 1, 0)
+        spans.append((body.start_byte, end, body.start_point, end_point))
+    # Only the bodies are parsed: the blanks between them would be lexed for nothing.
+    spans.sort()
+    return queries.parse_ranges("cuda", bytes(shadow), spans).root_node
 
 
 # ---- per-file results shared by several checks -------------------------------------------
@@ -335,6 +349,10 @@ def defined_functions(source) -> frozenset[str]:
         names = queries.nodes("cuda", _DEFINED_FUNCTIONS, s.tree.root_node, "name")
         return frozenset(s.node_text(n) for n in names)
     return memoized(source, "defined_functions", build)
+
+
+# Trigger tokens of code `in_device_code` accepts: the qualifiers are keywords of the grammar.
+DEVICE_CODE = any_of(b"__device__", b"__global__")
 
 
 def in_device_code(node) -> bool:
@@ -689,3 +707,15 @@ def macro_tree(source):
     """The root of one parse of every `#define` body (see `macro_bodies_root`), shared by the
     checks that also read code written in macros; None without macro bodies."""
     return memoized(source, "macro_tree", lambda s: macro_bodies_root(s, (b"",)))
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    "cuda",
+    _CONSTANT_DEFINITIONS,
+    _LOCAL_NAMES,
+    _MACRO_BODIES,
+    _ALL_CALLS,
+    _DEFINED_FUNCTIONS,
+    _DECLARATIONS,
+)

@@ -17,6 +17,7 @@ from portlint.checks.cpp import (
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import SourceFile
+from portlint.triggers import needs
 
 
 class Unsupported(NamedTuple):
@@ -140,6 +141,7 @@ def _points_to_16_bit_float(call, source: SourceFile) -> bool:
     return pointee is not None and pointee.depth == 1 and pointee.type in SIXTEEN_BIT_FLOATS
 
 
+@needs(_CANDIDATE)
 def check_unsupported_intrinsic(source: SourceFile) -> list[Finding]:
     if not _CANDIDATE.search(source.data):
         return []

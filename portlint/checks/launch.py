@@ -24,6 +24,7 @@ from portlint.fix import Edit, Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, _declared_name, _kernel_argument, file_key
 from portlint.rocm_path import Status
 from portlint.source import CUDA, Location, SourceFile
+from portlint.triggers import needs
 
 MAX_THREADS_PER_BLOCK = 1024  # every AMD GPU (and every NVIDIA GPU since Fermi)
 # What some HIP toolchains assume for a kernel without `__launch_bounds__`.
@@ -40,6 +41,9 @@ SHARED_MEMORY_ARGUMENT = {
     "hipLaunchKernelGGL": 3, "hipExtLaunchKernelGGL": 3,
     "cudaLaunchKernel": 4, "hipLaunchKernel": 4, "cudaLaunchCooperativeKernel": 4, "hipLaunchCooperativeKernel": 4,
 }
+
+# Trigger tokens of every rule that reads launches (`_has_launches`).
+LAUNCH_TOKENS = (b"<<<", *(api.encode() for api in LAUNCH_APIS))
 
 _TRIPLE_CHEVRON = "(call_expression (kernel_call_syntax) @config) @call"
 _LAUNCH_API_CALLS = "(call_expression function: (identifier) @api arguments: (argument_list)) @call"
@@ -360,7 +364,7 @@ class LaunchContext:
 
 
 def _has_launches(source: SourceFile) -> bool:
-    return b"<<<" in source.data or any(api.encode() in source.data for api in LAUNCH_APIS)
+    return any(token in source.data for token in LAUNCH_TOKENS)
 
 
 def _where_set(launch: Launch, sources: tuple, source: SourceFile) -> tuple[Related, ...]:
@@ -391,6 +395,7 @@ def _too_many_threads(block: str, dims: tuple) -> tuple[str, Fix]:
     )
 
 
+@needs(*LAUNCH_TOKENS)
 def check_block_over_1024(source: SourceFile) -> list[Finding]:
     if not _has_launches(source):
         return []
@@ -433,6 +438,7 @@ def _global_token(kernel):
     return next(c for c in kernel.children if c.type == "__global__")
 
 
+@needs(*LAUNCH_TOKENS)
 def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
     if not _has_launches(source):
         return []
@@ -570,6 +576,7 @@ def _waves_per_eu(threads: int, blocks: int) -> int:
     return max(1, -(-blocks * waves_per_block // SIMDS_PER_CU))
 
 
+@needs(b"__launch_bounds__")
 def check_launch_bounds_min_blocks(source: SourceFile) -> list[Finding]:
     if b"__launch_bounds__" not in source.data:
         return []
@@ -611,6 +618,7 @@ def _wavefront_suggestion(dims: tuple, threads: int | None) -> str:
     return f"dim3({', '.join('k' if p is None else str(p) for p in parts)})"
 
 
+@needs(*LAUNCH_TOKENS)
 def check_block_not_wavefront_multiple(source: SourceFile) -> list[Finding]:
     if not _has_launches(source):
         return []
@@ -656,6 +664,7 @@ def _runs_on_device_only(function) -> bool:
     return bool(spaces & {"__global__", "__device__"}) and "__host__" not in spaces
 
 
+@needs(*LAUNCH_TOKENS)
 def check_dynamic_parallelism(source: SourceFile) -> list[Finding]:
     if not _has_launches(source):
         return []
@@ -682,6 +691,7 @@ def check_dynamic_parallelism(source: SourceFile) -> list[Finding]:
 _AXES = ("x", "y", "z")
 
 
+@needs(*LAUNCH_TOKENS)
 def check_huge_grid(source: SourceFile) -> list[Finding]:
     if not _has_launches(source):
         return []
@@ -704,3 +714,18 @@ def check_huge_grid(source: SourceFile) -> list[Finding]:
             ))
             break
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _TRIPLE_CHEVRON,
+    _LAUNCH_API_CALLS,
+    _DIM3_VARIABLES,
+    _ASSIGNMENTS,
+    _KERNELS,
+    _BOUNDED_DECLARATIONS,
+    _QUERY_CALLS,
+    _FIELDS,
+    _LAUNCH_BOUNDS,
+)

@@ -16,6 +16,7 @@ from portlint.checks.cpp import callee_name, include_path
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import needs
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ _HEADER_BYTES = (b"cublas", b"cufft", b"cusparse", b"cusolver", b"curand", b"cud
 _ROCM_GUARD = "#if defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__)"
 
 
+@needs(*_HEADER_BYTES, *_API_BYTES)
 def check_cuda_library(source: SourceFile) -> list[Finding]:
     data = source.data
     if not any(b in data for b in _HEADER_BYTES + _API_BYTES):
@@ -256,3 +258,12 @@ def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
         Edit.insert(include.start_byte, f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"),
         Edit.insert(end, f"{newline}#endif\n"),
     )
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _OWN_NAMES,
+    _CALLS,
+    _INCLUDES,
+)

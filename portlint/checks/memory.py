@@ -17,16 +17,18 @@ from portlint import queries
 from portlint.checks.cpp import (
     arguments, callee_name, calls, enclosing_function, memoized, open_constants, type_size,
 )
-from portlint.checks.launch import LaunchContext, _defined_at, _finding_at, _has_launches, launches
+from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, _defined_at, _finding_at, _has_launches, launches
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
 from portlint.project import ProjectIndex, _declared_name, file_key
 from portlint.source import CUDA, Location, SourceFile
+from portlint.triggers import needs
 
 # Bytes of LDS one block may use on MI100, MI200 and MI300 (gfx908, gfx90a, gfx942); MI350
 # (gfx950) has 160 KiB. hip-clang refuses more: "local memory (N) exceeds limit (65536)".
 LDS_LIMIT = 65536
 SET_ATTRIBUTE = frozenset({"cudaFuncSetAttribute", "hipFuncSetAttribute", "cuFuncSetAttribute"})
+SET_ATTRIBUTE_TOKENS = tuple(sorted(api.encode() for api in SET_ATTRIBUTE))
 # How the attribute that raises the dynamic shared memory limit ends, in each API.
 MAX_DYNAMIC_ATTRIBUTES = ("MaxDynamicSharedMemorySize", "MAX_DYNAMIC_SHARED_SIZE_BYTES")
 
@@ -136,7 +138,7 @@ def _attribute_message(limit: int) -> str:
 
 def _attribute_calls(source: SourceFile):
     """(call, value argument) of each `cudaFuncSetAttribute(k, ...MaxDynamicSharedMemorySize, N)`."""
-    if not any(api.encode() in source.data for api in SET_ATTRIBUTE):
+    if not any(api in source.data for api in SET_ATTRIBUTE_TOKENS):
         return
     for call in calls(source):
         if callee_name(call, source) not in SET_ATTRIBUTE:
@@ -146,6 +148,7 @@ def _attribute_calls(source: SourceFile):
             yield call, args[2]
 
 
+@needs(b"__shared__", *LAUNCH_TOKENS, *SET_ATTRIBUTE_TOKENS)
 def check_lds_over_64k(source: SourceFile) -> list[Finding]:
     if b"__shared__" not in source.data and not _has_launches(source) and b"SetAttribute" not in source.data:
         return []
@@ -271,6 +274,7 @@ MANAGED_ADVICE = ("Allocate with `hipMalloc` and copy explicitly, or check "
                   "`hipDeviceAttributeConcurrentManagedAccess` and run with `HSA_XNACK=1`")
 
 
+@needs(b"anaged", b"MemPrefetch", b"MemAdvise")
 def check_managed_memory(source: SourceFile) -> list[Finding]:
     data = source.data
     if b"anaged" not in data and b"MemPrefetch" not in data and b"MemAdvise" not in data:
@@ -301,6 +305,7 @@ FINE_GRAINED_FLAGS = (b"hipHostMallocCoherent", b"hipDeviceMallocFinegrained", b
                       b"hipMallocSignalMemory")
 
 
+@needs(b"__threadfence_system")
 def check_threadfence_system(source: SourceFile) -> list[Finding]:
     data = source.data
     if b"__threadfence_system" not in data or any(flag in data for flag in FINE_GRAINED_FLAGS):
@@ -371,6 +376,7 @@ def _numeric_memory_type(number, names: dict[int, str], source: SourceFile) -> F
     return at_node(source, number, message, fix)
 
 
+@needs(b"PointerAttribute", b"MemoryTypeUnregistered")
 def check_memory_type_numeric(source: SourceFile) -> list[Finding]:
     data = source.data
     findings = []
@@ -422,6 +428,7 @@ def _is_texture_reference(node, source: SourceFile) -> bool:
     return declared is not None and declared.depth == 0 and declared.type.replace(" ", "").startswith("texture<")
 
 
+@needs(b"texture", b"Texture", b"TexRef")
 def check_texture_reference(source: SourceFile) -> list[Finding]:
     data = source.data
     # A fetch counts only on a `texture<...>` this file declares, so these words cover every finding.
@@ -450,3 +457,11 @@ def check_texture_reference(source: SourceFile) -> list[Finding]:
                         f"`{name}` reads the texture reference `{source.node_text(args[0])}`, deprecated in HIP.",
                         Fix.advice(TEXTURE_OBJECT_ADVICE)))
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _SHARED_DECLARATIONS,
+    _MEMORY_TYPE_TESTS,
+)

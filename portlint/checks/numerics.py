@@ -6,12 +6,13 @@ import re
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, calls_by_name, enclosing_function, expression_type, in_device_code, include_path,
+    DEVICE_CODE, arguments, callee_name, calls_by_name, enclosing_function, expression_type, in_device_code, include_path,
     strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import all_of, needs
 
 # =========================================================================================
 # N001 half2-members
@@ -228,6 +229,7 @@ def _half_type_names(source: SourceFile) -> tuple[frozenset[str], frozenset[str]
     return frozenset(used & HALF_TYPES), frozenset(used & HALF2_TYPES)
 
 
+@needs(b"half")
 def check_half2_members(source: SourceFile) -> list[Finding]:
     if b"half" not in source.data:
         return []
@@ -254,6 +256,7 @@ ATOMIC_ADDS = ("atomicAdd", "atomicAdd_system", "atomicAdd_block")
 FLOAT_TYPES = frozenset({"float", "double"})
 
 
+@needs(b"atomicAdd")
 def check_float_atomic_add(source: SourceFile) -> list[Finding]:
     if b"atomicAdd" not in source.data:
         return []
@@ -281,6 +284,7 @@ FP8_HEADERS = ("cuda_fp8.h", "cuda_fp8.hpp")
 _INCLUDES = "(preproc_include path: (_) @path) @include"
 
 
+@needs(b"__nv_fp8", b"cuda_fp8")
 def check_fp8_format(source: SourceFile) -> list[Finding]:
     data = source.data
     findings = []
@@ -349,6 +353,7 @@ def _receiver(value, source: SourceFile) -> str | None:
     return source.node_text(target) if target is not None and target.type == "identifier" else None
 
 
+@needs(all_of(b"clock", DEVICE_CODE))
 def check_clock_timing(source: SourceFile) -> list[Finding]:
     if b"clock" not in source.data:
         return []
@@ -385,6 +390,7 @@ def _asm_text(code, source: SourceFile) -> str:
     return "".join(source.node_text(p) for p in queries.nodes(CUDA, _STRING_PIECES, code, "text"))
 
 
+@needs(all_of(b"assert", DEVICE_CODE), all_of(b"trap", b"asm"))
 def check_device_assert_trap(source: SourceFile) -> list[Finding]:
     data = source.data
     findings = []
@@ -406,3 +412,13 @@ def check_device_assert_trap(source: SourceFile) -> list[Finding]:
                            Edit.replace(asm, "__builtin_trap()")),
                 severity=Severity.ERROR))
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _HALF_EXPRESSIONS,
+    _INCLUDES,
+    _SUBTRACTIONS,
+    _ASM,
+)

@@ -10,6 +10,7 @@ from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition
 from portlint.source import SourceFile
+from portlint.triggers import needs
 
 CUDA_ARCH = "__CUDA_ARCH__"
 DEVICE_PASS = "defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)"
@@ -121,6 +122,7 @@ def _ifdef_finding(condition: Condition, source: SourceFile) -> Finding:
     )
 
 
+@needs(b"__CUDA_ARCH__")
 def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
         return []
@@ -168,9 +170,11 @@ def check_unmacroed_global(index: ProjectIndex) -> list[Finding]:
             uses.setdefault(use.name, []).append(use)
     findings = []
     for name, named in uses.items():
+        if any(index.is_rocm_kernel(fn) for fn in index.rocm_definitions(name, load=False)):
+            continue  # an overload (or another platform's variant) is the kernel
         definitions = index.rocm_definitions(name)
         if any(index.is_rocm_kernel(fn) for fn in definitions):
-            continue  # an overload (or another platform's variant) is the kernel
+            continue
         related = tuple(Related(use.location, _use_note(use)) for use in named)
         # A name only looked up by string may be a host function sharing the name of a kernel
         # compiled elsewhere (hipRTC source in a string); a launch names this very function.
@@ -333,6 +337,7 @@ def _gate_kind(condition: Condition, source: SourceFile, comparisons) -> str | N
     return None
 
 
+@needs(b"__CUDA_ARCH__")
 def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
     """P002: an `#if` on the NVIDIA architecture number decides AMD's path by accident."""
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
@@ -437,6 +442,7 @@ def _nvcc_only_fix(macro: str, condition: Condition, source: SourceFile, taken_o
     return Fix.advice(f"Add a ROCm arm that compares `{hip}`: `#elif defined({platform})`")
 
 
+@needs(*_NVCC_MARKERS)
 def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
     """P003: a guard on a macro that only NVIDIA's toolchain defines, with no HIP arm."""
     if not any(marker in source.data for marker in _NVCC_MARKERS) or source.rocm_path is None:
@@ -486,6 +492,7 @@ def _condition_around(node, conditions: list[Condition]) -> Condition | None:
     return None
 
 
+@needs(b"__HIP_PLATFORM_HCC__", b"__HIP_PLATFORM_NVCC__")
 def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
     """P004: the HIP platform macros renamed in ROCm 4 and gone since ROCm 6."""
     if b"__HIP_PLATFORM_HCC__" not in source.data and b"__HIP_PLATFORM_NVCC__" not in source.data:
@@ -510,3 +517,10 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
                 Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
             ))
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _PLATFORM_MENTIONS,
+)

@@ -11,9 +11,11 @@ from portlint.checks.requirements import is_cuda_only_name, is_unpinned_triton, 
 from portlint.finding import Finding, finding
 from portlint.manifests import toml_strings
 from portlint.source import SourceFile
+from portlint.triggers import needs, nocase
 
 
 # ---- Y003 unpinned-triton ---------------------------------------------------------------------
+@needs(nocase(b"triton"))
 def check_unpinned_triton(source: SourceFile) -> list[Finding]:
     if b"triton" not in source.data.lower():
         return []

@@ -16,6 +16,7 @@ from portlint.finding import Finding, finding
 from portlint.fix import Fix
 from portlint.manifests import requirement_lines
 from portlint.source import SourceFile
+from portlint.triggers import needs, nocase
 
 TRITON_DISTRIBUTIONS = frozenset({"triton", "pytorch-triton", "pytorch-triton-rocm"})
 # Words of a file, extra or group name that make it CUDA-only (`requirements-cuda.txt`,
@@ -66,6 +67,7 @@ def triton_fix(where: str) -> Fix:
 
 
 # ---- Y003 unpinned-triton ---------------------------------------------------------------------
+@needs(nocase(b"triton"))
 def check_unpinned_triton(source: SourceFile) -> list[Finding]:
     if b"triton" not in source.data.lower():
         return []

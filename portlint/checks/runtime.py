@@ -6,6 +6,7 @@ from portlint.finding import Finding, Related
 from portlint.fix import Edit, Fix
 from portlint.project import EXTERN_C, KernelDefinition, NamedUse, ProjectIndex, finding_at_definition
 from portlint.rocm_path import Status
+from portlint.triggers import all_of, any_of, needs
 
 
 def check_module_kernel_not_extern_c(index: ProjectIndex) -> list[Finding]:
@@ -392,6 +393,7 @@ def _outermost_condition(node):
     return node
 
 
+@needs(*_DEVICE_QUERY_HINTS, b"get_device_capability", b"get_device_properties")
 def check_compute_capability_check(source: SourceFile) -> list[Finding]:
     """R001: `prop.major >= 7`, `cc >= 80`, `major * 10 + minor >= 80` in C/C++;
     `torch.cuda.get_device_capability() >= (8, 0)`, `[0] >= 9`, `major >= 8` in Python."""
@@ -780,6 +782,7 @@ def _single_target_loads(source: SourceFile) -> list[Finding]:
     return findings
 
 
+@needs(_GFX000, all_of(b"hipModuleLoad", b"gfx"))
 def check_missing_offload_arch(source: SourceFile) -> list[Finding]:
     """R003 (C/C++ sources): `gfx000` in strings; `hipModuleLoad` of a code object for one gfx target."""
     data = source.data
@@ -828,6 +831,7 @@ def _nvidia_code(text: str) -> str | None:
     return None
 
 
+@needs(b"nvrtc", all_of(any_of(b"ModuleLoad", b"LibraryLoad"), any_of(b".ptx", b".cubin", b".target", b".version")))
 def check_ptx_module_load(source: SourceFile) -> list[Finding]:
     """R004: PTX/cubin module loads, NVRTC calls and `#include <nvrtc.h>`."""
     data = source.data
@@ -1071,8 +1075,22 @@ class _Hip7Scan:
             name.encode() in following.text for name in _CLEARS_LAST_ERROR)
 
 
+@needs(*_R005_HINTS)
 def check_hip7_runtime_semantics(source: SourceFile) -> list[Finding]:
     """R005: context APIs, and code that relies on HIP runtime behaviour changed in HIP 7."""
     if not any(hint in source.data for hint in _R005_HINTS):
         return []
     return _Hip7Scan(source).run()
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _R001_QUERY,
+    _R001_PROP_TYPES,
+    _DEFINITIONS,
+    _R003_LOADS,
+    _R004_QUERY,
+    _R005_QUERY,
+    "(call_expression) @call",
+)

@@ -13,6 +13,7 @@ from portlint.checks.cpp import (
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import all_of, needs, nocase
 
 FULL_MASK_64 = "~0ull"
 
@@ -51,6 +52,7 @@ def _is_32_lane_full_mask(node, source: SourceFile) -> bool:
     return False
 
 
+@needs(b"_sync")
 def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:
         return []
@@ -569,6 +571,7 @@ def _loop_bound(loop, name: str, source: SourceFile):
     return None
 
 
+@needs(nocase(*_W001_WORDS))
 def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
     # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
     lowered = source.data.lower()
@@ -621,6 +624,7 @@ _BIT_FUNCTIONS = {
                           " (it counts from bit 63: `31 - __clz(m)` becomes `63 - __clzll(m)`)"),
     "__brev": _BitFunction("__brevll", "reverses", "never", " (lane 0 moves to bit 63)"),
 }
+_MASK_NAME_BYTES = tuple(sorted(name.encode() for name in MASK_INTRINSICS))
 _STORES = """
 [(init_declarator declarator: (_) @target value: (_) @value)
  (assignment_expression left: (_) @target right: (_) @value)
@@ -783,8 +787,15 @@ class _LaneMaskScan:
         source = self.source
         variables: dict[str, _Mask] = {}
         reported: set[int] = set()
+        data = source.data
         for match in queries.matches(CUDA, _STORES, function):
             store, value = match["store"][0], match["value"][0]
+            # A value can only be a mask if its text names a mask intrinsic, shifts, or
+            # names a mask variable (see `_mask_origin`): most stores are passed over here.
+            text = data[value.start_byte:value.end_byte]
+            if not (b"<<" in text or (b"__" in text and any(name in text for name in _MASK_NAME_BYTES))
+                    or (variables and any(known.encode() in text for known in variables))):
+                continue
             if enclosing_function(store) != function:
                 continue  # a nested definition (a local class's method) has its own pass
             mask = _mask_origin(value, source, variables)
@@ -857,6 +868,7 @@ class _LaneMaskScan:
                         Fix.safe(f"Replace `{text}` with `{wide}`", Edit.replace(literal, wide)))
 
 
+@needs(b"__ballot", b"__activemask", b"__match_a", b"__lanemask", all_of(b"<<", nocase(b"lane")))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
     has_masks = any(name in data for name in (b"__ballot", b"__activemask", b"__match_a", b"__lanemask"))
@@ -879,3 +891,20 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         if has_lane_shifts:
             scan.lane_shifts(root)
     return scan.findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _CALLS,
+    _REASSIGNED,
+    _INITIALISED,
+    _CALL_NODES,
+    _LITERAL_OPERANDS,
+    "(for_statement) @loop",
+    _TEMPLATES,
+    _DECLARATIONS,
+    _STORES,
+    '(binary_expression operator: "<<") @shift',
+    "(function_definition) @f",
+)

@@ -14,6 +14,7 @@ from portlint.checks.wavefront import (
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import needs
 
 
 def _ancestors(node):
@@ -37,6 +38,7 @@ def _width_index(name: str) -> int | None:
 _SCAN_STEPS = {1, 2, 4, 8, 16}
 
 
+@needs(b"shfl", b"SHFL")
 def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
     if b"shfl" not in source.data and b"SHFL" not in source.data:
         return []
@@ -234,6 +236,7 @@ def _spin_atomic(loop, source: SourceFile):
     return spins[0]
 
 
+@needs(b"_sync", b"atomicCAS", b"atomicExch")
 def check_syncwarp_independent_scheduling(source: SourceFile) -> list[Finding]:
     data = source.data
     has_sync = b"_sync" in data or b"__syncwarp" in data
@@ -332,6 +335,7 @@ def _tile_size(name, source: SourceFile):
     return None
 
 
+@needs(b"tiled_partition", b"thread_block_tile")
 def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     if b"tiled_partition" not in source.data and b"thread_block_tile" not in source.data:
         return []
@@ -370,6 +374,7 @@ _ROCWMMA_ADVICE = ("Port to rocWMMA: `#include <rocwmma/rocwmma.hpp>` and `rocwm
                    "(same fragment, load/store and `mma_sync` API; check the supported fragment shapes)")
 
 
+@needs(b"wmma", b"mma.h")
 def check_warp_matrix_api(source: SourceFile) -> list[Finding]:
     data = source.data
     if b"wmma" not in data and b"mma.h" not in data:
@@ -416,3 +421,14 @@ def _wmma_use(match, source: SourceFile, aliased: bool) -> Finding | None:
     return at_node(source, qualified, f"`{written}` is CUDA's warp matrix API; ROCm has none.",
                    Fix.advice(_ROCWMMA_ADVICE))
 
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    "(call_expression) @call",
+    _LOOPS,
+    _TILE_NAMES,
+    _TILE_TYPES,
+    _WMMA,
+)

@@ -21,6 +21,7 @@ from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
+from portlint.triggers import all_of, needs
 
 # Macros that tell the device pass which GPU it compiles for; the host pass defines none of
 # them (or, for `__AMDGCN_WAVEFRONT_SIZE`, a placeholder).
@@ -165,6 +166,43 @@ _STATEMENT_LEVEL = frozenset({
 })
 
 
+_WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+class _Word:
+    __slots__ = ("_data", "_start", "_end")
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self._data, self._start, self._end = data, start, end
+
+    def group(self) -> bytes:
+        return self._data[self._start:self._end]
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+
+def _candidate_names(data: bytes):
+    """What `_CANDIDATE_NAMES.finditer(data)` finds (whole words containing `warp` or `lane`,
+    in any case), from the occurrences of those letters rather than a regex run at every word."""
+    lowered = data.lower()
+    spans = set()
+    for needle in (b"warp", b"lane"):
+        at = lowered.find(needle)
+        while at != -1:
+            start, end = at, at + len(needle)
+            while start > 0 and data[start - 1] in _WORD_CHARS:
+                start -= 1
+            while end < len(data) and data[end] in _WORD_CHARS:
+                end += 1
+            spans.add((start, end))
+            at = lowered.find(needle, end)
+    return [_Word(data, start, end) for start, end in sorted(spans)]
+
+
 def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
     """([WarpSizeDefinition], [WarpSizeUse]) of one C-family file."""
     definitions: list[WarpSizeDefinition] = []
@@ -172,7 +210,7 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
     uses = []
     root = source.tree.root_node
     kinds: dict[bytes, str | None] = {}
-    for match in _CANDIDATE_NAMES.finditer(source.data):
+    for match in _candidate_names(source.data):
         word = match.group()
         if word not in kinds:
             kinds[word] = None if word == b"warpSize" else _warp_constant_kind(word.decode())
@@ -551,6 +589,7 @@ def _bound_32(subscript, source: SourceFile):
 _W007_BYTES = (b"/ 32", b"/32", b">> 5", b">>5", b"/ 64", b"/64", b">> 6", b">>6")
 
 
+@needs(*_W007_BYTES, all_of(b"__shared__", b"[32]"))
 def check_per_warp_shared_sizing(source: SourceFile) -> list[Finding]:
     data = source.data
     has_counts = any(marker in data for marker in _W007_BYTES)
@@ -578,6 +617,7 @@ _C10_HOST_ADVICE = "Read it at run time: `at::cuda::warp_size()` (or `hipDeviceG
                    "hipDeviceAttributeWarpSize, dev)`)"
 
 
+@needs(b"warpSize", b"C10_WARP_SIZE")
 def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
     if b"warpSize" not in source.data and b"C10_WARP_SIZE" not in source.data:
         return []
@@ -630,6 +670,7 @@ _HOST_USE_ADVICE = ("Query the size on the host: `hipDeviceGetAttribute(&ws, hip
                     "for `__launch_bounds__` use the upper bound 64")
 
 
+@needs(b"__AMDGCN_WAVEFRONT_SIZE")
 def check_arch_macro_warp_size(source: SourceFile) -> list[Finding]:
     """Every `__AMDGCN_WAVEFRONT_SIZE` outside comments and strings (in code, `#if`, `#define`)."""
     data = source.data
@@ -674,3 +715,15 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
             matched=use.name, file_digest=use.file_digest,
         ))
     return findings
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(
+    CUDA,
+    _WRITES,
+    _SUBSCRIPTS,
+    _DIVISIONS,
+    _SHARED_ARRAYS,
+    _WARP_SIZE_NAMES,
+    _LOCAL_WARP_SIZE,
+)
