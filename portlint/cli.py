@@ -42,33 +42,59 @@ def main() -> None:
     """Find CUDA → ROCm/HIP port hazards, with suggested rewrites."""
 
 
+def _options(*decorators):
+    """Several click options as one decorator, so commands share them word for word."""
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+_format_and_exit_options = _options(
+    click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text",
+                 show_default=True, help="How findings are reported."),
+    click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Write the report to FILE instead of standard output."),
+)
+_selection_options = _options(
+    click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated."),
+    click.option("--extend-select", multiple=True, help="Rules to add to the selection."),
+    click.option("--ignore", multiple=True, help="Rules to leave out."),
+)
+_failure_options = _options(
+    click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
+                 help="Lowest severity that makes the exit code 1 [default: note]."),
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+)
+_config_option = click.option("--config", "config_path", type=click.Path(path_type=Path),
+                              help="Configuration file (pyproject.toml or portlint.toml).")
+_work_options = _options(
+    click.option("--no-cache", is_flag=True, help="Analyse every file afresh; neither read nor write the cache."),
+    click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                 help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root]."),
+    click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+                 help="Worker processes; 0 picks one per core for large scans."),
+)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="How findings are reported.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report to FILE instead of standard output.")
-@click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated.")
-@click.option("--extend-select", multiple=True, help="Rules to add to the selection.")
-@click.option("--ignore", multiple=True, help="Rules to leave out.")
-@click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
-              help="Lowest severity that makes the exit code 1 [default: note].")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@_format_and_exit_options
+@_selection_options
+@_failure_options
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, include unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path),
-              help="Configuration file (pyproject.toml or portlint.toml).")
+@_config_option
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each finding.")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Report only findings that are not in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the current findings as a baseline file, then exit 0.")
-@click.option("--no-cache", is_flag=True, help="Analyse every file afresh; neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root].")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Worker processes; 0 picks one per core for large scans.")
+@_work_options
 @click.option("--deep/--no-deep", default=None,
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
@@ -207,16 +233,9 @@ def _write_report(path: Path, text: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("portlint-report.html"), show_default=True, help="Where to write the HTML page.")
-@click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated.")
-@click.option("--extend-select", multiple=True, help="Rules to add to the selection.")
-@click.option("--ignore", multiple=True, help="Rules to leave out.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path),
-              help="Configuration file (pyproject.toml or portlint.toml).")
-@click.option("--no-cache", is_flag=True, help="Analyse every file afresh; neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root].")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Worker processes; 0 picks one per core for large scans.")
+@_selection_options
+@_config_option
+@_work_options
 def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs) -> None:
     """Write a port-readiness report of PATHS (default: .) as one self-contained HTML page.
 
@@ -283,18 +302,10 @@ def _docs():
 
 @main.command("doctor")
 @click.argument("project", required=False, default=".", type=click.Path(path_type=Path))
-@click.option("--output-format", "--format", "output_format", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="How findings are reported.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report to FILE instead of standard output.")
-@click.option("--select", multiple=True, help="Checks to run: codes (D001), D or ALL; comma-separated.")
-@click.option("--extend-select", multiple=True, help="Checks to add to the selection.")
-@click.option("--ignore", multiple=True, help="Checks to leave out.")
-@click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
-              help="Lowest severity that makes the exit code 1 [default: note].")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path),
-              help="Configuration file (pyproject.toml or portlint.toml).")
+@_format_and_exit_options
+@_selection_options
+@_failure_options
+@_config_option
 @click.option("--python", "python", metavar="EXE",
               help="Python whose packages are checked [default: python3 on PATH].")
 def doctor_command(project, output_format, output, select, extend_select, ignore, fail_on, exit_zero,
