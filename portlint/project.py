@@ -18,7 +18,7 @@ from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CMAKE, CUDA, Location, SourceFile
-from portlint.triggers import ALWAYS, Probe, Trigger, any_of, nocase
+from portlint.triggers import ALWAYS, Probe, Trigger, all_of, any_of, nocase
 
 if TYPE_CHECKING:
     from portlint.checks.cmake_project import CMakeFacts
@@ -365,7 +365,10 @@ def _eager_facts() -> dict[str, Trigger]:
     return {
         CMAKE: ALWAYS,
         CUDA: any_of(
-            nocase(b"warp", b"lane"),  # warp-size definitions and uses (`collect_warp_sizes`)
+            # Warp-size definitions and uses (`collect_warp_sizes`): only names that
+            # `_warp_constant_kind` reads as a size, log2 or lane mask, which need `warp`, or
+            # `lane` and `mask`.
+            nocase(b"warp"), all_of(nocase(b"lane"), nocase(b"mask")),
             *launch.LAUNCH_TOKENS,  # launches, open launch sizes
             b"__shared__", *memory.SET_ATTRIBUTE_TOKENS,  # open shared memory sizes
             *(api.encode() for api in _APIS),  # module lookups, name expressions

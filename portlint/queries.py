@@ -137,6 +137,7 @@ _SHARED: dict[str, dict[str, "_Query"]] = {}  # language -> {query source: its p
 # Trees parsed with `parse_indexed`, newest last. An index keeps its tree alive (so no other
 # tree can reuse its node ids) until it is evicted.
 _INDEXES: "OrderedDict[int, _TreeIndex]" = OrderedDict()
+_NEWEST_FIRST: tuple = ()  # the same indexes, newest first
 MAX_INDEXED_TREES = 8
 
 
@@ -224,8 +225,8 @@ class _Found:
         self.everything = range(len(captures))
         self._by_start: tuple[list, list] | None = None
         self._dicts: list | None = None
-        self._firsts: list | None = None
         self._all_dicts: list | None = None
+        self._firsts: list | None = None
         self._nodes: dict[str, list] = {}
 
     def under(self, node) -> list[int]:
@@ -249,11 +250,23 @@ class _Found:
     def dicts(self, inside) -> list[dict]:
         """The matches numbered `inside` as {capture: [nodes]}, by their first node (stable)."""
         if self._dicts is None:
-            dicts, firsts = [], []
-            for match in self.captures:
-                as_dict: dict[str, list] = {}
+            self._dicts = [None] * len(self.captures)
+            self._firsts = [None] * len(self.captures)
+        if inside is self.everything:
+            if self._all_dicts is None:
+                self._all_dicts = self._sorted(inside)
+            return list(self._all_dicts)
+        return self._sorted(inside)
+
+    def _sorted(self, inside) -> list[dict]:
+        dicts, firsts, captures = self._dicts, self._firsts, self.captures
+        keyed = []
+        for i in inside:
+            as_dict = dicts[i]
+            if as_dict is None:
+                as_dict = dicts[i] = {}
                 first = None
-                for name, n in match:
+                for name, n in captures[i]:
                     start = n.start_byte
                     if first is None or start < first:
                         first = start
@@ -261,18 +274,10 @@ class _Found:
                         as_dict[name].append(n)
                     else:
                         as_dict[name] = [n]
-                dicts.append(as_dict)
-                firsts.append(first)
-            self._dicts, self._firsts = dicts, firsts
-        firsts, dicts = self._firsts, self._dicts
-        if inside is self.everything:
-            if self._all_dicts is None:
-                self._all_dicts = [dicts[i] for i in sorted(inside, key=firsts.__getitem__)]
-            return list(self._all_dicts)
-        return [dicts[i] for i in sorted(inside, key=firsts.__getitem__)]
-
-
-_SLOW = object()
+                firsts[i] = first
+            keyed.append((firsts[i], i, as_dict))
+        keyed.sort(key=_two)
+        return [as_dict for _, _, as_dict in keyed]
 
 
 def nearest_ancestor(node, type: str):
@@ -324,11 +329,16 @@ def _within(root, node) -> bool:
 
 def parse_indexed(lang: str, data: bytes) -> tree_sitter.Tree:
     """`parse`, and register the tree for shared queries."""
-    tree = parse(lang, data)
+    return _indexed(lang, parse(lang, data), data)
+
+
+def _indexed(lang: str, tree: tree_sitter.Tree, data: bytes) -> tree_sitter.Tree:
+    global _NEWEST_FIRST
     if _SHARED.get(lang):
         _INDEXES[tree.root_node.id] = _TreeIndex(lang, tree, data)
         while len(_INDEXES) > MAX_INDEXED_TREES:
             _INDEXES.popitem(last=False)
+        _NEWEST_FIRST = tuple(reversed(_INDEXES.values()))
     return tree
 
 
@@ -342,20 +352,16 @@ def parse_ranges(lang: str, data: bytes, spans: list[tuple[int, int, tuple, tupl
     and disjoint, at their own offsets; the tree is registered for shared queries."""
     parser = _ranged_parser(lang)
     parser.included_ranges = [tree_sitter.Range(a, b, start, end) for start, end, a, b in spans]
-    tree = parser.parse(data)
-    if _SHARED.get(lang):
-        _INDEXES[tree.root_node.id] = _TreeIndex(lang, tree, data)
-        while len(_INDEXES) > MAX_INDEXED_TREES:
-            _INDEXES.popitem(last=False)
-    return tree
+    return _indexed(lang, parser.parse(data), data)
 
 
 def _index_of(node) -> "_TreeIndex | None":
     """The index of the tree `node` belongs to: the first collected node among it and its
     ancestors names it (node ids are unique among live trees)."""
+    indexes = _NEWEST_FIRST
     for _ in range(64):
         node_id = node.id
-        for index in reversed(_INDEXES.values()):
+        for index in indexes:
             if node_id in index.ids:
                 return index
         node = node.parent
@@ -429,46 +435,6 @@ class _Pattern:
             names = tuple(args) if names is None else tuple(a for a in names if a in args)
         return names
 
-    def match(self, node) -> list[tuple[list, object]]:
-        """Every way `node` matches: ([(capture, node), ...] in pattern order, the node the
-        last step of the pattern matched, where tree-sitter completes the match)."""
-        if self.kind == "alt":
-            out = []
-            own = [(c, node) for c in self.captures]
-            for option in self.options:
-                out.extend((own + found, last) for found, last in option.match(node))
-            return out
-        if self.kind == "anon":
-            if node.is_named or node.type != self.type:
-                return []
-        elif not node.is_named or (self.type is not None and node.type != self.type):
-            return []
-        own = [(c, node) for c in self.captures] if self.captures else []
-        if not self.children:
-            return [(own, node)]
-        results: list = []
-        self._children(node, 0, None, None, own, node, results)
-        return results
-
-    def _children(self, parent, step: int, previous, kids, acc: list, last, results: list) -> None:
-        """Match the child steps from `step` on, each on a child after the previous step's."""
-        if step == len(self.children):
-            results.append((acc, last))
-            return
-        field, pattern = self.children[step]
-        if field is not None:
-            candidates = parent.children_by_field_name(field)
-        else:
-            if kids is None:
-                kids = parent.children
-            candidates = kids
-        for child in candidates:
-            if previous is not None and (child.start_byte < previous.end_byte or child.id == previous.id
-                                         or child.end_byte <= previous.start_byte):
-                continue  # children are matched in order
-            for found, found_last in pattern.match(child):
-                self._children(parent, step + 1, child, kids, acc + found if found else acc, found_last, results)
-
 
 # Leaf node types a pattern may find by its literal text (`_Pattern.literals`).
 _LEAF_TYPES = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier"})
@@ -515,6 +481,10 @@ class _Query:
 
 def _first(item):
     return item[0]
+
+
+def _two(item):
+    return item[0], item[1]
 
 
 def _node_order(pair):
@@ -570,27 +540,6 @@ def _predicates(pattern: _Pattern):
         yield from _predicates(child)
     for option in pattern.options:
         yield from _predicates(option)
-
-
-def _predicates_hold(pattern: _Pattern, captures: list) -> bool:
-    checks = pattern.all_predicates
-    if not checks:
-        return True
-    texts: dict[str, list[str]] = {}
-    for name, node in captures:
-        texts.setdefault(name, []).append(node.text.decode("utf-8", errors="replace"))
-    for name, capture, args in checks:
-        values = texts.get(capture)
-        if values is None:
-            continue  # a capture in an alternative that did not match
-        for value in values:
-            if name == "eq?" and value != args[0]:
-                return False
-            if name == "any-of?" and value not in args:
-                return False
-            if name == "match?" and not re.search(args[0], value):
-                return False
-    return True
 
 
 class _Reader:
@@ -696,7 +645,13 @@ def _unquote(token: str) -> str:
 # ---- patterns compiled to Python ---------------------------------------------------------
 def _compile(pattern: _Pattern):
     """A function `match(node) -> [([(capture, node), ...], last node), ...]` for a top-level
-    pattern: `_Pattern.match` written out as nested loops, one per step."""
+    pattern, written out as nested loops, one per step: every way the node matches, with the
+    node the pattern's last step matched (where tree-sitter completes the match).
+
+    tree-sitter's semantics, as the generated code follows them: a child step matches a later
+    child than the previous step's (fields: the children with that field); `(_)` is any
+    named node and `"<<"` an anonymous one; an alternation tries each option; predicates
+    test the captured nodes' text."""
     gen = _Generator()
     lines = ["def match(n0):", "    out = []"]
     gen.node(pattern, "n0", [], 1, lines, lambda caps, last, depth: gen.finish(pattern, caps, last, depth, lines),

@@ -55,10 +55,13 @@ class Probe:
         found = self._seen.get(token)
         if found is None:
             kind = _kind(token)
+            words = self._words
+            if words is None and kind is not None:
+                words = self.words()
             if kind is True:
-                found = token in self.words()
+                found = token in words
             else:
-                found = (kind is None or kind in self.words()) and token in self.data
+                found = (kind is None or kind in words) and token in self.data
             self._seen[token] = found
         return found
 

@@ -402,36 +402,42 @@ def _declarator_name(declarator):
     return (declarator, depth) if declarator is not None else None
 
 
-def _declared_variables(source) -> dict[int | None, dict[str, Declared | None]]:
-    """function id (None: file scope) -> name -> its declared type; None where a name has two."""
-    scopes: dict[int | None, dict[str, Declared | None]] = {}
-    for match in queries.matches("cuda", _DECLARATIONS, source.tree.root_node):
+def _declared_variables(source, name: str) -> dict[int | None, Declared | None]:
+    """function id (None: file scope) -> the declared type of `name` there; None where it has
+    two. Only declarations whose text holds the name are read."""
+    scopes: dict[int | None, Declared | None] = {}
+    needle, data = name.encode(), source.data
+    declarations = memoized(source, "declarations", lambda s: queries.matches("cuda", _DECLARATIONS, s.tree.root_node))
+    for match in declarations:
         declaration, type_node = match["declaration"][0], match["type"][0]
+        if data.find(needle, declaration.start_byte, declaration.end_byte) == -1:
+            continue
         function = enclosing_function(declaration)
         if function is None and declaration.type != "declaration":
             continue  # a parameter of a prototype names nothing outside it
         type_name = _type_name(type_node, source)
-        scope = scopes.setdefault(function.id if function is not None else None, {})
+        scope = function.id if function is not None else None
         for declarator in declaration.children_by_field_name("declarator"):
             named = _declarator_name(declarator)
-            if named is None:
+            if named is None or source.node_text(named[0]) != name:
                 continue
-            name, depth = source.node_text(named[0]), named[1]
-            found = Declared(type_name, depth)
-            scope[name] = found if scope.get(name, found) == found else None
+            found = Declared(type_name, named[1])
+            scopes[scope] = found if scopes.get(scope, found) == found else None
     return scopes
 
 
 def declared_type(source, identifier) -> Declared | None:
     """The declared type of the variable `identifier` names: a local or parameter of the
     enclosing function first, then a file-scope variable. None when unknown or ambiguous."""
-    scopes = memoized(source, "declared_variables", _declared_variables)
     name = source.node_text(identifier)
+    key = ("declared_variables", name)
+    if key not in source.memo:
+        source.memo[key] = _declared_variables(source, name)
+    scopes = source.memo[key]
     function = enclosing_function(identifier)
-    local = scopes.get(function.id, {}) if function is not None else {}
-    if name in local:
-        return local[name]
-    return scopes.get(None, {}).get(name)
+    if function is not None and function.id in scopes:
+        return scopes[function.id]
+    return scopes.get(None)
 
 
 def _descriptor_type(descriptor, source) -> Declared | None:
