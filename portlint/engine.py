@@ -206,7 +206,7 @@ def _ignored_for_file(finding, name, state, config, per_file_ignores) -> bool:
     except ValueError:
         rel = state.path
     for spec, selectors in per_file_ignores:
-        if spec.match_file(rel) and any(suppress._selects(s, finding.code, name) for s in selectors):
+        if spec.match_file(rel) and any(suppress.selects(s, finding.code, name) for s in selectors):
             return True
     return False
 

@@ -429,7 +429,7 @@ def _collect_macro(source, model, facts, node, name) -> None:
     ))
 
 
-def _declared_name(declarator) -> object | None:
+def declared_name(declarator) -> object | None:
     inner = declarator.child_by_field_name("declarator")
     if inner is None:
         return None
@@ -449,7 +449,7 @@ def _declared_scope(declarator, source) -> str:
 
 
 def _collect_function(source, model, facts, definition, declarator) -> None:
-    name, qualified_scope = _declared_name(declarator), _declared_scope(declarator, source)
+    name, qualified_scope = declared_name(declarator), _declared_scope(declarator, source)
     if name is None or _in_class_body(definition):
         return
     # `__global__ void C10_LAUNCH_BOUNDS_1(256) k()` splits into a declaration missing its
@@ -569,7 +569,7 @@ def _collect_c_linkage(source, model, facts, spec) -> None:
         if declaration is None or declaration.type != "declaration":
             continue
         for declarator in declaration.children_by_field_name("declarator"):
-            name = _declared_name(declarator) if declarator.type == "function_declarator" else None
+            name = declared_name(declarator) if declarator.type == "function_declarator" else None
             if name is not None:
                 facts.c_linkage.add(source.node_text(name))
 
@@ -597,7 +597,7 @@ def _collect_api_call(source, model, facts, call, callee, locals_: "_LocalNames"
         if text is not None:
             facts.lowered_names.add(_bare_name(text))
     elif api in LAUNCH_APIS and len(arguments) > LAUNCH_APIS[api]:
-        name = _kernel_argument(arguments[LAUNCH_APIS[api]])
+        name = kernel_argument(arguments[LAUNCH_APIS[api]])
         if name is not None and not locals_.declares(call, name):
             facts.launches.append(NamedUse(
                 source.node_text(name), source.location(name.start_byte, name.end_byte), api,
@@ -677,7 +677,7 @@ def _string_value(node, source) -> str | None:
     return source.node_text(parts[0]) if len(parts) == 1 else None
 
 
-def _kernel_argument(node):
+def kernel_argument(node):
     """The kernel's name in `k`, `(void*)k`, `reinterpret_cast<const void*>(&k)`, `HIP_KERNEL_NAME(k<T>)`."""
     while node is not None:
         if node.type == "identifier":

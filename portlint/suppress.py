@@ -37,12 +37,12 @@ class Suppressions:
 
     def covers(self, code: str, name: str, line: int) -> bool:
         for selectors in (self.whole_file, self.by_line.get(line, ())):
-            if any(_selects(s, code, name) for s in selectors):
+            if any(selects(s, code, name) for s in selectors):
                 return True
         return False
 
 
-def _selects(selector: str, code: str, name: str) -> bool:
+def selects(selector: str, code: str, name: str) -> bool:
     if selector == ALL:
         return True
     return selector in (code, name) or code.startswith(selector) or fnmatch.fnmatchcase(code, selector)

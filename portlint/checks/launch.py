@@ -21,7 +21,7 @@ from portlint.checks.cpp import (
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
-from portlint.project import LAUNCH_APIS, ProjectIndex, _declared_name, _kernel_argument, file_key
+from portlint.project import LAUNCH_APIS, ProjectIndex, declared_name, kernel_argument, file_key
 from portlint.rocm_path import Status
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import needs
@@ -42,7 +42,7 @@ SHARED_MEMORY_ARGUMENT = {
     "cudaLaunchKernel": 4, "hipLaunchKernel": 4, "cudaLaunchCooperativeKernel": 4, "hipLaunchCooperativeKernel": 4,
 }
 
-# Trigger tokens of every rule that reads launches (`_has_launches`).
+# Trigger tokens of every rule that reads launches (`has_launches`).
 LAUNCH_TOKENS = (b"<<<", *(api.encode() for api in LAUNCH_APIS))
 
 _TRIPLE_CHEVRON = "(call_expression (kernel_call_syntax) @config) @call"
@@ -123,7 +123,7 @@ def _find_launches(source: SourceFile) -> list[Launch]:
             if len(args) < 2:
                 continue
             fn = call.child_by_field_name("function")
-            found.append(Launch(call, _kernel_argument(fn) if fn is not None else None, args[1], args[0],
+            found.append(Launch(call, kernel_argument(fn) if fn is not None else None, args[1], args[0],
                                 args[2] if len(args) > 2 else None))
     if any(api.encode() in source.data for api in LAUNCH_APIS):
         for match in queries.matches(CUDA, _LAUNCH_API_CALLS, root):
@@ -134,7 +134,7 @@ def _find_launches(source: SourceFile) -> list[Launch]:
             args = arguments(call)
             if len(args) > BLOCK_ARGUMENT:
                 shared = SHARED_MEMORY_ARGUMENT.get(api)
-                found.append(Launch(call, _kernel_argument(args[0]), args[BLOCK_ARGUMENT], args[GRID_ARGUMENT],
+                found.append(Launch(call, kernel_argument(args[0]), args[BLOCK_ARGUMENT], args[GRID_ARGUMENT],
                                     args[shared] if shared is not None and len(args) > shared else None))
     found.sort(key=lambda launch: launch.call.start_byte)
     return found
@@ -268,7 +268,7 @@ class LaunchContext:
         model = self.source.rocm_path
         for match in queries.matches(CUDA, _KERNELS, self.source.tree.root_node):
             definition = match["definition"][0]
-            name = _declared_name(match["declarator"][0])
+            name = declared_name(match["declarator"][0])
             if name is None or (model is not None and model.status(definition.start_byte) is Status.DEAD):
                 continue
             found.setdefault(self.source.node_text(name), []).append(definition)
@@ -277,7 +277,7 @@ class LaunchContext:
     @cached_property
     def _declared_with_bounds(self) -> set[str]:
         """Kernels whose forward declaration carries `__launch_bounds__`."""
-        names = (_declared_name(d) for d in
+        names = (declared_name(d) for d in
                  queries.nodes(CUDA, _BOUNDED_DECLARATIONS, self.source.tree.root_node, "declarator"))
         return {self.source.node_text(n) for n in names if n is not None}
 
@@ -297,7 +297,7 @@ class LaunchContext:
         """
         read = read or self.constants.value
         declarator = kernel.child_by_field_name("declarator")
-        name = _declared_name(declarator)
+        name = declared_name(declarator)
         if name is not None and self.source.node_text(name) in self._declared_with_bounds:
             return False, None  # bounds on a forward declaration (rare): not compared
         for child in kernel.children:
@@ -346,7 +346,7 @@ class LaunchContext:
         callers: dict[str, set[str]] = {}  # callee -> functions that call it
         for call in calls(self.source):
             function = enclosing_function(call)
-            name = _declared_name(function.child_by_field_name("declarator")) if function is not None else None
+            name = declared_name(function.child_by_field_name("declarator")) if function is not None else None
             if name is None:
                 continue
             caller = self.source.node_text(name)
@@ -363,7 +363,7 @@ class LaunchContext:
         return using
 
 
-def _has_launches(source: SourceFile) -> bool:
+def has_launches(source: SourceFile) -> bool:
     return any(token in source.data for token in LAUNCH_TOKENS)
 
 
@@ -385,7 +385,7 @@ def _is_port(sources: tuple, source: SourceFile) -> bool:
 
 
 # ---- K001 block-over-1024 --------------------------------------------------------------
-def _too_many_threads(block: str, dims: tuple) -> tuple[str, Fix]:
+def too_many_threads(block: str, dims: tuple) -> tuple[str, Fix]:
     threads = None if None in dims else prod(dims)
     count = f"{threads}" if threads is not None else f"at least {prod(d for d in dims if d is not None)}"
     return (
@@ -397,7 +397,7 @@ def _too_many_threads(block: str, dims: tuple) -> tuple[str, Fix]:
 
 @needs(*LAUNCH_TOKENS)
 def check_block_over_1024(source: SourceFile) -> list[Finding]:
-    if not _has_launches(source):
+    if not has_launches(source):
         return []
     context = LaunchContext.of(source)
     findings = []
@@ -405,7 +405,7 @@ def check_block_over_1024(source: SourceFile) -> list[Finding]:
         shape = context.block_shape(launch)
         if shape is None or shape.threads_at_least <= MAX_THREADS_PER_BLOCK:
             continue
-        message, fix = _too_many_threads(source.node_text(launch.block), shape.dims)
+        message, fix = too_many_threads(source.node_text(launch.block), shape.dims)
         findings.append(at_node(source, launch.block, message, fix,
                                 related=_where_set(launch, shape.sources, source)))
     return findings
@@ -419,7 +419,7 @@ def _exceeds_bound(threads: int, bound: int | None, queried: bool) -> bool:
     return threads > DEFAULT_LAUNCH_BOUND and not queried
 
 
-def _over_bound(name: str, threads: int, bound: int | None, largest: int, insert_at: int) -> tuple[str, Fix]:
+def over_bound(name: str, threads: int, bound: int | None, largest: int, insert_at: int) -> tuple[str, Fix]:
     if bound is not None:
         return (
             f"Block of {threads} threads exceeds `__launch_bounds__({bound})` of `{name}`; the launch fails.",
@@ -440,7 +440,7 @@ def _global_token(kernel):
 
 @needs(*LAUNCH_TOKENS)
 def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
-    if not _has_launches(source):
+    if not has_launches(source):
         return []
     context = LaunchContext.of(source)
     findings = []
@@ -455,7 +455,7 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
         queried = context.has_device_query(enclosing_function(launch.call))
         if not known or not _exceeds_bound(shape.threads, bound, queried):
             continue
-        message, fix = _over_bound(source.node_text(launch.kernel), shape.threads, bound,
+        message, fix = over_bound(source.node_text(launch.kernel), shape.threads, bound,
                                    context.largest_blocks[kernel.id], _global_token(kernel).end_byte)
         findings.append(at_node(source, launch.block, message, fix,
                                 related=_where_set(launch, shape.sources, source)))
@@ -485,7 +485,7 @@ class OpenLaunch:
 
 def open_launches(source: SourceFile) -> list[OpenLaunch]:
     """The file's launches whose block size the project pass has to finish reading."""
-    if source.language != CUDA or not _has_launches(source):
+    if source.language != CUDA or not has_launches(source):
         return []
     context = LaunchContext.of(source)
     found = []
@@ -517,11 +517,11 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
     return found
 
 
-def _defined_at(definitions) -> tuple[Related, ...]:
+def defined_at(definitions) -> tuple[Related, ...]:
     return tuple(Related(d.location, f"`{d.name}` is defined here: `{d.text}`") for d in definitions)
 
 
-def _finding_at(fact, message: str, fix: Fix, related: tuple[Related, ...], severity: Severity | None = None,
+def finding_at(fact, message: str, fix: Fix, related: tuple[Related, ...], severity: Severity | None = None,
                 edits_at: Location | None = None) -> Finding:
     """A project rule's finding at the place a per-file fact recorded; `edits_at` is where
     the fix's edits go."""
@@ -546,8 +546,8 @@ def check_block_over_1024_across_files(index: ProjectIndex) -> list[Finding]:
         dims, definitions = _resolved_dims(index, fact)
         if prod(d for d in dims if d is not None) <= MAX_THREADS_PER_BLOCK:
             continue
-        message, fix = _too_many_threads(fact.text, dims)
-        findings.append(_finding_at(fact, message, fix, fact.set_at + _defined_at(definitions)))
+        message, fix = too_many_threads(fact.text, dims)
+        findings.append(finding_at(fact, message, fix, fact.set_at + defined_at(definitions)))
     return findings
 
 
@@ -563,9 +563,9 @@ def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding
             continue
         if any(d.status is Status.PORT for d in definitions) or not _exceeds_bound(threads, bound, fact.queried):
             continue
-        message, fix = _over_bound(fact.kernel, threads, bound, fact.largest, fact.insert_at.start_byte)
-        related = fact.set_at + _defined_at(dict.fromkeys(definitions + bound_definitions))
-        findings.append(_finding_at(fact, message, fix, related, edits_at=fact.insert_at))
+        message, fix = over_bound(fact.kernel, threads, bound, fact.largest, fact.insert_at.start_byte)
+        related = fact.set_at + defined_at(dict.fromkeys(definitions + bound_definitions))
+        findings.append(finding_at(fact, message, fix, related, edits_at=fact.insert_at))
     return findings
 
 
@@ -620,7 +620,7 @@ def _wavefront_suggestion(dims: tuple, threads: int | None) -> str:
 
 @needs(*LAUNCH_TOKENS)
 def check_block_not_wavefront_multiple(source: SourceFile) -> list[Finding]:
-    if not _has_launches(source):
+    if not has_launches(source):
         return []
     context = LaunchContext.of(source)
     findings = []
@@ -666,14 +666,14 @@ def _runs_on_device_only(function) -> bool:
 
 @needs(*LAUNCH_TOKENS)
 def check_dynamic_parallelism(source: SourceFile) -> list[Finding]:
-    if not _has_launches(source):
+    if not has_launches(source):
         return []
     findings = []
     for launch in launches(source):
         parent = enclosing_function(launch.call)
         if parent is None or not _runs_on_device_only(parent):
             continue
-        parent_name = _declared_name(parent.child_by_field_name("declarator"))
+        parent_name = declared_name(parent.child_by_field_name("declarator"))
         child = source.node_text(launch.kernel) if launch.kernel is not None else "a kernel"
         caller = source.node_text(parent_name) if parent_name is not None else "the caller"
         culprit = launch.call.child_by_field_name("function") or launch.call
@@ -693,7 +693,7 @@ _AXES = ("x", "y", "z")
 
 @needs(*LAUNCH_TOKENS)
 def check_huge_grid(source: SourceFile) -> list[Finding]:
-    if not _has_launches(source):
+    if not has_launches(source):
         return []
     context = LaunchContext.of(source)
     findings = []

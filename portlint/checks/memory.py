@@ -17,10 +17,10 @@ from portlint import queries
 from portlint.checks.cpp import (
     arguments, callee_name, calls, enclosing_function, memoized, open_constants, type_size,
 )
-from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, _defined_at, _finding_at, _has_launches, launches
+from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, defined_at, finding_at, has_launches, launches
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
-from portlint.project import ProjectIndex, _declared_name, file_key
+from portlint.project import ProjectIndex, declared_name, file_key
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import needs
 
@@ -109,7 +109,7 @@ class SharedMemory:
 
 
 def _name_of(function, source: SourceFile) -> tuple[object, str]:
-    name = _declared_name(function.child_by_field_name("declarator"))
+    name = declared_name(function.child_by_field_name("declarator"))
     return (name, source.node_text(name)) if name is not None else (function, "this function")
 
 
@@ -150,7 +150,7 @@ def _attribute_calls(source: SourceFile):
 
 @needs(b"__shared__", *LAUNCH_TOKENS, *SET_ATTRIBUTE_TOKENS)
 def check_lds_over_64k(source: SourceFile) -> list[Finding]:
-    if b"__shared__" not in source.data and not _has_launches(source) and b"SetAttribute" not in source.data:
+    if b"__shared__" not in source.data and not has_launches(source) and b"SetAttribute" not in source.data:
         return []
     memory = SharedMemory.of(source)
     constants = memory.constants
@@ -163,7 +163,7 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
         exact = all(a.bytes is not None and a.element_known for a in arrays)
         findings.append(at_node(source, name_node, _static_message(name, total, exact),
                                 Fix.advice(STATIC_ADVICE.format(name=name)), related=_array_notes(arrays, source)))
-    if _has_launches(source):
+    if has_launches(source):
         context = LaunchContext.of(source)
         for launch in launches(source):
             dynamic = constants.value(launch.shared_memory) if launch.shared_memory is not None else None
@@ -218,7 +218,7 @@ def open_shared_memory(source: SourceFile) -> list[OpenSharedMemory]:
             exact=all(a.element_known and (a.bytes is not None or a.is_open) for a in arrays),
             related=_array_notes(arrays, source), **common))
     sizes = []  # (kind, argument node, static bytes of the launched kernel)
-    if _has_launches(source):
+    if has_launches(source):
         context = LaunchContext.of(source)
         for launch in launches(source):
             if launch.shared_memory is not None:
@@ -248,15 +248,15 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
                 definitions.extend(d for _, used in values for d in used)
             else:
                 exact = False
-        related = fact.related + _defined_at(dict.fromkeys(definitions))
+        related = fact.related + defined_at(dict.fromkeys(definitions))
         if fact.kind == "static" and fact.known + opened > LDS_LIMIT:
-            findings.append(_finding_at(fact, _static_message(fact.name, fact.known + opened, exact),
+            findings.append(finding_at(fact, _static_message(fact.name, fact.known + opened, exact),
                                         Fix.advice(STATIC_ADVICE.format(name=fact.name)), related))
         elif fact.kind == "dynamic" and fact.known + opened > LDS_LIMIT:
-            findings.append(_finding_at(fact, _dynamic_message(opened, fact.known), Fix.advice(DYNAMIC_ADVICE),
+            findings.append(finding_at(fact, _dynamic_message(opened, fact.known), Fix.advice(DYNAMIC_ADVICE),
                                         related))
         elif fact.kind == "attribute" and opened > LDS_LIMIT:
-            findings.append(_finding_at(fact, _attribute_message(opened), Fix.advice(DYNAMIC_ADVICE), related,
+            findings.append(finding_at(fact, _attribute_message(opened), Fix.advice(DYNAMIC_ADVICE), related,
                                         severity=Severity.WARNING))
     return findings
 

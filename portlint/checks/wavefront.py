@@ -617,7 +617,7 @@ class _BitFunction:
     note: str = ""
 
 
-_BIT_FUNCTIONS = {
+BIT_FUNCTIONS = {
     "__popc": _BitFunction("__popcll", "counts", "unsigned"),
     "__ffs": _BitFunction("__ffsll", "searches", "always"),
     "__clz": _BitFunction("__clzll", "scans", "never",
@@ -842,12 +842,12 @@ class _LaneMaskScan:
         for call in queries.nodes(CUDA, _CALL_NODES, root, "call"):
             name = callee_name(call, source)
             args = arguments(call)
-            if name not in _BIT_FUNCTIONS or len(args) != 1:
+            if name not in BIT_FUNCTIONS or len(args) != 1:
                 continue
             mask = _mask_origin(args[0], source, variables_of(call))
             if mask is None:
                 continue
-            function = _BIT_FUNCTIONS[name]
+            function = BIT_FUNCTIONS[name]
             safe = function.same_on_cuda == "always" or (function.same_on_cuda == "unsigned" and not mask.signed)
             callee = call.child_by_field_name("function")
             self.report(callee, f"`{name}` {function.verb} 32 lanes of {mask.origin}; AMD wavefronts have 64.",
@@ -884,7 +884,7 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         function = enclosing_function(node)
         return variables.get(function.id, {}) if function is not None else {}
 
-    has_bit_functions = any(name.encode() in data for name in _BIT_FUNCTIONS)
+    has_bit_functions = any(name.encode() in data for name in BIT_FUNCTIONS)
     for root, in_macro in _roots(source):
         if has_bit_functions:
             scan.bit_functions(root, (lambda node: {}) if in_macro else variables_of)

@@ -20,10 +20,10 @@ from pathlib import Path
 from portlint import rocm_path
 from portlint.checks.launch import (
     ATTRIBUTE_QUERIES, DEFAULT_LAUNCH_BOUND, DEVICE_QUERIES, MAX_THREADS_PER_BLOCK, PROPERTY_FIELDS,
-    _over_bound, _too_many_threads,
+    over_bound, too_many_threads,
 )
 from portlint.checks.preprocessor import CUDA_ARCH, DEVICE_PASS, HIP_MACROS
-from portlint.checks.wavefront import _BIT_FUNCTIONS as BIT_FUNCTIONS
+from portlint.checks.wavefront import BIT_FUNCTIONS
 from portlint.checks.wavefront import HOST_ADVICE, MASK_INTRINSICS, MASK_TYPE
 from portlint.deep import translation_unit as clang
 from portlint.deep.compile_db import CompileFlags
@@ -570,7 +570,7 @@ class UnitAnalysis:
             known = prod(d for d in dims if d is not None)
             if known > MAX_THREADS_PER_BLOCK:
                 if "K001" in self.job.codes:
-                    message, fix = _too_many_threads(text, dims)
+                    message, fix = too_many_threads(text, dims)
                     self.report("K001", where, message, fix, self._set_at(sources))
                 continue
             if "K002" in self.job.codes and None not in dims:
@@ -637,9 +637,9 @@ class UnitAnalysis:
         global_attribute = next(c for c in definition.get_children() if c.kind == self.kinds.CUDAGLOBAL_ATTR)
         attribute_at = self.span(global_attribute)
         if attribute_at is not None and attribute_at[0].path == source.path:
-            message, fix = _over_bound(name, threads, bound, largest.get(definition.get_usr(), threads), attribute_at[2])
+            message, fix = over_bound(name, threads, bound, largest.get(definition.get_usr(), threads), attribute_at[2])
         else:
-            message, _ = _over_bound(name, threads, bound, threads, 0)
+            message, _ = over_bound(name, threads, bound, threads, 0)
             fix = Fix.advice(f"Add `__launch_bounds__({max(threads, largest.get(definition.get_usr(), 0))})` "
                              f"to `{name}` where it is defined")
         related = self._set_at(sources) + self.related(definition, f"`{name}` is defined here")
