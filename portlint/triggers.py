@@ -14,7 +14,7 @@ tokens occur, but it must never be able to fire where they do not.
 
 A longer token implies its substrings, so a shorter token shared by several names
 (`b"LaunchKernel"` for `hipLaunchKernelGGL` and `cudaLaunchKernel`) is a valid, weaker
-declaration. `Probe` evaluates each distinct token at most once per file.
+declaration. `Probe` finds all declared tokens of a file in one pass.
 """
 
 from __future__ import annotations
@@ -22,86 +22,103 @@ from __future__ import annotations
 import re
 from typing import Callable, Union
 
+import ahocorasick
 
-# Bytes that are not part of an identifier become spaces; `split()` then gives the words.
-_WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
-_WORD_RUN = re.compile(rb"\w+")
+
+class _Vocabulary:
+    """Every token a trigger may ask about, found in one pass over a file.
+
+    One Aho-Corasick automaton (pyahocorasick) of the tokens in lower case runs over the
+    file's lower-cased bytes; a search per token cost more than parsing the files it spared.
+    A case-sensitive token found in lower case is then confirmed in the exact bytes (usually
+    at its first occurrence)."""
+
+    def __init__(self) -> None:
+        self.exact: set[bytes] = set()  # tokens matched as written
+        self.nocase: set[bytes] = set()  # tokens (lower case) matched in the lower-cased bytes
+        self._automaton = None
+        self._variants: dict[bytes, tuple[bytes, ...]] = {}  # lower case -> exact tokens
+        self.snapshot: tuple[frozenset[bytes], frozenset[bytes]] = (frozenset(), frozenset())
+
+    def add(self, token: bytes, nocase: bool = False) -> None:
+        table = self.nocase if nocase else self.exact
+        if token not in table:
+            table.add(token)
+            self._automaton = None
+
+    def _build(self) -> None:
+        variants: dict[bytes, list[bytes]] = {}
+        for token in self.exact:
+            variants.setdefault(token.lower(), []).append(token)
+        automaton = ahocorasick.Automaton()
+        for lowered in variants.keys() | self.nocase:
+            automaton.add_word(lowered.decode("latin-1"), lowered)
+        if len(automaton):
+            automaton.make_automaton()
+        self._automaton = automaton
+        self._variants = {lowered: tuple(tokens) for lowered, tokens in variants.items()}
+        self.snapshot = (frozenset(self.exact), frozenset(self.nocase))
+
+    def scan(self, data: bytes, lowered: bytes) -> tuple[set[bytes], set[bytes]]:
+        """(exact tokens present in `data`, nocase tokens present in `lowered`)."""
+        if self._automaton is None:
+            self._build()
+        if not len(self._automaton):
+            return set(), set()
+        # latin-1 maps each byte to one character, so any bytes decode and match as bytes.
+        found = {token for _, token in self._automaton.iter(lowered.decode("latin-1"))}
+        exact = set()
+        for lowered_token in found:
+            for token in self._variants.get(lowered_token, ()):
+                # A token without letters is its own lower case: found already.
+                if token == lowered_token == token.upper() or token in data:
+                    exact.add(token)
+        return exact, found
+
+
+_VOCABULARY = _Vocabulary()
 
 
 class Probe:
-    """One file's bytes; each token's presence is computed at most once.
+    """One file's bytes: the first question finds every declared token (`_Vocabulary`);
+    a token not declared through a trigger is searched directly."""
 
-    A token made of identifier characters is looked up in the file's distinct words joined
-    by spaces (about a seventh of the bytes): it occurs in the file exactly when it occurs in
-    one of its words. Any other token is looked up in the bytes, once its longest run of
-    identifier characters is known to occur (`b"/ 32"` needs `b"32"`).
-    """
-
-    __slots__ = ("data", "_lowered", "_seen", "_words", "_lowered_words")
+    __slots__ = ("data", "_lowered", "_seen", "_exact", "_nocase", "_looked_for")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._lowered: bytes | None = None
         self._seen: dict = {}
-        self._words: bytes | None = None
-        self._lowered_words: bytes | None = None
+        self._exact: set[bytes] = set()
+        self._nocase: set[bytes] = set()
+        self._looked_for: tuple[frozenset[bytes], frozenset[bytes]] | None = None
 
-    def words(self) -> bytes:
-        if self._words is None:
-            self._words = b" ".join(set(self.data.translate(_WORD_BYTES).split()))
-        return self._words
+    def _scan(self) -> None:
+        self._lowered = self.data.lower()
+        self._exact, self._nocase = _VOCABULARY.scan(self.data, self._lowered)
+        self._looked_for = _VOCABULARY.snapshot
 
-    def has(self, token: bytes) -> bool:
-        found = self._seen.get(token)
-        if found is None:
-            kind = _kind(token)
-            words = self._words
-            if words is None and kind is not None:
-                words = self.words()
-            if kind is True:
-                found = token in words
-            else:
-                found = (kind is None or kind in words) and token in self.data
-            self._seen[token] = found
-        return found
+    def has_any(self, tokens: frozenset[bytes]) -> bool:
+        """Does any of `tokens` occur as written?"""
+        if self._looked_for is None:
+            self._scan()
+        if tokens <= self._looked_for[0]:
+            return not self._exact.isdisjoint(tokens)
+        return any(token in self.data for token in tokens)
 
-    def has_nocase(self, token: bytes) -> bool:
-        key = ("nocase", token)
-        found = self._seen.get(key)
-        if found is None:
-            kind = _kind(token)
-            if kind is True:
-                if self._lowered_words is None:
-                    self._lowered_words = self.words().lower()
-                found = token in self._lowered_words
-            else:
-                if self._lowered is None:
-                    self._lowered = self.data.lower()
-                found = token in self._lowered
-            self._seen[key] = found
-        return found
+    def has_any_nocase(self, tokens: frozenset[bytes]) -> bool:
+        """Does any of `tokens` (lower case) occur in the lower-cased bytes?"""
+        if self._looked_for is None:
+            self._scan()
+        if tokens <= self._looked_for[1]:
+            return not self._nocase.isdisjoint(tokens)
+        return any(token in self._lowered for token in tokens)
 
     def matches(self, pattern: re.Pattern) -> bool:
         found = self._seen.get(pattern)
         if found is None:
             found = self._seen[pattern] = pattern.search(self.data) is not None
         return found
-
-
-_KINDS: dict[bytes, object] = {}
-
-
-def _kind(token: bytes):
-    """True for a token of identifier characters; else the longest such run in it, or None."""
-    kind = _KINDS.get(token)
-    if kind is None:
-        runs = _WORD_RUN.findall(token)
-        if runs and runs[0] == token:
-            kind = True
-        else:
-            kind = max(runs, key=len) if runs else False
-        _KINDS[token] = kind
-    return None if kind is False else kind
 
 
 class Trigger:
@@ -116,13 +133,15 @@ class Trigger:
 
 
 class _Token(Trigger):
-    __slots__ = ("token",)
+    __slots__ = ("token", "_as_set")
 
     def __init__(self, token: bytes) -> None:
         self.token = token
+        self._as_set = frozenset((token,))
+        _VOCABULARY.add(token)
 
     def holds(self, probe: Probe) -> bool:
-        return probe.has(self.token)
+        return probe.has_any(self._as_set)
 
     def atoms(self):
         return (self.token,)
@@ -132,15 +151,18 @@ class _Token(Trigger):
 
 
 class _Nocase(Trigger):
-    __slots__ = ("tokens",)
+    __slots__ = ("tokens", "_as_set")
 
     def __init__(self, tokens: tuple[bytes, ...]) -> None:
         if any(t != t.lower() for t in tokens):
             raise ValueError(f"nocase tokens are written in lower case: {tokens!r}")
         self.tokens = tokens
+        self._as_set = frozenset(tokens)
+        for token in tokens:
+            _VOCABULARY.add(token, nocase=True)
 
     def holds(self, probe: Probe) -> bool:
-        return any(probe.has_nocase(t) for t in self.tokens)
+        return probe.has_any_nocase(self._as_set)
 
     def atoms(self):
         return self.tokens
@@ -168,13 +190,16 @@ class _Pattern(Trigger):
 
 
 class _AnyOf(Trigger):
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "_tokens", "_others")
 
     def __init__(self, parts: tuple[Trigger, ...]) -> None:
         self.parts = parts
+        # Plain tokens are answered together, by one set operation.
+        self._tokens = frozenset(p.token for p in parts if isinstance(p, _Token))
+        self._others = tuple(p for p in parts if not isinstance(p, _Token))
 
     def holds(self, probe: Probe) -> bool:
-        return any(p.holds(probe) for p in self.parts)
+        return bool(self._tokens and probe.has_any(self._tokens)) or any(p.holds(probe) for p in self._others)
 
     def atoms(self):
         return tuple(a for p in self.parts for a in p.atoms())

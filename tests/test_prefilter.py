@@ -12,7 +12,7 @@ import pytest
 from portlint import engine, source
 from portlint.config import Config
 from portlint.registry import REGISTRY
-from portlint.triggers import ALWAYS, Probe, all_of, any_of, needs, needs_of, nocase
+from portlint.triggers import ALWAYS, Probe, all_of, any_of, needs, needs_of, nocase, trigger
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CODE = re.compile(r"^[A-Z]\d{3}$")
@@ -88,7 +88,9 @@ def test_triggers_combine() -> None:
     probe = Probe(b"__device__ void f() { assert(x); }  // Lane")
     assert all_of(b"assert", any_of(b"__device__", b"__global__")).holds(probe)
     assert not all_of(b"assert", b"__global__").holds(probe)
-    assert nocase(b"lane").holds(probe) and not Probe(b"plan").has_nocase(b"lane")
+    assert nocase(b"lane").holds(probe) and not nocase(b"lane").holds(Probe(b"plan"))
+    # A token declared after the file was scanned is searched for directly.
+    assert all_of(b"void f", nocase(b"// lane")).holds(probe) and not trigger(b"void g").holds(probe)
     assert any_of(re.compile(rb"ass+ert")).holds(probe)
 
     @needs(b"<<<", b"hipLaunchKernelGGL")
