@@ -174,8 +174,9 @@ def _first_walk(lang: str) -> frozenset[str]:
 
 @cache
 def _walk_query(lang: str, types: frozenset[str]) -> tree_sitter.Query:
-    """One query of bare node types: a walk that collects the nodes of those types."""
-    return tree_sitter.Query(language(lang), "[" + " ".join(f"({t})" for t in sorted(types)) + "] @n")
+    """One query of bare node types, each captured under its own name: a walk that collects
+    the nodes of those types, already sorted into one list per type."""
+    return tree_sitter.Query(language(lang), " ".join(f"({t}) @{t}" for t in sorted(types)))
 
 
 class _TreeIndex:
@@ -187,7 +188,7 @@ class _TreeIndex:
         self.walked: frozenset[str] = frozenset()
         self.found: dict[str, _Found] = {}
         self.spans: dict[str, tuple] = {}  # node type -> its nodes by start, for `nearest_ancestor`
-        self.ids: set[int] = {tree.root_node.id}  # of the nodes collected: how `_index_of` finds the tree
+        self.ids: set[int] = {tree.root_node.id}  # of nodes known to be in the tree: how `_index_of` finds it
 
     def walk(self, types: frozenset[str]) -> None:
         """Collect the nodes of `types` not collected yet (the first walk: all but costly ones)."""
@@ -196,14 +197,8 @@ class _TreeIndex:
         missing = types - self.walked
         if not self.walked:
             missing |= _first_walk(self.lang)
-        buckets, ids = self.buckets, self.ids
-        for node in tree_sitter.QueryCursor(_walk_query(self.lang, missing)).captures(self.tree.root_node).get("n", ()):
-            kind = node.type
-            if kind in buckets:
-                buckets[kind].append(node)
-            else:
-                buckets[kind] = [node]
-            ids.add(node.id)
+        # Each type is walked once, so its list is complete as tree-sitter returns it.
+        self.buckets.update(tree_sitter.QueryCursor(_walk_query(self.lang, missing)).captures(self.tree.root_node))
         self.walked |= missing
 
     def matches(self, source: str, query: "_Query", node) -> tuple["_Found", list[int]]:
@@ -356,14 +351,18 @@ def parse_ranges(lang: str, data: bytes, spans: list[tuple[int, int, tuple, tupl
 
 
 def _index_of(node) -> "_TreeIndex | None":
-    """The index of the tree `node` belongs to: the first collected node among it and its
-    ancestors names it (node ids are unique among live trees)."""
+    """The index of the tree `node` belongs to: the first known node among it and its
+    ancestors names it (node ids are unique among live trees). The nodes climbed through
+    become known, so asking again about the same subtree is one lookup."""
     indexes = _NEWEST_FIRST
+    climbed = []
     for _ in range(64):
         node_id = node.id
         for index in indexes:
             if node_id in index.ids:
+                index.ids.update(climbed)
                 return index
+        climbed.append(node_id)
         node = node.parent
         if node is None:
             return None
