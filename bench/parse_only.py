@@ -1,12 +1,14 @@
 """The baseline for bench/run.py: find, read and parse files with tree-sitter, nothing else.
 
-    python bench/parse_only.py PATH... [--walk]
+    python bench/parse_only.py PATH... [--walk | --query]
 
 Finds files the way `portlint scan` does (same suffixes, same default excluded directory
 names, no symlinks followed), reads each one and parses it once: the CUDA grammar for
 C/C++/CUDA/HIP, the CMake grammar for CMakeLists.txt and *.cmake. `--walk` also visits
 every node of every tree from Python with a TreeCursor: the cheapest full walk, for
-comparison with checks that use queries. Prints one JSON line of counts.
+comparison with checks that use queries. `--query` instead runs one tree-sitter query,
+`(call_expression) @call`, over every C/C++/CUDA tree: what a single query pass per file costs
+(tree-sitter's query engine visits every node whatever the pattern). Prints one JSON line of counts.
 
 It imports only tree-sitter and its grammars (not portlint) so that its start-up is the
 floor any tree-sitter tool pays.
@@ -66,13 +68,15 @@ def count_nodes(tree) -> int:
 
 
 def main(argv: list[str]) -> int:
-    walk = "--walk" in argv
-    paths = [a for a in argv if a != "--walk"] or ["."]
+    walk, query = "--walk" in argv, "--query" in argv
+    paths = [a for a in argv if a not in ("--walk", "--query")] or ["."]
+    cuda = tree_sitter.Language(tree_sitter_cuda.language())
     parsers = {
-        "cuda": tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language())),
+        "cuda": tree_sitter.Parser(cuda),
         "cmake": tree_sitter.Parser(tree_sitter.Language(tree_sitter_cmake.language())),
     }
-    stats = {"files": 0, "bytes": 0, "lines": 0, "files_with_errors": 0, "nodes": 0}
+    calls = tree_sitter.Query(cuda, "(call_expression) @call")
+    stats = {"files": 0, "bytes": 0, "lines": 0, "files_with_errors": 0, "nodes": 0, "captures": 0}
     for path, language in files(paths):
         with open(path, "rb") as fh:
             data = fh.read()
@@ -83,6 +87,8 @@ def main(argv: list[str]) -> int:
         stats["files_with_errors"] += tree.root_node.has_error
         if walk:
             stats["nodes"] += count_nodes(tree)
+        if query and language == "cuda":
+            stats["captures"] += len(tree_sitter.QueryCursor(calls).captures(tree.root_node).get("call", ()))
     print(json.dumps(stats))
     return 0
 

@@ -261,7 +261,7 @@ def render(report: dict) -> str:
         return (f"  {r['label']:<34}{r['seconds']:>7.3f} s  {ratio:>13}  {rate}  "
                 f"{r['peak_rss_mib']:>5.0f} MiB  {r['cpu_seconds']:>5.2f} s")
 
-    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2", "scan_warm"):
+    for key in ("parse_only", "parse_walk", "parse_query", "scan_jobs1", "scan_jobs2", "scan_warm"):
         if key in m:
             lines.append(row(key, "parse_only", True))
     f = report["single_file"]
@@ -278,6 +278,8 @@ def render(report: dict) -> str:
         f"  one file: portlint/parse-only = {s['ratio_one_file']:.2f}×; `portlint --version` is "
         f"{s['startup_share_one_file'] * 100:.0f}% of the one-file scan",
         *([f"  parse + walk / parse-only = {s['ratio_walk']:.2f}×"] if s["ratio_walk"] is not None else []),
+        *([f"  parse + one query pass / parse-only = {s['ratio_query']:.2f}×: the floor of any check that runs a "
+           "query on every parsed file"] if s.get("ratio_query") is not None else []),
         f"  findings {fc['findings']} ({codes}), {fc['suppressed']} suppressed, {fc['problems']} problems; "
         f"--jobs 1, --jobs 2 and warm reports {'identical' if s['jobs_agree'] else 'DIFFERENT'}",
     ]
@@ -321,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
                                                            "Python, else on PATH)")
     parser.add_argument("--python", metavar="PATH", help="interpreter for the parse-only baseline "
                                                          "(default: the one portlint runs on)")
-    parser.add_argument("--no-walk", action="store_true", help="skip the parse + walk measurement")
+    parser.add_argument("--no-walk", action="store_true", help="skip the parse + walk and parse + query measurements")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="run with PYTHONDONTWRITEBYTECODE=1: every run compiles portlint's sources again")
     args = parser.parse_args(argv)
@@ -380,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = [
             ("parse_only", "parse-only (tree-sitter)", [python, parse_only, str(corpus_dir)]),
             ("parse_walk", "parse + TreeCursor walk", [python, parse_only, str(corpus_dir), "--walk"]),
+            ("parse_query", "parse + one query pass", [python, parse_only, str(corpus_dir), "--query"]),
             ("scan_jobs1", "portlint scan --jobs 1 (cold)", scan + [str(corpus_dir)] + cold + ["--jobs", "1"]),
             ("scan_jobs2", "portlint scan --jobs 2 (cold)", scan + [str(corpus_dir)] + cold + ["--jobs", "2"]),
             ("scan_warm", "portlint scan --jobs 1 (warm)",
@@ -390,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
             ("one_scan", "portlint scan FILE (cold)", scan + [str(single)] + cold),
         ]
         if args.no_walk:
-            plan = [p for p in plan if p[0] != "parse_walk"]
+            plan = [p for p in plan if p[0] not in ("parse_walk", "parse_query")]
         print(f"bench: measuring, best of {args.repeat}:", file=sys.stderr)
         env["load_before"] = _load()
         measurements = {key: measure(label, cmd, cwd, args.repeat) for key, label, cmd in plan}
@@ -400,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
 
     m = {k: v["seconds"] for k, v in measurements.items()}
     mib = stats["bytes"] / MIB
-    for key in ("parse_only", "parse_walk", "scan_jobs1", "scan_jobs2", "scan_warm"):
+    for key in ("parse_only", "parse_walk", "parse_query", "scan_jobs1", "scan_jobs2", "scan_warm"):
         if key in measurements:
             measurements[key]["ratio_to_parse_only"] = m[key] / m["parse_only"]
             measurements[key]["mib_per_second"] = mib / m[key]
@@ -414,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_warm": m["scan_warm"] / m["scan_jobs1"],
         "one_file_seconds": m["one_scan"],
         "ratio_walk": m["parse_walk"] / m["parse_only"] if "parse_walk" in m else None,
+        "ratio_query": m["parse_query"] / m["parse_only"] if "parse_query" in m else None,
         "steady_ratio_jobs1": (m["scan_jobs1"] - m["portlint_version"]) / steady_parse,
         "ratio_one_file": m["one_scan"] / m["one_parse_only"],
         "startup_share_one_file": m["portlint_version"] / m["one_scan"],
