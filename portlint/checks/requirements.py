@@ -9,9 +9,6 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from portlint.finding import Finding, finding
 from portlint.fix import Fix
 from portlint.manifests import requirement_lines
@@ -25,18 +22,32 @@ _CUDA_WORDS = re.compile(r"cuda|nvidia|cu\d{2,3}")
 _ROCM_WORDS = frozenset({"rocm", "hip", "amd"})
 
 
+def _triton_requirement(requirement: str):
+    """(canonical distribution name, parsed requirement) when `requirement` (`{}` read as
+    `0`) names a Triton distribution, else None."""
+    # Imported here: packaging costs about 40 ms of every start-up, and only files that
+    # name Triton (the rules' trigger) get this far.
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        req = Requirement(requirement.replace("{}", "0"))
+    except InvalidRequirement:
+        return None
+    name = canonicalize_name(req.name)
+    return (name, req) if name in TRITON_DISTRIBUTIONS else None
+
+
 def is_unpinned_triton(requirement: str) -> bool:
     """A PEP 508 requirement of Triton without an exact `==`/`===` version or a direct URL.
 
     `{}` stands for a part computed at run time (an f-string in setup.py): it counts as a
     version, so `f"triton=={V}"` is pinned and `f"triton>={V}"` is not.
     """
-    try:
-        req = Requirement(requirement.replace("{}", "0"))
-    except InvalidRequirement:
+    triton = _triton_requirement(requirement)
+    if triton is None or triton[1].url:
         return False
-    if canonicalize_name(req.name) not in TRITON_DISTRIBUTIONS or req.url:
-        return False
+    req = triton[1]
     return not any(
         spec.operator == "===" or (spec.operator == "==" and not spec.version.endswith(".*"))
         for spec in req.specifier
@@ -52,11 +63,8 @@ def is_cuda_only_name(name: str) -> bool:
 def triton_message(requirement: str) -> str:
     """The alert for an unpinned Triton requirement (its environment marker left out)."""
     shown = requirement.split(";", 1)[0].strip()
-    try:
-        rocm_build = canonicalize_name(Requirement(requirement.replace("{}", "0")).name) == "pytorch-triton-rocm"
-    except InvalidRequirement:
-        rocm_build = False
-    if rocm_build:
+    triton = _triton_requirement(requirement)
+    if triton is not None and triton[0] == "pytorch-triton-rocm":
         return f"Unpinned `{shown}` can drift from the build torch expects; the skew crashes."
     return f"Unpinned `{shown}` can replace torch's `pytorch-triton-rocm`; the skew crashes."
 
