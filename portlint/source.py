@@ -124,6 +124,8 @@ class SourceFile:
 
     def _utf16_column(self, line: int, offset: int) -> int:
         prefix = self.data[self._line_starts[line]:offset]
+        if prefix.isascii():  # one UTF-16 unit per byte: the common case, without decoding
+            return len(prefix) + 1
         return len(prefix.decode("utf-8", errors="replace").encode("utf-16-le")) // 2 + 1
 
     def location(self, start: int, end: int | None = None) -> Location:
