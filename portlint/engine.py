@@ -13,6 +13,7 @@ suppression comments, per-file ignores.
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -284,15 +285,25 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return Problem(source.path, "skipped: nesting too deep to analyse")
 
 
-def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem]) -> FileState:
+@functools.cache
+def _checks_for(codes: tuple[str, ...], keys: tuple[str, ...]) -> tuple[bool, tuple]:
+    """(whether project facts are wanted, ((code, check, trigger), ...)) for enabled `codes`
+    on files of registry `keys`: the same for every file of a kind, so worked out once."""
     wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
-    checks = [(code, check) for code in codes for key in source.check_keys
-              if (check := REGISTRY[code].get(key)) is not None]
+    checks = tuple((code, check, needs_of(check)) for code in codes for key in keys
+                   if (check := REGISTRY[code].get(key)) is not None)
+    return wants_facts, checks
+
+
+def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem]) -> FileState:
+    wants_facts, triggered = _checks_for(tuple(codes), source.check_keys)
     if PREFILTER:
         probe = Probe(source.data)
-        checks = [(code, check) for code, check in checks if needs_of(check).holds(probe)]
+        checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
         if not checks and not (wants_facts and project.needs_parse(source, probe)):
             return _unparsed(source, wants_facts)
+    else:
+        checks = [(code, check) for code, check, _ in triggered]
     if source.language == PYTHON:
         source.python_ast  # noqa: B018 - raises SyntaxError before any check runs
     elif source.language == PYPROJECT:
