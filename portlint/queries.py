@@ -356,7 +356,7 @@ def _index_of(node) -> "_TreeIndex | None":
     become known, so asking again about the same subtree is one lookup."""
     indexes = _NEWEST_FIRST
     climbed = []
-    for _ in range(64):
+    while node is not None:
         node_id = node.id
         for index in indexes:
             if node_id in index.ids:
@@ -364,8 +364,6 @@ def _index_of(node) -> "_TreeIndex | None":
                 return index
         climbed.append(node_id)
         node = node.parent
-        if node is None:
-            return None
     return None
 
 
