@@ -169,6 +169,12 @@ def precompile() -> None:
 
 
 def _first_walk(lang: str) -> frozenset[str]:
+    return _types_of_shared(lang, len(_SHARED[lang]))
+
+
+@cache
+def _types_of_shared(lang: str, registered: int) -> frozenset[str]:
+    """The first walk's types once `registered` queries are shared (a new one recomputes)."""
     return frozenset(t for q in _SHARED[lang].values() for t in q.root_types) - _COSTLY_TYPES
 
 
