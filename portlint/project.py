@@ -8,7 +8,9 @@ from a CUDA-only one.
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
@@ -114,28 +116,34 @@ class FileFacts:
 
 @dataclass
 class ProjectIndex:
-    functions: dict[str, list[KernelDefinition]] = field(default_factory=dict)
     launches: list[NamedUse] = field(default_factory=list)
     lookups: list[NamedUse] = field(default_factory=list)
     lowered_names: set[str] = field(default_factory=set)
-    c_linkage: set[str] = field(default_factory=set)
-    macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
-    files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
     open_sizes: list = field(default_factory=list)
     _memo: dict = field(default_factory=dict, repr=False)  # included files, file names
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
     cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
+    # Facts looked up by name or by file, as collected; rules read them through the views
+    # `functions`, `macros`, `c_linkage` and `files`, which first load the deferred files
+    # that may hold what is read.
+    _functions: dict[str, list[KernelDefinition]] = field(default_factory=dict)
+    _macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
+    _c_linkage: set[str] = field(default_factory=set)
+    _files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
     # Files whose facts were not collected (not parsed): by `file_key`, what collects them.
     _deferred: dict = field(default_factory=dict, repr=False)
     _words: dict | None = field(default=None, repr=False)  # identifier -> deferred file keys
+    functions: Mapping[str, list[KernelDefinition]] = field(init=False, repr=False, compare=False)
+    macros: Mapping[str, list[MacroDefinition]] = field(init=False, repr=False, compare=False)
+    c_linkage: AbstractSet[str] = field(init=False, repr=False, compare=False)  # declared `extern "C"`
+    files: Mapping[str, FileFacts] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # Facts looked up by name or by file load the deferred files that may hold them.
-        self.functions = _ByName(self, self.functions)
-        self.macros = _ByName(self, self.macros)
-        self.c_linkage = _NameSet(self, self.c_linkage)
-        self.files = _Files(self, self.files)
+        self.functions = _ByName(self, self._functions)
+        self.macros = _ByName(self, self._macros)
+        self.c_linkage = _NameSet(self, self._c_linkage)
+        self.files = _Files(self, self._files)
 
     def defer(self, key: str, loader) -> None:
         """A file whose facts `loader()` collects on first need; `loader.data()` gives its bytes.
@@ -145,7 +153,7 @@ class ProjectIndex:
         (`EAGER_FACTS`) is parsed in the per-file pass.
         """
         self._deferred[key] = loader
-        dict.__setitem__(self.files, key, FileFacts(path=key, deferred=True))
+        self._files[key] = FileFacts(path=key, deferred=True)
 
     def _load(self, key: str) -> None:
         loader = self._deferred.pop(key, None)
@@ -172,20 +180,20 @@ class ProjectIndex:
 
     def add(self, facts: FileFacts) -> None:
         if facts.path:
-            dict.__setitem__(self.files, facts.path, facts)
+            self._files[facts.path] = facts
         self.open_sizes.extend(facts.open_sizes)
         if facts.cmake is not None:
             self.cmake_files.append(facts.cmake)
         self.warp_size_definitions.extend(facts.warp_size_definitions)
         self.warp_size_uses.extend(facts.warp_size_uses)
         for fn in facts.functions:
-            self.functions.setdefault(fn.name, []).append(fn)
+            self._functions.setdefault(fn.name, []).append(fn)
         for macro in facts.macros:
-            self.macros.setdefault(macro.name, []).append(macro)
+            self._macros.setdefault(macro.name, []).append(macro)
         self.launches.extend(facts.launches)
         self.lookups.extend(facts.lookups)
         self.lowered_names |= facts.lowered_names
-        self.c_linkage |= facts.c_linkage
+        self._c_linkage |= facts.c_linkage
 
     def open_facts(self, kind: type) -> list:
         """The per-file facts of one kind whose sizes name constants of other files."""
@@ -199,7 +207,7 @@ class ProjectIndex:
     def rocm_definitions(self, name: str, load: bool = True) -> list[KernelDefinition]:
         """Definitions of `name` not dead on ROCm; with `load=False`, only those already
         collected (a rule that stops at the first kernel need not parse deferred files)."""
-        found = self.functions.get(name, ()) if load else dict.get(self.functions, name, ())
+        found = self.functions.get(name, ()) if load else self._functions.get(name, ())
         return [fn for fn in found if fn.status is not Status.DEAD]
 
     def rocm_macros(self, name: str) -> list[MacroDefinition]:
@@ -228,88 +236,63 @@ class ProjectIndex:
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
 
 
-class _ByName(dict):
-    """Facts by name; asking for a name first loads the deferred files that mention it."""
+class _ByName(Mapping):
+    """Facts by name: reading a name first loads the deferred files that mention it;
+    reading every name loads every deferred file."""
 
-    def __init__(self, index: ProjectIndex, items=()) -> None:
-        super().__init__(items)
-        self._index = index
+    def __init__(self, index: ProjectIndex, facts: dict) -> None:
+        self._index, self._facts = index, facts
 
     def __getitem__(self, name):
         self._index._demand(name)
-        return super().__getitem__(name)
-
-    def get(self, name, default=None):
-        self._index._demand(name)
-        return super().get(name, default)
-
-    def __contains__(self, name) -> bool:
-        self._index._demand(name)
-        return super().__contains__(name)
+        return self._facts[name]
 
     def __iter__(self):
         self._index._load_all()
-        return super().__iter__()
+        return iter(self._facts)
 
     def __len__(self) -> int:
         self._index._load_all()
-        return super().__len__()
-
-    def keys(self):
-        self._index._load_all()
-        return super().keys()
-
-    def values(self):
-        self._index._load_all()
-        return super().values()
-
-    def items(self):
-        self._index._load_all()
-        return super().items()
+        return len(self._facts)
 
 
-class _NameSet(set):
-    """Names (C linkage); asking for one first loads the deferred files that mention it."""
+class _NameSet(AbstractSet):
+    """Names (C linkage): asking for one first loads the deferred files that mention it."""
 
-    def __init__(self, index: ProjectIndex, items=()) -> None:
-        super().__init__(items)
-        self._index = index
+    def __init__(self, index: ProjectIndex, names: set) -> None:
+        self._index, self._names = index, names
 
     def __contains__(self, name) -> bool:
         self._index._demand(name)
-        return super().__contains__(name)
+        return name in self._names
 
     def __iter__(self):
         self._index._load_all()
-        return super().__iter__()
+        return iter(self._names)
 
     def __len__(self) -> int:
         self._index._load_all()
-        return super().__len__()
+        return len(self._names)
 
 
-class _Files(dict):
-    """Facts by `file_key`; every scanned file is a key, a deferred one is loaded when read."""
+class _Files(Mapping):
+    """Facts by `file_key`: every scanned file is a key; a deferred file's facts load when read."""
 
-    def __init__(self, index: ProjectIndex, items=()) -> None:
-        super().__init__(items)
-        self._index = index
+    def __init__(self, index: ProjectIndex, facts: dict) -> None:
+        self._index, self._facts = index, facts
 
     def __getitem__(self, key):
         self._index._load(key)
-        return super().__getitem__(key)
+        return self._facts[key]
 
-    def get(self, key, default=None):
-        self._index._load(key)
-        return super().get(key, default)
+    def __contains__(self, key) -> bool:
+        return key in self._facts  # a deferred file is a key already: nothing to load
 
-    def values(self):
-        self._index._load_all()
-        return super().values()
+    def __iter__(self):
+        return iter(self._facts)
 
-    def items(self):
-        self._index._load_all()
-        return super().items()
+    def __len__(self) -> int:
+        return len(self._facts)
 
 
 def finding_at_definition(fn: KernelDefinition, message: str, fix: Fix, related: tuple[Related, ...]) -> Finding:
@@ -337,17 +320,28 @@ LAUNCH_APIS = {  # function -> index of the kernel argument
     "cudaLaunchCooperativeKernel": 0, "hipLaunchCooperativeKernel": 0, "hipExtLaunchKernelGGL": 0,
 }
 
-# Every fact in one walk of the tree: each query costs about a walk, whatever it matches.
+# One query per kind of fact, each run only on a file whose bytes may hold that fact: the
+# tree is walked once for all of them (portlint.queries.shared), but matching a pattern
+# against every call or function of a file costs more than that walk.
 _APIS = (*MODULE_LOOKUPS, *NAME_EXPRESSIONS, *LAUNCH_APIS)
-_FACTS = """
-[(function_definition declarator: (function_declarator) @declarator) @function
- (call_expression function: (identifier) @api (#any-of? @api %s)) @call
- (call_expression function: (_) @launched (kernel_call_syntax)) @launch
- (preproc_def name: (identifier) @macro_name) @macro
- (linkage_specification) @linkage]
+# The declarator's type is checked in Python: a pattern `declarator: (function_declarator)`
+# costs twice as much to match.
+_FUNCTIONS = "(function_definition) @function"
+# Launches by `<<<>>>` and by API share a query: their facts keep source order in `launches`.
+_CALLS = """
+[(call_expression function: (identifier) @api (#any-of? @api %s)) @call
+ (call_expression function: (_) @launched (kernel_call_syntax)) @launch]
 """ % " ".join(f'"{api}"' for api in _APIS)
+_MACROS = "(preproc_def name: (identifier) @macro_name) @macro"
+_LINKAGES = "(linkage_specification) @linkage"
 # Bytes without which a file has none of those facts (kernels return void).
 _MARKERS = (b"void", b"<<<", b"#define", b"extern", *(api.encode() for api in _APIS))
+# Each API's name without its vendor prefix (`cu`, `hip`, `nvrtc`, ...), those that hold
+# another left out: fewer searches of the bytes than one per API.
+_API_STEMS = {re.sub(r"^[a-z]+", "", api).encode() for api in _APIS}
+_CALL_MARKERS = (b"<<<", *sorted(stem for stem in _API_STEMS if not any(s != stem and s in stem for s in _API_STEMS)))
+# A kernel's head (the tokens before its name) spells out `__global__` or `void`.
+_KERNEL_HEAD_MARKERS = (b"void", b"__global__")
 _LOCAL_DECLARATIONS = "(declaration declarator: (_) @declarator)"
 # Tokens tree-sitter reads as identifiers where a macro breaks the parse (`KERNEL void k()`).
 _NOT_QUALIFIERS = frozenset(
@@ -404,18 +398,27 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
         _collect_sizes(source, model, facts)
     if source.language != CUDA or not any(marker in source.data for marker in _MARKERS):
         return facts
-    locals_ = _LocalNames(source)
-    for match in queries.matches(CUDA, _FACTS, source.tree.root_node):
-        if "function" in match:
-            _collect_function(source, model, facts, match["function"][0], match["declarator"][0])
-        elif "call" in match:
-            _collect_api_call(source, model, facts, match["call"][0], match["api"][0], locals_)
-        elif "launch" in match:
-            _collect_launch(source, model, facts, match["launch"][0], match["launched"][0], locals_)
-        elif "macro" in match:
+    data = source.data
+    if any(marker in data for marker in _KERNEL_HEAD_MARKERS):
+        # A head split off by a parse error (`_split_head`) needs one: most trees have none.
+        parse_errors = source.tree.root_node.has_error
+        for definition in queries.nodes(CUDA, _FUNCTIONS, source.tree.root_node, "function"):
+            declarator = definition.child_by_field_name("declarator")
+            if declarator is not None and declarator.type == "function_declarator":
+                _collect_function(source, model, facts, definition, declarator, parse_errors)
+    if any(marker in data for marker in _CALL_MARKERS):
+        locals_ = _LocalNames(source)
+        for match in queries.matches(CUDA, _CALLS, source.tree.root_node):
+            if "call" in match:
+                _collect_api_call(source, model, facts, match["call"][0], match["api"][0], locals_)
+            else:
+                _collect_launch(source, model, facts, match["launch"][0], match["launched"][0], locals_)
+    if b"define" in data:  # `#define`, `# define`
+        for match in queries.matches(CUDA, _MACROS, source.tree.root_node):
             _collect_macro(source, model, facts, match["macro"][0], match["macro_name"][0])
-        else:
-            _collect_c_linkage(source, model, facts, match["linkage"][0])
+    if b"extern" in data:
+        for spec in queries.nodes(CUDA, _LINKAGES, source.tree.root_node, "linkage"):
+            _collect_c_linkage(source, model, facts, spec)
     return facts
 
 
@@ -448,15 +451,16 @@ def _declared_scope(declarator, source) -> str:
     return source.node_text(scope) if scope is not None else ""
 
 
-def _collect_function(source, model, facts, definition, declarator) -> None:
-    name, qualified_scope = declared_name(declarator), _declared_scope(declarator, source)
-    if name is None or _in_class_body(definition):
+def _collect_function(source, model, facts, definition, declarator, parse_errors: bool) -> None:
+    head = _split_head(definition) if parse_errors else None
+    # Most definitions are no kernel: without `__global__` or `void` among the head's bytes,
+    # no node of them need be read.
+    if not any(source.data.find(marker, (head or definition).start_byte, declarator.start_byte) != -1
+               for marker in _KERNEL_HEAD_MARKERS):
         return
-    # `__global__ void C10_LAUNCH_BOUNDS_1(256) k()` splits into a declaration missing its
-    # `;` and a bare definition: the declaration's tokens belong to the definition.
-    head = definition.prev_sibling
-    if not (head is not None and head.type == "declaration" and head.children[-1].is_missing):
-        head = None
+    name, qualified_scope = declared_name(declarator), _declared_scope(declarator, source)
+    if name is None:
+        return
     has_global, returns_void = False, False
     qualifiers, specifiers = [], []
     for child in _head_tokens(head, definition, declarator):
@@ -471,20 +475,37 @@ def _collect_function(source, model, facts, definition, declarator) -> None:
             qualifiers.append(text)
     if not (has_global or returns_void) or (qualified_scope and not has_global):
         return  # not a kernel; a non-global `A::f` is an out-of-line method
-    namespaces = _enclosing_namespaces(definition, source)
+    ancestors = _ancestors(definition)  # each `Node.parent` descends from the root: read them once
+    is_template = bool(ancestors) and ancestors[0].type == "template_declaration"
+    around = ancestors[1:] if is_template else ancestors  # what holds the definition (or its template)
+    if around and around[0].type == "field_declaration_list":
+        return  # a method in its class body
+    namespaces = [_namespace_name(a, source) for a in reversed(ancestors) if a.type == "namespace_definition"]
     facts.functions.append(KernelDefinition(
         name=source.node_text(name),
         location=source.location(name.start_byte, name.end_byte),
         file_digest=source.digest,
         has_global=has_global,
-        extern_c=_is_extern_c(definition),
+        extern_c=_is_extern_c(definition, ancestors),
         qualifiers=tuple(qualifiers),
         specifiers=tuple(specifiers),
-        is_template=definition.parent is not None and definition.parent.type == "template_declaration",
+        is_template=is_template,
         scope="::".join(n for n in (*namespaces, qualified_scope) if n),
         insertion_point=source.location((head or definition).start_byte),
         status=model.status(definition.start_byte),
     ))
+
+
+def _split_head(definition):
+    """The declaration missing its `;` that holds the head of `definition`, or None.
+
+    `__global__ void C10_LAUNCH_BOUNDS_1(256) k()` splits into a declaration missing its
+    `;` and a bare definition: the declaration's tokens belong to the definition.
+    """
+    head = definition.prev_sibling
+    if head is not None and head.type == "declaration" and head.children[-1].is_missing:
+        return head
+    return None
 
 
 def _head_tokens(head, definition, declarator):
@@ -498,22 +519,19 @@ def _head_tokens(head, definition, declarator):
             yield child
 
 
-def _in_class_body(definition) -> bool:
-    parent = definition.parent
-    if parent is not None and parent.type == "template_declaration":
-        parent = parent.parent
-    return parent is not None and parent.type == "field_declaration_list"
-
-
-def _enclosing_namespaces(node, source) -> list[str]:
-    names = []
+def _ancestors(node) -> list:
+    """The parent of `node`, its parent, ... up to the root."""
+    found = []
     node = node.parent
     while node is not None:
-        if node.type == "namespace_definition":
-            name = node.child_by_field_name("name")
-            names.append(source.node_text(name) if name is not None else "(anonymous)")
+        found.append(node)
         node = node.parent
-    return names[::-1]
+    return found
+
+
+def _namespace_name(namespace, source) -> str:
+    name = namespace.child_by_field_name("name")
+    return source.node_text(name) if name is not None else "(anonymous)"
 
 
 def _is_c_linkage(spec) -> bool:
@@ -521,10 +539,9 @@ def _is_c_linkage(spec) -> bool:
     return value is not None and _is_c_literal(value)
 
 
-def _is_extern_c(definition) -> bool:
+def _is_extern_c(definition, ancestors: list) -> bool:
     node = definition
-    while node.parent is not None:
-        parent = node.parent
+    for parent in ancestors:
         if parent.type == "linkage_specification":
             return _is_c_linkage(parent)
         if parent.type == "ERROR" and _opens_c_block_before(parent, node):
@@ -619,6 +636,7 @@ class _LocalNames:
         self._source = source
         self._parameters: dict[int, frozenset[bytes]] = {}
         self._variables: dict[int, frozenset[bytes]] = {}
+        self._declarators: tuple[list[int], list] | None = None  # the file's, by start
 
     def declares(self, call, name) -> bool:
         function = call.parent
@@ -626,19 +644,30 @@ class _LocalNames:
             function = function.parent
         if function is None:
             return False
-        if function.id not in self._parameters:
-            self._parameters[function.id] = frozenset(_parameter_names(function))
-        if name.text in self._parameters[function.id]:
-            return True
-        body = function.child_by_field_name("body")
-        # Most launches name a kernel nowhere else in the function: skip the query then.
-        if body is None or not _mentions(self._source.data, body.start_byte, call.start_byte, name.text):
+        data, body = self._source.data, function.child_by_field_name("body")
+        # Most launches name a kernel nowhere else in the function: the bytes tell, before
+        # the parameters (in the head, before the body) or the body's declarations are read.
+        head_end = body.start_byte if body is not None else function.end_byte
+        if _mentions(data, function.start_byte, head_end, name.text):
+            if function.id not in self._parameters:
+                self._parameters[function.id] = frozenset(_parameter_names(function))
+            if name.text in self._parameters[function.id]:
+                return True
+        if body is None or not _mentions(data, body.start_byte, call.start_byte, name.text):
             return False
         if function.id not in self._variables:
-            self._variables[function.id] = frozenset(
-                _declarator_name(d) for d in queries.nodes(CUDA, _LOCAL_DECLARATIONS, body, "declarator")
-            )
+            self._variables[function.id] = frozenset(_declarator_name(d) for d in self._declarators_in(body))
         return name.text in self._variables[function.id]
+
+    def _declarators_in(self, body) -> list:
+        """The declarators of the declarations in `body`: those that start inside it (one
+        query of the whole file; a query per body costs more). A declarator starting inside
+        `body` lies in it, and one in it starting at its very end is empty: it names nothing."""
+        if self._declarators is None:
+            found = queries.nodes(CUDA, _LOCAL_DECLARATIONS, self._source.tree.root_node, "declarator")
+            self._declarators = ([d.start_byte for d in found], found)
+        starts, found = self._declarators
+        return found[bisect.bisect_left(starts, body.start_byte):bisect.bisect_left(starts, body.end_byte)]
 
 
 def _mentions(data: bytes, start: int, end: int, word: bytes) -> bool:
@@ -835,6 +864,9 @@ def _include_targets(index: ProjectIndex, including: str, include: str) -> list[
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
-    _FACTS,
+    _FUNCTIONS,
+    _CALLS,
+    _MACROS,
+    _LINKAGES,
     _LOCAL_DECLARATIONS,
 )

@@ -148,6 +148,10 @@ def build(source: SourceFile, rocm_macros: frozenset[str] = frozenset()) -> Rocm
 _CHAIN_QUERY = "[(preproc_if) (preproc_ifdef)] @chain"
 _ALTERNATIVES = ("preproc_elif", "preproc_elifdef", "preproc_else")
 _INT = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)")
+# Every `#if`/`#ifdef`/`#ifndef` token matches this (tree-sitter's is `#[ \t]*if`; line
+# continuations let in to be safe). A file without one has no chain: its model needs no
+# query, which spares the tree walk of the first shared query when no other reader needs it.
+_CHAIN_START = re.compile(rb"#[ \t\\\r\n]*if")
 
 
 class _MacroEnv:
@@ -177,7 +181,7 @@ def _envs(rocm_macros: frozenset[str]) -> tuple[_MacroEnv, _MacroEnv]:
 
 def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
     model = RocmPathModel()
-    if b"#" not in source.data:
+    if not _CHAIN_START.search(source.data):
         return model
     rocm_env, cuda_env = _envs(rocm_macros)
     for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain"):

@@ -244,6 +244,7 @@ def _global_fix(fn: KernelDefinition, cuda_only_kernel: bool) -> Fix:
 # ---- P002, P003: guards that decide by macros only NVIDIA's toolchain defines -----------
 # Imported here, not at the top, so that this section stays an append to the module.
 import re  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 
 from portlint import queries  # noqa: E402
 from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
@@ -273,6 +274,17 @@ def _chain_tests_hip(condition: Condition, by_node: dict[int, Condition], source
     ROCm macro)? Then the chain was written with HIP in mind."""
     project_macros = source.rocm_path.rocm_macros
     return any(_is_hip_macro(m, project_macros) for arm in _chain(condition, by_node) for m in arm.macros)
+
+
+def _unported_guards(source: SourceFile, macros) -> Iterator[Condition]:
+    """The `#if`/`#elif` conditions that name one of `macros` in a chain not written with
+    HIP in mind (P002, P003)."""
+    conditions = source.rocm_path.conditions
+    by_node = {c.node.id: c for c in conditions}
+    for condition in conditions:
+        if condition.condition is not None and not condition.macros.isdisjoint(macros) \
+                and not _chain_tests_hip(condition, by_node, source):
+            yield condition
 
 
 def _one_line(node, source: SourceFile) -> str:
@@ -342,14 +354,10 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
     """P002: an `#if` on the NVIDIA architecture number decides AMD's path by accident."""
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
         return []
-    conditions = source.rocm_path.conditions
-    by_node = {c.node.id: c for c in conditions}
     findings = []
-    for condition in conditions:
-        if CUDA_ARCH not in condition.macros or condition.condition is None:
-            continue
+    for condition in _unported_guards(source, (CUDA_ARCH,)):
         comparisons = _arch_comparisons(condition.condition, source)
-        if not comparisons or _chain_tests_hip(condition, by_node, source):
+        if not comparisons:
             continue
         kind = _gate_kind(condition, source, comparisons)
         if kind is None:
@@ -447,13 +455,9 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
     """P003: a guard on a macro that only NVIDIA's toolchain defines, with no HIP arm."""
     if not any(marker in source.data for marker in _NVCC_MARKERS) or source.rocm_path is None:
         return []
-    conditions = source.rocm_path.conditions
-    by_node = {c.node.id: c for c in conditions}
     findings = []
-    for condition in conditions:
+    for condition in _unported_guards(source, NVCC_ONLY_MACROS):
         macros = condition.macros & NVCC_ONLY_MACROS.keys()
-        if not macros or condition.condition is None or _chain_tests_hip(condition, by_node, source):
-            continue
         on_rocm = truth(evaluate(condition, source, rocm=True))
         on_cuda = truth(evaluate(condition, source, rocm=False))
         if on_rocm is None or on_rocm == on_cuda:
