@@ -74,12 +74,6 @@ _CONSTANT_DEFINITIONS = """
     declarator: (identifier) @name value: (_) @value)) @definition
  (enumerator name: (identifier) @name value: (_) @value) @definition]
 """
-_LOCAL_NAMES = """
-[(init_declarator declarator: (identifier) @name)
- (declaration declarator: (identifier) @name)
- (parameter_declaration declarator: (identifier) @name)
- (parameter_declaration declarator: (reference_declarator (identifier) @name))]
-"""
 _CONST_QUALIFIERS = frozenset({"const", "constexpr"})
 _MAX_SHIFT = 64
 
@@ -108,7 +102,7 @@ class IntegerConstants:
     def __init__(self, source):
         self.source = source
         self._by_name: dict[str, list[tuple[object, object, object]]] | None = None
-        self._local_names: dict[int, set[str]] = {}
+        self._declared: dict[tuple[int, str], bool] = {}  # (function id, name) -> `_declares`
         self._macro_values: dict[int, int | None] = {}
 
     def value(self, node, used: list | None = None) -> int | None:
@@ -133,27 +127,29 @@ class IntegerConstants:
 
     def _definitions_of(self, name: str, use) -> list[tuple[object, object]]:
         """The definitions `name` may refer to at `use`: locals first, then file scope."""
-        candidates = self._definitions().get(name, [])
+        candidates = self._definitions().get(name)
+        if not candidates:
+            return []  # most names read are no constant: skip finding the function
         function = enclosing_function(use)
         local = [(d, v) for d, v, f in candidates
                  if function is not None and f is not None and f.id == function.id and d.start_byte < use.start_byte]
         if local:
             return local
         file_level = [(d, v) for d, v, f in candidates if f is None]
-        if function is not None and name in self._names_declared_in(function):
+        hideable = any(d.type != "preproc_def" for d, _ in file_level)
+        if hideable and function is not None and self._declares(function, name):
             # A parameter or a non-const local hides a file-level constant (not a macro).
             return [(d, v) for d, v in file_level if d.type == "preproc_def"]
         return file_level
 
-    def _names_declared_in(self, function) -> set[str]:
-        names = self._local_names.get(function.id)
-        if names is None:
-            names = {self.source.node_text(n) for n in queries.nodes("cuda", _LOCAL_NAMES, function, "name")}
-            local_constants = {name for name, defs in self._definitions().items()
-                               if any(f is not None and f.id == function.id for _, _, f in defs)}
-            names -= local_constants
-            self._local_names[function.id] = names
-        return names
+    def _declares(self, function, name: str) -> bool:
+        """Is `name` a parameter or a local of `function` that is no local constant?"""
+        key = (function.id, name)
+        if key not in self._declared:
+            definitions = self._definitions().get(name, ())
+            is_local_constant = any(f is not None and f.id == function.id for _, _, f in definitions)
+            self._declared[key] = not is_local_constant and _declares_variable(self.source, function, name)
+        return self._declared[key]
 
     def _resolve(self, name: str, use, used, resolving: frozenset[str]) -> int | None:
         if name in resolving:
@@ -220,6 +216,40 @@ class IntegerConstants:
         if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
             return sizeof_value(node, text)
         return None
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def identifiers_named(source, name: str, start: int = 0, end: int | None = None, node_type: str = "identifier"):
+    """The `node_type` nodes `name` written in bytes `start` to `end` of the main tree (a byte
+    search: a hit next to a letter, digit or `_` is part of a longer word and is skipped)."""
+    root, data = source.tree.root_node, source.data
+    # The name first: `re` scans for a literal prefix far faster than for a lookbehind.
+    word = re.compile(re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+    for hit in word.finditer(data, start, len(data) if end is None else end):
+        at = hit.start()
+        if at > 0 and data[at - 1] in _WORD_BYTES:
+            continue
+        node = root.descendant_for_byte_range(at, hit.end())
+        if node is not None and node.type == node_type and node.start_byte == at and node.end_byte == hit.end():
+            yield node
+
+
+def _declares_variable(source, function, name: str) -> bool:
+    """Does `function` declare a variable or parameter `name` (`int name`, `T name = …`,
+    `T& name`)?"""
+    for identifier in identifiers_named(source, name, function.start_byte, function.end_byte):
+        parent = identifier.parent
+        if parent.type == "reference_declarator":  # only in a parameter
+            identifier, parent = parent, parent.parent
+            if parent is None or parent.type != "parameter_declaration":
+                continue
+        elif parent.type not in ("init_declarator", "declaration", "parameter_declaration"):
+            continue
+        if any(d.id == identifier.id for d in parent.children_by_field_name("declarator")):
+            return True
+    return False
 
 
 def _binary(op: str, left: int, right: int) -> int | None:
@@ -317,6 +347,25 @@ def calls_by_name(source) -> dict[str, list]:
     return memoized(source, "calls_by_name", build)
 
 
+def calls_named(source, name: str) -> list:
+    """`calls_by_name(source).get(name, [])`, found from the bytes of `name`: cheaper for one
+    name than indexing every call of the file."""
+    found = []
+    for identifier in identifiers_named(source, name):
+        # Climb `ns::name` and `name<T>` (as `callee_name` reads them) to the called function.
+        function, parent = identifier, identifier.parent
+        if parent.type == "qualified_identifier" and parent.child_by_field_name("name") == function:
+            function, parent = parent, parent.parent
+        if parent.type == "template_function" and parent.child_by_field_name("name") == function:
+            function, parent = parent, parent.parent
+        if parent.type != "call_expression" or parent.child_by_field_name("function") != function:
+            continue
+        arguments_node = parent.child_by_field_name("arguments")
+        if arguments_node is not None and arguments_node.type == "argument_list":
+            found.append(parent)
+    return sorted(found, key=lambda call: (call.start_byte, -call.end_byte))
+
+
 def macro_calls_by_name(source) -> dict[str, list]:
     """Like `calls_by_name`, for calls written in `#define` bodies (read from `macro_tree`).
 
@@ -372,11 +421,6 @@ class Declared(NamedTuple):
     depth: int  # pointer and array levels: `float* p` and `float s[8]` are 1, `float** q` is 2
 
 
-_DECLARATIONS = """
-[(declaration type: (_) @type)
- (parameter_declaration type: (_) @type)
- (optional_parameter_declaration type: (_) @type)] @declaration
-"""
 _ELABORATED = re.compile(r"^(?:struct|class|enum|union|typename)\s+")
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
 
@@ -402,27 +446,42 @@ def _declarator_name(declarator):
     return (declarator, depth) if declarator is not None else None
 
 
+# Node types `_declarator_name` looks through, from a declarator down to its identifier.
+_DECLARATOR_WRAPPERS = frozenset({
+    "pointer_declarator", "array_declarator", "init_declarator", "reference_declarator", "parenthesized_declarator",
+})
+_DECLARATION_TYPES = frozenset({"declaration", "parameter_declaration", "optional_parameter_declaration"})
+
+
 def _declared_variables(source, name: str) -> dict[int | None, Declared | None]:
     """function id (None: file scope) -> the declared type of `name` there; None where it has
-    two. Only declarations whose text holds the name are read."""
+    two.
+
+    A declaration of `name` has `name` as an identifier in one of its declarators: each
+    identifier `name` climbs through its declarator to the declaration (a query over every
+    declaration of the file cost more).
+    """
     scopes: dict[int | None, Declared | None] = {}
-    needle, data = name.encode(), source.data
-    declarations = memoized(source, "declarations", lambda s: queries.matches("cuda", _DECLARATIONS, s.tree.root_node))
-    for match in declarations:
-        declaration, type_node = match["declaration"][0], match["type"][0]
-        if data.find(needle, declaration.start_byte, declaration.end_byte) == -1:
+    for identifier in identifiers_named(source, name):
+        declarator, declaration = identifier, identifier.parent
+        while declaration is not None and declaration.type in _DECLARATOR_WRAPPERS:
+            declarator, declaration = declaration, declaration.parent
+        if declaration is None or declaration.type not in _DECLARATION_TYPES:
             continue
+        type_node = declaration.child_by_field_name("type")
+        if type_node is None or not type_node.is_named:
+            continue  # not a declaration of a variable with a type
+        if not any(d.id == declarator.id for d in declaration.children_by_field_name("declarator")):
+            continue  # the name stands elsewhere in it: a size, an initial value
+        named = _declarator_name(declarator)
+        if named is None or named[0].id != identifier.id:
+            continue  # e.g. a function declarator
         function = enclosing_function(declaration)
         if function is None and declaration.type != "declaration":
             continue  # a parameter of a prototype names nothing outside it
-        type_name = _type_name(type_node, source)
+        found = Declared(_type_name(type_node, source), named[1])
         scope = function.id if function is not None else None
-        for declarator in declaration.children_by_field_name("declarator"):
-            named = _declarator_name(declarator)
-            if named is None or source.node_text(named[0]) != name:
-                continue
-            found = Declared(type_name, named[1])
-            scopes[scope] = found if scopes.get(scope, found) == found else None
+        scopes[scope] = found if scopes.get(scope, found) == found else None
     return scopes
 
 
@@ -635,7 +694,7 @@ class OpenConstants(IntegerConstants):
         if name in self._definitions():
             return False  # defined here, but not where it is used
         function = enclosing_function(use)
-        if function is not None and name in self._names_declared_in(function):
+        if function is not None and self._declares(function, name):
             return False
         if function is not None and _is_method(function):
             return False  # a class member of that name would be found first
@@ -719,9 +778,7 @@ def macro_tree(source):
 queries.shared(
     "cuda",
     _CONSTANT_DEFINITIONS,
-    _LOCAL_NAMES,
     _MACRO_BODIES,
     _ALL_CALLS,
     _DEFINED_FUNCTIONS,
-    _DECLARATIONS,
 )

@@ -14,10 +14,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from math import prod
+from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    Expr, arguments, callee_name, calls, enclosing_function, memoized, open_constants, strip_parens,
+    Expr, arguments, callee_name, calls, enclosing_function, identifiers_named, memoized, open_constants,
+    strip_parens,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
@@ -45,23 +47,11 @@ SHARED_MEMORY_ARGUMENT = {
 # Trigger tokens of every rule that reads launches (`has_launches`).
 LAUNCH_TOKENS = (b"<<<", *(api.encode() for api in LAUNCH_APIS))
 
-_TRIPLE_CHEVRON = "(call_expression (kernel_call_syntax) @config) @call"
-_LAUNCH_API_CALLS = "(call_expression function: (identifier) @api arguments: (argument_list)) @call"
 _KERNELS = "(function_definition declarator: (function_declarator) @declarator) @definition"
 _BOUNDED_DECLARATIONS = "(declaration (launch_bounds) declarator: (function_declarator) @declarator)"
 _LAUNCH_BOUNDS = "(launch_bounds) @bounds"
-# `dim3 b(X, Y)` with names only parses as a function declaration (the most vexing parse).
-_DIM3_VARIABLES = """
-(declaration type: (type_identifier) @type
-  declarator: [(init_declarator declarator: (identifier) @name)
-               (function_declarator declarator: (identifier) @name)
-               (identifier) @name] @declarator) @declaration
-"""
-_ASSIGNMENTS = """
-[(assignment_expression left: (_) @target)
- (update_expression argument: (_) @target)
- (pointer_expression argument: (_) @target)]
-"""
+# Expressions a write goes through to the variable: `b.x`, `b[i]`, `(b)`.
+_WRITTEN_THROUGH = ("field_expression", "subscript_expression", "parenthesized_expression")
 _QUERY_CALLS = "(call_expression function: (_) @callee) @call"
 _FIELDS = "(field_expression field: (field_identifier) @field)"
 
@@ -74,6 +64,9 @@ DEVICE_QUERIES = frozenset({
 })
 ATTRIBUTE_QUERIES = frozenset({"cudaDeviceGetAttribute", "hipDeviceGetAttribute", "cuDeviceGetAttribute"})
 PROPERTY_FIELDS = frozenset({"maxThreadsPerBlock", "maxThreadsDim"})
+# Every name `_asks_device` looks for, as bytes.
+_DEVICE_QUERY_NAMES = re.compile(b"|".join(
+    re.escape(name.encode()) for name in sorted(DEVICE_QUERIES | ATTRIBUTE_QUERIES | PROPERTY_FIELDS)))
 # Calls that work across the lanes of a warp: shuffles, votes, warp-level CUB, cooperative
 # groups tiles, and helpers named as warp reductions.
 WARP_OPERATIONS = re.compile(
@@ -108,28 +101,44 @@ class BlockShape:
         return prod(d for d in self.dims if d is not None)
 
 
+class ConstantBlocks(NamedTuple):
+    """(launch, block size) of a file's launches with a constant block, in source order."""
+
+    over_limit: list  # more than 1024 threads for certain (K001)
+    within_limit: list  # every dimension known, at most 1024 threads (K002)
+
+
 def launches(source: SourceFile) -> list[Launch]:
     """Every `k<<<grid, block, ...>>>` and launch-API call, in source order (found once per file)."""
     return memoized(source, "launch.launches", _find_launches)
 
 
 def _find_launches(source: SourceFile) -> list[Launch]:
+    # Found from their bytes (`<<<`, the API's name), then checked in the tree: a launch is
+    # rare among a file's calls, and a query over every call cost more.
     found = []
-    root = source.tree.root_node
-    if b"<<<" in source.data:
-        for match in queries.matches(CUDA, _TRIPLE_CHEVRON, root):
-            call, config = match["call"][0], match["config"][0]
+    data, root = source.data, source.tree.root_node
+    at = data.find(b"<<<")
+    while at != -1:
+        token = root.descendant_for_byte_range(at, at + 3)
+        config = token.parent if token is not None and token.type == "<<<" and token.start_byte == at else None
+        call = config.parent if config is not None and config.type == "kernel_call_syntax" else None
+        if call is not None and call.type == "call_expression":
             args = [c for c in config.named_children if c.type != "comment"]
-            if len(args) < 2:
+            if len(args) >= 2:
+                fn = call.child_by_field_name("function")
+                found.append(Launch(call, kernel_argument(fn) if fn is not None else None, args[1], args[0],
+                                    args[2] if len(args) > 2 else None))
+        at = data.find(b"<<<", at + 1)
+    for api in LAUNCH_APIS:
+        if api.encode() not in data:
+            continue
+        for name in identifiers_named(source, api):
+            call = name.parent
+            if call.type != "call_expression" or call.child_by_field_name("function") != name:
                 continue
-            fn = call.child_by_field_name("function")
-            found.append(Launch(call, kernel_argument(fn) if fn is not None else None, args[1], args[0],
-                                args[2] if len(args) > 2 else None))
-    if any(api.encode() in source.data for api in LAUNCH_APIS):
-        for match in queries.matches(CUDA, _LAUNCH_API_CALLS, root):
-            call = match["call"][0]
-            api = source.node_text(match["api"][0])
-            if api not in LAUNCH_APIS:
+            arguments_node = call.child_by_field_name("arguments")
+            if arguments_node is None or arguments_node.type != "argument_list":
                 continue
             args = arguments(call)
             if len(args) > BLOCK_ARGUMENT:
@@ -229,36 +238,52 @@ class LaunchContext:
 
     def _dim3_variable(self, use):
         """The declarator of the `dim3` variable `use` names, if it is set once and never changed."""
+        name = self.source.node_text(use)
+        declared = self._dim3_declarations.get(name)
+        if not declared:
+            return None
         function = enclosing_function(use)
         if function is None:
             return None
-        name = self.source.node_text(use)
-        declarators = self._once("dim3", function, self._dim3_declarators).get(name, [])
+        declarators = [declarator for declaration, declarator in declared if _within(declaration, function)]
         if len(declarators) != 1 or declarators[0].start_byte > use.start_byte:
             return None
-        if name in self._once("changed", function, self._changed_names):
+        if self._once(f"changed {name}", function, lambda f: self._changed(name, f)):
             return None
         return declarators[0]
 
-    def _dim3_declarators(self, function) -> dict[str, list]:
+    @cached_property
+    def _dim3_declarations(self) -> dict[str, list[tuple[object, object]]]:
+        """name -> (declaration, declarator) of each `dim3` variable of the file, in source order
+        (found from the word `dim3`: a query over every declaration cost more)."""
         found: dict[str, list] = {}
-        for match in queries.matches(CUDA, _DIM3_VARIABLES, function):
-            if self.source.node_text(match["type"][0]) == "dim3":
-                found.setdefault(self.source.node_text(match["name"][0]), []).append(match["declarator"][0])
+        for type_node in identifiers_named(self.source, "dim3", node_type="type_identifier"):
+            declaration = type_node.parent
+            if declaration.type != "declaration" or declaration.child_by_field_name("type") != type_node:
+                continue
+            for declarator in declaration.children_by_field_name("declarator"):
+                # `dim3 b(X, Y)` with names only parses as a function declarator (the most vexing parse).
+                if declarator.type in ("init_declarator", "function_declarator"):
+                    names = [n for n in declarator.children_by_field_name("declarator") if n.type == "identifier"]
+                else:
+                    names = [declarator] if declarator.type == "identifier" else []
+                for name in names:
+                    found.setdefault(self.source.node_text(name), []).append((declaration, declarator))
         return found
 
-    def _changed_names(self, function) -> set[str]:
-        """Variables assigned (`b = …`, `b.x = …`, `++b.x`) or whose address is taken in `function`."""
-        names = set()
-        for target in queries.nodes(CUDA, _ASSIGNMENTS, function, "target"):
-            while target.type in ("field_expression", "subscript_expression", "parenthesized_expression"):
-                inner = target.child_by_field_name("argument") or (target.named_children or [None])[0]
-                if inner is None:
-                    break
-                target = inner
-            if target.type == "identifier":
-                names.add(self.source.node_text(target))
-        return names
+    def _changed(self, name: str, function) -> bool:
+        """Is variable `name` assigned (`b = …`, `b.x = …`, `++b.x`) or its address taken in
+        `function`? Each `name` there climbs through `b.x`, `b[i]`, `(b)` to what is written."""
+        for identifier in identifiers_named(self.source, name, function.start_byte, function.end_byte):
+            target, parent = identifier, identifier.parent
+            while parent.type in _WRITTEN_THROUGH and _written_part(parent) == target:
+                target, parent = parent, parent.parent
+            if parent.type == "assignment_expression" and parent.child_by_field_name("left") == target:
+                return True
+            if parent.type in ("update_expression", "pointer_expression") and \
+                    parent.child_by_field_name("argument") == target:
+                return True
+        return False
 
     # ---- kernels --------------------------------------------------------------------
     @cached_property
@@ -316,6 +341,9 @@ class LaunchContext:
         return function is not None and self._once("query", function, self._asks_device)
 
     def _asks_device(self, function) -> bool:
+        # Each way of asking writes one of the names in the function: most functions have none.
+        if _DEVICE_QUERY_NAMES.search(self.source.data, function.start_byte, function.end_byte) is None:
+            return False
         for match in queries.matches(CUDA, _QUERY_CALLS, function):
             call = match["call"][0]
             name = callee_name(call, self.source)
@@ -327,15 +355,27 @@ class LaunchContext:
                    for f in queries.nodes(CUDA, _FIELDS, function, "field"))
 
     @cached_property
+    def constant_blocks(self) -> ConstantBlocks:
+        """The one pass over the launches that K001 and K002 share."""
+        blocks = ConstantBlocks([], [])
+        for launch in launches(self.source):
+            shape = self.block_shape(launch)
+            if shape is None:
+                continue
+            if shape.threads_at_least > MAX_THREADS_PER_BLOCK:
+                blocks.over_limit.append((launch, shape))
+            elif shape.threads is not None:
+                blocks.within_limit.append((launch, shape))
+        return blocks
+
+    @cached_property
     def largest_blocks(self) -> dict[int, int]:
         """Kernel definition id -> the largest constant block (up to 1024) it is launched with here."""
         largest: dict[int, int] = {}
-        for launch in launches(self.source):
-            shape = self.block_shape(launch)
+        for launch, shape in self.constant_blocks.within_limit:
             kernel = self.kernel_definition(launch)
-            if kernel is None or shape is None or shape.threads is None or shape.threads > MAX_THREADS_PER_BLOCK:
-                continue
-            largest[kernel.id] = max(largest.get(kernel.id, 0), shape.threads)
+            if kernel is not None:
+                largest[kernel.id] = max(largest.get(kernel.id, 0), shape.threads)
         return largest
 
     @cached_property
@@ -361,6 +401,16 @@ class LaunchContext:
                     using.add(caller)
                     pending.append(caller)
         return using
+
+
+def _written_part(expression):
+    """The part of `b.x`, `b[i]` or `(b)` that a write to it writes to."""
+    return expression.child_by_field_name("argument") or (expression.named_children or [None])[0]
+
+
+def _within(node, function) -> bool:
+    """Does `node` lie in `function`? (A node inside a `function_definition` never has its span.)"""
+    return function.start_byte <= node.start_byte and node.end_byte <= function.end_byte
 
 
 def has_launches(source: SourceFile) -> bool:
@@ -399,12 +449,8 @@ def too_many_threads(block: str, dims: tuple) -> tuple[str, Fix]:
 def check_block_over_1024(source: SourceFile) -> list[Finding]:
     if not has_launches(source):
         return []
-    context = LaunchContext.of(source)
     findings = []
-    for launch in launches(source):
-        shape = context.block_shape(launch)
-        if shape is None or shape.threads_at_least <= MAX_THREADS_PER_BLOCK:
-            continue
+    for launch, shape in LaunchContext.of(source).constant_blocks.over_limit:
         message, fix = too_many_threads(source.node_text(launch.block), shape.dims)
         findings.append(at_node(source, launch.block, message, fix,
                                 related=_where_set(launch, shape.sources, source)))
@@ -444,15 +490,14 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
         return []
     context = LaunchContext.of(source)
     findings = []
-    for launch in launches(source):
-        shape = context.block_shape(launch)
-        if shape is None or shape.threads is None or shape.threads > MAX_THREADS_PER_BLOCK:
-            continue  # not constant, or K001's
+    for launch, shape in context.constant_blocks.within_limit:  # larger blocks are K001's
         kernel = context.kernel_definition(launch)
         if kernel is None or _is_port(shape.sources, source):
             continue  # nothing to compare with, or a size chosen for ROCm (the port itself)
         known, bound = context.launch_bound(kernel)
-        queried = context.has_device_query(enclosing_function(launch.call))
+        # Only HIP's default bound gives way to a device query: look for one only then.
+        queried = (bound is None and shape.threads > DEFAULT_LAUNCH_BOUND
+                   and context.has_device_query(enclosing_function(launch.call)))
         if not known or not _exceeds_bound(shape.threads, bound, queried):
             continue
         message, fix = over_bound(source.node_text(launch.kernel), shape.threads, bound,
@@ -719,10 +764,6 @@ def check_huge_grid(source: SourceFile) -> list[Finding]:
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
-    _TRIPLE_CHEVRON,
-    _LAUNCH_API_CALLS,
-    _DIM3_VARIABLES,
-    _ASSIGNMENTS,
     _KERNELS,
     _BOUNDED_DECLARATIONS,
     _QUERY_CALLS,

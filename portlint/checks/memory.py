@@ -32,8 +32,6 @@ SET_ATTRIBUTE_TOKENS = tuple(sorted(api.encode() for api in SET_ATTRIBUTE))
 # How the attribute that raises the dynamic shared memory limit ends, in each API.
 MAX_DYNAMIC_ATTRIBUTES = ("MaxDynamicSharedMemorySize", "MAX_DYNAMIC_SHARED_SIZE_BYTES")
 
-_SHARED_DECLARATIONS = '(declaration (type_qualifier) @qualifier (#eq? @qualifier "__shared__")) @declaration'
-
 STATIC_ADVICE = ("Shrink the `__shared__` arrays of `{name}` to at most 65536 bytes: a smaller tile under "
                  "`#ifdef __HIP_PLATFORM_AMD__`, or dynamic shared memory sized from `sharedMemPerBlock`")
 DYNAMIC_ADVICE = ("Size dynamic shared memory from `sharedMemPerBlock` at run time (at most 65536 bytes "
@@ -77,7 +75,7 @@ class SharedMemory:
         found: dict[int, tuple[object, list[SharedArray]]] = {}
         if b"__shared__" not in self.source.data:
             return found
-        for declaration in queries.nodes(CUDA, _SHARED_DECLARATIONS, self.source.tree.root_node, "declaration"):
+        for declaration in _shared_declarations(self.source):
             function = enclosing_function(declaration)
             if function is None or any(c.type == "storage_class_specifier" and c.text == b"extern"
                                        for c in declaration.children):
@@ -106,6 +104,22 @@ class SharedMemory:
         """Bytes of the function's `__shared__` variables this file can size (a lower bound)."""
         _, arrays = self.by_function.get(function.id, (None, []))
         return sum(a.bytes or 0 for a in arrays)
+
+
+def _shared_declarations(source: SourceFile) -> list:
+    """Declarations qualified `__shared__`, in source order, once per `__shared__` written
+    (found from those bytes: a query over every declaration cost more)."""
+    found, root, data = [], source.tree.root_node, source.data
+    at = data.find(b"__shared__")
+    while at != -1:
+        end = at + len(b"__shared__")
+        node = root.descendant_for_byte_range(at, end)
+        qualifier = node if node is None or node.type == "type_qualifier" else node.parent
+        if qualifier is not None and qualifier.type == "type_qualifier" and \
+                (qualifier.start_byte, qualifier.end_byte) == (at, end) and qualifier.parent.type == "declaration":
+            found.append(qualifier.parent)
+        at = data.find(b"__shared__", at + 1)
+    return sorted(found, key=lambda d: (d.start_byte, -d.end_byte))
 
 
 def _name_of(function, source: SourceFile) -> tuple[object, str]:
@@ -264,7 +278,9 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
 # =========================================================================================
 # M002-M005: managed memory, system fences, memory-type numbers, texture references.
 # Imported here so that this section stays an append to the module.
-from portlint.checks.cpp import calls_by_name, expression_type, integer_value, strip_parens, token_nodes  # noqa: E402
+from portlint.checks.cpp import (  # noqa: E402
+    calls_by_name, calls_named, expression_type, integer_value, strip_parens, token_nodes,
+)
 from portlint.fix import Edit  # noqa: E402
 
 # ---- M002 managed-memory -----------------------------------------------------------------
@@ -280,14 +296,13 @@ def check_managed_memory(source: SourceFile) -> list[Finding]:
     if b"anaged" not in data and b"MemPrefetch" not in data and b"MemAdvise" not in data:
         return []
     findings = []
-    index = calls_by_name(source)
     for name in MANAGED_ALLOCATORS:
-        for call in index.get(name, ()):
+        for call in calls_named(source, name):
             findings.append(at_node(source, call.child_by_field_name("function"),
                                     f"`{name}` memory stays in host RAM on AMD unless XNACK is on.",
                                     Fix.advice(MANAGED_ADVICE)))
     for name in MANAGED_HINTS:
-        for call in index.get(name, ()):
+        for call in calls_named(source, name):
             findings.append(at_node(source, call.child_by_field_name("function"),
                                     f"`{name}` moves managed memory on AMD only when XNACK is on.",
                                     Fix.advice(MANAGED_ADVICE)))
@@ -316,7 +331,7 @@ def check_threadfence_system(source: SourceFile) -> list[Finding]:
                 Fix.advice("Allocate the flags the host polls with "
                            "`hipHostMalloc(&p, n, hipHostMallocCoherent)` or "
                            "`hipExtMallocWithFlags(&p, n, hipDeviceMallocFinegrained)`"))
-        for call in calls_by_name(source).get("__threadfence_system", ())
+        for call in calls_named(source, "__threadfence_system")
     ]
 
 
@@ -460,8 +475,4 @@ def check_texture_reference(source: SourceFile) -> list[Finding]:
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
-queries.shared(
-    CUDA,
-    _SHARED_DECLARATIONS,
-    _MEMORY_TYPE_TESTS,
-)
+queries.shared(CUDA, _MEMORY_TYPE_TESTS)

@@ -6,8 +6,8 @@ import re
 
 from portlint import queries
 from portlint.checks.cpp import (
-    DEVICE_CODE, arguments, callee_name, calls_by_name, enclosing_function, expression_type, in_device_code, include_path,
-    strip_parens, token_nodes,
+    DEVICE_CODE, arguments, callee_name, calls_named, enclosing_function, expression_type,
+    in_device_code, include_path, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -261,9 +261,8 @@ def check_float_atomic_add(source: SourceFile) -> list[Finding]:
     if b"atomicAdd" not in source.data:
         return []
     findings = []
-    index = calls_by_name(source)
     for name in ATOMIC_ADDS:
-        for call in index.get(name, ()):
+        for call in calls_named(source, name):
             args = arguments(call)
             target = expression_type(source, args[0]) if len(args) == 2 else None
             if target is None or target.depth != 1 or target.type not in FLOAT_TYPES:
@@ -357,8 +356,7 @@ def _receiver(value, source: SourceFile) -> str | None:
 def check_clock_timing(source: SourceFile) -> list[Finding]:
     if b"clock" not in source.data:
         return []
-    index = calls_by_name(source)
-    candidates = [(name, call) for name in CLOCKS for call in index.get(name, ())
+    candidates = [(name, call) for name in CLOCKS for call in calls_named(source, name)
                   if not arguments(call) and in_device_code(call)]
     if not candidates:
         return []
@@ -395,7 +393,7 @@ def check_device_assert_trap(source: SourceFile) -> list[Finding]:
     data = source.data
     findings = []
     if b"assert" in data:
-        for call in calls_by_name(source).get("assert", ()):
+        for call in calls_named(source, "assert"):
             if in_device_code(call):
                 findings.append(at_node(
                     source, call, "A failing device `assert` aborts the whole process on AMD.",
