@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_tree, strip_parens,
+    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -26,7 +28,8 @@ MASKED_INTRINSICS = frozenset({
     "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
 })
 
-_CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
+# What every name in MASKED_INTRINSICS holds.
+_MASKED_WORD = re.compile(rb"sync")
 
 
 def _is_32_lane_full_mask(node, source: SourceFile) -> bool:
@@ -57,11 +60,7 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:
         return []
     findings = []
-    for call in queries.nodes(CUDA, _CALLS, source.tree.root_node, "call"):
-        name = callee_name(call, source)
-        if name not in MASKED_INTRINSICS:
-            continue
-        args = arguments(call)
+    for call, _, args in masked_intrinsic_calls(source):
         if not args or not _is_32_lane_full_mask(args[0], source):
             continue
         mask = strip_parens(args[0])
@@ -90,7 +89,6 @@ _HIP_THREAD_BUILTINS = frozenset({
 })
 _SIGNED_32 = frozenset({"int", "signed", "signed int", "int32_t", "std::int32_t"})
 _UNSIGNED_32 = frozenset({"unsigned", "unsigned int", "uint32_t", "std::uint32_t", "uint"})
-_CALL_NODES = "(call_expression) @call"
 _IDENTIFIERS = "(identifier) @id"
 
 
@@ -122,9 +120,21 @@ def _is_shuffle(name: str | None) -> bool:
     return name is not None and "shfl" in name.lower()
 
 
+# What every shuffle's name holds (see `_is_shuffle`).
+_SHUFFLE_WORD = re.compile(rb"(?i)shfl")
+
+
+def _may_name(node, name: str, source: SourceFile) -> bool:
+    """Can an identifier under `node` read `name`? Not if its bytes are not in the node's text
+    (a name read from undecodable bytes holds U+FFFD: it gets no byte test)."""
+    return "\ufffd" in name or name.encode() in source.data[node.start_byte:node.end_byte]
+
+
 def _mentions(node, name: str, source: SourceFile) -> bool:
     if node.type == "identifier":
         return source.node_text(node) == name
+    if not _may_name(node, name, source):
+        return False
     return any(source.node_text(n) == name for n in queries.nodes(CUDA, _IDENTIFIERS, node, "id"))
 
 
@@ -134,6 +144,44 @@ def _roots(source: SourceFile):
     macros = macro_tree(source)
     if macros is not None:
         yield macros, True
+
+
+@cache
+def _literal_pattern(values: frozenset[int]) -> re.Pattern:
+    """The start of an integer literal of one of `values`, in every spelling `integer_value`
+    reads (`31`, `3'1`, `037`, `0x1F`, `0x0'1f`, binary, any suffix): `'` separators may
+    stand between any two digits."""
+    def digits(text: str) -> str:
+        return "'*".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
+    spellings = ["0[bB]"]
+    for value in sorted(values):
+        spellings += [digits(str(value)) + "(?![0-9.])", "0['0]*" + digits(format(value, "o")),
+                      "0[xX]['0]*" + digits(format(value, "x"))]
+    return re.compile("|".join(spellings).encode())
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def operations_with_literal(source: SourceFile, root, values: frozenset[int]) -> list:
+    """The binary expressions under `root` (the main or the macro tree: the same offsets) with
+    an operand that is an integer literal of one of `values`, in source order. Found from the
+    literals in the text rather than by matching every binary expression of the file."""
+    def literal_starts(s: SourceFile) -> list[int]:
+        data = s.data
+        # A token starts after a non-word byte (a digit after a letter is inside a name).
+        return [at for at in (m.start() for m in _literal_pattern(values).finditer(data))
+                if at == 0 or data[at - 1] not in _WORD_BYTES]
+    found = {}
+    for at in memoized(source, f"wavefront.literals:{sorted(values)}", literal_starts):
+        literal = root.descendant_for_byte_range(at, at + 1)
+        if (literal is None or literal.type != "number_literal" or literal.start_byte != at
+                or integer_value(literal, source) not in values):
+            continue
+        expr = literal.parent
+        if expr.type == "binary_expression":
+            found[expr.id] = expr
+    return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
 
 
 def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
@@ -230,11 +278,6 @@ _CUB_LOGICAL_WARP = {
     "WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpMergeSort": 2, "WarpLoad": 3, "WarpStore": 3,
 }
 
-_LITERAL_OPERANDS = "[(binary_expression left: (number_literal)) (binary_expression right: (number_literal))] @expr"
-_TEMPLATES = """
-[(template_type name: (type_identifier) @name arguments: (template_argument_list) @args)
- (template_function name: (identifier) @name arguments: (template_argument_list) @args)]
-"""
 _W001_WORDS = (b"warp", b"lane", b"shfl", b"tid", b"thread", b"blockdim")
 HOST_ADVICE = ("Read the warp size at run time: "
                "`hipDeviceGetAttribute(&ws, hipDeviceAttributeWarpSize, dev)`, then use `ws`")
@@ -330,19 +373,66 @@ def _loop_step(loop, name: str, source: SourceFile) -> str | None:
     return None
 
 
+def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tuple[object, str, list]]:
+    """(call, callee, arguments) of the calls under `node` whose callee (`callee_name`) passes
+    `wanted`, in source order. Found where `words`, text that every such callee holds, occurs
+    rather than among all calls: a callee's name (`f`, `f<T>`, `ns::f`) is an identifier at
+    most three levels under its call."""
+    found = {}
+    for hit in words.finditer(source.data, node.start_byte, node.end_byte):
+        call = node.descendant_for_byte_range(hit.start(), hit.end())
+        if call is None or call.type != "identifier":
+            continue
+        for _ in range(3):
+            call = call.parent
+            if call is None or call.type == "call_expression":
+                break
+        if (call is None or call.type != "call_expression" or call.id in found
+                or call.start_byte < node.start_byte or call.end_byte > node.end_byte):
+            continue
+        callee = callee_name(call, source)
+        if wanted(callee):
+            found[call.id] = (call, callee, arguments(call))
+    return sorted(found.values(), key=lambda f: (f[0].start_byte, -f[0].end_byte))
+
+
+def shuffle_calls(source: SourceFile, root) -> list[tuple[object, str, list]]:
+    """`_calls_named` for the shuffle calls under `root` (the main or the macro tree), once per tree."""
+    return memoized(source, f"wavefront.shuffle_calls:{root.id}",
+                    lambda s: _calls_named(root, s, _SHUFFLE_WORD, _is_shuffle))
+
+
+def masked_intrinsic_calls(source: SourceFile) -> list[tuple[object, str, list]]:
+    """`_calls_named` for the calls of MASKED_INTRINSICS in the main tree, read as `cpp.calls`
+    reads calls (with an argument list), once per file."""
+    def find(s: SourceFile) -> list:
+        found = _calls_named(s.tree.root_node, s, _MASKED_WORD, MASKED_INTRINSICS.__contains__)
+        return [c for c in found if has_argument_list(c[0])]
+    return memoized(source, "wavefront.masked_intrinsic_calls", find)
+
+
+def has_argument_list(call) -> bool:
+    """A call as `cpp.calls` reads calls: `f(...)`, not `T{...}`."""
+    arguments_node = call.child_by_field_name("arguments")
+    return arguments_node is not None and arguments_node.type == "argument_list"
+
+
 def _shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     """The counter of a loop whose body shuffles by it over the whole warp, else None."""
-    counter = _loop_counter(loop, source)
+    known = memoized(source, "wavefront.shuffle_loops", lambda s: {})  # asked again for each use in the loop
+    if loop.id not in known:
+        known[loop.id] = _find_shuffle_loop_counter(loop, source)
+    return known[loop.id]
+
+
+def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     body = loop.child_by_field_name("body")
-    if counter is None or body is None:
+    shuffles = _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle) if body is not None else []
+    counter = _loop_counter(loop, source) if shuffles else None
+    if counter is None:
         return None
     name = counter[0]
-    shuffles = []
-    for call in queries.nodes(CUDA, _CALL_NODES, body, "call"):
-        callee = callee_name(call, source)
-        args = arguments(call)
-        if _is_shuffle(callee) and any(_mentions(a, name, source) for a in args):
-            shuffles.append((callee, args))
+    shuffles = [(callee, args) for _, callee, args in shuffles if any(_mentions(a, name, source) for a in args)]
     if not shuffles or any(_explicit_width(c, a, source) for c, a in shuffles):
         return None
     return name
@@ -404,11 +494,7 @@ class _WarpSizeScan:
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
         source = self.source
-        seen = set()
-        for expr in queries.nodes(CUDA, _LITERAL_OPERANDS, root, "expr"):
-            if expr.id in seen:
-                continue
-            seen.add(expr.id)
+        for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
             op_node = expr.child_by_field_name("operator")
             op = op_node.type
             if op not in _LANE_ARITHMETIC:
@@ -487,11 +573,9 @@ class _WarpSizeScan:
     def shuffle_lanes(self, root, in_macro: bool) -> None:
         source = self.source
         chains: dict[object, list] = {}
-        for call in queries.nodes(CUDA, _CALL_NODES, root, "call"):
-            name = callee_name(call, source)
-            if name is None or not name.startswith("__shfl"):
+        for call, name, args in shuffle_calls(source, root):
+            if not name.startswith("__shfl"):
                 continue  # wrappers: their argument order is unknown
-            args = arguments(call)
             lane_index = 2 if name.endswith("_sync") else 1
             if len(args) <= lane_index or _explicit_width(name, args, source):
                 continue
@@ -517,14 +601,13 @@ class _WarpSizeScan:
     # ---- `cub::WarpReduce<T, 32>` ----------------------------------------------------------
     def cub_logical_warps(self) -> None:
         source = self.source
-        for match in queries.matches(CUDA, _TEMPLATES, source.tree.root_node):
-            name = source.node_text(match["name"][0])
-            index = _CUB_LOGICAL_WARP.get(name)
-            args = [a for a in match["args"][0].named_children if a.type != "comment"]
-            if index is None or len(args) <= index or integer_value(args[index], source) != 32:
+        for name, template_args in _cub_warp_templates(source):
+            index = _CUB_LOGICAL_WARP[name]
+            args = [a for a in template_args.named_children if a.type != "comment"]
+            if len(args) <= index or integer_value(args[index], source) != 32:
                 continue
             literal = args[index]
-            template = match["args"][0].parent
+            template = template_args.parent
             message = f"`{_short(source.node_text(template), 40)}` makes 32-lane logical warps; AMD wavefronts have 64."
             if index == len(args) - 1:
                 dropped = Edit(args[index - 1].end_byte, literal.end_byte, "")  # `, 32`
@@ -535,6 +618,31 @@ class _WarpSizeScan:
                 fix = Fix.advice("Pass a per-platform logical warp size instead of `32` "
                                  "(64 under `#if defined(__GFX8__) || defined(__GFX9__)`)")
             self.report(literal, message, fix, error=False)
+
+
+# `WarpReduce<T, 32>` is a template type; `WarpReduce<T, 32>(...)` may read as a template function.
+_TEMPLATE_OF_NAME = {"type_identifier": "template_type", "identifier": "template_function"}
+
+
+def _cub_warp_templates(source: SourceFile) -> list[tuple[str, object]]:
+    """(name, template argument list) of each `WarpReduce<...>`, `cub::WarpScan<...>`, ... in
+    the main tree, in source order: found where those names occur in the text."""
+    root, data = source.tree.root_node, source.data
+    found = []
+    for name in _CUB_LOGICAL_WARP:
+        word = name.encode()
+        at = data.find(word)
+        while at != -1:
+            node = root.descendant_for_byte_range(at, at + len(word))
+            template_type = _TEMPLATE_OF_NAME.get(node.type) if node is not None else None
+            if template_type is not None and node.start_byte == at and node.end_byte == at + len(word):
+                template = node.parent
+                if template.type == template_type and template.child_by_field_name("name") == node:
+                    args = template.child_by_field_name("arguments")
+                    if args is not None and args.type == "template_argument_list":
+                        found.append((at, name, args))
+            at = data.find(word, at + len(word))
+    return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
 
 
 def _ancestors(node):
@@ -624,7 +732,9 @@ BIT_FUNCTIONS = {
                           " (it counts from bit 63: `31 - __clz(m)` becomes `63 - __clzll(m)`)"),
     "__brev": _BitFunction("__brevll", "reverses", "never", " (lane 0 moves to bit 63)"),
 }
-_MASK_NAME_BYTES = tuple(sorted(name.encode() for name in MASK_INTRINSICS))
+_BIT_FUNCTION_NAMES = re.compile("|".join(BIT_FUNCTIONS).encode())
+# What every name in MASK_INTRINSICS starts with.
+_MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask")
 _STORES = """
 [(init_declarator declarator: (_) @target value: (_) @value)
  (assignment_expression left: (_) @target right: (_) @value)
@@ -729,6 +839,26 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
     return None
 
 
+def _mask_evidence(text: bytes) -> list[int]:
+    """Where `text` may make a mask from no mask variable (see `_mask_origin`), in order: the
+    name of a mask intrinsic, or a `<<` operator (`<<<`, a kernel launch, and `<<=` are other
+    tokens). Byte searches, not a regex: most files are long and hold few of them."""
+    found = []
+    for needle in (b"<<", *_MASK_PREFIXES):
+        at = text.find(needle)
+        while at != -1:
+            if needle != b"<<" or (text[at - 1:at] != b"<" and text[at + 2:at + 3] not in (b"<", b"=")):
+                found.append(at)
+            at = text.find(needle, at + 1)
+    found.sort()
+    return found
+
+
+def _may_be_mask(text: bytes) -> bool:
+    """Can an expression with this text be a mask with no mask variable in it?"""
+    return bool(_mask_evidence(text))
+
+
 def _declared_names(declarator, source: SourceFile):
     """(name node, is plain scalar) for a declarator: `m`, `m = x`, `*p`, `v[32]`, `&r`."""
     plain = True
@@ -753,12 +883,14 @@ class _Declaration(NamedTuple):
     plain: bool
 
 
-def _declaration_of(name: str, use, function, source: SourceFile) -> _Declaration | None:
-    """The last declaration of `name` in `function` before `use` (parameters included)."""
+def _declaration_of(name: str, use, declarations: list, source: SourceFile) -> _Declaration | None:
+    """The last of a function's `declarations` (parameters included) of `name` before `use`."""
     found = None
-    for node in queries.nodes(CUDA, _DECLARATIONS, function, "declaration"):
+    for node in declarations:
         if node.start_byte >= use.start_byte:
             break
+        if not _may_name(node, name, source):
+            continue
         declarators = node.children_by_field_name("declarator")
         for declarator in declarators:
             named = _declared_names(declarator, source)
@@ -768,10 +900,30 @@ def _declaration_of(name: str, use, function, source: SourceFile) -> _Declaratio
     return found
 
 
+_PRINTF = re.compile(rb"printf")
+
+
 def _in_printf(name: str, function, source: SourceFile) -> bool:
     """Is `name` printed? Widening it would break a `%u`/`%x` format."""
-    return any(callee_name(call, source) == "printf" and any(_mentions(a, name, source) for a in arguments(call))
-               for call in queries.nodes(CUDA, _CALL_NODES, function, "call"))
+    return any(any(_mentions(a, name, source) for a in args)
+               for _, _, args in _calls_named(function, source, _PRINTF, "printf".__eq__))
+
+
+def _shift_expressions(source: SourceFile, root) -> list:
+    """The `a << b` expressions under `root`, in source order, found where the text has `<<`
+    (not `<<<` nor `<<=`: other tokens) rather than by matching every binary expression."""
+    data = source.data
+    found = []
+    at = data.find(b"<<")
+    while at != -1:
+        operator = root.descendant_for_byte_range(at, at + 2)
+        if operator is not None and operator.type == "<<" and operator.start_byte == at:
+            shift = operator.parent
+            if shift.type == "binary_expression" and shift.child_by_field_name("operator") == operator:
+                found.append(shift)
+        at = data.find(b"<<", at + 1)
+    found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return found
 
 
 class _LaneMaskScan:
@@ -787,14 +939,13 @@ class _LaneMaskScan:
         source = self.source
         variables: dict[str, _Mask] = {}
         reported: set[int] = set()
+        declarations = None  # the function's, found when a mask is stored
         data = source.data
         for match in queries.matches(CUDA, _STORES, function):
             store, value = match["store"][0], match["value"][0]
-            # A value can only be a mask if its text names a mask intrinsic, shifts, or
-            # names a mask variable (see `_mask_origin`): most stores are passed over here.
+            # Most stores are passed over here: see `_may_be_mask`.
             text = data[value.start_byte:value.end_byte]
-            if not (b"<<" in text or (b"__" in text and any(name in text for name in _MASK_NAME_BYTES))
-                    or (variables and any(known.encode() in text for known in variables))):
+            if not (_may_be_mask(text) or (variables and any(known.encode() in text for known in variables))):
                 continue
             if enclosing_function(store) != function:
                 continue  # a nested definition (a local class's method) has its own pass
@@ -809,7 +960,9 @@ class _LaneMaskScan:
             if base is None or base.type != "identifier":
                 continue
             name = source.node_text(base)
-            declaration = _declaration_of(name, store, function, source)
+            if declarations is None:
+                declarations = queries.nodes(CUDA, _DECLARATIONS, function, "declaration")
+            declaration = _declaration_of(name, store, declarations, source)
             if declaration is None or declaration.type_node is None:
                 continue
             type_text = _type_text(declaration.type_node, source)
@@ -839,10 +992,8 @@ class _LaneMaskScan:
     def bit_functions(self, root, variables_of) -> None:
         """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
         source = self.source
-        for call in queries.nodes(CUDA, _CALL_NODES, root, "call"):
-            name = callee_name(call, source)
-            args = arguments(call)
-            if name not in BIT_FUNCTIONS or len(args) != 1:
+        for call, name, args in _calls_named(root, source, _BIT_FUNCTION_NAMES, BIT_FUNCTIONS.__contains__):
+            if len(args) != 1:
                 continue
             mask = _mask_origin(args[0], source, variables_of(call))
             if mask is None:
@@ -857,7 +1008,7 @@ class _LaneMaskScan:
     def lane_shifts(self, root) -> None:
         """`1 << lane`: 32 bits wide, so lanes 32-63 shift the bit out (undefined behaviour)."""
         source = self.source
-        for shift in queries.nodes(CUDA, "(binary_expression operator: \"<<\") @shift", root, "shift"):
+        for shift in _shift_expressions(source, root):
             literal = _lane_shift(shift, source)
             if literal is None:
                 continue
@@ -871,14 +1022,19 @@ class _LaneMaskScan:
 @needs(b"__ballot", b"__activemask", b"__match_a", b"__lanemask", all_of(b"<<", nocase(b"lane")))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
-    has_masks = any(name in data for name in (b"__ballot", b"__activemask", b"__match_a", b"__lanemask"))
+    has_masks = any(name in data for name in _MASK_PREFIXES)
     has_lane_shifts = b"<<" in data and b"lane" in data.lower()
     if not has_masks and not has_lane_shifts:
         return []
     scan = _LaneMaskScan(source)
     variables: dict[int, dict[str, _Mask]] = {}
+    # The first mask a function stores is a mask by itself (`_may_be_mask`), so only the
+    # functions around such evidence can store masks.
+    evidence = _mask_evidence(data)
     for function in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f"):
-        variables[function.id] = scan.stores(function)
+        first = bisect.bisect_left(evidence, function.start_byte)
+        if first < len(evidence) and evidence[first] < function.end_byte:
+            variables[function.id] = scan.stores(function)
 
     def variables_of(node) -> dict[str, _Mask]:
         function = enclosing_function(node)
@@ -893,18 +1049,11 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     return scan.findings
 
 
-# Answered from one combined query run per file (portlint.queries.shared).
+# Answered from one combined query run per file (portlint.queries.shared). The queries asked
+# per function (`_STORES`, `_INITIALISED`, `_REASSIGNED`, `_DECLARATIONS`) are not: tree-sitter
+# runs them over the function alone, cheaper than matching the whole file in Python.
 queries.shared(
     CUDA,
-    _CALLS,
-    _REASSIGNED,
-    _INITIALISED,
-    _CALL_NODES,
-    _LITERAL_OPERANDS,
     "(for_statement) @loop",
-    _TEMPLATES,
-    _DECLARATIONS,
-    _STORES,
-    '(binary_expression operator: "<<") @shift',
     "(function_definition) @f",
 )

@@ -9,7 +9,8 @@ from __future__ import annotations
 from portlint import queries
 from portlint.checks.cpp import arguments, callee_name, calls, enclosing_function, integer_value, strip_parens
 from portlint.checks.wavefront import (
-    MASKED_INTRINSICS, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
+    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, has_argument_list,
+    masked_intrinsic_calls, shuffle_calls,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -44,12 +45,11 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
-    for call in calls(source):
-        name = callee_name(call, source)
-        index = _width_index(name) if name else None
-        if index is None:
+    # Every name `_width_index` knows is a shuffle's (`shfl` in it).
+    for call, name, args in shuffle_calls(source, source.tree.root_node):
+        index = _width_index(name)
+        if index is None or not has_argument_list(call):
             continue
-        args = arguments(call)
         if len(args) > index:
             width = strip_parens(args[index])
             if integer_value(width, source) == 32:
@@ -245,11 +245,7 @@ def check_syncwarp_independent_scheduling(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     if has_sync:
-        for call in calls(source):
-            name = callee_name(call, source)
-            if name not in MASKED_INTRINSICS:
-                continue
-            args = arguments(call)
+        for call, name, args in masked_intrinsic_calls(source):
             full = not args if name == "__syncwarp" else bool(args) and _is_full_mask(args[0], source)
             condition = _branch_condition(call, source) if full else None
             if condition is not None:

@@ -15,6 +15,7 @@ from portlint import queries
 from portlint.checks.cpp import callee_name, enclosing_function, integer_value, macro_tree, memoized, strip_parens
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _words,
+    operations_with_literal,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -63,8 +64,14 @@ def function_space(function, source: SourceFile) -> str:
     return "unknown" if any(word in body for word in _DEVICE_WORDS) else "host"
 
 
-def _in_lambda(node) -> bool:
-    return any(a.type == "lambda_expression" for a in _ancestors(node))
+_LAMBDAS = "(lambda_expression) @lambda"
+
+
+def _in_lambda(node, source: SourceFile) -> bool:
+    """Is `node` (of the main tree) in a lambda? Most files have none: a span test beats
+    walking up from every node."""
+    lambdas = memoized(source, "wavefront.lambdas", lambda s: queries.nodes(CUDA, _LAMBDAS, s.tree.root_node, "lambda"))
+    return any(lambda_.start_byte <= node.start_byte and node.end_byte <= lambda_.end_byte for lambda_ in lambdas)
 
 
 def _in_launch_configuration(node, source: SourceFile) -> bool:
@@ -274,7 +281,7 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
         space, parameters = functions[function.id] if function is not None else ("unknown", set())
         if not bound and text in parameters:
             continue  # a parameter hides the global constant
-        if _in_lambda(use):
+        if _in_lambda(use, source):
             space = "unknown"
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
@@ -339,9 +346,7 @@ def _only_warp_slots(array, source: SourceFile) -> bool:
     function = enclosing_function(array)
     if name is None or name.type != "identifier" or function is None:
         return False
-    text = source.node_text(name)
-    indices = [_index_of(m["subscript"][0]) for m in queries.matches(CUDA, _SUBSCRIPTS, function)
-               if source.node_text(m["array"][0]) == text]
+    indices = [_index_of(s) for s in _subscripts(name, function, source)]
     return bool(indices) and all(i is not None and _is_warp_index(i, source) for i in indices)
 
 
@@ -414,12 +419,11 @@ _THREAD_COUNT_WORDS = frozenset({"block", "blocksize", "threads", "thread", "nth
 _NOT_THREADS = frozenset({"bytes", "bits", "elems", "elements", "rows", "cols", "heads", "items", "words", "size8"})
 # `X / 32`, `X >> 5` count 32-lane warps; `X / 64`, `X >> 6` count 64-lane ones.
 _WARP_DIVISORS = {("/", 32): 32, (">>", 5): 32, ("/", 64): 64, (">>", 6): 64}
-_DIVISIONS = "(binary_expression operator: [\"/\" \">>\"] right: (number_literal)) @division"
+_DIVISORS = frozenset(divisor for _, divisor in _WARP_DIVISORS)
 _SHARED_ARRAYS = """
 (declaration (type_qualifier) @qualifier
   declarator: (array_declarator declarator: (identifier) @array size: (number_literal) @size)) @declaration
 """
-_SUBSCRIPTS = "(subscript_expression argument: (identifier) @array) @subscript"
 _COUNT_ADVICE = ("Keep `/ 32` only as an array bound (an upper bound on every GPU); count the warps that "
                  "run with `blockDim.x / warpSize` (host: `hipDeviceAttributeWarpSize`)")
 _SIZE_ADVICE = "Size per-warp arrays for 32-lane warps (`BLOCK / 32`, an upper bound on every GPU)"
@@ -469,7 +473,7 @@ class _PerWarpScan:
 
     def counts(self, root, in_macro: bool) -> None:
         source = self.source
-        for division in queries.nodes(CUDA, _DIVISIONS, root, "division"):
+        for division in operations_with_literal(source, root, _DIVISORS):
             op = division.child_by_field_name("operator").type
             lanes = _WARP_DIVISORS.get((op, integer_value(division.child_by_field_name("right"), source)))
             left = strip_parens(division.child_by_field_name("left"))
@@ -524,8 +528,7 @@ class _PerWarpScan:
             name = source.node_text(match["array"][0])
             if function is None:
                 continue
-            subscripts = [m["subscript"][0] for m in queries.matches(CUDA, _SUBSCRIPTS, function)
-                          if source.node_text(m["array"][0]) == name]
+            subscripts = _subscripts(match["array"][0], function, source)
             written = any(_is_warp_index(_index_of(s), source) and _is_written(s) for s in subscripts)
             guards = [g for s in subscripts if not _is_written(s) for g in [_bound_32(s, source)] if g is not None]
             if written and guards:
@@ -536,6 +539,23 @@ class _PerWarpScan:
                                "`blockDim.x / warpSize`, not 32"),
                     related=(Related(source.location(guards[0].start_byte, guards[0].end_byte),
                                      "every one of 32 slots is read here"),)))
+
+
+def _subscripts(array, function, source: SourceFile) -> list:
+    """The subscripts `a[...]` in `function` of the array that the identifier `array` names, in
+    source order. Found where its name occurs in the function's text: names are identifiers,
+    valid UTF-8, so the same bytes are the same name."""
+    root, data, word = source.tree.root_node, source.data, source.data[array.start_byte:array.end_byte]
+    found = []
+    at = data.find(word, function.start_byte, function.end_byte)
+    while at != -1:
+        name = root.descendant_for_byte_range(at, at + len(word))
+        if name is not None and name.type == "identifier" and (name.start_byte, name.end_byte) == (at, at + len(word)):
+            subscript = name.parent
+            if subscript.type == "subscript_expression" and subscript.child_by_field_name("argument") == name:
+                found.append(subscript)
+        at = data.find(word, at + 1, function.end_byte)
+    return found
 
 
 def _index_of(subscript):
@@ -643,7 +663,7 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
                 continue  # PyTorch defines a per-architecture constant for the device pass
             findings.append(at_node(source, name, f"`{text}` is not a constant expression on ROCm 7; "
                                                   "this needs one.", Fix.advice(CONSTANT_ADVICE)))
-        elif space == "host" and not _in_lambda(name):
+        elif space == "host" and not _in_lambda(name, source):
             if text == "warpSize":
                 findings.append(at_node(source, name, "Host code reads `warpSize`, which ROCm defines only for "
                                                       "device code.", Fix.advice(HOST_ADVICE)))
@@ -721,8 +741,7 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
 queries.shared(
     CUDA,
     _WRITES,
-    _SUBSCRIPTS,
-    _DIVISIONS,
+    _LAMBDAS,
     _SHARED_ARRAYS,
     _WARP_SIZE_NAMES,
     _LOCAL_WARP_SIZE,
