@@ -69,12 +69,13 @@ class Cache:
                  str(source.build_script))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
-    def _entry(self, key: str) -> Path:
-        return self.directory / __version__ / key[:2] / f"{key}.pickle"
+    def _entry(self, key: str) -> str:
+        # A string, not a Path: a warm scan asks for thousands of entries.
+        return os.path.join(self.directory, __version__, key[:2], f"{key}.pickle")
 
     def get(self, key: str):
         try:
-            with self._entry(key).open("rb") as fh:
+            with open(self._entry(key), "rb") as fh:
                 return pickle.load(fh)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
             return None
@@ -85,8 +86,8 @@ class Cache:
             return
         entry = self._entry(key)
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
             with os.fdopen(fd, "wb") as out:
                 pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, entry)
