@@ -25,8 +25,8 @@ def codes(result) -> list[tuple[str, str]]:
 def test_second_scan_of_an_unchanged_tree_parses_nothing(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.cu").write_text(HAZARD)
-    # `threadIdx` is a trigger token (W001): without one the file would not be parsed at all.
-    (tmp_path / "src" / "b.cu").write_text(KERNEL.replace("y[0]", "y[threadIdx.x]"))
+    # `__launch_bounds__` is a trigger token (K003): without one the file would not be parsed at all.
+    (tmp_path / "src" / "b.cu").write_text(KERNEL.replace("void saxpy", "void __launch_bounds__(256) saxpy"))
     cache = tmp_path / ".portlint_cache"
     first, parsed_first = scan_counting(tmp_path, cache)
     second, parsed_second = scan_counting(tmp_path, cache)

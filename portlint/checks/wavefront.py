@@ -15,7 +15,7 @@ from portlint.checks.cpp import (
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import all_of, needs, nocase
+from portlint.triggers import all_of, any_of, needs, nocase
 
 FULL_MASK_64 = "~0ull"
 
@@ -97,6 +97,19 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
+def _word_starts(*starts: str) -> str:
+    """A regex of where a word of `_words` (`_WORD`) that starts with one of `starts` (lower
+    case letters) can begin: `lane` after no letter (`lane_id`, `__lane_id`), `Lane` anywhere
+    (`myLane`), `LANE` after no capital (`LANE_ID`). `planes`, `Xlane` and `PLANE` hold no word
+    `lane`. Each look-behind follows the first letter (see `_at_token_start`)."""
+    forms = []
+    for start in starts:
+        first, rest = start[0], start[1:]
+        forms += [f"{first}(?<![A-Za-z]{first}){rest}", start.capitalize(),
+                  f"{first.upper()}(?<![A-Z]{first.upper()}){rest.upper()}"]
+    return "|".join(forms)
+
+
 def _index_kind(name: str) -> str | None:
     """"lane", "warp" or "thread" when `name` reads as such an index (`lane_id`, `wid`, `tid`)."""
     words = _words(name)
@@ -146,21 +159,31 @@ def _roots(source: SourceFile):
         yield macros, True
 
 
+def _at_token_start(spelling: str) -> str:
+    """The regex `spelling` where a token starts: no letter, digit or `_` just before it.
+    The look-behind follows the first character, a literal one: a regex that starts with a
+    look-behind is searched for at every byte (~10x slower)."""
+    first = spelling[0]
+    return f"{first}(?<![0-9A-Za-z_]{first}){spelling[1:]}"
+
+
+# What tree-sitter lets stand between two tokens: blanks, line continuations, comments (the
+# grammar's `extras`). A `//` comment goes on after a backslash at the end of its line.
+_BETWEEN_TOKENS = r"\s|\\\r?\n|/\*.*?\*/|//(?:\\+(?:\r\n|[^\\])|[^\\\n])*"
+
+
 @cache
 def _literal_pattern(values: frozenset[int]) -> re.Pattern:
-    """The start of an integer literal of one of `values`, in every spelling `integer_value`
-    reads (`31`, `3'1`, `037`, `0x1F`, `0x0'1f`, binary, any suffix): `'` separators may
-    stand between any two digits."""
+    """An integer literal of one of `values` where a token starts, in every spelling
+    `integer_value` reads (`31`, `3'1`, `037`, `0x1F`, `0x0'1f`, `0b11111`, any suffix): `'`
+    separators may stand between any two digits. Matches its start: the tree says the rest."""
     def digits(text: str) -> str:
         return "'*".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
-    spellings = ["0[bB]"]
+    spellings = []
     for value in sorted(values):
         spellings += [digits(str(value)) + "(?![0-9.])", "0['0]*" + digits(format(value, "o")),
-                      "0[xX]['0]*" + digits(format(value, "x"))]
-    return re.compile("|".join(spellings).encode())
-
-
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+                      "0[xX]['0]*" + digits(format(value, "x")), "0[bB]['0]*" + digits(format(value, "b"))]
+    return re.compile("|".join(_at_token_start(s) for s in spellings).encode())
 
 
 def operations_with_literal(source: SourceFile, root, values: frozenset[int]) -> list:
@@ -168,10 +191,7 @@ def operations_with_literal(source: SourceFile, root, values: frozenset[int]) ->
     an operand that is an integer literal of one of `values`, in source order. Found from the
     literals in the text rather than by matching every binary expression of the file."""
     def literal_starts(s: SourceFile) -> list[int]:
-        data = s.data
-        # A token starts after a non-word byte (a digit after a letter is inside a name).
-        return [at for at in (m.start() for m in _literal_pattern(values).finditer(data))
-                if at == 0 or data[at - 1] not in _WORD_BYTES]
+        return [m.start() for m in _literal_pattern(values).finditer(s.data)]
     found = {}
     for at in memoized(source, f"wavefront.literals:{sorted(values)}", literal_starts):
         literal = root.descendant_for_byte_range(at, at + 1)
@@ -218,6 +238,21 @@ def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
         if op == "*":  # threadIdx.y * blockDim.x
             return is_thread(left) and is_thread(right)
     return False
+
+
+# Bytes without which `_is_thread_expr` holds for no expression (a thread variable is set
+# from a thread expression): `blockDim`, `hipBlockDim_x`, or a name that `_index_kind` reads
+# as a lane or thread index. A thread index holds a word `threadid`/`threadidx`, or `thread`
+# and an index word (`_INDEX_WORDS`) in either order (`threadIdx`, `hipThreadIdx_x`).
+_THREAD_WORD, _INDEX_WORD = _word_starts("thread"), _word_starts("id", "index", "rank")
+_IN_ONE_NAME = r"[\w$\x80-\xff]*?"  # what stands between two words of one name
+THREAD_EXPRESSION_BYTES = any_of(
+    nocase(b"blockdim"),
+    re.compile(_word_starts("lane", "tid", "ltid").encode()),
+    re.compile(f"(?:{_THREAD_WORD})(?:(?i:id)|{_IN_ONE_NAME}(?:{_INDEX_WORD}))".encode()),
+    # Last: the costliest search (it starts at every `i` and `r`), and the rarest order.
+    re.compile(f"(?:{_INDEX_WORD}){_IN_ONE_NAME}(?:{_THREAD_WORD})".encode()),
+)
 
 
 _INITIALISED = "(init_declarator declarator: (identifier) @name value: (_) @value) @init"
@@ -438,9 +473,10 @@ def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     return name
 
 
-def _in_warp_call_argument(node, source: SourceFile) -> bool:
-    """Is `node` part of an argument of a shuffle or ballot (`__shfl(v, (i + 1) % 32)`)?"""
-    for parent in _ancestors(node):
+def _in_warp_call_argument(node, source: SourceFile, ancestors=None) -> bool:
+    """Is `node` part of an argument of a shuffle or ballot (`__shfl(v, (i + 1) % 32)`)?
+    `ancestors`: those of `node`, innermost first, when the caller has them already."""
+    for parent in _ancestors(node) if ancestors is None else ancestors:
         if parent.type in ("compound_statement", "function_definition", "translation_unit"):
             return False
         if parent.type == "argument_list":
@@ -450,19 +486,19 @@ def _in_warp_call_argument(node, source: SourceFile) -> bool:
     return False
 
 
-def _feeds_shuffle(node, source: SourceFile) -> bool:
+def _feeds_shuffle(node, source: SourceFile, ancestors: list | None = None) -> bool:
     """Does the value at `node` reach a shuffle or ballot: an argument, or the start or bound
-    of a loop whose body shuffles by its counter?"""
-    if _in_warp_call_argument(node, source):
+    of a loop whose body shuffles by its counter? `ancestors`: as for `_in_warp_call_argument`."""
+    if ancestors is None:
+        ancestors = list(_ancestors(node))
+    if _in_warp_call_argument(node, source, ancestors):
         return True
-    child = node
-    for parent in _ancestors(node):
+    for child, parent in zip([node, *ancestors], ancestors):
         if parent.type in ("function_definition", "translation_unit"):
             break
         if (parent.type == "for_statement" and child != parent.child_by_field_name("body")
                 and _shuffle_loop_counter(parent, source) is not None):
             return True
-        child = parent
     return False
 
 
@@ -652,6 +688,30 @@ def _ancestors(node):
         node = node.parent
 
 
+class AncestorWalk:
+    """The ancestors of nodes under `root`, asked for in source order, from one tree cursor:
+    each `Node.parent` call descends from the root anew, the cursor only from the nearest
+    ancestor that the previous node shares."""
+
+    def __init__(self, root) -> None:
+        self._root = root
+        self._cursor = root.walk()
+        self._path = [root]  # the cursor's node and its ancestors, outermost first
+
+    def of(self, node) -> list:
+        """The ancestors of `node`, innermost first."""
+        cursor, path = self._cursor, self._path
+        while len(path) > 1 and not (path[-1].start_byte <= node.start_byte and node.end_byte <= path[-1].end_byte):
+            cursor.goto_parent()
+            path.pop()
+        while path[-1].id != node.id:
+            if cursor.goto_first_child_for_byte(node.start_byte) is None:  # not found by its start
+                self.__init__(self._root)
+                return list(_ancestors(node))
+            path.append(cursor.node)
+        return path[-2::-1]
+
+
 def _binds_looser_than_division(node) -> bool:
     node_type = node.type
     if node_type == "binary_expression":
@@ -679,7 +739,23 @@ def _loop_bound(loop, name: str, source: SourceFile):
     return None
 
 
-@needs(nocase(*_W001_WORDS))
+# Lane arithmetic needs a 31 or 32 or a `>> 5` (`_LANE_ARITHMETIC`) and, on its other side or
+# as its receiver, a thread expression or a name that `_index_kind` reads as a lane or warp
+# index, or else a shuffle or ballot it is an argument of (`_is_lane_arithmetic`). Shuffle
+# loops and lanes need a shuffle; cub's logical warps a `Warp...<..., 32>`. And the check reads
+# only files with one of `_W001_WORDS`.
+_SHIFT_BY_5 = re.compile(f">>(?:{_BETWEEN_TOKENS})*(?:{_literal_pattern(frozenset({5})).pattern.decode()})"
+                         .encode(), re.S)
+_W001_TRIGGER = all_of(nocase(*_W001_WORDS), any_of(
+    nocase(b"shfl"),
+    all_of(any_of(_literal_pattern(frozenset({31, 32})), _SHIFT_BY_5),
+           any_of(b"__ballot", b"__any", b"__all", re.compile(_word_starts("warp", "wid").encode()),
+                  THREAD_EXPRESSION_BYTES)),
+    all_of(b"Warp", _literal_pattern(frozenset({32}))),
+))
+
+
+@needs(_W001_TRIGGER)
 def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
     # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
     lowered = source.data.lower()
@@ -1019,7 +1095,17 @@ class _LaneMaskScan:
                         Fix.safe(f"Replace `{text}` with `{wide}`", Edit.replace(literal, wide)))
 
 
-@needs(b"__ballot", b"__activemask", b"__match_a", b"__lanemask", all_of(b"<<", nocase(b"lane")))
+# The lane-shift path needs what `_narrow_one` widens (`1`, `1u`, `-1`, `0xffffffff`,
+# `4294967295`, `~` of a zero, maybe in parentheses) as the left operand of a `<<` (not `<<<`,
+# `<<=`), and a lane amount (`_lane_amount`): a lane name or a thread expression. And the
+# check reads only files with a mask intrinsic or `lane`.
+_NARROW_LITERALS = ("1", "4294967295", "0(?:[xX]['0]*(?:1|[fF]{8})?|[bB]['0]*|['0]*(?:1|4294967295)?)")
+_NARROW_SHIFT = re.compile(
+    f"(?:{'|'.join(_at_token_start(s) for s in _NARROW_LITERALS)})[uUlLzZ]*(?:\\)|{_BETWEEN_TOKENS})*<<(?![<=])"
+    .encode(), re.S)
+
+
+@needs(*_MASK_PREFIXES, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
     has_masks = any(name in data for name in _MASK_PREFIXES)

@@ -14,15 +14,15 @@ import re
 from portlint import queries
 from portlint.checks.cpp import callee_name, enclosing_function, integer_value, macro_tree, memoized, strip_parens
 from portlint.checks.wavefront import (
-    CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _words,
-    operations_with_literal,
+    CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
+    AncestorWalk, operations_with_literal,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
-from portlint.triggers import all_of, needs
+from portlint.triggers import all_of, any_of, needs
 
 # Macros that tell the device pass which GPU it compiles for; the host pass defines none of
 # them (or, for `__AMDGCN_WAVEFRONT_SIZE`, a placeholder).
@@ -74,8 +74,9 @@ def _in_lambda(node, source: SourceFile) -> bool:
     return any(lambda_.start_byte <= node.start_byte and node.end_byte <= lambda_.end_byte for lambda_ in lambdas)
 
 
-def _in_launch_configuration(node, source: SourceFile) -> bool:
-    for parent in _ancestors(node):
+def _in_launch_configuration(ancestors, source: SourceFile) -> bool:
+    """Is a node with these `ancestors` (innermost first) in a launch's configuration?"""
+    for parent in ancestors:
         if parent.type == "kernel_call_syntax":
             return True
         if parent.type == "argument_list" and callee_name(parent.parent, source) in LAUNCH_APIS:
@@ -270,24 +271,30 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
 
 
 def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSizeUse]:
+    """The uses that a project check reads: those that compute with the constant
+    (`_REPORTED_USES`) or stand in host code (`check_arch_macro_warp_size_on_host`)."""
     facts = []
     functions: dict[int, tuple[str, set[str]]] = {}  # id -> (function_space, parameter names)
+    walk = AncestorWalk(source.tree.root_node)  # `uses` come in source order
     for use in uses:
         text = source.node_text(use)
         bound = [loc for name, start, end, loc in scopes if name == text and start < use.start_byte < end]
-        function = enclosing_function(use)
+        ancestors = walk.of(use)
+        function = next((a for a in ancestors if a.type == "function_definition"), None)  # `enclosing_function`
         if function is not None and function.id not in functions:
             functions[function.id] = (function_space(function, source), _parameter_names(function, source))
         space, parameters = functions[function.id] if function is not None else ("unknown", set())
         if not bound and text in parameters:
             continue  # a parameter hides the global constant
-        if _in_lambda(use, source):
+        if any(a.type == "lambda_expression" for a in ancestors):
             space = "unknown"
+        context = _use_context(use, source, ancestors)
+        host = space == "host" or _in_launch_configuration(ancestors, source)
+        if context not in _REPORTED_USES and not host:
+            continue
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
-            context=_use_context(use, source),
-            host=space == "host" or _in_launch_configuration(use, source),
-            device=space == "device",
+            context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
         ))
     return facts
@@ -314,13 +321,14 @@ def _arch_macros(definition, value, source: SourceFile, arch_by_condition) -> tu
     return tuple(sorted(found))
 
 
-def _use_context(use, source: SourceFile) -> str:
+def _use_context(use, source: SourceFile, ancestors: list) -> str:
     """What a use of a warp-size constant does: feeds a "shuffle", builds a "mask", does
-    lane "arithmetic", bounds a "loop", sizes an array ("array size"), or "other"."""
-    if _feeds_shuffle(use, source):
+    lane "arithmetic", bounds a "loop", sizes an array ("array size"), or "other".
+    `ancestors`: those of `use`, innermost first."""
+    if _feeds_shuffle(use, source, ancestors):
         return "shuffle"
     child, found = use, "other"
-    for parent in _ancestors(use):
+    for parent in ancestors:
         kind = parent.type
         if kind == "array_declarator" and child == parent.child_by_field_name("size"):
             return "other" if _only_warp_slots(parent, source) else "array size"
@@ -607,9 +615,12 @@ def _bound_32(subscript, source: SourceFile):
 
 # Bytes every shape needs: a division by 32 or 64 (or a shift by 5 or 6), or a `[32]` array.
 _W007_BYTES = (b"/ 32", b"/32", b">> 5", b">>5", b"/ 64", b"/64", b">> 6", b">>6")
+# A count also needs a name that starts a word of `_THREAD_COUNT_WORDS` on its divided side
+# (`_names_thread_count`), or one of a warp count as its receiver (`_names_warp_count`).
+_COUNT_NAMES = re.compile(_word_starts("block", "thread", "nthread", "cta", "warp", "nwarp", "numwarp").encode())
 
 
-@needs(*_W007_BYTES, all_of(b"__shared__", b"[32]"))
+@needs(all_of(any_of(*_W007_BYTES), _COUNT_NAMES), all_of(b"__shared__", b"[32]"))
 def check_per_warp_shared_sizing(source: SourceFile) -> list[Finding]:
     data = source.data
     has_counts = any(marker in data for marker in _W007_BYTES)
