@@ -153,3 +153,11 @@ def test_syncwarp_is_a_note_at_top_level_and_a_warning_in_a_divergent_branch(tmp
     """, "cuda", "W005", "W005", tmp_path=tmp_path, select=("W005",))
     assert [f.severity for f in result.findings] == [Severity.NOTE, Severity.WARNING]
     assert [r.location.start_line for r in result.findings[1].related] == [5]
+
+
+def test_an_octal_one_shifted_by_a_lane_is_a_narrow_mask(tmp_path):
+    result = assert_findings("""
+        __device__ unsigned long long bit(int lane) { return 01 << lane; }
+    """, "cuda", "W003", tmp_path=tmp_path, select=("W003",))
+    assert not result.problems
+    assert "01 << lane" in _only(result).message

@@ -856,7 +856,11 @@ def _narrow_one(node, source: SourceFile) -> str | None:
     m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|\d+)([uU]?)", body)  # a suffix with `l` is already wide
     if not m:
         return None
-    value = int(m.group(1), 0)
+    digits = m.group(1)
+    try:  # `01` is octal in C (and `int("01", 0)` refuses it); `09` is no number at all
+        value = int(digits, 8) if digits[0] == "0" and digits.isdigit() else int(digits, 0)
+    except ValueError:
+        return None
     if negative and value == 1:
         return "~0ull"
     if not negative and value == 1:
