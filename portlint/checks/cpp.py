@@ -101,7 +101,8 @@ class IntegerConstants:
 
     def __init__(self, source):
         self.source = source
-        self._by_name: dict[str, list[tuple[object, object, object]]] | None = None
+        self._by_name: dict[str, list[tuple[object, object]]] | None = None  # `_live_definitions`
+        self._scoped: dict[str, list[tuple[object, object, object]]] = {}  # `_definitions`, by name
         self._declared: dict[tuple[int, str], bool] = {}  # (function id, name) -> `_declares`
         self._macro_values: dict[int, int | None] = {}
 
@@ -110,8 +111,8 @@ class IntegerConstants:
         return self._evaluate(node, self.source, node, used, frozenset())
 
     # ---- definitions --------------------------------------------------------------
-    def _definitions(self) -> dict[str, list[tuple[object, object, object]]]:
-        """name -> [(definition node, value node, enclosing function or None)], live on ROCm."""
+    def _live_definitions(self) -> dict[str, list[tuple[object, object]]]:
+        """name -> [(definition node, value node)], live on ROCm."""
         if self._by_name is None:
             self._by_name = {}
             model = self.source.rocm_path
@@ -121,13 +122,22 @@ class IntegerConstants:
                     continue
                 if model is not None and model.status(definition.start_byte) is Status.DEAD:
                     continue
-                function = None if definition.type == "preproc_def" else enclosing_function(definition)
-                self._by_name.setdefault(self.source.node_text(name), []).append((definition, value, function))
+                self._by_name.setdefault(self.source.node_text(name), []).append((definition, value))
         return self._by_name
+
+    def _definitions(self, name: str) -> list[tuple[object, object, object]]:
+        """[(definition, value, enclosing function or None)] of `name`, live on ROCm. The
+        function is found only for the names read: most constants of a file are never
+        looked up."""
+        if name not in self._scoped:
+            self._scoped[name] = [
+                (definition, value, None if definition.type == "preproc_def" else enclosing_function(definition))
+                for definition, value in self._live_definitions().get(name, ())]
+        return self._scoped[name]
 
     def _definitions_of(self, name: str, use) -> list[tuple[object, object]]:
         """The definitions `name` may refer to at `use`: locals first, then file scope."""
-        candidates = self._definitions().get(name)
+        candidates = self._definitions(name)
         if not candidates:
             return []  # most names read are no constant: skip finding the function
         function = enclosing_function(use)
@@ -146,7 +156,7 @@ class IntegerConstants:
         """Is `name` a parameter or a local of `function` that is no local constant?"""
         key = (function.id, name)
         if key not in self._declared:
-            definitions = self._definitions().get(name, ())
+            definitions = self._definitions(name)
             is_local_constant = any(f is not None and f.id == function.id for _, _, f in definitions)
             self._declared[key] = not is_local_constant and _declares_variable(self.source, function, name)
         return self._declared[key]
@@ -630,8 +640,8 @@ class OpenConstants(IntegerConstants):
     def file_constants(self) -> list[tuple[str, object, Expr | None]]:
         """(name, definition node, value) of each definition outside functions, live on ROCm."""
         found = []
-        for name, definitions in self._definitions().items():
-            for definition, value_node, function in definitions:
+        for name in self._live_definitions():
+            for definition, value_node, function in self._definitions(name):
                 if function is not None:
                     continue
                 if definition.type == "preproc_def":
@@ -691,7 +701,7 @@ class OpenConstants(IntegerConstants):
         return self._macro_expressions[arg.id]
 
     def _is_open(self, name: str, use) -> bool:
-        if name in self._definitions():
+        if name in self._live_definitions():
             return False  # defined here, but not where it is used
         function = enclosing_function(use)
         if function is not None and self._declares(function, name):

@@ -156,7 +156,10 @@ class LaunchContext:
         self.source = source
         self.constants = open_constants(source)
         self._by_function: dict[tuple[str, int], object] = {}  # per-function facts, by (what, node id)
-        self._blocks: dict[int, BlockShape | None] = {}  # block sizes by launch, read by several rules
+        # By launch (call node id), read by several rules: the block size, the function
+        # around the launch.
+        self._blocks: dict[int, BlockShape | None] = {}
+        self._functions: dict[int, object] = {}
 
     @classmethod
     def of(cls, source: SourceFile) -> "LaunchContext":
@@ -168,36 +171,43 @@ class LaunchContext:
             self._by_function[key] = compute(function)
         return self._by_function[key]
 
+    def function_of(self, launch: Launch):
+        """The function around the launch (None at file scope)."""
+        if launch.call.id not in self._functions:
+            self._functions[launch.call.id] = enclosing_function(launch.call)
+        return self._functions[launch.call.id]
+
     # ---- block and grid sizes ----------------------------------------------------------
     def block_shape(self, launch: Launch) -> BlockShape | None:
         """The launch's block size, or None when no dimension is a constant."""
         if launch.call.id not in self._blocks:
-            self._blocks[launch.call.id] = self.shape(launch.block)
+            self._blocks[launch.call.id] = self.shape(launch, launch.block)
         return self._blocks[launch.call.id]
 
     def grid_shape(self, launch: Launch) -> BlockShape | None:
-        return self.shape(launch.grid) if launch.grid is not None else None
+        return self.shape(launch, launch.grid) if launch.grid is not None else None
 
-    def shape(self, node) -> BlockShape | None:
-        """The size `node` gives (an integer, a dim3), or None when no dimension is a constant."""
+    def shape(self, launch: Launch, node) -> BlockShape | None:
+        """The size `node`, an argument of `launch`, gives (an integer, a dim3), or None when
+        no dimension is a constant."""
         used: list = []
-        dims = self._read_dims(node, used, lambda n: self.constants.value(n, used))
+        dims = self._read_dims(launch, node, used, lambda n: self.constants.value(n, used))
         if dims is None or all(d is None for d in dims):
             return None
         return BlockShape(dims, tuple(used))
 
-    def open_shape(self, node) -> tuple[tuple, tuple] | None:
+    def open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         """(dims, sources) when a dimension names a constant this file leaves to its headers:
         each dimension is then an int, an `Expr` with open names, or None."""
         used: list = []
-        dims = self._read_dims(node, used, self.constants.expression)
+        dims = self._read_dims(launch, node, used, self.constants.expression)
         if dims is None or not any(isinstance(d, tuple) for d in dims):
             return None
         return dims, tuple(used)
 
-    def _read_dims(self, node, used: list, read) -> tuple | None:
+    def _read_dims(self, launch: Launch, node, used: list, read) -> tuple | None:
         node = strip_parens(node)
-        declarator = self._dim3_variable(node) if node.type == "identifier" else None
+        declarator = self._dim3_variable(launch, node) if node.type == "identifier" else None
         if declarator is None:
             return self._dims(node, used, read)
         used.append(declarator)  # first: the variable, then the constants it reads
@@ -236,13 +246,14 @@ class LaunchContext:
         dims = [read(a) for a in args]
         return tuple(dims + [1] * (3 - len(dims)))
 
-    def _dim3_variable(self, use):
-        """The declarator of the `dim3` variable `use` names, if it is set once and never changed."""
+    def _dim3_variable(self, launch: Launch, use):
+        """The declarator of the `dim3` variable `use`, an argument of `launch`, names, if it
+        is set once and never changed."""
         name = self.source.node_text(use)
         declared = self._dim3_declarations.get(name)
         if not declared:
             return None
-        function = enclosing_function(use)
+        function = self.function_of(launch)  # an argument lies in no function of its own
         if function is None:
             return None
         declarators = [declarator for declaration, declarator in declared if _within(declaration, function)]
@@ -414,7 +425,8 @@ def _within(node, function) -> bool:
 
 
 def has_launches(source: SourceFile) -> bool:
-    return any(token in source.data for token in LAUNCH_TOKENS)
+    # Asked by every K and M rule and the project facts: one search of the bytes per file.
+    return memoized(source, "launch.has_launches", lambda s: any(token in s.data for token in LAUNCH_TOKENS))
 
 
 def _where_set(launch: Launch, sources: tuple, source: SourceFile) -> tuple[Related, ...]:
@@ -497,7 +509,7 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
         known, bound = context.launch_bound(kernel)
         # Only HIP's default bound gives way to a device query: look for one only then.
         queried = (bound is None and shape.threads > DEFAULT_LAUNCH_BOUND
-                   and context.has_device_query(enclosing_function(launch.call)))
+                   and context.has_device_query(context.function_of(launch)))
         if not known or not _exceeds_bound(shape.threads, bound, queried):
             continue
         message, fix = over_bound(source.node_text(launch.kernel), shape.threads, bound,
@@ -538,7 +550,7 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
         kernel = context.kernel_definition(launch)
         shape = context.block_shape(launch)
         if shape is None or shape.threads is None:
-            opened = context.open_shape(launch.block)
+            opened = context.open_shape(launch, launch.block)
         else:
             # A constant block is still open for K002 when the kernel's bound is a header's constant.
             bound = context.launch_bound(kernel, context.constants.expression)[1] if kernel is not None else None
@@ -556,7 +568,7 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
             known, bound = context.launch_bound(kernel, context.constants.expression)
             insert_at = _global_token(kernel).end_byte
             facts.update(kernel=source.node_text(launch.kernel), bound=bound, bound_known=known,
-                         queried=context.has_device_query(enclosing_function(launch.call)),
+                         queried=context.has_device_query(context.function_of(launch)),
                          insert_at=source.location(insert_at), largest=context.largest_blocks.get(kernel.id, 0))
         found.append(OpenLaunch(**facts))
     return found
@@ -713,9 +725,10 @@ def _runs_on_device_only(function) -> bool:
 def check_dynamic_parallelism(source: SourceFile) -> list[Finding]:
     if not has_launches(source):
         return []
+    context = LaunchContext.of(source)
     findings = []
     for launch in launches(source):
-        parent = enclosing_function(launch.call)
+        parent = context.function_of(launch)
         if parent is None or not _runs_on_device_only(parent):
             continue
         parent_name = declared_name(parent.child_by_field_name("declarator"))

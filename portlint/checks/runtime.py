@@ -217,8 +217,9 @@ class _CapabilityScan:
         self.source = source
         self.prop_names: set[str] = set()  # filled by `cudaGetDeviceProperties(&name, ...)`
         self.typed_props: set[str] | None = None  # declared `cudaDeviceProp`/`hipDeviceProp_t`, read on need
-        # (function id or None, name) -> kind, for locals set from a capability.
-        self.variables: dict[tuple[int | None, str], str] = {}
+        # name -> {function id or None -> kind}, for locals set from a capability. By name
+        # first: most identifiers read name no such variable, and need no function found.
+        self.variables: dict[str, dict[int | None, str]] = {}
         self.constants: IntegerConstants | None = None
 
     def run(self) -> list[Finding]:
@@ -278,7 +279,7 @@ class _CapabilityScan:
         if kind is None and type_text in _NOT_CAPABILITY_TYPES:
             kind = _OTHER  # `char cc = s[0];`: a name that only looks like a capability
         if kind is not None:
-            self.variables[(_function_key(binding), text)] = kind
+            self.variables.setdefault(text, {})[_function_key(binding)] = kind
 
     def _capability_comparison(self, left, right) -> bool:
         for subject, other in ((left, right), (right, left)):
@@ -314,7 +315,8 @@ class _CapabilityScan:
             return None
         if node.type == "identifier":
             name = source.node_text(node)
-            kind = self.variables.get((_function_key(node), name)) or self.variables.get((None, name))
+            scopes = self.variables.get(name)
+            kind = (scopes.get(_function_key(node)) or scopes.get(None)) if scopes else None
             if kind is None:
                 kind = _cc_name_kind(name)
             return kind
@@ -346,7 +348,6 @@ class _CapabilityScan:
 
     def _api_call(self, call, api: str) -> None:
         args = arguments(call)
-        key = _function_key(call)
         if api.endswith("GetDeviceProperties") or api.endswith("GetDeviceProperties_v2"):
             name = _address_of(args[0], self.source) if args else None
             if name is not None:
@@ -356,7 +357,7 @@ class _CapabilityScan:
             for arg, kind in zip(args, (_MAJOR, _MINOR)):
                 name = _address_of(arg, self.source)
                 if name is not None:
-                    self.variables[(key, name)] = kind
+                    self.variables.setdefault(name, {})[_function_key(call)] = kind
             return
         if len(args) < 2:
             return
@@ -365,7 +366,7 @@ class _CapabilityScan:
             return
         name = _address_of(args[0], self.source)
         if name is not None:
-            self.variables[(key, name)] = _MAJOR if attribute.endswith("major") else _MINOR
+            self.variables.setdefault(name, {})[_function_key(call)] = _MAJOR if attribute.endswith("major") else _MINOR
 
     def _prop_declaration(self, type_node) -> None:
         declaration = type_node.parent
