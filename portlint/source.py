@@ -86,6 +86,8 @@ class SourceFile:
     rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
     # Results several checks share (one query run per file), through `checks.cpp.memoized`.
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Line index -> its text, one string per line: see `_snippet`.
+    _snippets: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.digest = hashlib.sha256(self.data).hexdigest()
@@ -142,8 +144,16 @@ class SourceFile:
             start_column=self._utf16_column(start_line, start),
             end_line=end_line + 1,
             end_column=end_column,
-            snippet=self.line_bytes(start_line).decode("utf-8", errors="replace"),
+            snippet=self._snippet(start_line),
         )
+
+    def _snippet(self, line: int) -> str:
+        # One string per line, shared by its locations: a kernel's name and insertion point
+        # are on the same line, and pickled results (the cache) store a shared string once.
+        snippet = self._snippets.get(line)
+        if snippet is None:
+            snippet = self._snippets[line] = self.line_bytes(line).decode("utf-8", errors="replace")
+        return snippet
 
     def node_text(self, node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
