@@ -258,7 +258,8 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     if b"\0" in data[:8192]:
         return Problem(shown, "skipped: binary file")
     try:
-        data.decode("utf-8")
+        if not data.isascii():  # ASCII is valid UTF-8: most sources need no decoding here
+            data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
     absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
