@@ -56,7 +56,9 @@ class Problem:
 @dataclass
 class FileState:
     path: str
-    absolute_path: Path
+    # The resolved path, kept as a string: a warm scan unpickles one per file from the cache,
+    # and rebuilding Path objects was a third of that.
+    absolute: str
     language: str
     digest: str
     findings: list[Finding]
@@ -64,6 +66,10 @@ class FileState:
     ranges: list[tuple[int, int, Status]] | None
     suppressions: suppress.Suppressions | None
     facts: FileFacts
+
+    @property
+    def absolute_path(self) -> Path:
+        return Path(self.absolute)
 
 
 @dataclass
@@ -321,7 +327,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
             problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
     return FileState(
         path=source.path,
-        absolute_path=source.absolute_path,
+        absolute=str(source.absolute_path),
         language=source.language,
         digest=source.digest,
         findings=findings,
@@ -336,7 +342,7 @@ def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:
     no_comments = b"portlint" not in source.data and b"NOLINT" not in source.data
     return FileState(
         path=source.path,
-        absolute_path=source.absolute_path,
+        absolute=str(source.absolute_path),
         language=source.language,
         digest=source.digest,
         findings=[],
