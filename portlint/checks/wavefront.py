@@ -10,7 +10,8 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, enclosing_function, integer_suffix, integer_value, macro_tree, memoized, strip_parens,
+    arguments, callee_name, enclosing_function, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
+    strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -663,21 +664,15 @@ _TEMPLATE_OF_NAME = {"type_identifier": "template_type", "identifier": "template
 def _cub_warp_templates(source: SourceFile) -> list[tuple[str, object]]:
     """(name, template argument list) of each `WarpReduce<...>`, `cub::WarpScan<...>`, ... in
     the main tree, in source order: found where those names occur in the text."""
-    root, data = source.tree.root_node, source.data
     found = []
     for name in _CUB_LOGICAL_WARP:
-        word = name.encode()
-        at = data.find(word)
-        while at != -1:
-            node = root.descendant_for_byte_range(at, at + len(word))
-            template_type = _TEMPLATE_OF_NAME.get(node.type) if node is not None else None
-            if template_type is not None and node.start_byte == at and node.end_byte == at + len(word):
+        for name_type, template_type in _TEMPLATE_OF_NAME.items():
+            for node in identifiers_named(source, name, node_type=name_type):
                 template = node.parent
                 if template.type == template_type and template.child_by_field_name("name") == node:
                     args = template.child_by_field_name("arguments")
                     if args is not None and args.type == "template_argument_list":
-                        found.append((at, name, args))
-            at = data.find(word, at + len(word))
+                        found.append((node.start_byte, name, args))
     return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 
 from portlint import queries
-from portlint.checks.cpp import callee_name, enclosing_function, integer_value, macro_tree, memoized, strip_parens
+from portlint.checks.cpp import (
+    callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized, strip_parens,
+)
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
     AncestorWalk, operations_with_literal,
@@ -551,18 +553,12 @@ class _PerWarpScan:
 
 def _subscripts(array, function, source: SourceFile) -> list:
     """The subscripts `a[...]` in `function` of the array that the identifier `array` names, in
-    source order. Found where its name occurs in the function's text: names are identifiers,
-    valid UTF-8, so the same bytes are the same name."""
-    root, data, word = source.tree.root_node, source.data, source.data[array.start_byte:array.end_byte]
+    source order. Found where its name occurs in the function's text."""
     found = []
-    at = data.find(word, function.start_byte, function.end_byte)
-    while at != -1:
-        name = root.descendant_for_byte_range(at, at + len(word))
-        if name is not None and name.type == "identifier" and (name.start_byte, name.end_byte) == (at, at + len(word)):
-            subscript = name.parent
-            if subscript.type == "subscript_expression" and subscript.child_by_field_name("argument") == name:
-                found.append(subscript)
-        at = data.find(word, at + 1, function.end_byte)
+    for name in identifiers_named(source, source.node_text(array), function.start_byte, function.end_byte):
+        subscript = name.parent
+        if subscript.type == "subscript_expression" and subscript.child_by_field_name("argument") == name:
+            found.append(subscript)
     return found
 
 
