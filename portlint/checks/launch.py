@@ -19,7 +19,7 @@ from typing import NamedTuple
 from portlint import queries
 from portlint.checks.cpp import (
     Expr, arguments, callee_name, calls, enclosing_function, identifiers_named, memoized, open_constants,
-    strip_parens,
+    strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
@@ -117,11 +117,9 @@ def _find_launches(source: SourceFile) -> list[Launch]:
     # Found from their bytes (`<<<`, the API's name), then checked in the tree: a launch is
     # rare among a file's calls, and a query over every call cost more.
     found = []
-    data, root = source.data, source.tree.root_node
-    at = data.find(b"<<<")
-    while at != -1:
-        token = root.descendant_for_byte_range(at, at + 3)
-        config = token.parent if token is not None and token.type == "<<<" and token.start_byte == at else None
+    data = source.data
+    for token in token_nodes(source, b"<<<"):
+        config = token.parent if token.type == "<<<" else None
         call = config.parent if config is not None and config.type == "kernel_call_syntax" else None
         if call is not None and call.type == "call_expression":
             args = [c for c in config.named_children if c.type != "comment"]
@@ -129,7 +127,6 @@ def _find_launches(source: SourceFile) -> list[Launch]:
                 fn = call.child_by_field_name("function")
                 found.append(Launch(call, kernel_argument(fn) if fn is not None else None, args[1], args[0],
                                     args[2] if len(args) > 2 else None))
-        at = data.find(b"<<<", at + 1)
     for api in LAUNCH_APIS:
         if api.encode() not in data:
             continue

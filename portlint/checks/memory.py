@@ -15,7 +15,7 @@ from math import prod
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, calls, enclosing_function, memoized, open_constants, type_size,
+    arguments, callee_name, calls, enclosing_function, memoized, open_constants, token_nodes, type_size,
 )
 from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, defined_at, finding_at, has_launches, launches
 from portlint.finding import Finding, Related, Severity, at_node
@@ -109,16 +109,12 @@ class SharedMemory:
 def _shared_declarations(source: SourceFile) -> list:
     """Declarations qualified `__shared__`, in source order, once per `__shared__` written
     (found from those bytes: a query over every declaration cost more)."""
-    found, root, data = [], source.tree.root_node, source.data
-    at = data.find(b"__shared__")
-    while at != -1:
-        end = at + len(b"__shared__")
-        node = root.descendant_for_byte_range(at, end)
-        qualifier = node if node is None or node.type == "type_qualifier" else node.parent
-        if qualifier is not None and qualifier.type == "type_qualifier" and \
-                (qualifier.start_byte, qualifier.end_byte) == (at, end) and qualifier.parent.type == "declaration":
+    found = []
+    for token in token_nodes(source, b"__shared__"):
+        qualifier = token.parent
+        if qualifier.type == "type_qualifier" and (qualifier.start_byte, qualifier.end_byte) == \
+                (token.start_byte, token.end_byte) and qualifier.parent.type == "declaration":
             found.append(qualifier.parent)
-        at = data.find(b"__shared__", at + 1)
     return sorted(found, key=lambda d: (d.start_byte, -d.end_byte))
 
 
@@ -279,7 +275,7 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
 # M002-M005: managed memory, system fences, memory-type numbers, texture references.
 # Imported here so that this section stays an append to the module.
 from portlint.checks.cpp import (  # noqa: E402
-    calls_by_name, calls_named, expression_type, integer_value, strip_parens, token_nodes,
+    calls_by_name, calls_named, expression_type, integer_value, strip_parens,
 )
 from portlint.fix import Edit  # noqa: E402
 
