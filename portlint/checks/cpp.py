@@ -370,10 +370,15 @@ def calls_named(source, name: str) -> list:
             function, parent = parent, parent.parent
         if parent.type != "call_expression" or parent.child_by_field_name("function") != function:
             continue
-        arguments_node = parent.child_by_field_name("arguments")
-        if arguments_node is not None and arguments_node.type == "argument_list":
+        if has_argument_list(parent):
             found.append(parent)
     return sorted(found, key=lambda call: (call.start_byte, -call.end_byte))
+
+
+def has_argument_list(call) -> bool:
+    """A call as `calls` reads calls: `f(...)`, not `T{...}`."""
+    arguments_node = call.child_by_field_name("arguments")
+    return arguments_node is not None and arguments_node.type == "argument_list"
 
 
 def macro_calls_by_name(source) -> dict[str, list]:

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    Expr, arguments, callee_name, calls, enclosing_function, identifiers_named, memoized, open_constants,
-    strip_parens, token_nodes,
+    Expr, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named, memoized,
+    open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
@@ -132,10 +132,8 @@ def _find_launches(source: SourceFile) -> list[Launch]:
             continue
         for name in identifiers_named(source, api):
             call = name.parent
-            if call.type != "call_expression" or call.child_by_field_name("function") != name:
-                continue
-            arguments_node = call.child_by_field_name("arguments")
-            if arguments_node is None or arguments_node.type != "argument_list":
+            if call.type != "call_expression" or call.child_by_field_name("function") != name \
+                    or not has_argument_list(call):
                 continue
             args = arguments(call)
             if len(args) > BLOCK_ARGUMENT:

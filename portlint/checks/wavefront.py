@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, enclosing_function, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
-    strip_parens,
+    arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix, integer_value,
+    macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -445,12 +445,6 @@ def masked_intrinsic_calls(source: SourceFile) -> list[tuple[object, str, list]]
         found = _calls_named(s.tree.root_node, s, _MASKED_WORD, MASKED_INTRINSICS.__contains__)
         return [c for c in found if has_argument_list(c[0])]
     return memoized(source, "wavefront.masked_intrinsic_calls", find)
-
-
-def has_argument_list(call) -> bool:
-    """A call as `cpp.calls` reads calls: `f(...)`, not `T{...}`."""
-    arguments_node = call.child_by_field_name("arguments")
-    return arguments_node is not None and arguments_node.type == "argument_list"
 
 
 def _shuffle_loop_counter(loop, source: SourceFile) -> str | None:

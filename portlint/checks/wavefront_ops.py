@@ -7,10 +7,11 @@ W006 cooperative-groups tiles used as the warp, W010 the warp matrix (WMMA) API.
 from __future__ import annotations
 
 from portlint import queries
-from portlint.checks.cpp import arguments, callee_name, calls, enclosing_function, integer_value, strip_parens
+from portlint.checks.cpp import (
+    arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
+)
 from portlint.checks.wavefront import (
-    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, has_argument_list,
-    masked_intrinsic_calls, shuffle_calls,
+    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, masked_intrinsic_calls, shuffle_calls,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
