@@ -475,7 +475,7 @@ def _collect_function(source, model, facts, definition, declarator, parse_errors
             qualifiers.append(text)
     if not (has_global or returns_void) or (qualified_scope and not has_global):
         return  # not a kernel; a non-global `A::f` is an out-of-line method
-    ancestors = _ancestors(definition)  # each `Node.parent` descends from the root: read them once
+    ancestors = list(ancestors_of(definition))  # each `Node.parent` descends from the root: read them once
     is_template = bool(ancestors) and ancestors[0].type == "template_declaration"
     around = ancestors[1:] if is_template else ancestors  # what holds the definition (or its template)
     if around and around[0].type == "field_declaration_list":
@@ -517,16 +517,6 @@ def _head_tokens(head, definition, declarator):
             yield from child.children
         else:
             yield child
-
-
-def _ancestors(node) -> list:
-    """The parent of `node`, its parent, ... up to the root."""
-    found = []
-    node = node.parent
-    while node is not None:
-        found.append(node)
-        node = node.parent
-    return found
 
 
 def _namespace_name(namespace, source) -> str:
@@ -729,7 +719,7 @@ def kernel_argument(node):
 # Imported here, not at the top, so that this section stays an append to the module.
 import posixpath  # noqa: E402
 
-from portlint.checks.cpp import evaluate_expression, open_constants  # noqa: E402
+from portlint.checks.cpp import ancestors_of, evaluate_expression, open_constants  # noqa: E402
 
 # Files whose constants are recorded: those that are included. A `.cu` included by
 # another (`#include "kernels.cu"`) is rare; recording every file's constants would cost

@@ -51,6 +51,15 @@ def strip_parens(node):
     return node
 
 
+def ancestors_of(node):
+    """The parent of `node`, its parent, ... up to the root (each `Node.parent` call descends
+    from the root: callers that ask several questions keep the list)."""
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def enclosing_function(node):
     """The nearest `function_definition` around `node` (lambdas are looked through), else None."""
     found = queries.nearest_ancestor(node, "function_definition")

@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix, integer_value,
-    macro_tree, memoized, strip_parens,
+    ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix,
+    integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -471,7 +471,7 @@ def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
 def _in_warp_call_argument(node, source: SourceFile, ancestors=None) -> bool:
     """Is `node` part of an argument of a shuffle or ballot (`__shfl(v, (i + 1) % 32)`)?
     `ancestors`: those of `node`, innermost first, when the caller has them already."""
-    for parent in _ancestors(node) if ancestors is None else ancestors:
+    for parent in ancestors_of(node) if ancestors is None else ancestors:
         if parent.type in ("compound_statement", "function_definition", "translation_unit"):
             return False
         if parent.type == "argument_list":
@@ -485,7 +485,7 @@ def _feeds_shuffle(node, source: SourceFile, ancestors: list | None = None) -> b
     """Does the value at `node` reach a shuffle or ballot: an argument, or the start or bound
     of a loop whose body shuffles by its counter? `ancestors`: as for `_in_warp_call_argument`."""
     if ancestors is None:
-        ancestors = list(_ancestors(node))
+        ancestors = list(ancestors_of(node))
     if _in_warp_call_argument(node, source, ancestors):
         return True
     for child, parent in zip([node, *ancestors], ancestors):
@@ -670,13 +670,6 @@ def _cub_warp_templates(source: SourceFile) -> list[tuple[str, object]]:
     return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
 
 
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
-
-
 class AncestorWalk:
     """The ancestors of nodes under `root`, asked for in source order, from one tree cursor:
     each `Node.parent` call descends from the root anew, the cursor only from the nearest
@@ -696,7 +689,7 @@ class AncestorWalk:
         while path[-1].id != node.id:
             if cursor.goto_first_child_for_byte(node.start_byte) is None:  # not found by its start
                 self.__init__(self._root)
-                return list(_ancestors(node))
+                return list(ancestors_of(node))
             path.append(cursor.node)
         return path[-2::-1]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from portlint import queries
 from portlint.checks.cpp import (
-    arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
 )
 from portlint.checks.wavefront import (
     _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, masked_intrinsic_calls, shuffle_calls,
@@ -17,13 +17,6 @@ from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import needs
-
-
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 # =========================================================================================
@@ -169,7 +162,7 @@ def _splits_warp(condition, source: SourceFile) -> bool:
 def _branch_condition(node, source: SourceFile):
     """The condition of the innermost lane-divergent `if`/`?:` around `node` in its function, else None."""
     child = node
-    for parent in _ancestors(node):
+    for parent in ancestors_of(node):
         if parent.type in ("function_definition", "lambda_expression", "translation_unit"):
             return None
         if parent.type in ("if_statement", "conditional_expression"):
@@ -185,7 +178,7 @@ def _branch_condition(node, source: SourceFile):
 def _single_lane(node, source: SourceFile) -> bool:
     """Is `node` in the then-branch of `if (lane == 0)`, `if (threadIdx.x == 0)`, `if (!tid)`?"""
     child = node
-    for parent in _ancestors(node):
+    for parent in ancestors_of(node):
         if parent.type in ("function_definition", "translation_unit"):
             return False
         if parent.type == "if_statement" and child == parent.child_by_field_name("consequence"):

@@ -13,7 +13,7 @@ import re
 
 from portlint import queries
 from portlint.checks.cpp import (
-    callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized, strip_parens,
+    ancestors_of, callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
@@ -34,13 +34,6 @@ _DEVICE_WORDS = (b"threadIdx", b"blockIdx", b"blockDim", b"gridDim", b"__shfl", 
                  b"__lane_id", b"hipThreadIdx", b"__activemask", b"atomic")
 # A project macro standing for `__device__`, `__global__`, `__host__ __device__`, ...
 _QUALIFIER_MACRO = re.compile(r"[A-Z0-9_]*(?:DEVICE|GLOBAL|KERNEL|HOST|INLINE)[A-Z0-9_]*")
-
-
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 def function_space(function, source: SourceFile) -> str:
@@ -306,7 +299,7 @@ def _local_scope(definition):
     """The node a local definition is visible in (its function or template), else None."""
     if definition.type == "preproc_def":
         return None
-    for parent in _ancestors(definition):
+    for parent in ancestors_of(definition):
         if parent.type in ("function_definition", "template_declaration", "lambda_expression"):
             return parent
         if parent.type in ("translation_unit", "namespace_definition", "field_declaration_list",
@@ -318,7 +311,7 @@ def _local_scope(definition):
 def _arch_macros(definition, value, source: SourceFile, arch_by_condition) -> tuple[str, ...]:
     """Architecture macros in the `#if` conditions around a definition, or in its value."""
     found = set(_ARCH_MACRO.findall(source.node_text(value)))
-    for parent in _ancestors(definition):
+    for parent in ancestors_of(definition):
         found.update(m for m in arch_by_condition.get(parent.id, ()) if _ARCH_MACRO.fullmatch(m))
     return tuple(sorted(found))
 
@@ -458,7 +451,7 @@ def _names_thread_count(node, source: SourceFile) -> bool:
 def _warp_count_receiver(expression, source: SourceFile):
     """The name a count initialises (`#define WARPS (B / 32)`, `constexpr int kWarps = B / 32`), else None."""
     node = expression
-    for parent in _ancestors(expression):
+    for parent in ancestors_of(expression):
         if parent.type in ("parenthesized_expression", "cast_expression"):
             node = parent
             continue
@@ -496,9 +489,9 @@ class _PerWarpScan:
                 name = source.node_text(receiver) if receiver is not None else None
             if not (_names_thread_count(left, source) or (name and _names_warp_count(name))):
                 continue
-            array_size = any(a.type == "array_declarator" for a in _ancestors(division))
+            array_size = any(a.type == "array_declarator" for a in ancestors_of(division))
             uses = self._uses(name, division) if name else []
-            counted = [u for u in uses if not any(a.type == "array_declarator" for a in _ancestors(u))]
+            counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
             if lanes == 32 and (counted if name else not array_size):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
@@ -592,7 +585,7 @@ def _bound_32(subscript, source: SourceFile):
     """The `< 32` that guards or bounds a read (`threadIdx.x < 32 ? s[threadIdx.x] : 0`,
     `for (i = 0; i < 32; ++i) s[i]`), else None."""
     child = subscript
-    for parent in _ancestors(subscript):
+    for parent in ancestors_of(subscript):
         if parent.type == "function_definition":
             return None
         condition = None
@@ -684,7 +677,7 @@ _NAMING_ONLY = frozenset({"preproc_def", "preproc_function_def", "preproc_ifdef"
 
 
 def _in_launch_bounds(node) -> bool:
-    return any(a.type == "launch_bounds" for a in _ancestors(node))
+    return any(a.type == "launch_bounds" for a in ancestors_of(node))
 
 
 # =========================================================================================
