@@ -168,9 +168,13 @@ def _at_token_start(spelling: str) -> str:
     return f"{first}(?<![0-9A-Za-z_]{first}){spelling[1:]}"
 
 
-# What tree-sitter lets stand between two tokens: blanks, line continuations, comments (the
-# grammar's `extras`). A `//` comment goes on after a backslash at the end of its line.
-_BETWEEN_TOKENS = r"\s|\\\r?\n|/\*.*?\*/|//(?:\\+(?:\r\n|[^\\])|[^\\\n])*"
+# What may stand between two tokens of a trigger pattern: blanks and line continuations
+# (the two never match the same text, so a possessive loop over them is linear), then the
+# next token or the start of a comment. A comment is not skipped but taken as "maybe": the
+# tree decides. Skipping comments in a regex is quadratic or worse (each literal before a
+# `////` banner re-scans it), and a trigger only has to be a necessary condition.
+_BLANK = r"\s|\\\r?\n"
+_OR_COMMENT = r"|/[/*]"
 
 
 @cache
@@ -726,8 +730,8 @@ def _loop_bound(loop, name: str, source: SourceFile):
 # index, or else a shuffle or ballot it is an argument of (`_is_lane_arithmetic`). Shuffle
 # loops and lanes need a shuffle; cub's logical warps a `Warp...<..., 32>`. And the check reads
 # only files with one of `_W001_WORDS`.
-_SHIFT_BY_5 = re.compile(f">>(?:{_BETWEEN_TOKENS})*(?:{_literal_pattern(frozenset({5})).pattern.decode()})"
-                         .encode(), re.S)
+_SHIFT_BY_5 = re.compile(
+    f">>(?:{_BLANK})*+(?:{_literal_pattern(frozenset({5})).pattern.decode()}{_OR_COMMENT})".encode())
 _W001_TRIGGER = all_of(nocase(*_W001_WORDS), any_of(
     nocase(b"shfl"),
     all_of(any_of(_literal_pattern(frozenset({31, 32})), _SHIFT_BY_5),
@@ -1087,8 +1091,8 @@ class _LaneMaskScan:
 # check reads only files with a mask intrinsic or `lane`.
 _NARROW_LITERALS = ("1", "4294967295", "0(?:[xX]['0]*(?:1|[fF]{8})?|[bB]['0]*|['0]*(?:1|4294967295)?)")
 _NARROW_SHIFT = re.compile(
-    f"(?:{'|'.join(_at_token_start(s) for s in _NARROW_LITERALS)})[uUlLzZ]*(?:\\)|{_BETWEEN_TOKENS})*<<(?![<=])"
-    .encode(), re.S)
+    f"(?:{'|'.join(_at_token_start(s) for s in _NARROW_LITERALS)})[uUlLzZ]*+(?:\\)|{_BLANK})*+"
+    f"(?:<<(?![<=]){_OR_COMMENT})".encode())
 
 
 @needs(*_MASK_PREFIXES, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
