@@ -185,6 +185,11 @@ def _walk_query(lang: str, types: frozenset[str]) -> tree_sitter.Query:
     return tree_sitter.Query(language(lang), " ".join(f"({t}) @{t}" for t in sorted(types)))
 
 
+# A path longer than this makes `_TreeIndex.learn_path` enter every node's parent: walking
+# the whole tree once costs less than walking down such paths again and again.
+_DEEP_PATH = 200
+
+
 class _TreeIndex:
     """One tree's nodes of the shared patterns' outermost types, and matches found so far."""
 
@@ -195,6 +200,32 @@ class _TreeIndex:
         self.found: dict[str, _Found] = {}
         self.spans: dict[str, tuple] = {}  # node type -> its nodes by start, for `nearest_ancestor`
         self.ids: set[int] = {tree.root_node.id}  # of nodes known to be in the tree: how `_index_of` finds it
+        self.parents: dict[int, object] = {tree.root_node.id: None}  # node id -> parent, for `ancestors`
+        self.all_parents = False  # `parents` has every node of the tree
+
+    def learn_path(self, node) -> bool:
+        """Enter the parents of `node` and of all its ancestors, walking down from the root once
+        (as each `Node.parent` call does internally); False if `node` is not found that way.
+        In a deep tree every path is long: there the parents of all nodes are entered, once."""
+        current, parents, target = self.tree.root_node, self.parents, node.id
+        depth = 0
+        while current.id != target:
+            child = current.child_with_descendant(node)
+            if child is None or child.id == current.id:
+                return False
+            parents[child.id] = current
+            current = child
+            depth += 1
+        if depth > _DEEP_PATH and not self.all_parents:
+            self.all_parents = True
+            stack = [self.tree.root_node]
+            while stack:
+                parent = stack.pop()
+                for child in parent.children:
+                    parents[child.id] = parent
+                    if child.child_count:
+                        stack.append(child)
+        return True
 
     def walk(self, types: frozenset[str]) -> None:
         """Collect the nodes of `types` not collected yet (the first walk: all but costly ones)."""
@@ -307,11 +338,36 @@ def nearest_ancestor(node, type: str):
             continue
         if start > candidate.start_byte and end < candidate.end_byte:
             return candidate  # strictly inside: a descendant (and the innermost, as it starts last)
-        parent = node.parent  # a shared boundary: ask the tree
-        while parent is not None and parent.type != type:
-            parent = parent.parent
-        return parent
+        return next((a for a in ancestors(node) if a.type == type), None)  # a shared boundary: ask the tree
     return None
+
+
+_UNKNOWN = object()
+
+
+def ancestors(node):
+    """The parent of `node`, its parent, ... up to the root. Each `Node.parent` call descends
+    from the root, so climbing k levels that way costs k times the depth (an else-if chain
+    of 800 arms is 2,400 deep); here the parents come from a table kept per indexed tree,
+    filled by one walk down per path, and a climb costs one step per level."""
+    index = _index_of(node)
+    if index is None:  # a tree parsed on its own (a macro body): it is small
+        node = node.parent
+        while node is not None:
+            yield node
+            node = node.parent
+        return
+    parents = index.parents
+    while True:
+        parent = parents.get(node.id, _UNKNOWN)
+        if parent is _UNKNOWN:
+            parent = parents[node.id] = node.parent  # most often a node already in the table
+            if parent is not None and parent.id not in parents:
+                index.learn_path(parent)
+        if parent is None:
+            return
+        yield parent
+        node = parent
 
 
 def _within(root, node) -> bool:
@@ -361,6 +417,24 @@ def _index_of(node) -> "_TreeIndex | None":
     ancestors names it (node ids are unique among live trees). The nodes climbed through
     become known, so asking again about the same subtree is one lookup."""
     indexes = _NEWEST_FIRST
+    node_id = node.id
+    for index in indexes:
+        if node_id in index.ids or node_id in index.parents:
+            return index
+    # Down from each root to where `node` is (one descent in C) rather than up through
+    # `Node.parent` (one descent per level): the main and macro trees share byte offsets,
+    # so only the node's id tells which tree holds it.
+    start, end = node.start_byte, node.end_byte
+    for index in indexes:
+        found = index.tree.root_node.descendant_for_byte_range(start, end)
+        # `found` is `node`, or a descendant of it with the same bytes.
+        for _ in range(8):
+            if found is None or found.id == node_id or found.start_byte != start or found.end_byte != end:
+                break
+            found = found.parent
+        if found is not None and found.id == node_id:
+            index.ids.add(node_id)
+            return index
     climbed = []
     while node is not None:
         node_id = node.id

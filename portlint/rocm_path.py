@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from portlint import queries
+from portlint.nesting import bounded, left_chain
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile
 
 Value = bool | int | None  # for C: an int (None = unknown); elsewhere a truth value
@@ -216,12 +217,12 @@ def _endif_start(node) -> int:
 
 
 def _identifiers(node, source: SourceFile):
-    if node is None:
-        return
-    if node.type == "identifier":
-        yield source.node_text(node)
-    for child in node.children:
-        yield from _identifiers(child, source)
+    stack = [node] if node is not None else []
+    while stack:  # a loop, not recursion: a condition of 1000 `||` terms is 1000 deep
+        node = stack.pop()
+        if node.type == "identifier":
+            yield source.node_text(node)
+        stack.extend(reversed(node.children))
 
 
 def _eval_directive(directive: str, cond, source: SourceFile, env: _MacroEnv) -> Value:
@@ -234,6 +235,7 @@ def _eval_directive(directive: str, cond, source: SourceFile, env: _MacroEnv) ->
     return _eval_expr(cond, source, env)
 
 
+@bounded(None)
 def _eval_expr(node, source: SourceFile, env: _MacroEnv) -> Value:
     kind = node.type
     if kind == "number_literal":
@@ -263,21 +265,29 @@ def _eval_expr(node, source: SourceFile, env: _MacroEnv) -> Value:
             return None
         return {"-": -arg, "+": arg, "~": ~arg}.get(op.type)
     if kind == "binary_expression":
-        op = node.child_by_field_name("operator").type
-        left = _eval_expr(node.child_by_field_name("left"), source, env)
-        right = _eval_expr(node.child_by_field_name("right"), source, env)
-        if op == "&&":
-            return _and(left, right)
-        if op == "||":
-            return _or(left, right)
-        if left is None or right is None:
-            return None
-        ops = {"==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-               "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b),
-               "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
-               "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
-        return ops[op](left, right) if op in ops else None
+        # `A || B || C ...` nests to the left: fold the chain in a loop, not by recursion.
+        leftmost, chain = left_chain(node)
+        value = _eval_expr(leftmost, source, env)
+        for op, right in chain:
+            value = _binary(op, value, _eval_expr(right, source, env))
+        return value
     return None  # calls (`__has_include`, function-like macros) and anything else
+
+
+_OPERATORS = {"==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+              "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b),
+              "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
+              "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _binary(op: str, left: Value, right: Value) -> Value:
+    if op == "&&":
+        return _and(left, right)
+    if op == "||":
+        return _or(left, right)
+    if left is None or right is None:
+        return None
+    return _OPERATORS[op](left, right) if op in _OPERATORS else None
 
 
 # ---- CMake -----------------------------------------------------------------------------
@@ -358,6 +368,7 @@ def _eval_cmake(words: list[str], extra: frozenset[str]) -> tuple[Value, Value]:
             left = (_and(left[0], right[0]), _and(left[1], right[1]))
         return left
 
+    @bounded((None, None))
     def parse_not():
         nonlocal pos
         if pos < len(words) and words[pos] == "NOT":
@@ -366,6 +377,7 @@ def _eval_cmake(words: list[str], extra: frozenset[str]) -> tuple[Value, Value]:
             return (_not(inner[0]), _not(inner[1]))
         return parse_atom()
 
+    @bounded((None, None))
     def parse_atom():
         nonlocal pos
         if pos >= len(words):
@@ -452,6 +464,7 @@ def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset()) 
     return _eval_python(test, rocm_macros)
 
 
+@bounded((None, None))
 def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         r, c = _eval_python(test.operand, extra)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from portlint.nesting import bounded, left_chain
+
 _INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlLzZ]*)$")
 
 
@@ -52,12 +54,9 @@ def strip_parens(node):
 
 
 def ancestors_of(node):
-    """The parent of `node`, its parent, ... up to the root (each `Node.parent` call descends
-    from the root: callers that ask several questions keep the list)."""
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
+    """The parent of `node`, its parent, ... up to the root, in time linear in the levels
+    climbed (see `queries.ancestors`)."""
+    return queries.ancestors(node)
 
 
 def enclosing_function(node):
@@ -65,10 +64,7 @@ def enclosing_function(node):
     found = queries.nearest_ancestor(node, "function_definition")
     if found is not NotImplemented:
         return found
-    node = node.parent
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node
+    return next((a for a in ancestors_of(node) if a.type == "function_definition"), None)
 
 
 # ---- integer constants -----------------------------------------------------------------
@@ -201,6 +197,7 @@ class IntegerConstants:
         return self._macro_values[arg.id]
 
     # ---- expressions --------------------------------------------------------------
+    @bounded(None)
     def _evaluate(self, node, text, use, used, resolving: frozenset[str]) -> int | None:
         node = strip_parens(node)
         if node is None:
@@ -227,11 +224,15 @@ class IntegerConstants:
                 return None
             return {"-": -arg, "+": arg}.get(op.type)
         if kind == "binary_expression":
-            left = self._evaluate(node.child_by_field_name("left"), text, use, used, resolving)
-            right = self._evaluate(node.child_by_field_name("right"), text, use, used, resolving)
-            if left is None or right is None:
-                return None
-            return _binary(node.child_by_field_name("operator").type, left, right)
+            # `a + b + c ...` nests to the left: fold the chain in a loop, not by recursion.
+            leftmost, chain = left_chain(node)
+            value = self._evaluate(leftmost, text, use, used, resolving)
+            for operator, right in chain:
+                if value is None:
+                    return None
+                right_value = self._evaluate(right, text, use, used, resolving)
+                value = None if right_value is None else _binary(operator, value, right_value)
+            return value
         if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
             return sizeof_value(node, text)
         return None
@@ -538,6 +539,7 @@ def _descriptor_type(descriptor, source) -> Declared | None:
     return Declared(_type_name(type_node, source), depth)
 
 
+@bounded(None)
 def expression_type(source, node) -> Declared | None:
     """The type of simple expressions from declarations and casts: `p`, `&s[i]`, `*q`,
     `p + i`, `(float*)x`, `reinterpret_cast<float*>(x)`. None for anything else."""
@@ -665,6 +667,7 @@ class OpenConstants(IntegerConstants):
                 found.append((name, definition, value))
         return found
 
+    @bounded(None)
     def _expression(self, node, text, use, resolving: frozenset[str]) -> Expr | None:
         value = self._evaluate(node, text, use, None, resolving)
         node = strip_parens(node)
@@ -744,6 +747,7 @@ def _is_method(function) -> bool:
     return declarator is not None and declarator.type == "qualified_identifier"
 
 
+@bounded(None)
 def evaluate_expression(expr: Expr | None, lookup) -> int | None:
     """The value of an `Expr`, with `lookup(name)` giving the open names (None: unknown)."""
     if expr is None or isinstance(expr, int):
@@ -758,6 +762,7 @@ def evaluate_expression(expr: Expr | None, lookup) -> int | None:
     return _binary(expr[0], *values)
 
 
+@bounded(frozenset())
 def open_names(expr: Expr | None) -> set[str]:
     if expr is None or isinstance(expr, int):
         return set()

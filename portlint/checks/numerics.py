@@ -11,6 +11,7 @@ from portlint.checks.cpp import (
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
+from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, needs
 
@@ -71,6 +72,7 @@ class _HalfScan:
             return text
         return f"*{text}" if strip_parens(base).type == "identifier" else f"*({text})"
 
+    @bounded(None)
     def kind(self, node) -> str | None:
         """"half" or "half2" when `node` is known to be of that type; else None."""
         node = strip_parens(node)
@@ -190,6 +192,7 @@ class _HalfScan:
         return Fix.advice(f"Set both halves at once: `{rewrite}`")
 
 
+@bounded(False)
 def _is_plain_target(node) -> bool:
     """An lvalue that is safe to evaluate twice: `a`, `a.b`, `p[i]`, `p[3]`."""
     node = strip_parens(node)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from portlint import rocm_path
+from portlint.nesting import bounded
 from portlint.rocm_path import Status
 from portlint.source import SourceFile
 
@@ -353,6 +354,7 @@ class BuildScript:
                 out.append((_Binding(name, None, _Kind.SET, value, 0, Status.LIVE, None), self._scope_at(call)))
         return out
 
+    @bounded(list)
     def _values(self, expr: ast.expr, scope: _Scope) -> list[tuple[ast.expr, _Scope]]:
         """Leaf elements of a list-valued expression."""
         if self.is_dead(expr):
@@ -424,6 +426,7 @@ class BuildScript:
     def _entry_values(self, entry: _Entry) -> list[tuple[ast.expr, _Scope]]:
         return [(entry.value, entry.scope)] if entry.item else self._values(entry.value, entry.scope)
 
+    @bounded(dict)
     def _dict(self, expr: ast.expr, scope: _Scope) -> dict[str, list[_Entry]]:
         """key -> the values given to it, for a dict-valued expression."""
         if self.is_dead(expr):
@@ -539,6 +542,7 @@ def _constant_str(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+@bounded(False)
 def _is_stringy(expr: ast.AST) -> bool:
     """A string built from literals: `'x'`, f-strings, `'a' + b`, `'%s' % x`, `'{}'.format(x)`."""
     if isinstance(expr, (ast.Constant, ast.JoinedStr)):
@@ -552,6 +556,7 @@ def _is_stringy(expr: ast.AST) -> bool:
     return False
 
 
+@bounded("{}")
 def _template(expr: ast.AST) -> str:
     """The text of a stringy expression, with `{}` for parts computed at run time."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):

@@ -68,6 +68,7 @@ from portlint.checks.cpp import (  # noqa: E402
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
+from portlint.nesting import bounded  # noqa: E402
 from portlint.source import CUDA, PYTHON, SourceFile  # noqa: E402
 
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -302,6 +303,7 @@ class _CapabilityScan:
             self.constants = IntegerConstants(self.source)
         return _is_capability_value(self.constants.value(node), kind)  # `constexpr int kMinMajor = 8;`
 
+    @bounded(None)
     def _kind(self, node) -> str | None:
         node = _strip_casts(node)
         if node is None:
@@ -506,6 +508,7 @@ class _PythonCapabilityScan:
                 return names[name]
         return set()
 
+    @bounded(set)
     def kinds(self, node: ast.AST, scope: ast.AST) -> set[str]:
         """The capability forms `node` may hold: the tuple, major, minor, major*10+minor, the properties."""
         if isinstance(node, ast.Call):

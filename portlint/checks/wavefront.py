@@ -15,6 +15,7 @@ from portlint.checks.cpp import (
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
+from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
 
@@ -209,6 +210,7 @@ def operations_with_literal(source: SourceFile, root, values: frozenset[int]) ->
     return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
 
 
+@bounded(False)
 def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
     """A thread's index in its block (or the block's size): `threadIdx.x`, `tid`, `lane + 1`,
     `threadIdx.y * blockDim.x + threadIdx.x`. Global indices (`blockIdx`) and scaled
@@ -331,21 +333,42 @@ def _code_context(node, source: SourceFile, in_macro: bool) -> str:
     device, host-device, device-like (unqualified but touches threads), macro, host or constant."""
     if in_macro:
         return "macro"
-    child, parent = node, node.parent
-    while parent is not None and parent.type != "function_definition":
+    # The answer from an ancestor up is the same for every literal below it (but at
+    # `_CONSTANT_FIELDS`, where it depends on the child): kept per ancestor, so the literals
+    # of an else-if chain 800 arms deep do not each climb it again.
+    known = source.memo.setdefault("code_context", {})
+    climbed = []
+    child, context = node, None
+    for parent in ancestors_of(node):
+        if parent.type == "function_definition":
+            context = _function_context(parent, source)
+            break
+        if parent.id in known:
+            context = known[parent.id]
+            break
+        if parent.type not in _CONSTANT_FIELDS:
+            climbed.append(parent.id)
         if parent.type in _CONSTANT_CONTEXTS:
-            return "constant"
-        if parent.type in _CONSTANT_FIELDS and parent.child_by_field_name(_CONSTANT_FIELDS[parent.type]) == child:
-            return "constant"
-        if parent.type in ("declaration", "field_declaration") and any(
+            context = "constant"
+        elif parent.type in _CONSTANT_FIELDS and parent.child_by_field_name(_CONSTANT_FIELDS[parent.type]) == child:
+            context = "constant"
+        elif parent.type in ("declaration", "field_declaration") and any(
                 c.type == "type_qualifier" and source.node_text(c) == "constexpr" for c in parent.children):
-            return "constant"
-        if parent.type == "lambda_expression" and any(
+            context = "constant"
+        elif parent.type == "lambda_expression" and any(
                 c.type == "ERROR" and source.node_text(c).strip() == "__device__" for c in parent.children):
-            return "device-like"  # `[=] __device__ (...) {...}`: extended lambdas parse with an ERROR
-        child, parent = parent, parent.parent
-    if parent is None:
-        return "constant"  # file-scope initialisers
+            context = "device-like"  # `[=] __device__ (...) {...}`: extended lambdas parse with an ERROR
+        if context is not None:
+            break
+        child = parent
+    if context is None:
+        context = "constant"  # file-scope initialisers
+    known.update(dict.fromkeys(climbed, context))
+    return context
+
+
+def _function_context(parent, source: SourceFile) -> str:
+    """`_code_context` of code directly in function definition `parent`."""
     qualifiers = {c.type for c in parent.children}
     if "__host__" in qualifiers:
         return "host-device" if qualifiers & {"__device__", "__global__"} else "host"
@@ -805,6 +828,7 @@ _STORES = """
 _DECLARATIONS = "[(declaration) (parameter_declaration)] @declaration"
 
 
+@bounded(False)
 def _lane_amount(node, source: SourceFile) -> bool:
     """A shift amount that is a lane index: `lane`, `laneId + 1`, `__lane_id()`,
     `threadIdx.x % warpSize`, `tid & 31`."""
@@ -871,6 +895,7 @@ class _Mask(NamedTuple):
     signed: bool  # held in a signed 32-bit int on the way
 
 
+@bounded(None)
 def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask | None:
     """Where the lane mask `node` comes from: a mask intrinsic, `1 << lane`, a variable
     holding one, or `&`/`|`/`^`/`~`/`- 1`/`__brev` of those; None when it is no mask."""

@@ -15,6 +15,7 @@ from portlint.checks.wavefront import (
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
+from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import needs
 
@@ -131,6 +132,7 @@ def _lane_expr(node, source: SourceFile) -> bool:
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
+@bounded(False)
 def _splits_warp(condition, source: SourceFile) -> bool:
     """Does `condition` send lanes of one warp different ways? `lane < 16`, `threadIdx.x == 0`,
     `lane % 2`, `threadIdx.x < 32` (half a 64-lane wavefront). Not `tid < n` (a bound) nor
@@ -161,35 +163,55 @@ def _splits_warp(condition, source: SourceFile) -> bool:
 
 def _branch_condition(node, source: SourceFile):
     """The condition of the innermost lane-divergent `if`/`?:` around `node` in its function, else None."""
-    child = node
+    # The answer above a branch, reached from a child that is not its condition, is the same
+    # for everything in that child: kept per branch, so a long else-if chain is climbed once.
+    known = source.memo.setdefault("branch_condition", {})
+    child, climbed, found = node, [], None
     for parent in ancestors_of(node):
         if parent.type in ("function_definition", "lambda_expression", "translation_unit"):
-            return None
+            break
         if parent.type in ("if_statement", "conditional_expression"):
             condition = parent.child_by_field_name("condition")
+            key = (parent.id, condition is not None and child == condition)
+            if key in known:
+                found = known[key]
+                break
+            climbed.append(key)
             if condition is not None and child != condition:
                 inner = condition.child_by_field_name("value") if condition.type == "condition_clause" else condition
                 if _splits_warp(inner, source):
-                    return inner
+                    found = inner
+                    break
         child = parent
-    return None
+    known.update(dict.fromkeys(climbed, found))
+    return found
 
 
 def _single_lane(node, source: SourceFile) -> bool:
     """Is `node` in the then-branch of `if (lane == 0)`, `if (threadIdx.x == 0)`, `if (!tid)`?"""
-    child = node
+    # As in `_branch_condition`: the answer above an `if` is kept per (if, from its consequence).
+    known = source.memo.setdefault("single_lane", {})
+    child, climbed, found = node, [], False
     for parent in ancestors_of(node):
         if parent.type in ("function_definition", "translation_unit"):
-            return False
-        if parent.type == "if_statement" and child == parent.child_by_field_name("consequence"):
-            condition = parent.child_by_field_name("condition")
+            break
+        if parent.type == "if_statement":
+            consequence = child == parent.child_by_field_name("consequence")
+            if (parent.id, consequence) in known:
+                found = known[parent.id, consequence]
+                break
+            climbed.append((parent.id, consequence))
+            condition = parent.child_by_field_name("condition") if consequence else None
             inner = condition.child_by_field_name("value") if condition is not None else None
             if inner is not None and _picks_one_lane(inner, source):
-                return True
+                found = True
+                break
         child = parent
-    return False
+    known.update(dict.fromkeys(climbed, found))
+    return found
 
 
+@bounded(False)
 def _picks_one_lane(condition, source: SourceFile) -> bool:
     node = strip_parens(condition)
     if node.type == "unary_expression" and node.child_by_field_name("operator").type == "!":
