@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -88,6 +89,8 @@ class SourceFile:
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # Line index -> its text, one string per line: see `_snippet`.
     _snippets: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Line index -> `_utf16_table` of the line, made on the first column asked for in it.
+    _utf16_tables: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.digest = hashlib.sha256(self.data).hexdigest()
@@ -125,10 +128,15 @@ class SourceFile:
         return self._line_starts[line]
 
     def _utf16_column(self, line: int, offset: int) -> int:
-        prefix = self.data[self._line_starts[line]:offset]
-        if prefix.isascii():  # one UTF-16 unit per byte: the common case, without decoding
-            return len(prefix) + 1
-        return len(prefix.decode("utf-8", errors="replace").encode("utf-16-le")) // 2 + 1
+        start = self._line_starts[line]
+        table = self._utf16_tables.get(line)
+        if table is None:
+            table = self._utf16_tables[line] = _utf16_table(self.line_bytes(line))
+        if not table[0]:  # an ASCII line: one UTF-16 unit per byte
+            return offset - start + 1
+        ends, saved = table
+        k = bisect.bisect_right(ends, offset - start)
+        return offset - start - (saved[k - 1] if k else 0) + 1
 
     def location(self, start: int, end: int | None = None) -> Location:
         end = start if end is None else end
@@ -182,6 +190,25 @@ class SourceFile:
             self.python_offset(node.lineno, node.col_offset),
             self.python_offset(node.end_lineno, node.end_col_offset),
         )
+
+
+# One UTF-8 sequence, or a byte that starts none (decoded as one U+FFFD).
+_UTF8_CHARACTER = re.compile(rb"[\xc0-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf7][\x80-\xbf]{3}|[\x80-\xff]")
+
+
+def _utf16_table(line: bytes) -> tuple[list[int], list[int]]:
+    """Where a line's bytes and UTF-16 units part: the end (from the line start) of each
+    non-ASCII character and how many bytes more than units the line has up to there. A
+    column is then a bisection, not a decoding of the line up to it: a 5 MB line with a
+    finding every few bytes would decode its start again for each of them."""
+    ends, saved, total = [], [], 0
+    if not line.isascii():
+        for m in _UTF8_CHARACTER.finditer(line):
+            length = m.end() - m.start()
+            total += length - (2 if length == 4 else 1)  # 4 UTF-8 bytes are a surrogate pair
+            ends.append(m.end())
+            saved.append(total)
+    return ends, saved
 
 
 def count_syntax_errors(language: str, data: bytes) -> int:

@@ -48,6 +48,22 @@ def render_concise(result, context) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Characters of a long line shown around a finding: generated and minified code has lines
+# of megabytes, and printing one whole for each of its findings makes gigabytes of report.
+SHOWN_WIDTH = 160
+
+
+def _shown_line(line: str, start: int) -> tuple[str, str]:
+    """(the line as shown, the part of it before column index `start`), tabs expanded; a
+    window of `SHOWN_WIDTH` characters around `start`, marked with `…`, when it is longer."""
+    if len(line) <= SHOWN_WIDTH:
+        return line.expandtabs(4), line[:start].expandtabs(4)
+    cut = min(max(0, start - SHOWN_WIDTH // 4), max(0, len(line) - SHOWN_WIDTH))
+    lead = "…" if cut else ""
+    tail = "…" if cut + SHOWN_WIDTH < len(line) else ""
+    return lead + line[cut:cut + SHOWN_WIDTH].expandtabs(4) + tail, lead + line[cut:start].expandtabs(4)
+
+
 def render(result, context) -> str:
     out = []
     for f in result.findings:
@@ -60,9 +76,9 @@ def render(result, context) -> str:
             continue
         gutter = " " * len(str(loc.start_line))
         out.append(_headline(f, context.color))
-        snippet = loc.snippet.expandtabs(4)
-        prefix = loc.snippet[: max(0, loc.start_column - 1)].expandtabs(4)
+        snippet, prefix = _shown_line(loc.snippet, max(0, loc.start_column - 1))
         width = max(1, (loc.end_column - loc.start_column) if loc.end_line == loc.start_line else len(snippet) - len(prefix))
+        width = min(width, max(1, len(snippet) - len(prefix)))
         out.append(f"{gutter} |")
         out.append(f"{loc.start_line} | {snippet}")
         out.append(f"{gutter} | {' ' * len(prefix)}{_paint('^' * width, f.severity.value, context.color)}")
