@@ -602,6 +602,9 @@ class Project:
                     queue.extend((facts, v, Reach(kind, a.variable)) for v in a.values)
         tables: dict = {}
         seen: set = set()
+        # (scope, variable, reach) read so far: each read queues every value of the variable,
+        # so 2,000 lines of `set(X "${X} ...")` queued 2,000 values 2,000 times; once is enough.
+        expanded: set = set()
         found: dict[tuple[str, int], tuple[CMakeFacts, Value, set]] = {}
         while queue:
             facts, value, reach = queue.pop()
@@ -612,10 +615,15 @@ class Project:
             found.setdefault(key, (facts, value, set()))[2].add(reach)
             if not value.refs:
                 continue
-            table = self._assignments_seen_from(self._scope_of[facts.path], tables)
+            scope = self._scope_of[facts.path]
+            table = self._assignments_seen_from(scope, tables)
             for name, languages in value.refs:
+                narrowed = reach.through(languages)
+                if (scope, name, narrowed) in expanded:
+                    continue
+                expanded.add((scope, name, narrowed))
                 for other, a in table.get(name, ()):
-                    queue.extend((other, v, reach.through(languages)) for v in a.values)
+                    queue.extend((other, v, narrowed) for v in a.values)
         order = {facts.path: i for i, facts in enumerate(self.files)}
         return [(f, v, frozenset(r)) for (path, start), (f, v, r) in
                 sorted(found.items(), key=lambda item: (order[item[0][0]], item[0][1]))]
