@@ -202,7 +202,13 @@ def _complete(state: FileState, config: Config) -> SourceFile | None:
 
 
 def _status(ranges, offset: int) -> Status:
-    return rocm_path.RocmPathModel(ranges=ranges).status(offset)
+    global _last_model
+    if _last_model is None or _last_model.ranges is not ranges:  # findings come file by file
+        _last_model = rocm_path.RocmPathModel(ranges=ranges)
+    return _last_model.status(offset)
+
+
+_last_model: rocm_path.RocmPathModel | None = None
 
 
 def _ignored_for_file(finding, name, state, config, per_file_ignores) -> bool:

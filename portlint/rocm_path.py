@@ -16,6 +16,7 @@ The engine drops findings outside LIVE code, so no rule has to remember to.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -70,14 +71,18 @@ class RocmPathModel:
     conditions: list[Condition] = field(default_factory=list)
     rocm_macros: frozenset[str] = frozenset()  # project macros a ROCm build defines (configuration)
 
+    # (len(ranges), segment starts, their statuses): see `_segments`; rebuilt when arms are added.
+    _segments: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
     def status(self, offset: int) -> Status:
-        result = Status.LIVE
-        for start, end, status in self.ranges:
-            if start <= offset < end:
-                if status is Status.DEAD:
-                    return Status.DEAD
-                result = Status.PORT
-        return result
+        """DEAD inside any DEAD range, else PORT inside any other range, else LIVE: a
+        bisection (rules ask per function and launch; a file can have thousands of arms)."""
+        segments = self._segments
+        if segments is None or segments[0] != len(self.ranges):
+            segments = self._segments = (len(self.ranges), *_segments(self.ranges))
+        _, starts, statuses = segments
+        i = bisect.bisect_right(starts, offset) - 1
+        return statuses[i] if i >= 0 else Status.LIVE
 
     def is_live(self, offset: int) -> bool:
         return self.status(offset) is Status.LIVE
@@ -105,6 +110,25 @@ class RocmPathModel:
         for arm, status in zip(arms, statuses):
             if status is not None and arm.end > arm.start:
                 self.ranges.append((arm.start, arm.end, status))
+
+
+def _segments(ranges) -> tuple[list[int], list[Status]]:
+    """The ranges (which may nest or overlap) cut where any of them starts or ends: the start
+    of each piece and its status, in order."""
+    changes: dict[int, list[int]] = {}  # offset -> [change in DEAD ranges open, in others]
+    for start, end, status in ranges:
+        if end <= start:
+            continue
+        which = 0 if status is Status.DEAD else 1
+        changes.setdefault(start, [0, 0])[which] += 1
+        changes.setdefault(end, [0, 0])[which] -= 1
+    starts, statuses, dead, other = [], [], 0, 0
+    for at in sorted(changes):
+        dead += changes[at][0]
+        other += changes[at][1]
+        starts.append(at)
+        statuses.append(Status.DEAD if dead else Status.PORT if other else Status.LIVE)
+    return starts, statuses
 
 
 # ---- three-valued logic over ints (C truth: nonzero) ---------------------------------

@@ -161,3 +161,24 @@ def test_text_report_shows_a_window_of_a_long_line(tmp_path):
     assert shown[len(before):].startswith("threadIdx.x % 32")
     short = "\tint lane = threadIdx.x % 32;"
     assert _shown_line(short, 12) == (short.expandtabs(4), short[:12].expandtabs(4))
+
+
+def test_rocm_path_status_scales_with_many_arms():
+    # Rules ask for the status of every function and launch; a generated file can have
+    # thousands of `#if` arms. Asking once per arm must stay about linear in their number.
+    from portlint.rocm_path import RocmPathModel, Status
+
+    def ask_everywhere(arms: int) -> float:
+        ranges = [(i * 10, i * 10 + 5, Status.DEAD if i % 2 else Status.PORT) for i in range(arms)]
+        ranges.append((0, arms * 10, Status.PORT))  # one arm around them all
+        best = float("inf")
+        for _ in range(3):
+            model = RocmPathModel(ranges=list(ranges))
+            start = time.perf_counter()
+            statuses = [model.status(i * 10 + 2) for i in range(arms)] + [model.status(i * 10 + 7) for i in range(arms)]
+            best = min(best, time.perf_counter() - start)
+        assert statuses[:2] == [Status.PORT, Status.DEAD] and statuses[arms] is Status.PORT
+        return best
+
+    small, large = ask_everywhere(1000), ask_everywhere(4000)
+    assert large < GROWTH * max(small, FLOOR), f"1000 arms: {small:.3f} s, 4000 arms: {large:.3f} s"
