@@ -505,7 +505,10 @@ def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
             and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
         r, c = _eval_python(test.left, extra)
         return (r, c) if isinstance(test.ops[0], ast.IsNot) else (_not(r), _not(c))
-    text = ast.unparse(test)
+    try:
+        text = ast.unparse(test)
+    except RecursionError:  # `ast.unparse` recurses: a test some hundred operators deep is unknown
+        return None, None
     if re.search(r"\btorch\.version\.cuda\b", text) and not _mentions(text, extra)[0]:
         # None on ROCm builds of torch; a CPU-only torch cannot build a CUDAExtension at all.
         return False, True

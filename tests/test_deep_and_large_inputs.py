@@ -58,6 +58,9 @@ DEEP_SHAPES = {
                         + ")\nset(X 1)\nendif()\n" + CMAKE_HAZARD, "C002"),
     "setup-py-sum": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension, setup\nX = "
                      + _sum(1000, "'a{i}'") + "\nif " + "not " * 500 + "IS_HIP:\n    pass\n" + SETUP_HAZARD, "Y001"),
+    # The ROCm-path model reads `if` tests as text (`ast.unparse`, which recurses).
+    "setup-py-condition": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension, setup\nif "
+                           + _sum(900) + ":\n    pass\n" + SETUP_HAZARD, "Y001"),
 }
 
 
