@@ -179,7 +179,10 @@ class SourceFile:
         """The `ast` module tree (Python). Raises SyntaxError, which the engine reports."""
         global files_parsed
         files_parsed += 1
-        return ast.parse(self.data, filename=self.path)
+        try:
+            return ast.parse(self.data, filename=self.path)
+        except MemoryError as exc:  # what Python's parser raises past its own nesting limit
+            raise RecursionError("too deeply nested for Python's parser") from exc
 
     def python_offset(self, lineno: int, col_offset: int) -> int:
         """Byte offset of an `ast` position (1-based line, UTF-8 byte column)."""
@@ -225,7 +228,7 @@ def count_syntax_errors(language: str, data: bytes) -> int:
         try:
             ast.parse(data)
             return 0
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # the last two: too deep to parse
             return 1 << 30
     root = queries.parse(language, data).root_node
     if not root.has_error:

@@ -77,11 +77,13 @@ def test_deep_nesting_is_analysed_and_the_rest_of_the_file_still_checked(shape, 
     assert hazard in {f.code for f in result.findings}
 
 
-def test_python_too_deep_for_ast_is_one_line_not_a_traceback(tmp_path):
-    # Python's own parser gives up on this; the file's Python rules are skipped, with one line.
+@pytest.mark.parametrize("deep", [_sum(20000, "'a{i}'"), "not " * 10000 + "IS_HIP"])
+def test_python_too_deep_for_ast_is_one_line_not_a_traceback(tmp_path, deep):
+    # Python's own parser gives up on these (RecursionError; MemoryError for the second):
+    # the file's Python rules are skipped, with one line.
     (tmp_path / "setup.py").write_text(
-        "from torch.utils.cpp_extension import CUDAExtension, setup\nX = " + _sum(20000, "'a{i}'") + "\n"
-        + SETUP_HAZARD, encoding="utf-8")
+        "from torch.utils.cpp_extension import CUDAExtension, setup\nX = " + deep + "\n" + SETUP_HAZARD,
+        encoding="utf-8")
     (tmp_path / "k.cu").write_text(CUDA_HAZARD, encoding="utf-8")
     result = _scan(tmp_path)
     assert [(p.path.rsplit("/", 1)[-1], p.message, p.internal) for p in result.problems] == [

@@ -64,7 +64,8 @@ import re  # noqa: E402
 
 from portlint import queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
-    IntegerConstants, arguments, callee_name, enclosing_function, include_path, integer_value, strip_parens,
+    IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, integer_value,
+    strip_parens,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -383,8 +384,7 @@ class _CapabilityScan:
 
 def _outermost_condition(node):
     """The largest `&&`/`||`/`!`/parenthesised expression around a comparison."""
-    while node.parent is not None:
-        parent = node.parent
+    for parent in ancestors_of(node):  # not `Node.parent`, which descends from the root each time
         if parent.type == "parenthesized_expression":
             node = parent
         elif parent.type == "unary_expression" and parent.child_by_field_name("operator").type == "!":
