@@ -616,6 +616,15 @@ def _bare_name(expression: str) -> str:
     return expression.split("<", 1)[0].strip().lstrip("&").strip().rsplit("::", 1)[-1]
 
 
+def _innermost_scope(node):
+    """The function definition or lambda around `node`: the later starting of the nearest of
+    each (found by bisection, not by a climb: a launch can be deep in an else-if chain)."""
+    around = [queries.nearest_ancestor(node, kind) for kind in ("function_definition", "lambda_expression")]
+    if NotImplemented in around:  # a tree without an index
+        return next((a for a in ancestors_of(node) if a.type in ("function_definition", "lambda_expression")), None)
+    return max((a for a in around if a is not None), key=lambda a: a.start_byte, default=None)
+
+
 class _LocalNames:
     """Parameters and local variables of the function around a launch, read once per function.
 
@@ -629,9 +638,7 @@ class _LocalNames:
         self._declarators: tuple[list[int], list] | None = None  # the file's, by start
 
     def declares(self, call, name) -> bool:
-        function = call.parent
-        while function is not None and function.type not in ("function_definition", "lambda_expression"):
-            function = function.parent
+        function = _innermost_scope(call)
         if function is None:
             return False
         data, body = self._source.data, function.child_by_field_name("body")

@@ -130,8 +130,20 @@ def _else_if_chain(directory: Path, arms: int) -> None:
     (directory / "k.cu").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_else_if_chain_with_shuffles_scales_linearly(tmp_path):
-    _assert_linear(tmp_path, _else_if_chain, 100)
+def _else_if_chain_of_launches(directory: Path, arms: int) -> None:
+    # The launch rules and the project facts look for the function around each launch.
+    lines = ["__global__ void k(float* o) { o[threadIdx.x] = 0; }", "void go(float* o, int m) {"]
+    for i in range(arms):
+        lines.append(f"  {'if' if i == 0 else '} else if'} (m == {i}) {{")
+        lines.append(f"    dim3 b{i}(32, {i % 8 + 1}); k<<<m, b{i}>>>(o); k<<<m, 1024>>>(o);")
+        lines.append("    hipLaunchKernelGGL(k, dim3(1), dim3(2048), 0, 0, o);")
+    lines += ["  }", "}"]
+    (directory / "go.cu").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("write", [_else_if_chain, _else_if_chain_of_launches], ids=["shuffles", "launches"])
+def test_else_if_chain_scales_linearly(tmp_path, write):
+    _assert_linear(tmp_path, write, 100)
 
 
 def _one_long_line(directory: Path, kernels: int) -> None:
