@@ -199,3 +199,19 @@ def test_rocm_path_status_scales_with_many_arms():
 
     small, large = ask_everywhere(1000), ask_everywhere(4000)
     assert large < GROWTH * max(small, FLOOR), f"1000 arms: {small:.3f} s, 4000 arms: {large:.3f} s"
+
+
+def test_reports_of_a_long_line_show_a_window_of_it(tmp_path):
+    # 200 findings on one 400 KB line: each report shows a window around each finding, not
+    # the whole line 200 times (80 MB).
+    from portlint.report import ReportContext
+    from portlint.report import html_report, text
+
+    _one_long_line(tmp_path, 200)
+    result = _scan(tmp_path)
+    assert len(result.findings) == 200
+    context = ReportContext(root=tmp_path)
+    for render in (text.render, html_report.render):
+        page = render(result, context)
+        assert len(page) < 2_000_000 and "threadIdx.x % 32" in page
+    assert "<mark>threadIdx.x % 32</mark>" in html_report.render(result, context)

@@ -407,7 +407,11 @@ def _finding(f) -> str:
         f"<span class='badge {f.severity.value}'>{f.severity.value}</span> "
         f"<span class='msg'>{_inline(f.message, links=False)}</span></div>",
     ]
-    if loc is not None and loc.has_region:
+    if loc is not None and loc.has_region and len(loc.snippet) > LONG_LINE:
+        end_column = loc.end_column if loc.end_line == loc.start_line else None
+        parts.append(f"<pre class='src'><span class='ln'>{loc.start_line}</span>"
+                     f"{_long_line_marked(loc.snippet, loc.start_column, end_column)}</pre>")
+    elif loc is not None and loc.has_region:
         after = rewritten_line(f)
         before = _marked(loc.snippet, loc.start_column, loc.end_column if loc.end_line == loc.start_line else None)
         if after is None:
@@ -441,6 +445,24 @@ def _marked(snippet: str, start_col: int, end_col: int | None) -> str:
     if end <= start:
         return _e(snippet)
     return f"{_e(snippet[:start])}<mark>{_e(snippet[start:end])}</mark>{_e(snippet[end:])}"
+
+
+# Characters beyond which a line (minified or generated code) is shown as a window around
+# the finding, without the rewritten line: the whole of a 5 MB line for each of its findings
+# would make gigabytes of page.
+LONG_LINE = 1000
+_WINDOW = 160
+
+
+def _long_line_marked(snippet: str, start_col: int, end_col: int | None) -> str:
+    # Columns are taken as indices here (exact without characters beyond the BMP, close
+    # enough for a window): counting UTF-16 units from the line's start is what costs.
+    start = max(0, start_col - 1)
+    cut = min(max(0, start - _WINDOW // 4), max(0, len(snippet) - _WINDOW))
+    window = snippet[cut:cut + _WINDOW]
+    end = len(window) + 1 if end_col is None else min(end_col - 1 - cut, len(window)) + 1
+    lead, tail = ("…" if cut else ""), ("…" if cut + _WINDOW < len(snippet) else "")
+    return lead + _marked(window, start - cut + 1, end) + tail
 
 
 def rewritten_line(f) -> str | None:
