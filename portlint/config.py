@@ -6,6 +6,7 @@ options override file values. Any problem is a `ConfigError` with a one-line mes
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -92,7 +93,7 @@ def validate_selectors(selectors: tuple[str, ...], what: str) -> None:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest portlint.toml, or pyproject.toml with [tool.portlint], at or above `start`."""
-    start = start.resolve()
+    start = Path(os.path.realpath(start))  # unlike resolve(), no error on a symlink loop
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         candidate = d / "portlint.toml"
@@ -136,7 +137,7 @@ def load(path: Path | None, scan_root: Path) -> Config:
 
 
 def _project_root(start: Path) -> Path:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))  # unlike resolve(), no error on a symlink loop
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         if (d / ".git").exists():

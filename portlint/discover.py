@@ -93,7 +93,11 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
             if language is None:
                 skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake, Makefile or Python file"))
             else:
-                resolved = given.resolve()
+                try:
+                    resolved = given.resolve()
+                except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+                    skipped.append(Skipped(given, "skipped: cannot read: a symlink loop"))
+                    continue
                 found[resolved] = candidate(given, language, True, resolved)
     return sorted(found.values(), key=lambda c: str(c.path)), skipped
 

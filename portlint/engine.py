@@ -25,6 +25,7 @@ from portlint import project, queries, rocm_path, suppress
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
+from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Severity
 from portlint.project import FileFacts, ProjectIndex
 from portlint.registry import PROJECT, REGISTRY
@@ -165,8 +166,8 @@ class _FactsLoader:
 
     def data(self) -> bytes:
         try:
-            return self.state.absolute_path.read_bytes()
-        except OSError:
+            return read_regular(self.state.absolute, MAX_FILE_BYTES)
+        except (OSError, NotReadable):
             return b""
 
     def __call__(self) -> FileFacts:
@@ -253,12 +254,9 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     path = candidate.path
     shown = display_path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return Problem(shown, f"skipped: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return Problem(shown, "skipped: is a directory")
+        data = read_regular(path, MAX_FILE_BYTES)
+    except NotReadable as exc:
+        return Problem(shown, f"skipped: {exc}")
     except OSError as exc:
         return Problem(shown, f"skipped: cannot read: {exc.strerror or exc}")
     if b"\0" in data[:8192]:

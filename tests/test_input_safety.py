@@ -1,0 +1,90 @@
+"""Bad input gives one line on stderr and the right exit code: never a hang or a traceback.
+
+Special files (FIFOs, sockets, devices, symlinks to them) named `*.cu`, broken `.gitignore`
+lines and configuration, file names that are not UTF-8, symlink loops. Scans run as a
+process with a time limit: before these were handled, a FIFO blocked the scan for ever.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HAZARD = "float a = __shfl_down_sync(0xffffffff, v, 1);\n"
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
+
+
+def portlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # The time limit is a guard against a hang, not a measurement: a scan here takes a second.
+    return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
+                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+
+
+def messages(proc: subprocess.CompletedProcess) -> list[str]:
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    return sorted(line for line in proc.stderr.decode("utf-8", "backslashreplace").splitlines()
+                  if line.startswith("portlint: "))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "reduce.cu").write_text(HAZARD)
+    monkeypatch.chdir(tmp_path)  # a socket's path must be short: bind it relative to here
+    return tmp_path
+
+
+def make_special_files(directory: Path) -> dict[str, str]:
+    """Special files named like sources; each name maps to the reason it is skipped."""
+    os.mkfifo(directory / "pipe.cu")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(os.path.relpath(directory / "sock.cu"))
+    sock.close()
+    os.mkfifo(directory / "fifo_target")
+    (directory / "to_fifo.cuh").symlink_to("fifo_target")
+    reasons = {"pipe.cu": "a FIFO", "sock.cu": "a socket", "to_fifo.cuh": "a FIFO"}
+    if os.geteuid() == 0:
+        zero = os.stat("/dev/zero").st_rdev  # endless: reading it never stops
+        os.mknod(directory / "zero_here", 0o666 | stat.S_IFCHR, zero)
+        (directory / "to_zero.cu").symlink_to("zero_here")
+        os.mknod(directory / "device.h", 0o666 | stat.S_IFCHR, zero)
+        (directory / "to_dev_zero.cpp").symlink_to("/dev/zero")
+        reasons.update({"to_zero.cu": "a character device", "device.h": "a character device",
+                        "to_dev_zero.cpp": "a character device"})
+    return reasons
+
+
+def test_special_files_in_a_directory_are_skipped_one_line_each(project: Path) -> None:
+    reasons = make_special_files(project / "src")
+    proc = portlint("scan", "--no-cache", ".", cwd=project)
+    assert proc.returncode == 1, "the hazard in reduce.cu decides the exit code"
+    assert b"src/reduce.cu:1:28: W002" in proc.stdout
+    assert messages(proc) == sorted(f"portlint: src/{name}: skipped: not a regular file ({kind})"
+                                    for name, kind in reasons.items())
+
+
+def test_special_files_named_on_the_command_line_are_skipped_one_line_each(project: Path) -> None:
+    reasons = make_special_files(project / "src")
+    proc = portlint("scan", "--no-cache", *(f"src/{name}" for name in reasons), cwd=project)
+    assert proc.returncode == 0, "skipped files do not change the exit code"
+    assert len(messages(proc)) == len(reasons)
+    proc = portlint("scan", "--no-cache", "src/reduce.cu", *(f"src/{name}" for name in reasons), cwd=project)
+    assert proc.returncode == 1 and b"W002" in proc.stdout
+
+
+def test_a_symlink_loop_named_on_the_command_line_is_one_line(project: Path) -> None:
+    (project / "src" / "a.cu").symlink_to("b.cu")
+    (project / "src" / "b.cu").symlink_to("a.cu")
+    proc = portlint("scan", "--no-cache", "src/a.cu", "src/reduce.cu", cwd=project)
+    assert proc.returncode == 1
+    assert messages(proc) == ["portlint: src/a.cu: skipped: cannot read: a symlink loop"]
+    proc = portlint("scan", "--no-cache", "src/a.cu", cwd=project)  # also the first path: config lookup
+    assert proc.returncode == 0 and len(messages(proc)) == 1
