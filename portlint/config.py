@@ -11,6 +11,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pathspec
+
 from portlint.finding import Severity
 from portlint.ruledocs import load_all
 
@@ -23,6 +25,7 @@ DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".portlint_cache", "*.egg-info",
 )
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -111,7 +114,8 @@ def _has_portlint_table(path: Path) -> bool:
     except OSError:
         return False
     try:
-        return "portlint" in tomllib.loads(data.decode("utf-8", "replace")).get("tool", {})
+        tool = tomllib.loads(data.decode("utf-8", "replace")).get("tool", {})
+        return isinstance(tool, dict) and "portlint" in tool
     except tomllib.TOMLDecodeError:
         # A broken pyproject.toml is ours to report only if it means to configure us.
         return b"tool.portlint" in data
@@ -123,14 +127,23 @@ def load(path: Path | None, scan_root: Path) -> Config:
         return Config(root=_project_root(scan_root))
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: `--config /dev/zero` never ends
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("portlint", {}) if path.name == "pyproject.toml" else data
+    table = data
+    if path.name == "pyproject.toml":
+        if not isinstance(tool := data.get("tool", {}), dict):
+            raise ConfigError(f"{path}: 'tool' must be a table")
+        table = tool.get("portlint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.portlint] must be a table")
     return from_table(table, path)
@@ -158,6 +171,11 @@ def from_table(table: dict, path: Path) -> Config:
             raise ConfigError(f"{path}: '{key}' must be a list of strings")
         return tuple(value)
 
+    def patterns(key: str) -> tuple[str, ...] | None:
+        values = strings(key)
+        _check_patterns(values or (), f"{path}: '{key}'")
+        return values
+
     values: dict = {}
     for key in ("select", "extend-select", "ignore"):
         selectors = strings(key)
@@ -165,13 +183,13 @@ def from_table(table: dict, path: Path) -> Config:
             validate_selectors(selectors, f"{path}: '{key}'")
             values[key.replace("-", "_")] = selectors
     for key in ("exclude", "extend-exclude"):
-        patterns = strings(key)
-        if patterns is not None:
-            values[key.replace("-", "_")] = patterns
-    scripts = strings("build-scripts")
+        excludes = patterns(key)
+        if excludes is not None:
+            values[key.replace("-", "_")] = excludes
+    scripts = patterns("build-scripts")
     if scripts is not None:
         values["build_scripts"] = scripts
-    extra_scripts = strings("extend-build-scripts")
+    extra_scripts = patterns("extend-build-scripts")
     if extra_scripts is not None:
         values["build_scripts"] = values.get("build_scripts", Config.build_scripts) + extra_scripts
     macros = strings("rocm-macros")
@@ -186,6 +204,7 @@ def from_table(table: dict, path: Path) -> Config:
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
                 raise ConfigError(f"{path}: 'per-file-ignores.{glob}' must be a list of codes")
             validate_selectors(tuple(codes), f"{path}: 'per-file-ignores.{glob}'")
+            _check_patterns([glob], f"{path}: 'per-file-ignores'")
             parsed[glob] = tuple(codes)
         values["per_file_ignores"] = parsed
     if "fail-on" in table:
@@ -217,6 +236,15 @@ def from_table(table: dict, path: Path) -> Config:
             raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
         values["respect_gitignore"] = table["respect-gitignore"]
     return Config(root=path.parent.resolve(), source=path, **values)
+
+
+def _check_patterns(patterns, what: str) -> None:
+    """Gitignore-style patterns: one pathspec rejects (`!`, `dir\\`) is a usage error."""
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except ValueError:  # GitIgnorePatternError
+            raise ConfigError(f"{what}: invalid pattern {pattern!r}") from None
 
 
 def parse_severity(value, what: str) -> Severity:

@@ -188,4 +188,25 @@ def _gitignore(directory: Path, skipped: list[Skipped]) -> pathspec.PathSpec | N
     except OSError as exc:
         skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    spec, invalid = gitignore_spec(lines)
+    for number, line in invalid:  # git ignores such a line too; the others still apply
+        skipped.append(Skipped(path, f"line {number} ignored: invalid pattern `{line}`"))
+    return spec
+
+
+def gitignore_spec(lines: list[str]) -> tuple[pathspec.PathSpec, list[tuple[int, str]]]:
+    """The spec of `lines` without those pathspec rejects (`build\\`, `!`), and those lines
+    with their 1-based numbers."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), []
+    except ValueError:  # GitIgnorePatternError: find the culprits one line at a time
+        pass
+    valid, invalid = [], []
+    for number, line in enumerate(lines, start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            invalid.append((number, line))
+        else:
+            valid.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(valid), invalid

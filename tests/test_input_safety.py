@@ -88,3 +88,56 @@ def test_a_symlink_loop_named_on_the_command_line_is_one_line(project: Path) -> 
     assert messages(proc) == ["portlint: src/a.cu: skipped: cannot read: a symlink loop"]
     proc = portlint("scan", "--no-cache", "src/a.cu", cwd=project)  # also the first path: config lookup
     assert proc.returncode == 0 and len(messages(proc)) == 1
+
+
+def test_an_invalid_gitignore_line_is_skipped_with_a_warning_and_the_others_apply(project: Path) -> None:
+    # pathspec rejects a trailing backslash (git never matches such a line either).
+    (project / ".gitignore").write_text("build\\\nignored.cu\n")
+    (project / "src" / "ignored.cu").write_text(HAZARD)
+    proc = portlint("scan", "--no-cache", ".", cwd=project)
+    assert proc.returncode == 1
+    assert b"src/reduce.cu" in proc.stdout and b"ignored.cu" not in proc.stdout
+    assert messages(proc) == ["portlint: .gitignore: line 1 ignored: invalid pattern `build\\`"]
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (b"[tool.portlint]\nexclude = ['!']\n", "pyproject.toml: 'exclude': invalid pattern '!'"),
+        (b'[tool.portlint]\nextend-exclude = ["gen\\\\"]\n', "'extend-exclude': invalid pattern 'gen\\\\'"),
+        (b"[tool.portlint]\nbuild-scripts = ['!']\n", "'build-scripts': invalid pattern '!'"),
+        (b"[tool.portlint]\nper-file-ignores = { '!' = ['W'] }\n", "'per-file-ignores': invalid pattern '!'"),
+        (b"[tool.portlint]\nselect = ['W']  # caf\xe9\n", "pyproject.toml: not valid UTF-8 (byte 0xe9 at offset 37)"),
+    ],
+)
+def test_a_broken_configuration_is_a_usage_error_in_one_line(project: Path, config: bytes, message: str) -> None:
+    (project / "pyproject.toml").write_bytes(config)
+    proc = portlint("scan", "--no-cache", ".", cwd=project)
+    assert proc.returncode == 2
+    lines = messages(proc)
+    assert len(lines) == 1 and lines[0].startswith("portlint: error: ") and lines[0].endswith(message), lines
+
+
+def test_a_pyproject_whose_tool_is_not_a_table(project: Path) -> None:
+    (project / "pyproject.toml").write_text("tool = 1\n")
+    proc = portlint("scan", "--no-cache", ".", cwd=project)  # not a portlint config: scanned as a file
+    assert proc.returncode == 1 and messages(proc) == []
+    proc = portlint("scan", "--no-cache", "--config", "pyproject.toml", ".", cwd=project)
+    assert proc.returncode == 2
+    assert messages(proc) == ["portlint: error: pyproject.toml: 'tool' must be a table"]
+
+
+def test_an_undecodable_pyproject_that_is_not_the_config_is_a_skipped_file(project: Path) -> None:
+    (project / "pyproject.toml").write_bytes(b"[project]\nname = 'caf\xe9'\n")
+    proc = portlint("scan", "--no-cache", ".", cwd=project)
+    assert proc.returncode == 1
+    assert messages(proc) == ["portlint: pyproject.toml: skipped: not valid UTF-8 (byte 0xe9 at offset 21)"]
+    proc = portlint("scan", "--no-cache", "--config", "pyproject.toml", ".", cwd=project)
+    assert proc.returncode == 2
+    assert messages(proc) == ["portlint: error: pyproject.toml: not valid UTF-8 (byte 0xe9 at offset 21)"]
+
+
+def test_an_endless_config_file_is_a_usage_error(project: Path) -> None:
+    proc = portlint("scan", "--no-cache", "--config", "/dev/zero", ".", cwd=project)
+    assert proc.returncode == 2
+    assert messages(proc) == ["portlint: error: /dev/zero: config file larger than 8 MiB"]
