@@ -44,7 +44,7 @@ def identities(findings, files, root: Path) -> list[str]:
         matched = " ".join(f.matched.split())
         seen[(f.code, rel, matched)] += 1
         key = f"{f.code}\0{rel}\0{matched}\0{seen[(f.code, rel, matched)]}"
-        out.append(hashlib.sha256(key.encode()).hexdigest()[:32])
+        out.append(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32])
     return out
 
 

@@ -14,6 +14,7 @@ from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
 from portlint.finding import Severity
+from portlint.fileio import write_output
 from portlint.fix import plan_fixes, write_atomically
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
@@ -138,7 +139,7 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(_report_bytes(text), nl=False)
     if result.has_internal_error:
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
@@ -219,12 +220,14 @@ def _write_baseline(path: Path, result, config: Config) -> None:
         raise Failure(f"{path}: cannot write the baseline: {exc.strerror}") from None
 
 
+def _report_bytes(text: str) -> bytes:
+    """A report as bytes: a file name that is not UTF-8 (surrogate-escaped) keeps its bytes."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _write_report(path: Path, text: str) -> None:
     try:
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
-        write_atomically(path, text.encode("utf-8"))
+        write_output(path, _report_bytes(text))
     except OSError as exc:
         raise Failure(f"{path}: cannot write the report: {exc.strerror}") from None
 
@@ -330,7 +333,7 @@ def doctor_command(project, output_format, output, select, extend_select, ignore
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(_report_bytes(text), nl=False)
     if result.has_internal_error:
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]

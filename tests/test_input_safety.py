@@ -16,15 +16,30 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from portlint.cli import main
 
 HAZARD = "float a = __shfl_down_sync(0xffffffff, v, 1);\n"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
 
 
-def portlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    # The time limit is a guard against a hang, not a measurement: a scan here takes a second.
+def portlint_process(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """portlint in a process of its own, for what could hang (the time limit is a guard, not
+    a measurement: these scans take a second) or depends on the real standard output."""
     return subprocess.run([sys.executable, "-m", "portlint", *args], cwd=cwd, capture_output=True,
-                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+                          timeout=60, env={**os.environ, "NO_COLOR": "1", **env})
+
+
+def portlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """portlint in this process (faster); a traceback fails the test."""
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, result.stderr_bytes)
 
 
 def messages(proc: subprocess.CompletedProcess) -> list[str]:
@@ -64,7 +79,7 @@ def make_special_files(directory: Path) -> dict[str, str]:
 
 def test_special_files_in_a_directory_are_skipped_one_line_each(project: Path) -> None:
     reasons = make_special_files(project / "src")
-    proc = portlint("scan", "--no-cache", ".", cwd=project)
+    proc = portlint_process("scan", "--no-cache", ".", cwd=project)
     assert proc.returncode == 1, "the hazard in reduce.cu decides the exit code"
     assert b"src/reduce.cu:1:28: W002" in proc.stdout
     assert messages(proc) == sorted(f"portlint: src/{name}: skipped: not a regular file ({kind})"
@@ -73,10 +88,10 @@ def test_special_files_in_a_directory_are_skipped_one_line_each(project: Path) -
 
 def test_special_files_named_on_the_command_line_are_skipped_one_line_each(project: Path) -> None:
     reasons = make_special_files(project / "src")
-    proc = portlint("scan", "--no-cache", *(f"src/{name}" for name in reasons), cwd=project)
+    proc = portlint_process("scan", "--no-cache", *(f"src/{name}" for name in reasons), cwd=project)
     assert proc.returncode == 0, "skipped files do not change the exit code"
     assert len(messages(proc)) == len(reasons)
-    proc = portlint("scan", "--no-cache", "src/reduce.cu", *(f"src/{name}" for name in reasons), cwd=project)
+    proc = portlint_process("scan", "--no-cache", "src/reduce.cu", *(f"src/{name}" for name in reasons), cwd=project)
     assert proc.returncode == 1 and b"W002" in proc.stdout
 
 
@@ -138,6 +153,46 @@ def test_an_undecodable_pyproject_that_is_not_the_config_is_a_skipped_file(proje
 
 
 def test_an_endless_config_file_is_a_usage_error(project: Path) -> None:
-    proc = portlint("scan", "--no-cache", "--config", "/dev/zero", ".", cwd=project)
+    proc = portlint_process("scan", "--no-cache", "--config", "/dev/zero", ".", cwd=project)
     assert proc.returncode == 2
     assert messages(proc) == ["portlint: error: /dev/zero: config file larger than 8 MiB"]
+
+
+BAD_NAME = b"bad\xff.cu"  # not UTF-8: Python sees "bad\udcff.cu"
+
+
+@pytest.mark.parametrize("output_format", ["text", "concise", "json", "sarif", "github"])
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(project: Path, output_format: str) -> None:
+    (project / os.fsdecode(BAD_NAME)).write_text(HAZARD)
+    proc = portlint("scan", "--no-cache", "--output-format", output_format, "-o", "out", ".", cwd=project)
+    assert proc.returncode == 1 and messages(proc) == []
+    written = (project / "out").read_bytes()
+    if output_format == "sarif":
+        location = json.loads(written)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"] == {"uri": "bad%FF.cu", "uriBaseId": "%SRCROOT%"}  # RFC 3986
+    elif output_format == "json":
+        path = json.loads(written)["findings"][0]["location"]["path"]
+        assert os.fsencode(path) == BAD_NAME  # the name's bytes come back
+    else:
+        assert BAD_NAME in written  # as the file system spells it, like ls or grep
+    proc = portlint("scan", "--no-cache", "--output-format", output_format, ".", cwd=project)
+    assert proc.stdout == written
+
+
+def test_a_file_name_that_is_not_utf8_on_a_strict_utf8_standard_output(project: Path) -> None:
+    (project / os.fsdecode(BAD_NAME)).write_text(HAZARD)
+    proc = portlint_process("scan", "--no-cache", ".", cwd=project, PYTHONIOENCODING="utf-8:strict")
+    assert proc.returncode == 1 and messages(proc) == []
+    assert BAD_NAME + b":1:28: W002" in proc.stdout
+
+
+def test_a_file_name_that_is_not_utf8_in_the_html_report_and_a_baseline(project: Path) -> None:
+    (project / os.fsdecode(BAD_NAME)).write_text(HAZARD)
+    proc = portlint("report", "--no-cache", "-o", "report.html", ".", cwd=project)
+    assert proc.returncode == 0 and messages(proc) == []
+    page = (project / "report.html").read_bytes().decode("utf-8")  # the page stays valid UTF-8
+    assert "<code>bad\\xff.cu</code>" in page
+    proc = portlint("scan", "--no-cache", "--write-baseline", "baseline.json", ".", cwd=project)
+    assert proc.returncode == 0 and messages(proc) == []
+    proc = portlint("scan", "--no-cache", "--baseline", "baseline.json", ".", cwd=project)
+    assert proc.returncode == 0, "both findings are in the baseline"

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from portlint import __version__
 from portlint.finding import Severity
 from portlint.fix import Applicability
+from portlint.report import printable
 from portlint.report.text import FIX_LABELS
 from portlint.ruledocs import load_all
 
@@ -144,7 +145,7 @@ def render(result, context) -> str:
 
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(printable(str(text)), quote=True)
 
 
 def _plural(n: int, word: str) -> str:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from portlint.report import to_json_text
 from portlint.ruledocs import load_all
 
 
@@ -43,4 +42,4 @@ def render(result, context) -> str:
     }
     if result.skipped:  # `portlint doctor`: checks that could not run on this machine
         payload["not_checked"] = [{"code": s.code, "reason": s.reason} for s in result.skipped]
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return to_json_text(payload)

@@ -9,7 +9,7 @@ precision and `problem.severity`; URIs relative to the project root with `%SRCRO
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -18,6 +18,7 @@ import sarif_om as om
 
 from portlint import __version__
 from portlint.baseline import identities
+from portlint.report import to_json_text
 from portlint.ruledocs import load_all
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -75,7 +76,8 @@ def _rule(doc) -> om.ReportingDescriptor:
 
 def _uri(path: Path, root: Path) -> tuple[str, str | None]:
     try:
-        return quote(path.relative_to(root).as_posix()), ROOT_ID
+        # RFC 3986: percent-encode the name's bytes (a name need not be UTF-8).
+        return quote(os.fsencode(path.relative_to(root).as_posix())), ROOT_ID
     except ValueError:
         return path.as_uri(), None
 
@@ -158,4 +160,4 @@ def _invocations(result, rule_index) -> list[om.Invocation] | None:
 
 
 def render(result, context) -> str:
-    return json.dumps(to_json(build(result, context)), indent=2, ensure_ascii=False) + "\n"
+    return to_json_text(to_json(build(result, context)))
