@@ -13,8 +13,9 @@ import click
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
-from portlint.finding import Severity
+from portlint.config import cache_root
 from portlint.fileio import write_output
+from portlint.finding import Severity
 from portlint.fix import plan_fixes, write_atomically
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
@@ -109,7 +110,7 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
     config = config.with_overrides(deep=deep, compile_commands=compile_commands)
-    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
+    cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
         if diff:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
@@ -248,7 +249,7 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
 
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, None)
-    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
+    cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
         result = engine.scan(paths, config, jobs, cache)
     except (ConfigError, RuleDocError) as exc:

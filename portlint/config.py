@@ -158,6 +158,21 @@ def _project_root(start: Path) -> Path:
     return Path.cwd().resolve()
 
 
+def cache_root(config: Config, first_path: Path) -> Path:
+    """The project root, where the cache belongs: the config file's directory when it holds
+    the first scanned path; for a config from elsewhere (`--config /dev/null`, a shared
+    file), the nearest directory at or above that path with `.git`, `pyproject.toml` or
+    `portlint.toml`, else the path's own directory."""
+    start = Path(os.path.realpath(first_path))
+    directory = start if start.is_dir() else start.parent
+    if config.source is None or directory == config.root or config.root in directory.parents:
+        return config.root
+    for d in (directory, *directory.parents):
+        if any((d / marker).exists() for marker in (".git", "pyproject.toml", "portlint.toml")):
+            return d
+    return directory
+
+
 def from_table(table: dict, path: Path) -> Config:
     unknown = sorted(set(table) - KEYS)
     if unknown:

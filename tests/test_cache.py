@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from portlint import engine, source
@@ -112,3 +113,37 @@ def test_corrupt_entries_are_recomputed_and_never_change_the_findings(tmp_path: 
         assert entry.read_bytes() != bytes(data), "the damaged entry was written again"
     _, parsed = scan_counting(tmp_path, cache)
     assert parsed == 0, "every entry is whole again"
+
+
+def test_the_cache_is_in_the_project_root_whatever_config_file_is_named(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from portlint.cli import main
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    (project / "src" / "a.cu").write_text(HAZARD)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "portlint.toml").write_text("select = ['W']\n")
+    monkeypatch.chdir(project / "src")
+    for config in (shared / "portlint.toml", Path(os.devnull)):
+        beside = config.parent / ".portlint_cache"
+        was_there = beside.exists()  # /dev/.portlint_cache, from an older portlint
+        result = CliRunner().invoke(main, ["scan", "--config", str(config), "a.cu"], catch_exceptions=False)
+        assert result.exit_code == 1
+        assert was_there or not beside.exists(), f"--config {config}: no cache beside it"
+        assert (project / ".portlint_cache" / "CACHEDIR.TAG").is_file()
+    # Without a marker above the scanned path, the cache goes beside what is scanned.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "b.cu").write_text(HAZARD)
+    result = CliRunner().invoke(main, ["scan", "--config", str(shared / "portlint.toml"), str(lone / "b.cu")],
+                                catch_exceptions=False)
+    assert result.exit_code == 1 and (lone / ".portlint_cache").is_dir()
+    # A config file in the project still roots the cache where it lives.
+    (project / "portlint.toml").write_text("select = ['W']\n")
+    result = CliRunner().invoke(main, ["scan", "--config", str(project / "portlint.toml"), "a.cu"],
+                                catch_exceptions=False)
+    assert result.exit_code == 1 and not (project / "src" / ".portlint_cache").exists()
