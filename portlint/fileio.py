@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,23 +61,31 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     return data
 
 
-# Paths that name an open descriptor of this process (`/dev/stdout`, `/dev/fd/3`,
-# `/proc/self/fd/1`): the shell opened them, with `>` or `>>`, and that choice stands.
-_DESCRIPTOR = re.compile(r"/dev/(?:std(?:in|out|err)|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
+# Paths that name an open descriptor (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`): the
+# shell opened it, with `>` or `>>`, and that choice stands.
+_DESCRIPTOR = re.compile(r"/dev/(?P<std>std(?:in|out|err))|/dev/fd/(?P<fd>\d+)"
+                         r"|/proc/(?P<pid>self|thread-self|\d+)/fd/(?P<proc_fd>\d+)")
+_STANDARD = {"stdin": 0, "stdout": 1, "stderr": 2}
 
 
-def _names_descriptor(path: str) -> bool:
-    """Whether `path`, or a symlink on the way to its target, is a descriptor path."""
+def _descriptor_path(path: str) -> tuple[str, int | None] | None:
+    """If `path`, or a symlink on the way to its target, names a descriptor: that path, and
+    the descriptor's number when it is one of this process's."""
     current = os.path.abspath(path)
     for _ in range(40):  # the kernel's own limit on symlink hops
-        if _DESCRIPTOR.fullmatch(current):
-            return True
+        if m := _DESCRIPTOR.fullmatch(current):
+            if m["std"]:
+                return current, _STANDARD[m["std"]]
+            if m["fd"]:
+                return current, int(m["fd"])
+            own = m["pid"] in ("self", "thread-self", str(os.getpid()))
+            return current, int(m["proc_fd"]) if own else None
         try:
             link = os.readlink(current)
         except OSError:
-            return False
+            return None
         current = os.path.normpath(os.path.join(os.path.dirname(current), link))
-    return False
+    return None
 
 
 def write_output(path: Path | str, data: bytes) -> None:
@@ -84,9 +93,8 @@ def write_output(path: Path | str, data: bytes) -> None:
 
     Missing parent directories are created. Raises OSError.
     """
-    if _names_descriptor(os.fspath(path)):
-        # Appending keeps what `>>` put there before; after `>` the file is empty anyway.
-        _write_in_place(path, data, os.O_APPEND)
+    if (descriptor := _descriptor_path(os.fspath(path))) is not None:
+        _write_descriptor(*descriptor, data)
         return
     target = os.path.realpath(path)  # follow symlinks: the link itself is never replaced
     try:
@@ -99,6 +107,28 @@ def write_output(path: Path | str, data: bytes) -> None:
         _write_in_place(target, data, os.O_TRUNC if stat.S_ISREG(info.st_mode) else 0)
         return
     _replace_regular(Path(target), data, info)
+
+
+def _write_descriptor(path: str, number: int | None, data: bytes) -> None:
+    """Write through the open descriptor itself when it is ours: its offset is shared with
+    whatever else this process prints there (`--write-baseline /dev/stdout > file`)."""
+    if number is not None:
+        try:
+            os.fstat(number)
+        except OSError:
+            number = None  # not open here: open the path as any other
+    if number is None:
+        # Appending keeps what `>>` put there before; after `>` the file is empty anyway.
+        _write_in_place(path, data, os.O_APPEND)
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == number:
+                stream.flush()  # what was printed before comes first
+        except (OSError, ValueError, AttributeError):
+            pass  # a replaced stream (tests) has no descriptor
+    with os.fdopen(os.dup(number), "wb") as out:
+        out.write(data)
 
 
 def _write_in_place(path, data: bytes, flags: int) -> None:

@@ -6,6 +6,7 @@ is written in place; a symlink's target is written and the link stays a link.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -122,3 +123,12 @@ def test_dev_stdout_writes_to_the_open_descriptor(project: Path) -> None:
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
     assert link.is_symlink() and os.readlink(link) == "/dev/stdout"
     assert log.read_bytes().startswith(b"earlier line\n{")
+    # What portlint prints there itself follows the baseline instead of overwriting it.
+    with log.open("wb") as truncated:  # as `> log`
+        proc = subprocess.run([sys.executable, "-m", "portlint", "scan", "--no-cache", "--write-baseline",
+                               str(link), "k.cu"], cwd=project, stdout=truncated, stderr=subprocess.PIPE,
+                              timeout=60)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
+    baseline, _, rest = log.read_text().partition("\n}\n")
+    assert json.loads(baseline + "}")["findings"][0]["code"] == "W002"
+    assert rest == f"Wrote 1 finding(s) to the baseline {link}.\n"
