@@ -140,7 +140,13 @@ def _write_in_place(path, data: bytes, flags: int) -> None:
 def _replace_regular(target: Path, data: bytes, info: os.stat_result | None) -> None:
     """Atomically replace (or create) a regular file: a reader sees the old or the new bytes."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".portlint")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".portlint")
+    except PermissionError:
+        if info is None or not os.access(target, os.W_OK):
+            raise
+        _write_in_place(target, data, os.O_TRUNC)  # a writable file in a directory that is not
+        return
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

@@ -132,3 +132,17 @@ def test_dev_stdout_writes_to_the_open_descriptor(project: Path) -> None:
     baseline, _, rest = log.read_text().partition("\n}\n")
     assert json.loads(baseline + "}")["findings"][0]["code"] == "W002"
     assert rest == f"Wrote 1 finding(s) to the baseline {link}.\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any directory")
+def test_a_writable_file_in_a_read_only_directory_is_written_in_place(project: Path) -> None:
+    locked = project / "locked"
+    locked.mkdir()
+    target = locked / "out.json"
+    target.write_text("old\n")
+    locked.chmod(0o555)
+    try:
+        write_with("scan -o", target, project)
+    finally:
+        locked.chmod(0o755)
+    assert target.read_bytes().startswith(b"{")
