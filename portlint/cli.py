@@ -12,7 +12,8 @@ import click
 
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
+from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,
+                             validate_selectors)
 from portlint.finding import Severity
 from portlint.fix import plan_fixes, write_atomically
 from portlint.report import FORMATS, ReportContext, render
@@ -58,6 +59,10 @@ _format_and_exit_options = _options(
                  show_default=True, help="How findings are reported."),
     click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                  help="Write the report to FILE instead of standard output."),
+    click.option("--sarif-root", type=click.Path(file_okay=False, path_type=Path),
+                 help="SARIF: make URIs relative to DIR [default: the git top level, else the project root]."),
+    click.option("--max-results", type=click.IntRange(min=0), default=5000, show_default=True,
+                 help="SARIF: at most N results (the most severe); a notification counts the rest. 0: no cap."),
 )
 _selection_options = _options(
     click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated."),
@@ -99,7 +104,7 @@ _work_options = _options(
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
-def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
+def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
          jobs, deep, compile_commands) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
@@ -133,16 +138,26 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
     context = ReportContext(root=config.root, fixed=fixed, statistics=statistics,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+                            uri_root=_uri_root(sarif_root, paths[0], config), max_results=max_results)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
         click.echo(text, nl=False)
+    if output_format == "sarif" and max_results and len(result.findings) > max_results:
+        click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
+                   f"left out (--max-results {max_results}); the most severe are kept", err=True)
     if result.has_internal_error:
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _uri_root(sarif_root: Path | None, first_path: Path, config: Config) -> Path:
+    """Where SARIF URIs start: code scanning resolves them against the repository root,
+    whichever directory holds the configuration."""
+    return (sarif_root or repository_root(first_path) or config.root).resolve()
 
 
 def _echo_problems(result) -> None:
@@ -308,8 +323,8 @@ def _docs():
 @_config_option
 @click.option("--python", "python", metavar="EXE",
               help="Python whose packages are checked [default: python3 on PATH].")
-def doctor_command(project, output_format, output, select, extend_select, ignore, fail_on, exit_zero,
-                   config_path, python) -> None:
+def doctor_command(project, output_format, output, sarif_root, max_results, select, extend_select, ignore,
+                   fail_on, exit_zero, config_path, python) -> None:
     """Check the machine that builds PROJECT (default: .) for ROCm: GPU targets, toolchain, packages, stale builds."""
     from portlint import doctor
 
@@ -325,7 +340,9 @@ def doctor_command(project, output_format, output, select, extend_select, ignore
         for line in result.skipped:
             click.echo(f"portlint: {line}", err=True)
     context = ReportContext(root=config.root,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+                            uri_root=_uri_root(sarif_root, project, config), max_results=max_results,
+                            doctor=True)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)

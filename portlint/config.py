@@ -135,13 +135,18 @@ def load(path: Path | None, scan_root: Path) -> Config:
     return from_table(table, path)
 
 
-def _project_root(start: Path) -> Path:
+def repository_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding `.git` (a git top level), if any."""
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         if (d / ".git").exists():
             return d
-    return Path.cwd().resolve()
+    return None
+
+
+def _project_root(start: Path) -> Path:
+    return repository_root(start) or Path.cwd().resolve()
 
 
 def from_table(table: dict, path: Path) -> Config:

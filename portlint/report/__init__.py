@@ -11,10 +11,14 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 
 @dataclass(frozen=True)
 class ReportContext:
-    root: Path  # the project root: SARIF URIs are relative to it
+    root: Path  # the project root (configuration, baseline identities)
     fixed: int = 0  # findings fixed by --fix in this run
     statistics: bool = False
     color: bool = False
+    # SARIF: URIs are relative to this directory (the repository root) when set, else `root`.
+    uri_root: Path | None = None
+    max_results: int = 5000  # SARIF results per run; 0 for no cap
+    doctor: bool = False  # findings about the machine (`portlint doctor`), not files
 
 
 def render(output_format: str, result, context: ReportContext) -> str:
