@@ -12,6 +12,7 @@ import click
 
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from portlint.discover import stdin_candidate
 from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,
                              validate_selectors)
 from portlint.finding import Severity
@@ -100,16 +101,27 @@ _work_options = _options(
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the current findings as a baseline file, then exit 0.")
 @_work_options
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATH `-`: the name of the file standard input holds (its kind, its rules, its place).")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply exclude/extend-exclude to files named on the command line too (pre-commit).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no notes.")
 @click.option("--deep/--no-deep", default=None,
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, deep, compile_commands) -> None:
-    """Scan PATHS (default: the current directory) for port hazards."""
+         jobs, stdin_filename, force_exclude, quiet, deep, compile_commands) -> None:
+    """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
-    config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
+    stdin_data = _stdin(paths, stdin_filename, fix or diff)
+    if stdin_data is not None:
+        paths = [stdin_filename] if stdin_filename is not None and stdin_filename.exists() else []
+    _check_paths_exist(paths)
+    anchor = stdin_filename or Path(".") if stdin_data is not None else paths[0]
+    config = _load_config(config_path, anchor, select, extend_select, ignore, fail_on)
+    config = config.with_overrides(force_exclude=force_exclude)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
     config = config.with_overrides(deep=deep, compile_commands=compile_commands)
@@ -123,10 +135,11 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
             for line in refused:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            result = engine.scan(paths, config, jobs, cache)
+            stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
+            result = engine.scan(paths, config, jobs, cache, stdin=stdin)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
-    _echo_problems(result)
+    _echo_problems(result, quiet)
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
@@ -137,14 +150,14 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         except baseline.BaselineError as exc:
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
-    context = ReportContext(root=config.root, fixed=fixed, statistics=statistics,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
-                            uri_root=_uri_root(sarif_root, paths[0], config), max_results=max_results)
+    context = ReportContext(root=config.root, fixed=fixed, statistics=statistics, quiet=quiet,
+                            color=use_color(output),
+                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=context.color)  # click strips colour off a terminal otherwise
     if output_format == "sarif" and max_results and len(result.findings) > max_results:
         click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
                    f"left out (--max-results {max_results}); the most severe are kept", err=True)
@@ -154,16 +167,46 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     sys.exit(1 if failing and not exit_zero else 0)
 
 
+def use_color(output: Path | None) -> bool:
+    """Colour on a terminal, as https://no-color.org and https://force-color.org say: a
+    non-empty NO_COLOR turns it off, a non-empty FORCE_COLOR on (even when piped)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return output is None
+    return output is None and sys.stdout.isatty()
+
+
+def _check_paths_exist(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise Failure(f"{path}: no such file or directory")
+
+
 def _uri_root(sarif_root: Path | None, first_path: Path, config: Config) -> Path:
     """Where SARIF URIs start: code scanning resolves them against the repository root,
     whichever directory holds the configuration."""
     return (sarif_root or repository_root(first_path) or config.root).resolve()
 
 
-def _echo_problems(result) -> None:
-    """Files that could not be fully read, then notes (what deep mode used, how long it took)."""
-    for line in (*result.problems, *result.notes):
+def _echo_problems(result, quiet: bool = False) -> None:
+    """Files that could not be fully read, then notes (what deep mode used, how long it took;
+    left out with --quiet)."""
+    for line in (*result.problems, *(() if quiet else result.notes)):
         click.echo(f"portlint: {line}", err=True)
+
+
+def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> bytes | None:
+    """The bytes of standard input when PATHS is `-` (editors pipe an unsaved buffer)."""
+    if Path("-") not in paths:
+        if stdin_filename is not None:
+            raise Failure("--stdin-filename goes with the path `-` (standard input)")
+        return None
+    if len(paths) > 1:
+        raise Failure("`-` (standard input) cannot be combined with other paths")
+    if fixing:
+        raise Failure("--fix and --diff rewrite files; they do not read standard input")
+    return sys.stdin.buffer.read()
 
 
 def _load_config(config_path, first_path: Path, select, extend_select, ignore, fail_on) -> Config:
@@ -259,6 +302,7 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     from portlint.report import html_report
 
     paths = list(paths) or [Path(".")]
+    _check_paths_exist(paths)
     config = _load_config(config_path, paths[0], select, extend_select, ignore, None)
     cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
@@ -267,8 +311,9 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
         raise Failure(str(exc)) from None
     _echo_problems(result)
     _write_report(output, html_report.render(result, ReportContext(root=config.root)))
-    click.echo(f"Wrote the port-readiness report ({len(result.findings)} findings in {len(result.files)} files) "
-               f"to {output}.")
+    findings, files = len(result.findings), len(result.files)
+    click.echo(f"Wrote the port-readiness report ({findings} finding{'s' if findings != 1 else ''} in "
+               f"{files} file{'s' if files != 1 else ''}) to {output}.")
     sys.exit(2 if result.has_internal_error else 0)  # like `scan`: a crashed rule leaves the page incomplete
 
 
@@ -315,6 +360,18 @@ def _docs():
         raise Failure(str(exc)) from None
 
 
+def _check_doctor_selectors(values: tuple[str, ...], option: str) -> None:
+    """`doctor --select W001` would check nothing: only D rules are the machine's."""
+    from portlint.doctor import DOCTOR_CHECKS
+    from portlint.suppress import selects
+
+    docs = _docs()
+    for selector in _selectors(values) or ():
+        if selector != "ALL" and not any(selects(selector, code, docs[code].name) for code in DOCTOR_CHECKS):
+            raise Failure(f"{option}: {selector!r} selects no doctor check (doctor runs D rules: "
+                          f"{min(DOCTOR_CHECKS)}-{max(DOCTOR_CHECKS)})")
+
+
 @main.command("doctor")
 @click.argument("project", required=False, default=".", type=click.Path(path_type=Path))
 @_format_and_exit_options
@@ -332,6 +389,8 @@ def doctor_command(project, output_format, output, sarif_root, max_results, sele
         raise Failure(f"{project}: not a directory")
     if python is not None and shutil.which(python) is None:
         raise Failure(f"--python: {python}: no such executable")
+    _check_doctor_selectors(select, "--select")
+    _check_doctor_selectors(extend_select, "--extend-select")
     config = _load_config(config_path, project, select, extend_select, ignore, fail_on)
     result = doctor.run(doctor.Environment.current(project.resolve(), python), config)
     for problem in result.problems:
@@ -340,14 +399,14 @@ def doctor_command(project, output_format, output, sarif_root, max_results, sele
         for line in result.skipped:
             click.echo(f"portlint: {line}", err=True)
     context = ReportContext(root=config.root,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+                            color=use_color(output),
                             uri_root=_uri_root(sarif_root, project, config), max_results=max_results,
                             doctor=True)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=context.color)
     if result.has_internal_error:
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]

@@ -88,9 +88,13 @@ class ScanResult:
         return any(p.internal for p in self.problems)
 
 
-def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None) -> ScanResult:
-    """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
+def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
+         stdin: Candidate | None = None) -> ScanResult:
+    """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
+    `cache_dir`, reuse per-file results of unchanged files."""
     candidates, skipped = discover(paths, config)
+    if stdin is not None:
+        candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
@@ -122,6 +126,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         findings = _with_deep_findings(findings, result, config, codes, jobs)
 
     docs = load_all()
+    for state in result.files.values():
+        if state.suppressions is None:  # unparsed, but it has a suppression comment
+            _complete(state, config)
+        if state.suppressions.unknown:
+            result.problems.extend(Problem(f"{state.path}:{line}", f"unknown rule `{selector}` in a suppression comment")
+                                   for line, selector in state.suppressions.unknown)
     per_file_ignores = [
         (pathspec.GitIgnoreSpec.from_lines([glob]), set(sel)) for glob, sel in config.per_file_ignores.items()
     ]
@@ -253,10 +263,12 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     path = candidate.path
     shown = display_path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
+        if candidate.content is not None:
+            data = candidate.content
+        elif path.stat().st_size > MAX_FILE_BYTES:
             return Problem(shown, f"skipped: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        data = path.read_bytes()
+        else:
+            data = path.read_bytes()
     except IsADirectoryError:
         return Problem(shown, "skipped: is a directory")
     except OSError as exc:

@@ -15,6 +15,7 @@ class ReportContext:
     fixed: int = 0  # findings fixed by --fix in this run
     statistics: bool = False
     color: bool = False
+    quiet: bool = False  # findings only: no summary line
     # SARIF: URIs are relative to this directory (the repository root) when set, else `root`.
     uri_root: Path | None = None
     max_results: int = 5000  # SARIF results per run; 0 for no cap

@@ -44,8 +44,9 @@ def _not_checked(result) -> list[str]:
 def render_concise(result, context) -> str:
     lines = [_headline(f, context.color) for f in result.findings]
     lines.extend(_not_checked(result))
-    lines.append(_summary(result, context))
-    return "\n".join(lines) + "\n"
+    if not context.quiet:
+        lines.append(_summary(result, context))
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def render(result, context) -> str:
@@ -74,6 +75,8 @@ def render(result, context) -> str:
         out.append("")
     if result.skipped:
         out.extend([*_not_checked(result), ""])
+    if context.quiet:
+        return "\n".join(out) + "\n" if out else ""
     out.append(_summary(result, context))
     return "\n".join(out) + "\n"
 
@@ -85,6 +88,8 @@ def _summary(result, context) -> str:
         parts.append(f"Fixed {context.fixed} finding{'s' if context.fixed != 1 else ''}.")
     if not findings:
         parts.append("No port hazards found.")
+        if not result.files and not result.skipped:  # not `doctor`, which reads no files
+            parts.append("0 files scanned: none of a kind portlint reads, or all excluded.")
     else:
         by_sev = Counter(f.severity.value for f in findings)
         counts = ", ".join(f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in ("error", "warning", "note") if by_sev[s])
@@ -112,5 +117,6 @@ def render_statistics(result, context) -> str:
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = "[*]" if fixable[code] else "   "
         lines.append(f"{n:>5}  {code}  {mark} {docs[code].name}")
-    lines.append(_summary(result, context))
+    if not context.quiet:
+        lines.append(_summary(result, context))
     return "\n".join(lines) + "\n"
