@@ -310,7 +310,9 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
-    _write_report(output, html_report.render(result, ReportContext(root=config.root)))
+    context = ReportContext(root=config.root, generated=_now(), commit=git_commit(config.root) or "",
+                            configuration=_configuration_line(config))
+    _write_report(output, html_report.render(result, context))
     findings, files = len(result.findings), len(result.files)
     click.echo(f"Wrote the port-readiness report ({findings} finding{'s' if findings != 1 else ''} in "
                f"{files} file{'s' if files != 1 else ''}) to {output}.")
@@ -358,6 +360,49 @@ def _docs():
         return load_all()
     except RuleDocError as exc:
         raise Failure(str(exc)) from None
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at the git top level above `root`, read from `.git` (no git
+    binary needed): HEAD, a loose ref or packed-refs."""
+    top = repository_root(root)
+    if top is None:
+        return None
+    git = top / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: `gitdir: <path>`
+            git = (top / git.read_text().split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head[:12]
+        ref = head.split(":", 1)[1].strip()
+        common = git / "commondir"
+        base = (git / common.read_text().strip()).resolve() if common.is_file() else git
+        for directory in (git, base):
+            if (directory / ref).is_file():
+                return (directory / ref).read_text().strip()[:12] + f" ({ref.removeprefix('refs/heads/')})"
+        for line in (base / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:12] + f" ({ref.removeprefix('refs/heads/')})"
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _configuration_line(config: Config) -> str:
+    where = str(config.source) if config.source is not None else "no configuration file"
+    parts = [where, f"select {','.join(config.select + config.extend_select)}"]
+    if config.ignore:
+        parts.append(f"ignore {','.join(config.ignore)}")
+    if config.rocm_macros:
+        parts.append(f"rocm-macros {','.join(sorted(config.rocm_macros))}")
+    return "; ".join(parts)
 
 
 def _check_doctor_selectors(values: tuple[str, ...], option: str) -> None:

@@ -20,6 +20,10 @@ class ReportContext:
     uri_root: Path | None = None
     max_results: int = 5000  # SARIF results per run; 0 for no cap
     doctor: bool = False  # findings about the machine (`portlint doctor`), not files
+    # The HTML report's provenance, filled in by the command (renderers read no clock or git).
+    generated: str = ""  # when, ISO 8601 in UTC
+    commit: str = ""  # the scanned checkout's commit, if a git one
+    configuration: str = ""  # the configuration file and the selection, in one line
 
 
 def render(output_format: str, result, context: ReportContext) -> str:
