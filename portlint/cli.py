@@ -15,7 +15,7 @@ from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.discover import stdin_candidate
 from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,
                              validate_selectors)
-from portlint.finding import Severity
+from portlint.finding import Severity, group_root_causes
 from portlint.fix import plan_fixes, write_atomically
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
@@ -150,6 +150,9 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         except baseline.BaselineError as exc:
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
+    # One finding per root cause, after the baseline: it knows each place, so a new use of a
+    # known hazard is still new.
+    result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, fixed=fixed, statistics=statistics, quiet=quiet,
                             color=use_color(output),
                             uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
@@ -310,6 +313,7 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
+    result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, generated=_now(), commit=git_commit(config.root) or "",
                             configuration=_configuration_line(config))
     _write_report(output, html_report.render(result, context))

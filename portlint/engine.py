@@ -152,7 +152,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
         result.findings.append(replace(f, severity=severity))
-    result.findings.sort(key=lambda f: (f.path, f.location.start_byte, f.code))
+    result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     result.problems.sort(key=lambda p: p.path)
     return result
 

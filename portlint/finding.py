@@ -6,7 +6,7 @@ engine fills in the rule `code` and the default severity from the rule's front m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from portlint.fix import Fix
@@ -55,6 +55,34 @@ class Finding:
     @property
     def path(self) -> str:
         return self.location.path if self.location is not None else ""
+
+
+SAME_HAZARD = "the same hazard, again"  # the message of a use folded into its first finding
+
+
+def group_root_causes(findings: list[Finding]) -> list[Finding]:
+    """One finding per root cause: findings of one rule in one file with the same message
+    (the same culprit: a mask, an intrinsic, a library call) become the first of them, the
+    others its related locations. Every edit stays attached, so `--fix` still rewrites each
+    use. Findings with related locations of their own (a constant and its uses) are already
+    one root cause each, and fixes of different kinds are never merged."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        key = (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability) if f.location else (id(f),)
+        groups.setdefault(key if not f.related else (id(f),), []).append(f)
+    out = []
+    for members in groups.values():
+        first, rest = members[0], members[1:]
+        if not rest:
+            out.append(first)
+            continue
+        fix = replace(first.fix, edits=tuple(e for m in members for e in m.fix.edits))
+        out.append(replace(
+            first, fix=fix,
+            related=tuple(Related(m.location, SAME_HAZARD) for m in rest),
+            edit_locations=tuple(loc for m in members for loc in m.edit_locations),
+        ))
+    return out
 
 
 def finding(

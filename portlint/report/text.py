@@ -7,6 +7,7 @@ from collections import Counter
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
+MAX_RELATED = 5  # related places listed under a finding; the rest counted
 _COLORS = {"error": "31", "warning": "33", "note": "36", "code": "1", "dim": "2", "fix": "32"}
 # How each kind of fix is introduced ("= fix: ..."); the HTML report uses the same words.
 FIX_LABELS = {Applicability.SAFE: "fix", Applicability.UNSAFE: "unsafe fix", Applicability.DISPLAY_ONLY: "help"}
@@ -69,9 +70,11 @@ def render(result, context) -> str:
         out.append(f"{gutter} | {' ' * len(prefix)}{_paint('^' * width, f.severity.value, context.color)}")
         label = FIX_LABELS[f.fix.applicability]
         out.append(f"{gutter} = {_paint(label, 'fix', context.color)}: {f.fix.title}")
-        for rel in f.related:
+        for rel in f.related[:MAX_RELATED]:
             r = rel.location
             out.append(f"{gutter} = note: {r.path}:{r.start_line}:{r.start_column}: {rel.message}")
+        if len(f.related) > MAX_RELATED:
+            out.append(f"{gutter} = note: and {len(f.related) - MAX_RELATED} more places (all of them in JSON and SARIF)")
         out.append("")
     if result.skipped:
         out.extend([*_not_checked(result), ""])
@@ -110,13 +113,20 @@ def _summary(result, context) -> str:
 
 
 def render_statistics(result, context) -> str:
+    """A line per rule: its findings (one per root cause), the places they cover (the finding
+    and its related locations), whether some fix applies, and the name."""
     docs = load_all()
     counts = Counter(f.code for f in result.findings)
+    places = Counter()
+    for f in result.findings:
+        places[f.code] += 1 + len(f.related)
     fixable = Counter(f.code for f in result.findings if f.fix.is_applicable)
-    lines = []
+    lines = [f"{'found':>5}  {'places':>6}  rule"] if counts else []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = "[*]" if fixable[code] else "   "
-        lines.append(f"{n:>5}  {code}  {mark} {docs[code].name}")
+        lines.append(f"{n:>5}  {places[code]:>6}  {code}  {mark} {docs[code].name}")
+    if counts:
+        lines.append(f"{len(result.findings):>5}  {sum(places.values()):>6}  (root causes, places)")
     if not context.quiet:
         lines.append(_summary(result, context))
     return "\n".join(lines) + "\n"
