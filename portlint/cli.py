@@ -106,13 +106,15 @@ _work_options = _options(
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Apply exclude/extend-exclude to files named on the command line too (pre-commit).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no notes.")
+@click.option("--group-root-causes", "group", is_flag=True,
+              help="One finding per root cause (rule, file, culprit); its other places become related locations.")
 @click.option("--deep/--no-deep", default=None,
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, stdin_filename, force_exclude, quiet, deep, compile_commands) -> None:
+         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
     stdin_data = _stdin(paths, stdin_filename, fix or diff)
@@ -150,9 +152,8 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         except baseline.BaselineError as exc:
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
-    # One finding per root cause, after the baseline: it knows each place, so a new use of a
-    # known hazard is still new.
-    result.findings = group_root_causes(result.findings)
+    if group:  # after the baseline: it knows each place, so a new use of a known hazard is new
+        result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, fixed=fixed, statistics=statistics, quiet=quiet,
                             color=use_color(output),
                             uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
@@ -313,7 +314,6 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
-    result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, generated=_now(), commit=git_commit(config.root) or "",
                             configuration=_configuration_line(config))
     _write_report(output, html_report.render(result, context))

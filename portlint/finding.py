@@ -60,16 +60,25 @@ class Finding:
 SAME_HAZARD = "the same hazard, again"  # the message of a use folded into its first finding
 
 
+def root_cause(f: Finding) -> tuple:
+    """What `f` shares with the other findings of its root cause: one rule, one file, one
+    message (the same culprit: a mask, an intrinsic, a library call, a flag). A finding with
+    related locations of its own (a constant and its uses) is a root cause by itself."""
+    if f.location is None or f.related:
+        return (id(f),)
+    return (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability)
+
+
+def count_root_causes(findings) -> int:
+    return len({root_cause(f) for f in findings})
+
+
 def group_root_causes(findings: list[Finding]) -> list[Finding]:
-    """One finding per root cause: findings of one rule in one file with the same message
-    (the same culprit: a mask, an intrinsic, a library call) become the first of them, the
-    others its related locations. Every edit stays attached, so `--fix` still rewrites each
-    use. Findings with related locations of their own (a constant and its uses) are already
-    one root cause each, and fixes of different kinds are never merged."""
+    """One finding per root cause (`--group-root-causes`): the first finding of each, the
+    others its related locations, every edit kept so `--fix` still rewrites each place."""
     groups: dict[tuple, list[Finding]] = {}
     for f in findings:
-        key = (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability) if f.location else (id(f),)
-        groups.setdefault(key if not f.related else (id(f),), []).append(f)
+        groups.setdefault(root_cause(f), []).append(f)
     out = []
     for members in groups.values():
         first, rest = members[0], members[1:]

@@ -95,23 +95,26 @@ def test_output_file(project: Path) -> None:
 def test_statistics(project: Path) -> None:
     result = run("scan", "--statistics", cwd=project)
     lines = result.output.splitlines()
-    assert lines[0].split() == ["found", "places", "rule"]
-    assert lines[1].split() == ["1", "1", "W002", "[*]", "narrow-full-mask"]
-    assert lines[2].split()[:2] == ["1", "1"]
+    assert lines[0].split() == ["found", "places", "roots", "rule"]
+    assert lines[1].split() == ["1", "1", "1", "W002", "[*]", "narrow-full-mask"]
+    assert lines[2].split()[:3] == ["1", "1", "1"]
 
 
-def test_one_finding_per_root_cause_keeps_every_edit(project: Path) -> None:
-    # The same mask in three shuffles of one file: one finding, the other two as related
-    # places, and --fix still rewrites all three.
+def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(project: Path) -> None:
+    # The same mask in three shuffles of one file: three findings of one root cause; with
+    # --group-root-causes one finding, the other two as related places, every edit kept.
     body = "".join(f"  v += __shfl_down_sync(0xffffffff, v, {i});\n" for i in (1, 2, 4))
     (project / "src" / "reduce.cu").write_text(f"__device__ float f(float v) {{\n{body}  return v;\n}}\n")
-    result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project)
+    payload = json.loads(run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project).output)
+    assert len(payload["findings"]) == 3
+    assert payload["statistics"][0]["root_causes"] == 1
+    result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", "--group-root-causes", cwd=project)
     payload = json.loads(result.output)
     (finding,) = payload["findings"]
     assert [r["location"]["start"]["line"] for r in finding["related"]] == [3, 4]
     assert len(finding["fix"]["edits"]) == 3
     assert payload["statistics"][0]["places"] == 3
-    assert run("scan", "src/reduce.cu", "--fix", cwd=project).exit_code == 0
+    assert run("scan", "src/reduce.cu", "--fix", "--group-root-causes", cwd=project).exit_code == 0
     assert (project / "src" / "reduce.cu").read_text().count("~0ull") == 3
 
 
@@ -305,7 +308,8 @@ def test_colour_follows_no_color_and_force_color(project: Path, monkeypatch) -> 
 def test_statistics_in_json(project: Path) -> None:
     result = run("scan", ".", "--statistics", "--output-format", "json", cwd=project)
     payload = json.loads(result.output)
-    assert payload["statistics"] == [{"code": "W002", "name": "narrow-full-mask", "count": 1, "places": 1, "fixable": 1}]
+    assert payload["statistics"] == [{"code": "W002", "name": "narrow-full-mask", "count": 1, "places": 1, "root_causes": 1,
+                                      "fixable": 1}]
     assert len(payload["findings"]) == 1
 
 

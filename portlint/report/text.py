@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from portlint.finding import root_cause
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
@@ -113,20 +114,23 @@ def _summary(result, context) -> str:
 
 
 def render_statistics(result, context) -> str:
-    """A line per rule: its findings (one per root cause), the places they cover (the finding
-    and its related locations), whether some fix applies, and the name."""
+    """A line per rule: its findings, the places they cover (a finding and its related
+    locations), its root causes (`finding.root_cause`), whether some fix applies, and the name."""
     docs = load_all()
     counts = Counter(f.code for f in result.findings)
     places = Counter()
     for f in result.findings:
         places[f.code] += 1 + len(f.related)
     fixable = Counter(f.code for f in result.findings if f.fix.is_applicable)
-    lines = [f"{'found':>5}  {'places':>6}  rule"] if counts else []
+    lines = [f"{'found':>5}  {'places':>6}  {'roots':>5}  rule"] if counts else []
+    roots = Counter(f.code for f in {root_cause(f): f for f in result.findings}.values())
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = "[*]" if fixable[code] else "   "
-        lines.append(f"{n:>5}  {places[code]:>6}  {code}  {mark} {docs[code].name}")
+        lines.append(f"{n:>5}  {places[code]:>6}  {roots[code]:>5}  {code}  {mark} {docs[code].name}")
     if counts:
-        lines.append(f"{len(result.findings):>5}  {sum(places.values()):>6}  (root causes, places)")
+        lines.append(f"{len(result.findings):>5}  {sum(places.values()):>6}  {sum(roots.values()):>5}  "
+                     f"(findings, places, root causes: {len(result.findings) / max(1, sum(roots.values())):.2f} "
+                     "findings per root cause)")
     if not context.quiet:
         lines.append(_summary(result, context))
     return "\n".join(lines) + "\n"
