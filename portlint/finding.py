@@ -61,11 +61,17 @@ SAME_HAZARD = "the same hazard, again"  # the message of a use folded into its f
 
 
 def root_cause(f: Finding) -> tuple:
-    """What `f` shares with the other findings of its root cause: one rule, one file, one
-    message (the same culprit: a mask, an intrinsic, a library call, a flag). A finding with
-    related locations of its own (a constant and its uses) is a root cause by itself."""
-    if f.location is None or f.related:
+    """What `f` shares with the other findings of its root cause. A finding that points at
+    one other place (a use of a hard-wired constant, its definition) belongs to that place,
+    as does the finding there (the definition, its uses related); otherwise one rule, one
+    file, one message: the same culprit (a mask, an intrinsic, a library call) again."""
+    if f.location is None:
         return (id(f),)
+    if len(f.related) == 1:
+        anchor = f.related[0].location
+        return (f.code, anchor.path, anchor.start_byte)
+    if f.related:
+        return (f.code, f.path, f.location.start_byte)
     return (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability)
 
 
@@ -85,11 +91,16 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
         if not rest:
             out.append(first)
             continue
-        fix = replace(first.fix, edits=tuple(e for m in members for e in m.fix.edits))
+        # The finding at the anchor (a constant's definition) leads, if there is one.
+        first = next((m for m in members if len(m.related) > 1 or not m.related), first)
+        rest = [m for m in members if m is not first]
+        known = {(r.location.path, r.location.start_byte) for r in first.related}
+        fix = replace(first.fix, edits=tuple(e for m in (first, *rest) for e in m.fix.edits))
         out.append(replace(
             first, fix=fix,
-            related=tuple(Related(m.location, SAME_HAZARD) for m in rest),
-            edit_locations=tuple(loc for m in members for loc in m.edit_locations),
+            related=first.related + tuple(Related(m.location, SAME_HAZARD) for m in rest
+                                          if (m.path, m.location.start_byte) not in known),
+            edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations),
         ))
     return out
 
