@@ -18,7 +18,7 @@ from portlint.ruledocs import load_all
 
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
+    "rocm-macros", "fail-on", "severity", "respect-gitignore", "force-exclude", "build-scripts", "extend-build-scripts",
     "deep", "deep-flags", "compile-commands",
 }
 DEFAULT_EXCLUDE = (
@@ -48,6 +48,8 @@ class Config:
     fail_on: Severity = Severity.NOTE
     severity: dict[str, Severity] = field(default_factory=dict)
     respect_gitignore: bool = True
+    # Apply `exclude`/`extend-exclude` to files named on the command line too (pre-commit).
+    force_exclude: bool = False
     # Deep mode (libclang): on or off, flags for projects without a compile_commands.json,
     # and where that file is when it is not in the root or `build/`.
     deep: bool = False
@@ -149,13 +151,18 @@ def load(path: Path | None, scan_root: Path) -> Config:
     return from_table(table, path)
 
 
-def _project_root(start: Path) -> Path:
+def repository_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding `.git` (a git top level), if any."""
     start = Path(os.path.realpath(start))  # unlike resolve(), no error on a symlink loop
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         if (d / ".git").exists():
             return d
-    return Path.cwd().resolve()
+    return None
+
+
+def _project_root(start: Path) -> Path:
+    return repository_root(start) or Path.cwd().resolve()
 
 
 def cache_root(config: Config, first_path: Path) -> Path:
@@ -246,10 +253,11 @@ def from_table(table: dict, path: Path) -> Config:
         if not isinstance(table["compile-commands"], str):
             raise ConfigError(f"{path}: 'compile-commands' must be a path")
         values["compile_commands"] = path.parent.resolve() / table["compile-commands"]
-    if "respect-gitignore" in table:
-        if not isinstance(table["respect-gitignore"], bool):
-            raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
-        values["respect_gitignore"] = table["respect-gitignore"]
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{path}: '{key}' must be true or false")
+            values[key.replace("-", "_")] = table[key]
     return Config(root=path.parent.resolve(), source=path, **values)
 
 

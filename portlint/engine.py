@@ -89,9 +89,13 @@ class ScanResult:
         return any(p.internal for p in self.problems)
 
 
-def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None) -> ScanResult:
-    """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
+def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
+         stdin: Candidate | None = None) -> ScanResult:
+    """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
+    `cache_dir`, reuse per-file results of unchanged files."""
     candidates, skipped = discover(paths, config)
+    if stdin is not None:
+        candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
@@ -123,6 +127,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         findings = _with_deep_findings(findings, result, config, codes, jobs)
 
     docs = load_all()
+    for state in result.files.values():
+        if state.suppressions is None:  # unparsed, but it has a suppression comment
+            _complete(state, config)
+        if state.suppressions.unknown:
+            result.problems.extend(Problem(f"{state.path}:{line}", f"unknown rule `{selector}` in a suppression comment")
+                                   for line, selector in state.suppressions.unknown)
     per_file_ignores = [
         (pathspec.GitIgnoreSpec.from_lines([glob]), set(sel)) for glob, sel in config.per_file_ignores.items()
     ]
@@ -143,7 +153,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
         result.findings.append(replace(f, severity=severity))
-    result.findings.sort(key=lambda f: (f.path, f.location.start_byte, f.code))
+    result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     result.problems.sort(key=lambda p: p.path)
     return result
 
@@ -254,7 +264,10 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     path = candidate.path
     shown = display_path(path)
     try:
-        data = read_regular(path, MAX_FILE_BYTES)
+        if candidate.content is not None:  # standard input
+            data = candidate.content
+        else:
+            data = read_regular(path, MAX_FILE_BYTES)
     except NotReadable as exc:
         return Problem(shown, f"skipped: {exc}")
     except OSError as exc:

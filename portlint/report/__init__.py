@@ -13,10 +13,19 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 
 @dataclass(frozen=True)
 class ReportContext:
-    root: Path  # the project root: SARIF URIs are relative to it
+    root: Path  # the project root (configuration, baseline identities)
     fixed: int = 0  # findings fixed by --fix in this run
     statistics: bool = False
     color: bool = False
+    quiet: bool = False  # findings only: no summary line
+    # SARIF: URIs are relative to this directory (the repository root) when set, else `root`.
+    uri_root: Path | None = None
+    max_results: int = 5000  # SARIF results per run; 0 for no cap
+    doctor: bool = False  # findings about the machine (`portlint doctor`), not files
+    # The HTML report's provenance, filled in by the command (renderers read no clock or git).
+    generated: str = ""  # when, ISO 8601 in UTC
+    commit: str = ""  # the scanned checkout's commit, if a git one
+    configuration: str = ""  # the configuration file and the selection, in one line
 
 
 # A file name that is not valid UTF-8 reaches Python as str with lone surrogates
