@@ -107,9 +107,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
+    context = _project_context(candidates, config, codes, cache) if any(c.explicit for c in candidates) else {}
 
     index = ProjectIndex()
-    for state in result.files.values():
+    for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
             index.defer(state.facts.path, _FactsLoader(state, config, cache))
         else:
@@ -138,7 +139,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     ]
     for f in findings:
         state = result.files.get(f.path)
-        if state is None:
+        if state is None:  # a context file (or none at all): read, not reported
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:
@@ -166,6 +167,36 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     result.notes.extend(report.notes)
     result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
     return deep.merge(findings, report)
+
+
+def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None) -> dict[str, FileState]:
+    """With files named on the command line (a pre-commit hook passes the staged ones), the
+    project's other files are context for the cross-file rules: a kernel's definition, a
+    warp-size macro in a header, the CMake file that enables HIP. They are read, never
+    reported, so a file alone gives the findings it gives in a full scan. C-family files are
+    not parsed here: their facts load on demand, only when a project rule asks for a name
+    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual."""
+    project_codes = tuple(c for c in codes if PROJECT in REGISTRY[c])
+    if not project_codes:
+        return {}
+    given = {c.resolved for c in candidates}
+    others, _ = discover([config.root], config)
+    context: dict[str, FileState] = {}
+    for candidate in others:
+        if candidate.resolved in given:
+            continue
+        source = read_source(candidate)
+        if isinstance(source, Problem):
+            continue
+        if source.language == CUDA and not project.needs_parse(source, Probe(source.data)):
+            state = _unparsed(source, wants_facts=True)
+        else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
+            outcome = analyze_file(candidate, config, project_codes, cache)
+            if isinstance(outcome, Problem):
+                continue
+            state = outcome[0]
+        context[state.path] = state
+    return context
 
 
 class _FactsLoader:
