@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from portlint import __version__
+from portlint import __version__, targets
 
 DEFAULT_DIR = ".portlint_cache"
 CACHEDIR_TAG = (
@@ -47,7 +47,8 @@ class Cache:
 
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
-        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts))
+        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts,
+                         [t.name for t in targets.active()]))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
         return cache

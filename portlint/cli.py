@@ -12,7 +12,7 @@ import click
 
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
+from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors, validate_targets
 from portlint.finding import Severity
 from portlint.fix import plan_fixes, write_atomically
 from portlint.report import FORMATS, ReportContext, render
@@ -99,15 +99,19 @@ _work_options = _options(
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
+@click.option("--target", "target_names", multiple=True, metavar="GFX",
+              help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
+                   "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, deep, compile_commands) -> None:
+         jobs, deep, compile_commands, target_names) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
-    config = config.with_overrides(deep=deep, compile_commands=compile_commands)
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands,
+                                   targets=_target_names(target_names))
     cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
         if diff:
@@ -143,6 +147,16 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _target_names(values) -> tuple[str, ...] | None:
+    names = tuple(n for v in values for n in v.split(",") if n.strip())
+    if not names:
+        return None
+    try:
+        return validate_targets(names, "--target")
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
 
 
 def _echo_problems(result) -> None:

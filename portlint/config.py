@@ -10,13 +10,14 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from portlint import targets
 from portlint.finding import Severity
 from portlint.ruledocs import load_all
 
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands",
+    "deep", "deep-flags", "compile-commands", "targets",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -49,6 +50,8 @@ class Config:
     deep: bool = False
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
+    # AMD GPUs built for (`gfx942`); () = PYTORCH_ROCM_ARCH, else portlint.targets.DEFAULT.
+    targets: tuple[str, ...] = ()
 
     def enabled_codes(self) -> tuple[str, ...]:
         """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
@@ -176,6 +179,9 @@ def from_table(table: dict, path: Path) -> Config:
     macros = strings("rocm-macros")
     if macros is not None:
         values["rocm_macros"] = frozenset(macros)
+    names = strings("targets")
+    if names is not None:
+        values["targets"] = validate_targets(names, f"{path}: 'targets'")
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
@@ -216,6 +222,14 @@ def from_table(table: dict, path: Path) -> Config:
             raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
         values["respect_gitignore"] = table["respect-gitignore"]
     return Config(root=path.parent.resolve(), source=path, **values)
+
+
+def validate_targets(names: tuple[str, ...], what: str) -> tuple[str, ...]:
+    try:
+        targets.parse(",".join(names))
+    except targets.TargetError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+    return names
 
 
 def parse_severity(value, what: str) -> Severity:

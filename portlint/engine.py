@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress
+from portlint import project, queries, rocm_path, suppress, targets
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -93,6 +93,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     candidates, skipped = discover(paths, config)
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
+    targets.select(config.targets)  # before the workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     outcomes = _analyze_all(candidates, config, codes, jobs, cache)
     for outcome in outcomes:
