@@ -200,6 +200,12 @@ class LaunchContext:
     def open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         """(dims, sources) when a dimension names a constant this file leaves to its headers:
         each dimension is then an int, an `Expr` with open names, or None."""
+        key = ("open", node.id)
+        if key not in self._by_function:  # asked by K002 and by the project facts
+            self._by_function[key] = self._open_shape(launch, node)
+        return self._by_function[key]
+
+    def _open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         used: list = []
         dims = self._read_dims(launch, node, used, lambda n: self._read(n, used, self.constants.expression))
         if dims is None or not any(isinstance(d, tuple) for d in dims):
@@ -566,9 +572,10 @@ FIXED = "is fixed at compile time, not sized from the device"
 _BLOCK_TABLE = re.compile(rb"(?i)\b(\w*(?:block|thread)\w*)\s*\[\s*\w*\s*\]\s*=\s*\{")
 
 
-def judge_block(dims: tuple, warp_ops: bool) -> tuple[Severity, str] | None:
+def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:
     """(severity, why) of a constant block on the scan's targets, or None when there is
-    nothing to say (unknown, one thread, or more than 1024: K001's)."""
+    nothing to say (unknown, one thread, or more than 1024: K001's). `warp_ops()` tells
+    whether the launched kernel uses warp operations (asked only for row layouts)."""
     x, y, z = dims
     threads = None if None in dims else prod(dims)
     wave = targets.widest_wave()
@@ -580,7 +587,7 @@ def judge_block(dims: tuple, warp_ops: bool) -> tuple[Severity, str] | None:
     elif x is None or x <= 1 or x % wave.wave_size == 0:
         return None  # only part of the size is fixed, and that part fills whole wavefronts
     rows = f"has rows of {x} threads: {wave.lanes()}, so one spans rows"
-    if x is not None and x % wave.wave_size and warp_ops and (threads is None or y != 1 or z != 1):
+    if x is not None and x % wave.wave_size and (threads is None or y != 1 or z != 1) and warp_ops():
         return Severity.WARNING, rows  # a shuffle or ballot of one row sees the next
     if threads is None:
         return Severity.NOTE, rows
@@ -651,8 +658,8 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
                 continue
         if context.has_device_query(context.function_of(launch)):
             continue
-        warp_ops = kernel is not None and source.node_text(launch.kernel) in context.warp_functions
-        judged = judge_block(shape.dims, warp_ops)
+        judged = judge_block(shape.dims, lambda: kernel is not None
+                             and source.node_text(launch.kernel) in context.warp_functions)
         if judged is None:
             continue
         block = strip_parens(launch.block)
@@ -685,7 +692,7 @@ def _bounds_sites(source: SourceFile, context: LaunchContext) -> list[_Site]:
         if threads > MAX_THREADS_PER_BLOCK:
             judged = Severity.ERROR, f"is more than the {MAX_THREADS_PER_BLOCK} threads AMD GPUs launch"
         else:
-            judged = judge_block((threads, 1, 1), False)
+            judged = judge_block((threads, 1, 1), lambda: False)
         if judged is not None:
             found.append(_Site(bounds, source.node_text(args[0]), (threads, 1, 1), *judged,
                                _root_constant(context, None, args[0]), []))
@@ -897,7 +904,7 @@ def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding
                 findings.append(finding_at(fact, message, fix, tuple(dict.fromkeys(
                     related + defined_at(bound_definitions))), severity=Severity.ERROR))
                 continue
-        judged = None if fact.queried else judge_block(dims, fact.warp_ops)
+        judged = None if fact.queried else judge_block(dims, lambda: fact.warp_ops)
         if judged is not None:
             severity, why = judged
             findings.append(finding_at(fact, _block_message(fact.text, dims, why), Fix.advice(QUERY_ADVICE),
