@@ -92,3 +92,13 @@ def test_wavefront_in_messages_follows_the_target(tmp_path):
     assert cdna.severity.value == "warning" and "64 lanes" in cdna.message
     rdna = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K002",), targets=("gfx1100",))
     assert rdna.findings[0].severity.value == "note"
+
+def test_retired_k004_still_selects_and_suppresses_k002(tmp_path):
+    source = KERNEL + """
+        void run(float* out) {
+          k<<<1, 96>>>(out);  // portlint: ignore[K004]
+          k<<<2, 32>>>(out);
+        }
+    """
+    (finding,) = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K004",)).findings
+    assert finding.location.start_line == 5
