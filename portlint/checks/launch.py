@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, binary_value, callee_name, calls, enclosing_function, has_argument_list, identifiers_named, memoized,
-    open_constants, strip_parens, token_nodes,
+    Expr, arguments, binary_value, callee_name, calls, calls_named, enclosing_function, has_argument_list,
+    identifiers_named, macro_bodies_root, memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -679,6 +679,57 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
     return sites
 
 
+def _macro_launch_blocks(source: SourceFile) -> dict[str, set[str]]:
+    """Macro name -> the names its body launches with as the block (`k<<<grid, block>>>`
+    inside `#define LAUNCH(n) ...`): the caller's variables of those names are the blocks."""
+    bodies = macro_bodies_root(source, LAUNCH_OPENERS)
+    found: dict[str, set[str]] = {}
+    if bodies is None:
+        return found
+    for opener in LAUNCH_OPENERS:
+        at = source.data.find(opener)
+        while at != -1:
+            token = bodies.descendant_for_byte_range(at, at + len(opener))
+            config = token.parent if token is not None and token.type == "<<<" else None
+            args = [c for c in config.named_children if c.type != "comment"] if config is not None else []
+            macro = source.tree.root_node.descendant_for_byte_range(at, at + len(opener))
+            while macro is not None and macro.type not in ("preproc_function_def", "preproc_def"):
+                macro = macro.parent
+            if len(args) >= 2 and strip_parens(args[1]).type == "identifier" and macro is not None:
+                name = source.node_text(macro.child_by_field_name("name"))
+                found.setdefault(name, set()).add(source.node_text(strip_parens(args[1])))
+            at = source.data.find(opener, at + len(opener))
+    return found
+
+
+def _macro_launch_sites(source: SourceFile, context: LaunchContext, sites: dict[int, _Site]) -> None:
+    """`dim3 block(256);` launched with through a macro (`LAUNCH_SOFTMAX(1);`), added to `sites`."""
+    for macro, names in _macro_launch_blocks(source).items():
+        for call in calls_named(source, macro):
+            function = enclosing_function(call)
+            if function is None or context.has_device_query(function):
+                continue
+            for name in names:
+                declared = [(d, v) for d, v in context._dim3_declarations.get(name, ())
+                            if _within(d, function) and d.end_byte <= call.start_byte and _within(call, d.parent)]
+                if not declared:
+                    continue
+                declaration, declarator = declared[-1]
+                if declaration.id in sites:
+                    sites[declaration.id].uses.append(call)
+                    continue
+                if context._once(f"changed {name}", declaration.parent, lambda scope: context._changed(name, scope)):
+                    continue
+                used: list = [declarator]
+                dims = context._dims(declarator, used, lambda n: context._read(
+                    n, used, lambda m: context.constants.value(m, used)))
+                judged = judge_block(dims, lambda: False) if dims is not None and None not in dims else None
+                if judged is None or _is_port(tuple(used), source):
+                    continue
+                sites[declaration.id] = _Site(declaration, " ".join(source.node_text(declaration).split()), dims,
+                                              *judged, None, [call])
+
+
 def _bounds_sites(source: SourceFile, context: LaunchContext) -> list[_Site]:
     if b"__launch_bounds__" not in source.data:
         return []
@@ -753,7 +804,11 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
         return []
     context = LaunchContext.of(source)
     findings: list[Finding] = []
-    sites = list(_launch_sites(source, context, findings).values()) if has_launches(source) else []
+    sites: list[_Site] = []
+    if has_launches(source):
+        by_node = _launch_sites(source, context, findings)
+        _macro_launch_sites(source, context, by_node)
+        sites = list(by_node.values())
     sites += _bounds_sites(source, context)
     if has_launches(source):
         sites += _table_sites(source, context)
