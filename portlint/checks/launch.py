@@ -583,7 +583,9 @@ def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:
         if threads <= 1 or threads > MAX_THREADS_PER_BLOCK:
             return None
         if threads % wave.wave_size:
-            return Severity.WARNING, f"leaves lanes of its last wavefront idle: {wave.lanes()}"
+            # A block of a few threads is small by design; from 32 on it was sized in warps.
+            return (Severity.WARNING if threads >= 32 else Severity.NOTE,
+                    f"leaves lanes of its last wavefront idle: {wave.lanes()}")
     elif x is None or x <= 1 or x % wave.wave_size == 0:
         return None  # only part of the size is fixed, and that part fills whole wavefronts
     rows = f"has rows of {x} threads: {wave.lanes()}, so one spans rows"
@@ -942,6 +944,7 @@ def check_block_over_1024_across_files(index: ProjectIndex) -> list[Finding]:
 
 def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding]:
     findings = []
+    by_variable: dict[tuple, list] = {}  # a `dim3` variable several launches read: one finding, where it is set
     for fact in index.open_facts(OpenLaunch):
         if fact.port:
             continue
@@ -960,10 +963,24 @@ def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding
                     related + defined_at(bound_definitions))), severity=Severity.ERROR))
                 continue
         judged = None if fact.queried else judge_block(dims, lambda: fact.warp_ops)
-        if judged is not None:
-            severity, why = judged
-            findings.append(finding_at(fact, _block_message(fact.text, dims, why), Fix.advice(QUERY_ADVICE),
-                                       related, severity=severity))
+        if judged is None:
+            continue
+        if fact.set_at:
+            key = (fact.set_at[0].location.path, fact.set_at[0].location.start_line, fact.set_at[0].location.start_column)
+            by_variable.setdefault(key, []).append((fact, dims, judged, definitions))
+            continue
+        severity, why = judged
+        findings.append(finding_at(fact, _block_message(fact.text, dims, why), Fix.advice(QUERY_ADVICE),
+                                   related, severity=severity))
+    for facts in by_variable.values():
+        fact, dims, _, definitions = facts[0]
+        severity, why = max((judged for _, _, judged, _ in facts), key=lambda judged: judged[0].rank)
+        where = fact.set_at[0]
+        text = where.message.split("`", 1)[1].rsplit("`", 1)[0]  # `dim3 block(…);` as `_where_set` quotes it
+        launched = tuple(Related(f.location, "Launched with it here") for f, _, _, _ in facts)
+        findings.append(Finding(location=where.location, message=_block_message(text, dims, why),
+                                fix=Fix.advice(QUERY_ADVICE), severity=severity,
+                                related=launched + defined_at(definitions), matched=text, file_digest=fact.digest))
     return findings
 
 
