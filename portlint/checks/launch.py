@@ -644,7 +644,12 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
     sites: dict[int, _Site] = {}
     for launch in launches(source):
         shape = context.block_shape(launch)
-        if shape is None or _is_port(shape.sources, source):
+        if shape is None or shape.threads is None:
+            instantiated = _template_argument_sites(source, context, launch)
+            sites.update((site.node.id, site) for site in instantiated)
+            if shape is None or instantiated:
+                continue
+        if _is_port(shape.sources, source):
             continue
         if shape.threads_at_least > MAX_THREADS_PER_BLOCK:
             continue  # K001's
@@ -679,6 +684,55 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
                                           root, [])
         site.uses.append(launch.call)
     return sites
+
+
+def _template_parameters(function) -> list[str | None]:
+    """Names of the template parameters of a function template, in order (None for a type
+    or template-template parameter); [] for a function that is no template."""
+    template = function.parent
+    if template is None or template.type != "template_declaration":
+        return []
+    names = []
+    for parameter in template.child_by_field_name("parameters").named_children:
+        declarator = parameter.child_by_field_name("declarator") if parameter.type == "parameter_declaration" else None
+        names.append(declarator.text.decode() if declarator is not None and declarator.type == "identifier" else None)
+    return names
+
+
+def _template_argument_sites(source: SourceFile, context: LaunchContext, launch: Launch) -> list[_Site]:
+    """A launch whose block is made of the enclosing function template's parameters, judged
+    at each call with constant template arguments (`launch<32, 4>(out)`): one site per call."""
+    function = context.function_of(launch)
+    parameters = _template_parameters(function) if function is not None else []
+    name = declared_name(function.child_by_field_name("declarator")) if parameters else None
+    if name is None or not any(parameters):
+        return []
+    found = []
+    for call in calls_named(source, source.node_text(name)):
+        template = call.child_by_field_name("function")
+        arguments_node = template.child_by_field_name("arguments") if template.type == "template_function" else None
+        if arguments_node is None or context.has_device_query(enclosing_function(call)):
+            continue
+        used: list = []
+        values = {}
+        for parameter, argument in zip(parameters, arguments_node.named_children):
+            value = context.constants.value(argument, used) if parameter else None
+            if value is not None:
+                values[parameter] = value
+
+        def constant(node, values=values, used=used):
+            text = source.node_text(node)
+            return values[text] if node.type in ("identifier", "type_identifier") and text in values \
+                else context.constants.value(node, used)
+        dims = context._read_dims(launch, launch.block, used, lambda n: context._read(n, used, constant))
+        if dims is None or None in dims or _is_port(tuple(used), source):
+            continue
+        judged = judge_block(dims, lambda: launch.kernel is not None
+                             and source.node_text(launch.kernel) in context.warp_functions)
+        if judged is not None:
+            text = f"{source.node_text(launch.block)}` of `{' '.join(source.node_text(template).split())}"
+            found.append(_Site(arguments_node, text, dims, *judged, None, [launch.call]))
+    return found
 
 
 def _macro_launch_blocks(source: SourceFile) -> dict[str, set[str]]:
