@@ -48,7 +48,7 @@ class Cache:
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
         settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts,
-                         [t.name for t in targets.active()]))
+                         [t.name for t in targets.active()], targets.build_max_threads()))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
         return cache

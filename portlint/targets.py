@@ -2,7 +2,8 @@
 
 One small table: wave size (64 on CDNA, 32 on the RDNA parts gfx10/gfx11/gfx12), LDS one
 workgroup may use, and the largest block. The scan's targets come from `--target`, the
-config key `targets`, or `PYTORCH_ROCM_ARCH`; without any, CDNA's gfx90a and gfx942.
+config key `targets`, `PYTORCH_ROCM_ARCH`, or the offload architectures the scanned build
+files name; without any, CDNA's gfx90a and gfx942.
 Rules ask for the limit that binds on some target (`wave_size()`, `lds_limit()`) and name
 that target in their messages; their rewrites stay portable (`warpSize`, queried device
 properties), never a new hard-coded 64.
@@ -78,16 +79,54 @@ def from_environment(environ=os.environ) -> tuple[Target, ...]:
         return ()
 
 
+# How build files name the offload targets (`--offload-arch=gfx942`,
+# `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`, `AMDGPU_TARGETS`, `PYTORCH_ROCM_ARCH=...`)
+# and the block size a kernel without `__launch_bounds__` is compiled for.
+_BUILD_ARCH = re.compile(
+    rb"(?:--offload-arch|--amdgpu-target|CMAKE_HIP_ARCHITECTURES|HIP_ARCHITECTURES|AMDGPU_TARGETS|GPU_TARGETS"
+    rb"|PYTORCH_ROCM_ARCH)[\s=\"':,(]{0,6}(gfx[0-9a-f]{3,4}(?::[a-z+-]+)*(?:[;, ]+gfx[0-9a-f]{3,4}(?::[a-z+-]+)*)*)")
+_BUILD_MAX_THREADS = re.compile(rb"--gpu-max-threads-per-block[= ](\d+)")
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    targets: tuple[Target, ...] = ()  # the offload targets the build files name
+    max_threads: int | None = None  # `--gpu-max-threads-per-block`, when the build sets one
+
+
+def read_build_files(paths) -> BuildSettings:
+    """What the scanned build files (CMake, Makefiles, setup.py) say about the targets; a file
+    that cannot be read says nothing (discovery reports it)."""
+    names: list[str] = []
+    bounds: set[int] = set()
+    for path in paths:
+        try:
+            data = open(path, "rb").read()
+        except OSError:
+            continue
+        if b"gfx" in data:
+            names += [n.decode() for m in _BUILD_ARCH.finditer(data) for n in re.split(rb"[;, ]+", m.group(1)) if n]
+        bounds.update(int(m.group(1)) for m in _BUILD_MAX_THREADS.finditer(data))
+    return BuildSettings(tuple(dict.fromkeys(target(n) for n in names)), min(bounds) if bounds else None)
+
+
 _active: tuple[Target, ...] = ()
+_build = BuildSettings()
 
 
-def select(names: tuple[str, ...] = ()) -> tuple[Target, ...]:
-    """Set the scan's targets: `names` if given, else the environment, else `DEFAULT`.
-    Called once per scan, before files are analysed (forked workers inherit it)."""
-    global _active
+def select(names: tuple[str, ...] = (), build: BuildSettings = BuildSettings()) -> tuple[Target, ...]:
+    """Set the scan's targets: `names` if given, else the environment, else the build files',
+    else `DEFAULT`. Called once per scan, before files are analysed (forked workers inherit it)."""
+    global _active, _build
     chosen = tuple(dict.fromkeys(target(n) for n in names)) if names else from_environment()
-    _active = chosen or tuple(_TABLE[n] for n in DEFAULT)
+    _active = chosen or build.targets or tuple(_TABLE[n] for n in DEFAULT)
+    _build = build
     return _active
+
+
+def build_max_threads() -> int | None:
+    """The `--gpu-max-threads-per-block` the build compiles kernels without bounds for."""
+    return _build.max_threads
 
 
 def active() -> tuple[Target, ...]:

@@ -53,3 +53,10 @@ def test_unknown_target_is_one_line_and_exit_2(tmp_path: Path):
     assert "Traceback" not in result.output
     (tmp_path / "portlint.toml").write_text('targets = ["volta"]\n')
     assert scan(tmp_path).exit_code == 2
+
+
+def test_build_files_name_the_default_targets(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(LAUNCH)
+    (tmp_path / "CMakeLists.txt").write_text('project(k LANGUAGES HIP)\nset(CMAKE_HIP_ARCHITECTURES "gfx1100")\n')
+    assert "warning" not in scan(tmp_path).output  # wave32: 96 threads are three whole wavefronts
+    assert "on gfx942 a wavefront has 64 lanes" in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx942"}).output

@@ -612,6 +612,21 @@ def over_bound(threads: int, bound: int, name: str) -> tuple[str, Fix]:
                        f"to {threads}"))
 
 
+def exceeded_bound(threads: int, known: bool, bound: int | None, name: str) -> tuple[str, Fix] | None:
+    """Message and advice when `threads` is more than the kernel's `__launch_bounds__` or, for
+    a kernel without one, than the `--gpu-max-threads-per-block` the build sets."""
+    if not known:
+        return None
+    if bound is not None:
+        return over_bound(threads, bound, name) if threads > bound else None
+    build = targets.build_max_threads()
+    if build is None or threads <= build:
+        return None
+    return (f"Block of {threads} threads exceeds the build's `--gpu-max-threads-per-block={build}`; "
+            "the launch fails.",
+            Fix.advice(f"Add `__launch_bounds__({threads})` to `{name}`, or launch it with at most {build} threads"))
+
+
 @dataclass
 class _Site:
     """One place a block size is written: a launch's block argument, the `dim3` variable or
@@ -658,8 +673,9 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
             continue  # finished by the project pass, with the headers' constants
         if kernel is not None and shape.threads is not None:
             known, bound = context.launch_bound(kernel)
-            if known and bound is not None and shape.threads > bound:
-                message, fix = over_bound(shape.threads, bound, source.node_text(launch.kernel))
+            exceeded = exceeded_bound(shape.threads, known, bound, source.node_text(launch.kernel))
+            if exceeded is not None:
+                message, fix = exceeded
                 findings.append(at_node(source, launch.block, message, fix, severity=Severity.ERROR,
                                         related=_where_set(launch, shape.sources, source)))
                 continue
@@ -1009,10 +1025,11 @@ def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding
             continue
         related = fact.set_at + defined_at(definitions)
         threads = None if None in dims else prod(dims)
-        if fact.kernel is not None and fact.bound_known and fact.bound is not None and threads is not None:
-            bound, bound_definitions = index.resolve(fact.file, fact.bound)
-            if bound is not None and threads > bound:
-                message, fix = over_bound(threads, bound, fact.kernel)
+        if fact.kernel is not None and fact.bound_known and threads is not None:
+            bound, bound_definitions = index.resolve(fact.file, fact.bound) if fact.bound is not None else (None, ())
+            exceeded = exceeded_bound(threads, fact.bound is None or bound is not None, bound, fact.kernel)
+            if exceeded is not None:
+                message, fix = exceeded
                 findings.append(finding_at(fact, message, fix, tuple(dict.fromkeys(
                     related + defined_at(bound_definitions))), severity=Severity.ERROR))
                 continue
