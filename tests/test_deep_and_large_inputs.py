@@ -58,6 +58,10 @@ DEEP_SHAPES = {
                         + ")\nset(X 1)\nendif()\n" + CMAKE_HAZARD, "C002"),
     "setup-py-sum": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension, setup\nX = "
                      + _sum(1000, "'a{i}'") + "\nif " + "not " * 500 + "IS_HIP:\n    pass\n" + SETUP_HAZARD, "Y001"),
+    # Flags read through nested conditional expressions.
+    "setup-py-conditional-flags": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension, setup\nF = ["
+                                   + "".join(f"'-DA{i}' if c{i} else " for i in range(400)) + "'-O2']\n"
+                                   + SETUP_HAZARD.replace("['-O3', ", "F + ['-O3', "), "Y001"),
     # The ROCm-path model reads `if` tests as text (`ast.unparse`, which recurses).
     "setup-py-condition": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension, setup\nif "
                            + _sum(900) + ":\n    pass\n" + SETUP_HAZARD, "Y001"),

@@ -23,6 +23,7 @@ from portlint.checks.cpp import (
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
+from portlint.nesting import bounded
 from portlint.project import LAUNCH_APIS, ProjectIndex, declared_name, kernel_argument, file_key
 from portlint.rocm_path import Status
 from portlint.source import CUDA, Location, SourceFile
@@ -212,6 +213,7 @@ class LaunchContext:
             return None
         return dims, tuple(used)
 
+    @bounded(None)
     def _read(self, node, used: list, constant):
         """`constant(node)` (the file's constants), else through what the file's own
         constants do not cover: `ns::kBlock`, and a local variable set once and never changed

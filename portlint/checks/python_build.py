@@ -255,6 +255,7 @@ class BuildScript:
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self._bind_method_call(node.value, node)
 
+    @bounded(None)
     def _bind_target(self, target: ast.expr, value: ast.expr, stmt: ast.AST, kind: _Kind) -> None:
         if isinstance(target, ast.Name):
             self._bind(target.id, None, kind, value, stmt)
@@ -477,6 +478,7 @@ class BuildScript:
                 merge(self._dict(value, s))
         return out
 
+    @bounded(list)
     def _as_strings(self, leaf: ast.expr, scope: _Scope) -> list[StringArg]:
         """A list element as strings: a literal, or a name bound to one."""
         if self.is_dead(leaf):
