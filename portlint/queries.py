@@ -185,11 +185,6 @@ def _walk_query(lang: str, types: frozenset[str]) -> tree_sitter.Query:
     return tree_sitter.Query(language(lang), " ".join(f"({t}) @{t}" for t in sorted(types)))
 
 
-# A path longer than this makes `_TreeIndex.learn_path` enter every node's parent: walking
-# the whole tree once costs less than walking down such paths again and again.
-_DEEP_PATH = 200
-
-
 class _TreeIndex:
     """One tree's nodes of the shared patterns' outermost types, and matches found so far."""
 
@@ -202,21 +197,22 @@ class _TreeIndex:
         self.ids: set[int] = {tree.root_node.id}  # of nodes known to be in the tree: how `_index_of` finds it
         self.parents: dict[int, object] = {tree.root_node.id: None}  # node id -> parent, for `ancestors`
         self.all_parents = False  # `parents` has every node of the tree
+        self.steps = 0  # levels walked down by `learn_path`
 
     def learn_path(self, node) -> bool:
         """Enter the parents of `node` and of all its ancestors, walking down from the root once
         (as each `Node.parent` call does internally); False if `node` is not found that way.
-        In a deep tree every path is long: there the parents of all nodes are entered, once."""
+        Once the paths walked add up to the tree's size (deep trees: long else-if chains), the
+        parents of all nodes are entered instead, in one walk: the whole stays linear."""
         current, parents, target = self.tree.root_node, self.parents, node.id
-        depth = 0
         while current.id != target:
             child = current.child_with_descendant(node)
             if child is None or child.id == current.id:
                 return False
             parents[child.id] = current
             current = child
-            depth += 1
-        if depth > _DEEP_PATH and not self.all_parents:
+            self.steps += 1
+        if self.steps > self.tree.root_node.descendant_count and not self.all_parents:
             self.all_parents = True
             stack = [self.tree.root_node]
             while stack:
