@@ -99,9 +99,11 @@ _work_options = _options(
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
+@click.option("--show-not-built", is_flag=True,
+              help="List the files no ROCm build compiles (read from the build files), with the reason.")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, deep, compile_commands) -> None:
+         jobs, deep, compile_commands, show_not_built) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
@@ -122,6 +124,10 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
+    if show_not_built:  # on stdout beside a text report; machine formats keep stdout to themselves
+        to_stderr = output is None and output_format != "text"
+        for path, reason in sorted(result.not_built.items()):
+            click.echo(f"{path}: not compiled for ROCm: {reason}", err=to_stderr)
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")

@@ -348,6 +348,9 @@ _CMAKE_TRUE = frozenset({"1", "ON", "YES", "TRUE", "Y"})
 _ROCM_VALUES = frozenset({"HIP", "ROCM", "AMD", "AMDGPU", "HIPCC"})
 _CUDA_VALUES = frozenset({"CUDA", "NVIDIA", "NVCC"})
 _COMPARISONS = frozenset({"STREQUAL", "EQUAL", "MATCHES"})
+_ORDERINGS = frozenset({"LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL", "STRLESS", "STRGREATER",
+                        "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS", "VERSION_GREATER",
+                        "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL"})
 _VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
 
 
@@ -379,8 +382,10 @@ class CMakeWalk:
         self.on_command = on_command
         self.model = RocmPathModel()
 
-    def run(self) -> RocmPathModel:
-        self._block(self.source.tree.root_node.children, True, True, self.rocm_env, self.cuda_env)
+    def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
+        """Walk the file; `rocm`/`cuda`: whether each build reads it at all (a subdirectory
+        added from a CUDA-only arm is never read by a ROCm build)."""
+        self._block(self.source.tree.root_node.children, rocm, cuda, self.rocm_env, self.cuda_env)
         return self.model
 
     # ---- statements ---------------------------------------------------------------------
@@ -498,6 +503,7 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
     if name == "set" and words:
         var, values = words[0], []
         cached = forced = False
+        known = True
         for text, quoted in texts[1:]:
             if not quoted and text in ("CACHE", "PARENT_SCOPE"):
                 cached = text == "CACHE"
@@ -505,12 +511,14 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
                 if text == "PARENT_SCOPE":
                     return  # the caller's scope, not this one
                 break
-            values.extend(cmake_expand(text, env)[0])
+            items, complete = cmake_expand(text, env)
+            values.extend(items)
+            known = known and complete
         if cached and not forced:
             if var not in env or not env[var].definite:  # a default the user may override
                 env[var] = CMakeValue(tuple(values), definite=False)
             return
-        env[var] = CMakeValue(tuple(values))
+        env[var] = CMakeValue(tuple(values), definite=known)
     elif name == "option" and words:
         if words[0] not in env or not env[words[0]].definite:
             default = words[2] if len(words) > 2 else "OFF"
@@ -521,12 +529,14 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         old = env.get(words[1])
         if old is None:
             old = CMakeValue(())  # an unset list is empty
-        items = [i for text in words[2:] for i in cmake_expand(text, env)[0]]
+        expanded = [cmake_expand(text, env) for text in words[2:]]
+        items = [i for found, _ in expanded for i in found]
+        known = old.definite and all(complete for _, complete in expanded)
         if words[0] == "REMOVE_ITEM":
-            env[words[1]] = CMakeValue(tuple(i for i in old.items if i not in items), old.definite)
+            env[words[1]] = CMakeValue(tuple(i for i in old.items if i not in items), known)
         else:
             new = items + list(old.items) if words[0] == "PREPEND" else list(old.items) + items
-            env[words[1]] = CMakeValue(tuple(new), old.definite)
+            env[words[1]] = CMakeValue(tuple(new), known)
     elif name not in _CMAKE_READ_ONLY or name in ("list", "file"):
         # A command that may write a variable it names: what it holds is no longer known.
         for text, quoted in texts:
@@ -594,6 +604,10 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
 
 
 def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+    if len(atom) == 3 and atom[1] in _ORDERINGS:
+        # `HIP_VERSION VERSION_LESS "6.1"`: only a ROCm build has it, but either answer there.
+        rocm, cuda = _platform_atom(" ".join(atom), extra)
+        return (None if rocm is True else rocm), cuda
     if len(atom) == 3 and atom[1] in _COMPARISONS:
         selector = _backend_selector(atom)
         if selector is not None:
@@ -678,7 +692,7 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
         return model
     elif_heads: set[int] = set()
     following = _statements_following_ifs(tree)
-    resolve = _PythonNames(tree)
+    resolve = PythonNames(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and id(node) not in elif_heads:
             arms = []
@@ -734,13 +748,15 @@ def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:
     return source.python_range(stmts[0])[0], source.line_start(line) + len(source.line_bytes(line))
 
 
-def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset()) -> tuple[Value, Value]:
-    """(ROCm value, CUDA value) of a Python test, as the model reads `if` tests. For rules that
-    look at conditions the model does not cut into arms (`not IS_HIP_EXTENSION and ...`)."""
-    return _eval_python(test, rocm_macros)
+def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset(),
+                     names: "PythonNames | None" = None) -> tuple[Value, Value]:
+    """(ROCm value, CUDA value) of a Python test, as the model reads `if` tests (with `names`,
+    `PythonNames(tree)`, also through the file's helpers). For rules that look at conditions
+    the model does not cut into arms (`not IS_HIP_EXTENSION and ...`)."""
+    return _eval_python(test, rocm_macros, names)
 
 
-def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "_PythonNames | None" = None,
+def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | None" = None,
                  depth: int = 0) -> tuple[Value, Value]:
     if depth > 8:  # helpers calling helpers: give up rather than recurse without end
         return None, None
@@ -793,7 +809,7 @@ def _is_cuda_presence(node: ast.expr) -> bool:
     return False
 
 
-def _tests_cuda_presence(test: ast.expr, resolve: "_PythonNames", depth: int = 0) -> bool:
+def _tests_cuda_presence(test: ast.expr, resolve: "PythonNames", depth: int = 0) -> bool:
     """A test decided by whether the CUDA toolkit is found (`cuda_home is None`, `not CUDA_HOME`)."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
@@ -805,7 +821,7 @@ def _tests_cuda_presence(test: ast.expr, resolve: "_PythonNames", depth: int = 0
     return definition is not None and _tests_cuda_presence(definition, resolve, depth + 1)
 
 
-class _PythonNames:
+class PythonNames:
     """A build script's helpers without parameters (`def _is_hip():`, methods taking only
     `self`) and names assigned once: what a test calling or naming them stands for."""
 

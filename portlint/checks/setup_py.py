@@ -760,7 +760,7 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         statement = script.statement_of(node)
         start = script.range(node)[0]
         if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
-                or _decided_without(script, node)):
+                or _decided_without(script, node) or _is_presence_test(script, node)):
             continue
         statements.add(id(statement))
         start, end = script.range(node)
@@ -772,6 +772,20 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
             "Take the ROCm root on the ROCm path: `ROCM_HOME if torch.version.hip else CUDA_HOME` "
             "(`os.environ.get('ROCM_PATH', '/opt/rocm')`), and leave `CUDA_HOME` unset in ROCm builds")))
     return findings
+
+
+def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
+    """`if CUDA_HOME is not None:`, `if not CUDA_HOME:`, `CUDA_HOME and ...` as an `if` test: a
+    guard that asks whether the toolkit is there, not a use of its path."""
+    child, current = node, script.parent(node)
+    while (isinstance(current, (ast.BoolOp, ast.UnaryOp))
+           or (isinstance(current, ast.Compare) and len(current.ops) == 1 and current.left is child
+               and isinstance(current.ops[0], (ast.Is, ast.IsNot))
+               and isinstance(current.comparators[0], ast.Constant) and current.comparators[0].value is None)):
+        if isinstance(current, ast.UnaryOp) and not isinstance(current.op, ast.Not):
+            return False
+        child, current = current, script.parent(current)
+    return isinstance(current, (ast.If, ast.IfExp, ast.While)) and current.test is child
 
 
 def _decided_without(script: BuildScript, node: ast.AST) -> bool:
