@@ -20,9 +20,10 @@ from typing import Mapping
 
 from portlint import rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
-from portlint.discover import CUDA_SUFFIXES, discover
-from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Value, cmake_expand
-from portlint.source import CMAKE, CUDA, PYTHON, SourceFile
+from portlint.checks import make_ast
+from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover
+from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
 
 # Sources a build compiles (headers are reached through `#include`).
 COMPILED_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
@@ -93,6 +94,8 @@ def read_build_files(candidates, config) -> BuildFiles:
         _read_setup_py(path, collector)
     for path in _cmake_entries(candidates, root):
         _CMakeTree(path, collector).read()
+    for path in _makefiles(candidates, root):
+        _read_makefile(path, collector)
     not_built: dict[str, str] = {}
     candidates_not_built: dict[str, str] = {}
     for build in collector.builds:
@@ -132,6 +135,13 @@ def _cmake_entries(candidates, root: Path) -> list[Path]:
             above = _nearest(path.parent, root, "CMakeLists.txt")
             if above:
                 found.add(above[-1])
+    return sorted(found)
+
+
+def _makefiles(candidates, root: Path) -> list[Path]:
+    """The root's Makefile and every scanned one (each is read alone: `include` is not followed)."""
+    found = {root / n for n in MAKEFILE_NAMES if (root / n).is_file()}
+    found.update(c.resolved or c.path.resolve() for c in candidates if c.path.name in MAKEFILE_NAMES)
     return sorted(found)
 
 
@@ -175,7 +185,10 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     base = path.parent
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
         for call in script.extension_calls():
-            for leaf in _source_leaves(script, call):
+            leaves = _source_leaves(script, call)
+            if rocm_side and not leaves:
+                build.unresolved = True  # sources from something not followed (a helper of another module)
+            for leaf in leaves:
                 paths = _paths(script, leaf, base)
                 if paths is None:
                     build.unresolved |= rocm_side
@@ -363,6 +376,60 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
             return _string(script, node.func.value, base, bound, nxt)
     return None
+
+
+# ---- Makefiles ---------------------------------------------------------------------------
+_MAKE_WILDCARD = re.compile(r"^\$[({]wildcard\s+([^$()]+)[)}]$")
+
+
+def _read_makefile(path: Path, collector: _Collector) -> None:
+    """Sources and `-D` flags of each `ifeq`/`ifdef` arm: `OBJS += cuda/ops.o` in the arm a
+    ROCm build never takes names a CUDA-only source."""
+    source = _read(path, MAKE)
+    if source is None:
+        return
+    makefile = make_ast.read(source)
+    model = makefile.model
+    build = _Build(collector.shown(path))
+    base = path.parent
+    for assignment in makefile.assignments:
+        status = model.status(assignment.node.start_byte)
+        # An arm of the ROCm port counts as the ROCm build's (and a CUDA-only arm as the
+        # CUDA build's) for its defines; any other arm may or may not be taken.
+        plain = None if assignment.conditional else True
+        rocm = {Status.DEAD: False, Status.PORT: True}.get(status, plain)
+        cuda = {Status.DEAD: True, Status.PORT: False}.get(status, plain)
+        line = source.line_of(assignment.node.start_byte) + 1
+        for word in assignment.words:
+            text = word.text
+            if text.startswith("-D") and "$" not in text:
+                collector.define(rocm, cuda, text)
+                continue
+            wildcard = _MAKE_WILDCARD.match(text)
+            if wildcard is not None:
+                names = [p for pattern in wildcard.group(1).split() for p in _glob_within(str(base / pattern), base)]
+            elif "$" in text or "%" in text:
+                continue
+            else:
+                names = [os.path.normpath(base / text)]
+            for name in names:
+                for full in _make_sources(name):
+                    if status is Status.DEAD:
+                        build.cuda_sources.setdefault(full, f"{build.name}:{line}")
+                    else:
+                        build.rocm_sources.add(full)
+    collector.builds.append(build)
+
+
+def _make_sources(path: str) -> list[str]:
+    """A source named in a Makefile: itself, or for an object `x.o` the source beside it."""
+    suffix = Path(path).suffix.lower()
+    if suffix in COMPILED_SUFFIXES:
+        return [path]
+    if suffix == ".o":
+        stem = path[:-2]
+        return [stem + s for s in sorted(COMPILED_SUFFIXES) if os.path.isfile(stem + s)]
+    return []
 
 
 # ---- CMake --------------------------------------------------------------------------------
