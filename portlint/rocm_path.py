@@ -381,6 +381,7 @@ class CMakeWalk:
         self.cuda_env = dict(cuda_env or {})
         self.on_command = on_command
         self.model = RocmPathModel()
+        self.in_function = 0  # inside function()/macro() bodies: their arguments are not known
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
         """Walk the file; `rocm`/`cuda`: whether each build reads it at all (a subdirectory
@@ -403,7 +404,9 @@ class CMakeWalk:
             elif kind in ("function_def", "macro_def"):
                 body = _first(node, "body")
                 if body is not None:  # runs where it is called, with the caller's variables
+                    self.in_function += 1
                     self._block(body.children, _and(rocm, None), _and(cuda, None), {}, {})
+                    self.in_function -= 1
 
     def _maybe(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
         self._arm(nodes, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)

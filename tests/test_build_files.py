@@ -234,3 +234,24 @@ def test_include_cycle_among_not_built_files(tmp_path: Path) -> None:
         "common/shared.cu": CLEAN,
     })
     assert set(_not_built(root)) == {"cuda/gemm_nv.cu", "cuda/a.cuh", "cuda/b.cuh"}
+
+
+def test_cmake_source_named_by_a_project_function_on_the_rocm_path(tmp_path: Path) -> None:
+    # What `add_gpu_library` does is not followed: a source it names on the ROCm path may be
+    # compiled there, so the CUDA arm naming it too decides nothing.
+    root = _project(tmp_path, {
+        "CMakeLists.txt": """\
+            option(USE_ROCM "AMD build" OFF)
+            function(add_gpu_library name)
+              add_library(${name} SHARED ${ARGN})
+            endfunction()
+            if(USE_ROCM)
+              add_gpu_library(ops kernels/ops.cu)
+            else()
+              add_library(ops SHARED kernels/ops.cu kernels/nv_only.cu)
+            endif()
+            """,
+        "kernels/ops.cu": HAZARD,
+        "kernels/nv_only.cu": HAZARD,
+    })
+    assert _not_built(root) == {"kernels/nv_only.cu": "listed only on a CUDA-only path (CMakeLists.txt:8)"}

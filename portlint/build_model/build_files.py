@@ -184,7 +184,9 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     build = _Build(collector.shown(path))
     base = path.parent
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
-        for call in script.extension_calls():
+        # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
+        calls = script.extension_calls() + (script.calls(JIT_BUILDS) if rocm_side else [])
+        for call in calls:
             leaves = _source_leaves(script, call)
             if rocm_side and not leaves:
                 build.unresolved = True  # sources from something not followed (a helper of another module)
@@ -209,6 +211,9 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     for call in any_script.extension_calls():  # the CUDA build's, from every branch
         _setup_defines(any_script, call, names, collector, rocm_side=False)
     collector.builds.append(build)
+
+
+JIT_BUILDS = frozenset({"load"})  # torch.utils.cpp_extension.load(name, sources, ...)
 
 
 def _source_leaves(script: BuildScript, call: ast.Call) -> list[ast.expr]:
@@ -482,15 +487,16 @@ class _CMakeTree:
         cuda_env.update(here)
         self.active.append(key)
         try:
-            source.rocm_path = CMakeWalk(source, frozenset(), rocm_env, cuda_env,
-                                         lambda *a: self._command(source, path.parent, *a)).run(rocm, cuda)
+            walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
+            walk.on_command = lambda *a: self._command(source, path.parent, walk, *a)
+            source.rocm_path = walk.run(rocm, cuda)
         except RecursionError:
             self.build.unresolved = True
         finally:
             self.active.pop()
 
-    def _command(self, source: SourceFile, directory: Path, node, name: str, arguments, rocm: Value, cuda: Value,
-                 rocm_env: dict, cuda_env: dict) -> None:
+    def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
+                 rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if rocm is False and cuda is False:
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
@@ -523,7 +529,7 @@ class _CMakeTree:
                     if taken is False:
                         continue
                     items, complete = cmake_expand(text, env)
-                    if not complete and side:
+                    if not complete and side and not walk.in_function:  # a function's callers name its sources
                         self.build.unresolved = True
                     for item in items:
                         if "$<" in item or item in _LIBRARY_KEYWORDS:
@@ -555,6 +561,14 @@ class _CMakeTree:
                 for item in items if complete else []:
                     if item not in _LIBRARY_KEYWORDS and "$<" not in item:
                         self.collector.add_include_dir(os.path.normpath(item if os.path.isabs(item) else directory / item))
+            return
+        if rocm is not False and name not in ("set", "list", "option", "message"):
+            # Any other command a ROCm build runs with a source in it (a project's own
+            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it.
+            for text in texts:
+                for item in cmake_expand(text, rocm_env)[0]:
+                    if Path(item).suffix.lower() in COMPILED_SUFFIXES:
+                        self.build.rocm_sources.add(os.path.normpath(item if os.path.isabs(item) else directory / item))
 
 
 def _unquote(text: str) -> str:
