@@ -255,3 +255,12 @@ def test_cmake_source_named_by_a_project_function_on_the_rocm_path(tmp_path: Pat
         "kernels/nv_only.cu": HAZARD,
     })
     assert _not_built(root) == {"kernels/nv_only.cu": "listed only on a CUDA-only path (CMakeLists.txt:8)"}
+
+
+def test_cmake_subdirectories_that_add_each_other(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": "add_subdirectory(a)\nadd_subdirectory(b)\n",
+        "a/CMakeLists.txt": "add_subdirectory(../b b_again)\nadd_subdirectory(..)\n",
+        "b/CMakeLists.txt": "add_subdirectory(../a a_again)\nadd_subdirectory(..)\ninclude(../b/CMakeLists.txt)\n",
+    })
+    assert _not_built(root) == {}

@@ -30,6 +30,7 @@ COMPILED_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 MAX_BUILD_FILE_BYTES = 2 * 1024 * 1024
 MAX_GLOB_MATCHES = 20000  # a glob of a whole tree: enough for any source list
 MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a generator
+MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
@@ -236,8 +237,6 @@ def _taken(script: BuildScript, node: ast.AST, names: PythonNames) -> tuple[Valu
             if not in_body:
                 r, c = rocm_path._not(r), rocm_path._not(c)
             rocm, cuda = rocm_path._and(rocm, r), rocm_path._and(cuda, c)
-        elif isinstance(current, (ast.While, ast.For, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef)):
-            pass  # a function's body runs where it is called: its callers decide
         child, current = current, script.parent(current)
     return rocm, cuda
 
@@ -455,6 +454,7 @@ class _CMakeTree:
         self.build = _Build(collector.shown(top))
         self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
         self.active: list[str] = []
+        self.walks = 0
 
     def read(self) -> None:
         top_dir = str(self.top.parent)
@@ -467,12 +467,14 @@ class _CMakeTree:
         self.collector.builds.append(self.build)
 
     def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str) -> None:
+        path = Path(os.path.normpath(path))
         key = str(path)
         if where:
             before = self.reached.get(key)
             self.reached[key] = (rocm_path._or(before[0], rocm) if before else rocm, before[1] if before else where)
-        if key in self.active or len(self.active) >= MAX_CMAKE_DEPTH:
-            return  # an include cycle
+        self.walks += 1
+        if key in self.active or len(self.active) >= MAX_CMAKE_DEPTH or self.walks > MAX_CMAKE_WALKS:
+            return  # an include cycle, or a tree that reads the same lists over and over
         source = _read(path, CMAKE)
         if source is None:
             return
@@ -636,6 +638,7 @@ class _IncludeGraph:
     def __init__(self, include_dirs: list[str]):
         self.include_dirs = include_dirs
         self._edges: dict[str, list[str]] = {}
+        self._found: dict[str, str | None] = {}
 
     def includes(self, path: str) -> list[str]:
         if path not in self._edges:
@@ -648,14 +651,23 @@ class _IncludeGraph:
             directory = os.path.dirname(path)
             for m in _INCLUDE.finditer(data):
                 name = m.group(2).decode("utf-8", "replace").strip()
-                bases = ([directory] if m.group(1) == b'"' else []) + self.include_dirs
-                for base in bases:
-                    full = os.path.normpath(os.path.join(base, name))
-                    if os.path.isfile(full):
-                        found.append(full)
-                        break
+                full = self._beside(directory, name) if m.group(1) == b'"' else None
+                full = full or self._in_include_dirs(name)
+                if full is not None:
+                    found.append(full)
             self._edges[path] = found
         return self._edges[path]
+
+    @staticmethod
+    def _beside(directory: str, name: str) -> str | None:
+        full = os.path.normpath(os.path.join(directory, name))
+        return full if os.path.isfile(full) else None
+
+    def _in_include_dirs(self, name: str) -> str | None:
+        """`name` in the build's include directories, looked up once per name."""
+        if name not in self._found:
+            self._found[name] = next((f for d in self.include_dirs if (f := self._beside(d, name))), None)
+        return self._found[name]
 
     def closure(self, roots: list[str]) -> set[str]:
         seen = set(roots)
