@@ -282,12 +282,14 @@ def _eval_expr(node, source: SourceFile, env: _MacroEnv) -> Value:
 
 # ---- CMake -----------------------------------------------------------------------------
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _mentions(text: str, extra: frozenset[str]) -> tuple[bool, bool]:
     """Does `text` name ROCm/HIP or CUDA (as a word part, e.g. USE_ROCM, HIP_FOUND)?"""
     words = {w.upper() for w in _WORD.findall(text)}
-    rocm = bool(words & {"HIP", "ROCM", "AMDGPU", "HIPCC"}) or any(m in text for m in extra)
+    # A project ROCm macro counts as a whole name: `FAST` is not in `FAST_MATH`.
+    rocm = bool(words & {"HIP", "ROCM", "AMDGPU", "HIPCC"}) or bool(extra & set(_NAME.findall(text)))
     cuda = bool(words & {"CUDA", "NVCC", "CUDATOOLKIT", "CUDNN"})
     return rocm, cuda
 

@@ -188,3 +188,8 @@ def test_setup_py_runtime_guards() -> None:
     """
     assert statuses(src, "python") == {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD, "d": Status.DEAD,
                                        "e": Status.DEAD, "f": Status.PORT, "g": Status.PORT}
+
+
+def test_project_rocm_macro_is_a_whole_name_in_build_conditions() -> None:
+    src = "if(FAST)\n  # @a\nendif()\nif(FAST_MATH)\n  # @b\nendif()\n"
+    assert statuses(src, "cmake", macros=frozenset({"FAST"})) == {"a": Status.PORT, "b": Status.LIVE}
