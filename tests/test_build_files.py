@@ -264,3 +264,21 @@ def test_cmake_subdirectories_that_add_each_other(tmp_path: Path) -> None:
         "b/CMakeLists.txt": "add_subdirectory(../a a_again)\nadd_subdirectory(..)\ninclude(../b/CMakeLists.txt)\n",
     })
     assert _not_built(root) == {}
+
+
+def test_rocm_sources_made_at_build_time_keep_their_cuda_originals(tmp_path: Path) -> None:
+    # The ROCm arm compiles `hip/scan_hip.cu`, which a hipify step writes from `cuda/scan.cu`.
+    root = _project(tmp_path, {
+        "setup.py": """\
+            import torch
+            from torch.utils.cpp_extension import CUDAExtension
+            if torch.version.hip:
+                sources = ["hip/scan_hip.cu"]
+            else:
+                sources = ["cuda/scan.cu", "cuda/tma_copy.cu"]
+            CUDAExtension("e", sources)
+            """,
+        "cuda/scan.cu": HAZARD,
+        "cuda/tma_copy.cu": HAZARD,
+    })
+    assert _not_built(root) == {"cuda/tma_copy.cu": "listed only on a CUDA-only path (setup.py:6)"}

@@ -109,10 +109,23 @@ def read_build_files(candidates, config) -> BuildFiles:
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
     for path in compiled:
         candidates_not_built.pop(path, None)
+    # A ROCm source that is not there yet is made at build time, often by hipifying a CUDA
+    # one (`ops.cu` -> `ops.hip`, `ops_hip.cu`): that CUDA source is compiled after all.
+    generated = {_hipified_stem(p) for p in compiled if not os.path.exists(p)}
+    for path in [p for p in candidates_not_built if _hipified_stem(p) in generated]:
+        del candidates_not_built[path]
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs))
+
+
+def _hipified_stem(path: str) -> str:
+    """`ops` for `ops.cu`, `ops.hip`, `ops_hip.cu`, `hip_ops.cpp`: a source and its hipified copy."""
+    stem = Path(path).stem.lower()
+    for affix in ("_hip", "hip_"):
+        stem = stem.removesuffix(affix) if affix.startswith("_") else stem.removeprefix(affix)
+    return stem
 
 
 # ---- which build files --------------------------------------------------------------------
