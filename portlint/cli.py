@@ -117,9 +117,12 @@ _work_options = _options(
 @click.option("--target", "target_names", multiple=True, metavar="GFX",
               help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
+@click.option("--show-not-built", is_flag=True,
+              help="List the files no ROCm build compiles (read from the build files), with the reason.")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names) -> None:
+         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names,
+         show_not_built) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
     stdin_data = _stdin(paths, stdin_filename, fix or diff)
@@ -148,6 +151,10 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result, quiet)
+    if show_not_built:  # on stdout beside a text report; machine formats keep stdout to themselves
+        to_stderr = output is None and output_format != "text"
+        for path, reason in sorted(result.not_built.items()):
+            click.echo(f"{path}: not compiled for ROCm: {reason}", err=to_stderr)
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")

@@ -22,6 +22,7 @@ from pathlib import Path
 import pathspec
 
 from portlint import project, queries, rocm_path, suppress, targets
+from portlint.build_model.build_files import BuildFiles, read_build_files
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -83,6 +84,8 @@ class ScanResult:
     problems: list[Problem] = field(default_factory=list)
     files: dict[str, FileState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # one line each for stderr: what deep mode used, its time
+    # Scanned files no ROCm build compiles (their findings are dropped): path -> reason.
+    not_built: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_internal_error(self) -> bool:
@@ -97,6 +100,16 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if stdin is not None:
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
+    try:
+        build = read_build_files(candidates, config)
+    except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
+        result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
+        build = BuildFiles()
+    # Until the macro environment reads them itself: a define only the ROCm build passes is
+    # a project ROCm macro, as if named in `rocm-macros` (the cache key includes them).
+    rocm_only = frozenset(build.rocm_defines).difference(build.cuda_defines, config.rocm_macros)
+    if rocm_only:
+        config = config.with_overrides(rocm_macros=config.rocm_macros | rocm_only)
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
     targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
@@ -139,9 +152,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     per_file_ignores = [
         (pathspec.GitIgnoreSpec.from_lines([glob]), set(sel)) for glob, sel in config.per_file_ignores.items()
     ]
+    result.not_built = {state.path: build.not_built[state.absolute] for state in result.files.values()
+                        if state.absolute in build.not_built}
     for f in findings:
         state = result.files.get(f.path)
-        if state is None:  # a context file (or none at all): read, not reported
+        if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:

@@ -316,12 +316,14 @@ def _binary(op: str, left: Value, right: Value) -> Value:
 
 # ---- CMake -----------------------------------------------------------------------------
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _mentions(text: str, extra: frozenset[str]) -> tuple[bool, bool]:
     """Does `text` name ROCm/HIP or CUDA (as a word part, e.g. USE_ROCM, HIP_FOUND)?"""
     words = {w.upper() for w in _WORD.findall(text)}
-    rocm = bool(words & {"HIP", "ROCM", "AMDGPU", "HIPCC"}) or any(m in text for m in extra)
+    # A project ROCm macro counts as a whole name: `FAST` is not in `FAST_MATH`.
+    rocm = bool(words & {"HIP", "ROCM", "AMDGPU", "HIPCC"}) or bool(extra & set(_NAME.findall(text)))
     cuda = bool(words & {"CUDA", "NVCC", "CUDATOOLKIT", "CUDNN"})
     return rocm, cuda
 
@@ -343,23 +345,242 @@ def _platform_atom(text: str, extra: frozenset[str]) -> tuple[Value, Value]:
 
 
 def _build_cmake(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
-    model = RocmPathModel()
-    for chain in queries.nodes(CMAKE, "(if_condition) @c", source.tree.root_node, "c"):
-        arms: list[Arm] = []
-        pending = None  # (rocm, cuda) of the command that opened the current body
+    return CMakeWalk(source, rocm_macros).run()
+
+
+@dataclass(frozen=True)
+class CMakeValue:
+    """What a CMake variable may hold: its `;`-separated items, and whether the build surely
+    holds exactly that (a plain `set` on a path the build takes) rather than a default the
+    user may override (`option`, `CACHE`) or one of several values set on undecidable paths."""
+
+    items: tuple[str, ...]
+    definite: bool = True
+
+    @property
+    def text(self) -> str:
+        return ";".join(self.items)
+
+
+CMakeEnv = dict  # variable name -> CMakeValue; a name not in it is unknown
+
+# Commands that only read their arguments: every other command may write a variable named
+# by a bare argument (`string(REPLACE ... OUT)`, `find_library(VAR ...)`, `math(EXPR V ...)`).
+_CMAKE_READ_ONLY = frozenset({
+    "message", "add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
+    "hip_add_library", "hip_add_executable", "target_sources", "target_link_libraries",
+    "target_include_directories", "target_compile_definitions", "target_compile_options",
+    "target_compile_features", "target_link_options", "target_link_directories",
+    "include_directories", "link_directories", "link_libraries", "add_compile_definitions",
+    "add_definitions", "add_compile_options", "add_link_options", "add_subdirectory", "install",
+    "set_target_properties", "set_source_files_properties", "set_property", "enable_language",
+    "project", "cmake_minimum_required", "add_dependencies", "add_custom_target",
+    "add_custom_command", "add_test", "find_package", "include", "set", "option", "list",
+    "unset", "file", "return",
+})
+_CMAKE_FALSE = frozenset({"0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND", ""})
+_CMAKE_TRUE = frozenset({"1", "ON", "YES", "TRUE", "Y"})
+# Values a backend switch compares with: `if(${GPU_BACKEND} STREQUAL "hip")`.
+_ROCM_VALUES = frozenset({"HIP", "ROCM", "AMD", "AMDGPU", "HIPCC"})
+_CUDA_VALUES = frozenset({"CUDA", "NVIDIA", "NVCC"})
+_COMPARISONS = frozenset({"STREQUAL", "EQUAL", "MATCHES"})
+_ORDERINGS = frozenset({"LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL", "STRLESS", "STRGREATER",
+                        "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS", "VERSION_GREATER",
+                        "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL"})
+_VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
+
+
+def cmake_truth(text: str) -> bool | None:
+    """The truth of a value in `if(<constant>)`, or None for a name that is no constant."""
+    word = text.upper()
+    if word in _CMAKE_FALSE or word.endswith("-NOTFOUND"):
+        return False
+    if word in _CMAKE_TRUE or (word.lstrip("-").replace(".", "", 1).isdigit() and float(word) != 0):
+        return True
+    return None
+
+
+class CMakeWalk:
+    """Runs a CMake list file in order, as a ROCm build and as a CUDA build would, with the
+    variables each build has set so far: `set(BUILD_HIP ON)` in the arm a ROCm build takes
+    makes `if(BUILD_HIP)` true there, and `if(BUILD_CUDA)` dead. A variable set on an arm a
+    build may or may not take becomes unknown; unknown names fall back to what they say
+    (`USE_ROCM`). `on_command(command_node, name, rocm_taken, cuda_taken, rocm_env, cuda_env)`
+    sees every command with whether each build surely (True), maybe (None) or never (False)
+    runs it; the build-file reader uses it to follow `add_subdirectory` and source lists.
+    """
+
+    def __init__(self, source: SourceFile, extra: frozenset[str] = frozenset(),
+                 rocm_env: CMakeEnv | None = None, cuda_env: CMakeEnv | None = None, on_command=None):
+        self.source, self.extra = source, extra
+        self.rocm_env = dict(rocm_env or {})
+        self.cuda_env = dict(cuda_env or {})
+        self.on_command = on_command
+        self.model = RocmPathModel()
+        self.in_function = 0  # inside function()/macro() bodies: their arguments are not known
+
+    def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
+        """Walk the file; `rocm`/`cuda`: whether each build reads it at all (a subdirectory
+        added from a CUDA-only arm is never read by a ROCm build)."""
+        self._block(self.source.tree.root_node.children, rocm, cuda, self.rocm_env, self.cuda_env)
+        return self.model
+
+    # ---- statements ---------------------------------------------------------------------
+    def _block(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+        for node in nodes:
+            kind = node.type
+            if kind == "normal_command":
+                self._command(node, rocm, cuda, rocm_env, cuda_env)
+            elif kind == "if_condition":
+                self._if(node, rocm, cuda, rocm_env, cuda_env)
+            elif kind in ("foreach_loop", "while_loop", "block_def"):
+                body = _first(node, "body")
+                if body is not None:  # runs zero or more times
+                    self._maybe(body.children, rocm, cuda, rocm_env, cuda_env)
+            elif kind in ("function_def", "macro_def"):
+                body = _first(node, "body")
+                if body is not None:  # runs where it is called, with the caller's variables
+                    self.in_function += 1
+                    self._block(body.children, _and(rocm, None), _and(cuda, None), {}, {})
+                    self.in_function -= 1
+
+    def _maybe(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+        self._arm(nodes, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)
+
+    def _arm(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+        """Nodes each build runs surely (True), maybe (None) or never (False)."""
+        envs = []
+        for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
+            envs.append(env if _truth(taken) is True else dict(env))
+        self._block(nodes, rocm, cuda, envs[0], envs[1])
+        for taken, env, arm_env in ((rocm, rocm_env, envs[0]), (cuda, cuda_env, envs[1])):
+            if _truth(taken) is None:
+                _merge_maybe(env, arm_env)
+
+    def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+        arms: list[tuple[Arm, object]] = []
+        pending = None
         for child in chain.children:
             if child.type in ("if_command", "elseif_command", "else_command"):
                 if child.type == "else_command":
                     pending = (True, True)
                 else:
                     args = child.child_by_field_name("arguments") or _first(child, "argument_list")
-                    words = _cmake_words(args, source) if args is not None else []
-                    pending = _eval_cmake(words, rocm_macros)
+                    words = _cmake_words(args, self.source) if args is not None else []
+                    pending = _eval_cmake(words, self.extra, rocm_env, cuda_env)
             elif child.type == "body" and pending is not None:
-                arms.append(Arm(child.start_byte, child.end_byte, *pending))
+                arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
                 pending = None
-        model.add_chain(arms)
-    return model
+        self.model.add_chain([arm for arm, _ in arms])
+        # Which arm each build runs, as `add_chain` reads the chain.
+        rocm_before: Value = False
+        cuda_before: Value = False
+        rocm_takes, cuda_takes = [], []
+        for arm, _ in arms:
+            rocm_takes.append(_and(_not(rocm_before), arm.rocm))
+            cuda_takes.append(_and(_not(cuda_before), arm.cuda))
+            rocm_before, cuda_before = _or(rocm_before, arm.rocm), _or(cuda_before, arm.cuda)
+        ports = [i for i, (r, c) in enumerate(zip(rocm_takes, cuda_takes)) if _truth(r) is not False and _truth(c) is False]
+        if ports:  # an undecidable arm before the port is its CUDA alternative
+            rocm_takes = [False if i < ports[0] and _truth(r) is None else r for i, r in enumerate(rocm_takes)]
+        for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
+            self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+
+    def _command(self, node, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+        name_node = _first(node, "identifier")
+        name = self.source.node_text(name_node).lower() if name_node is not None else ""
+        args = _first(node, "argument_list")
+        arguments = [a for a in args.children if a.type == "argument"] if args is not None else []
+        if self.on_command is not None:
+            self.on_command(node, name, arguments, rocm, cuda, rocm_env, cuda_env)
+        for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
+            if _truth(taken) is not False:
+                _assign(name, arguments, self.source, env)
+
+
+def _merge_maybe(env: CMakeEnv, arm_env: CMakeEnv) -> None:
+    """After an arm a build may or may not take: a changed variable may hold either value."""
+    for name in set(env) | set(arm_env):
+        before, after = env.get(name), arm_env.get(name)
+        if before == after:
+            continue
+        items = tuple(dict.fromkeys((before.items if before else ()) + (after.items if after else ())))
+        env[name] = CMakeValue(items, definite=False)
+
+
+def _argument_text(arg, source: SourceFile) -> tuple[str, bool]:
+    """(value without quotes, quoted?) of an argument node."""
+    inner = arg.named_children[0] if arg.named_children else arg
+    text = source.node_text(inner)
+    if inner.type == "quoted_argument":
+        return text[1:-1], True
+    if inner.type == "bracket_argument":
+        return text, True
+    return text, False
+
+
+def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
+    """The `;`-separated items of an argument with each `${VAR}` replaced by what `env` holds
+    (innermost first, so `${${P}_SOURCES}` works), and whether every reference was known."""
+    complete = True
+    for _ in range(16):  # nested references; a self-reference cannot loop for ever
+        m = _VARIABLE_REF.search(text)
+        if m is None:
+            break
+        value = env.get(m.group(1))
+        complete = complete and value is not None
+        text = text[:m.start()] + (value.text if value is not None else "") + text[m.end():]
+    else:
+        complete = False
+    return [item for item in text.split(";") if item], complete and "${" not in text
+
+
+def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
+    """What `set`, `option`, `list(...)`, `unset` and other commands do to the variables."""
+    texts = [_argument_text(a, source) for a in arguments]
+    words = [t for t, _ in texts]
+    if name == "set" and words:
+        var, values = words[0], []
+        cached = forced = False
+        known = True
+        for text, quoted in texts[1:]:
+            if not quoted and text in ("CACHE", "PARENT_SCOPE"):
+                cached = text == "CACHE"
+                forced = "FORCE" in words
+                if text == "PARENT_SCOPE":
+                    return  # the caller's scope, not this one
+                break
+            items, complete = cmake_expand(text, env)
+            values.extend(items)
+            known = known and complete
+        if cached and not forced:
+            if var not in env or not env[var].definite:  # a default the user may override
+                env[var] = CMakeValue(tuple(values), definite=False)
+            return
+        env[var] = CMakeValue(tuple(values), definite=known)
+    elif name == "option" and words:
+        if words[0] not in env or not env[words[0]].definite:
+            default = words[2] if len(words) > 2 else "OFF"
+            env[words[0]] = CMakeValue((default,), definite=False)
+    elif name == "unset" and words:
+        env[words[0]] = CMakeValue(())
+    elif name == "list" and len(words) >= 2 and words[0] in ("APPEND", "PREPEND", "REMOVE_ITEM"):
+        old = env.get(words[1])
+        if old is None:
+            old = CMakeValue(())  # an unset list is empty
+        expanded = [cmake_expand(text, env) for text in words[2:]]
+        items = [i for found, _ in expanded for i in found]
+        known = old.definite and all(complete for _, complete in expanded)
+        if words[0] == "REMOVE_ITEM":
+            env[words[1]] = CMakeValue(tuple(i for i in old.items if i not in items), known)
+        else:
+            new = items + list(old.items) if words[0] == "PREPEND" else list(old.items) + items
+            env[words[1]] = CMakeValue(tuple(new), known)
+    elif name not in _CMAKE_READ_ONLY or name in ("list", "file"):
+        # A command that may write a variable it names: what it holds is no longer known.
+        for text, quoted in texts:
+            if not quoted and text in env:
+                env[text] = CMakeValue(env[text].items, definite=False)
 
 
 def _first(node, kind: str):
@@ -370,8 +591,10 @@ def _cmake_words(args, source: SourceFile) -> list[str]:
     return [source.node_text(a) for a in args.children if a.type == "argument"]
 
 
-def _eval_cmake(words: list[str], extra: frozenset[str]) -> tuple[Value, Value]:
-    """Evaluate `if()` arguments: NOT, AND, OR, parentheses; anything else is an atom."""
+def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | None = None,
+                cuda_env: CMakeEnv | None = None) -> tuple[Value, Value]:
+    """Evaluate `if()` arguments: NOT, AND, OR, parentheses; anything else is an atom, read
+    with the variables each build holds (`rocm_env`, `cuda_env`) where they are known."""
     pos = 0
 
     def parse_or():
@@ -416,9 +639,89 @@ def _eval_cmake(words: list[str], extra: frozenset[str]) -> tuple[Value, Value]:
         start = pos
         while pos < len(words) and words[pos] not in ("AND", "OR", ")"):
             pos += 1
-        return _platform_atom(" ".join(words[start:pos]), extra)
+        return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {})
 
     return parse_or()
+
+
+def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+    if len(atom) == 3 and atom[1] in _ORDERINGS:
+        # `HIP_VERSION VERSION_LESS "6.1"`: only a ROCm build has it, but either answer there.
+        rocm, cuda = _platform_atom(" ".join(atom), extra)
+        return (None if rocm is True else rocm), cuda
+    if len(atom) == 3 and atom[1] in _COMPARISONS:
+        selector = _backend_selector(atom)
+        if selector is not None:
+            return selector
+        values = tuple(_compare(atom, env) for env in (rocm_env, cuda_env))
+        if values != (None, None):
+            return values
+    elif len(atom) == 1:
+        values = tuple(_variable_truth(atom[0], env) for env in (rocm_env, cuda_env))
+        if values[0] is not None and values[1] is not None:
+            return values
+        fallback = _platform_atom(atom[0], extra)
+        return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
+    return _platform_atom(" ".join(atom), extra)
+
+
+def _side(word: str, env: CMakeEnv) -> str | None:
+    """A comparison operand's value where it is surely known: a literal, or a variable the
+    build has set. A bare name is a variable when set (CMake's rule), else the name itself;
+    only platform words and numbers are taken as literals when nothing is known of them."""
+    if word.startswith('"') and word.endswith('"') and len(word) >= 2:
+        text = word[1:-1]
+        if "${" not in text:
+            return text
+        items, complete = cmake_expand(text, {k: v for k, v in env.items() if v.definite})
+        return ";".join(items) if complete else None
+    name = word[2:-1] if word.startswith("${") and word.endswith("}") else word
+    value = env.get(name)
+    if value is not None:
+        return value.text if value.definite else None
+    if word == name and (word.upper() in _ROCM_VALUES | _CUDA_VALUES or word.isdigit()):
+        return word
+    return None
+
+
+def _compare(atom: list[str], env: CMakeEnv) -> Value:
+    left, right = _side(atom[0], env), _side(atom[2], env)
+    if left is None or right is None or atom[1] == "MATCHES":
+        return None
+    if atom[1] == "EQUAL":
+        return left.strip() == right.strip() if left.strip().isdigit() and right.strip().isdigit() else None
+    return left == right
+
+
+def _backend_selector(atom: list[str]) -> tuple[Value, Value] | None:
+    """`${GPU_BACKEND} STREQUAL "hip"`, `HIP_PLATFORM STREQUAL "nvidia"`, `X MATCHES "^(hip|rocm)$"`:
+    a switch compared with a platform's name, true in that platform's build only. None when
+    the comparison is not of that shape."""
+    subject, value = atom[0], atom[2].strip('"')
+    if subject.strip('"').upper() in _ROCM_VALUES | _CUDA_VALUES:
+        subject, value = atom[2], atom[0].strip('"')
+    if "${" not in subject and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", subject):
+        return None
+    names = [w.upper() for w in re.split(r"[|()^$]+", value) if w] if atom[1] == "MATCHES" else [value.upper()]
+    if names and all(n in _ROCM_VALUES for n in names):
+        return True, False
+    if names and all(n in _CUDA_VALUES for n in names):
+        return False, True
+    return None
+
+
+def _variable_truth(word: str, env: CMakeEnv) -> Value:
+    """`if(VAR)` / `if(${VAR})` with what the build holds, None when not surely known."""
+    if word.startswith('"'):
+        return None
+    expanded = word.startswith("${") and word.endswith("}")
+    value = env.get(word[2:-1] if expanded else word)
+    if value is None or not value.definite:
+        return None
+    truth = cmake_truth(value.text)
+    if truth is None:
+        return None if expanded else True  # `if(VAR)`: set to a non-false value
+    return truth
 
 
 # ---- Python (setup.py) -----------------------------------------------------------------
@@ -430,15 +733,19 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
         return model
     elif_heads: set[int] = set()
     following = _statements_following_ifs(tree)
+    resolve = PythonNames(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and id(node) not in elif_heads:
             arms = []
             current = node
             every_arm_exits = True
             while True:
-                value = _eval_python(current.test, rocm_macros)
+                value = _eval_python(current.test, rocm_macros, resolve)
                 arms.append(Arm(*_stmts_range(source, current.body), *value))
-                every_arm_exits = every_arm_exits and isinstance(current.body[-1], _EXITS)
+                # `if CUDA_HOME is None: raise ...` fails the ROCm build there: what follows is
+                # no CUDA-only code, the raise is the hazard.
+                every_arm_exits = every_arm_exits and isinstance(current.body[-1], _EXITS) and not (
+                    isinstance(current.body[-1], ast.Raise) and _tests_cuda_presence(current.test, resolve))
                 if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
                     current = current.orelse[0]
                     elif_heads.add(id(current))
@@ -452,7 +759,7 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
                 break
             model.add_chain(arms)
         elif isinstance(node, ast.IfExp):
-            value = _eval_python(node.test, rocm_macros)
+            value = _eval_python(node.test, rocm_macros, resolve)
             model.add_chain([
                 Arm(*source.python_range(node.body), *value),
                 Arm(*source.python_range(node.orelse), True, True),
@@ -482,19 +789,24 @@ def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:
     return source.python_range(stmts[0])[0], source.line_start(line) + len(source.line_bytes(line))
 
 
-def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset()) -> tuple[Value, Value]:
-    """(ROCm value, CUDA value) of a Python test, as the model reads `if` tests. For rules that
-    look at conditions the model does not cut into arms (`not IS_HIP_EXTENSION and ...`)."""
-    return _eval_python(test, rocm_macros)
+def python_condition(test: ast.expr, rocm_macros: frozenset[str] = frozenset(),
+                     names: "PythonNames | None" = None) -> tuple[Value, Value]:
+    """(ROCm value, CUDA value) of a Python test, as the model reads `if` tests (with `names`,
+    `PythonNames(tree)`, also through the file's helpers). For rules that look at conditions
+    the model does not cut into arms (`not IS_HIP_EXTENSION and ...`)."""
+    return _eval_python(test, rocm_macros, names)
 
 
 @bounded((None, None))
-def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
+def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | None" = None,
+                 depth: int = 0) -> tuple[Value, Value]:
+    if depth > 8:  # helpers calling helpers: give up rather than recurse without end
+        return None, None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        r, c = _eval_python(test.operand, extra)
+        r, c = _eval_python(test.operand, extra, resolve, depth + 1)
         return _not(r), _not(c)
     if isinstance(test, ast.BoolOp):
-        values = [_eval_python(v, extra) for v in test.values]
+        values = [_eval_python(v, extra, resolve, depth + 1) for v in test.values]
         combine = _and if isinstance(test.op, ast.And) else _or
         r, c = values[0]
         for vr, vc in values[1:]:
@@ -503,8 +815,12 @@ def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
     if (isinstance(test, ast.Compare) and len(test.ops) == 1
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
             and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
-        r, c = _eval_python(test.left, extra)
+        r, c = _eval_python(test.left, extra, resolve, depth + 1)
         return (r, c) if isinstance(test.ops[0], ast.IsNot) else (_not(r), _not(c))
+    if _is_cuda_presence(test):
+        # `CUDA_HOME`, `CUDA_VERSION`, `os.getenv("CUDA_HOME")`: torch finds no CUDA root on a
+        # ROCm build host (nvcc absent), so these are None there.
+        return False, True
     try:
         text = ast.unparse(test)
     except RecursionError:  # `ast.unparse` recurses: a test some hundred operators deep is unknown
@@ -512,7 +828,111 @@ def _eval_python(test: ast.expr, extra: frozenset[str]) -> tuple[Value, Value]:
     if re.search(r"\btorch\.version\.cuda\b", text) and not _mentions(text, extra)[0]:
         # None on ROCm builds of torch; a CPU-only torch cannot build a CUDAExtension at all.
         return False, True
-    return _platform_atom(text, extra)
+    value = _platform_atom(text, extra)
+    if value == (None, None) and resolve is not None:
+        # The project's own helpers and flags: `def _is_hip(): return torch.version.hip is not
+        # None`, `use_cuda = not IS_ROCM` (each defined once in the file).
+        definition = resolve.definition(test)
+        if definition is not None:
+            return _eval_python(definition, extra, resolve, depth + 1)
+    return value
+
+
+# Names a build script holds the CUDA toolkit's root or version in.
+_CUDA_PRESENCE_NAMES = frozenset({"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_VERSION", "CUDA_TOOLKIT_ROOT_DIR"})
+
+
+def _is_cuda_presence(node: ast.expr) -> bool:
+    """`CUDA_HOME`, `cpp_extension.CUDA_HOME`, `os.getenv("CUDA_HOME")`, `os.environ.get("CUDA_PATH")`."""
+    if isinstance(node, ast.Name):
+        return node.id in _CUDA_PRESENCE_NAMES
+    if isinstance(node, ast.Attribute):
+        return node.attr in _CUDA_PRESENCE_NAMES
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        func = ast.unparse(node.func)
+        return func in ("os.getenv", "os.environ.get", "getenv", "environ.get") and node.args[0].value in _CUDA_PRESENCE_NAMES
+    return False
+
+
+def _tests_cuda_presence(test: ast.expr, resolve: "PythonNames", depth: int = 0) -> bool:
+    """A test decided by whether the CUDA toolkit is found (`cuda_home is None`, `not CUDA_HOME`)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        test = test.left
+    if _is_cuda_presence(test):
+        return True
+    definition = resolve.definition(test) if depth < 8 else None
+    return definition is not None and _tests_cuda_presence(definition, resolve, depth + 1)
+
+
+class PythonNames:
+    """A build script's helpers without parameters (`def _is_hip():`, methods taking only
+    `self`) and names assigned once: what a test calling or naming them stands for."""
+
+    def __init__(self, tree: ast.AST):
+        self._functions: dict[str, list[ast.AST]] = {}
+        self._assigned: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._functions.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self._assigned.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
+                self._assigned.setdefault(node.target.id, []).append(None)  # more than one value
+
+    def definition(self, test: ast.expr) -> ast.expr | None:
+        """The expression `test` stands for, or None."""
+        if isinstance(test, ast.Name):
+            values = self._assigned.get(test.id, [])
+            return values[0] if len(values) == 1 else None
+        if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
+            return None
+        func = test.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        functions = self._functions.get(name or "", [])
+        if len(functions) != 1:
+            return None
+        function = functions[0]
+        params = [*function.args.posonlyargs, *function.args.args]
+        if len(params) > (1 if isinstance(func, ast.Attribute) else 0) or function.args.vararg or function.args.kwarg:
+            return None
+        returns = [n.value for n in _own_nodes(function) if isinstance(n, ast.Return)]
+        if not returns or any(r is None for r in returns):
+            return None
+        if _all_same(returns):
+            return returns[0]
+        body = function.body
+        # `if torch.version.hip: return True` / `return False`
+        if (len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse and len(body[0].body) == 1
+                and isinstance(body[0].body[0], ast.Return) and isinstance(body[1], ast.Return)):
+            then, after = body[0].body[0].value, body[1].value
+            if _is_bool(then, True) and _is_bool(after, False):
+                return body[0].test
+            if _is_bool(then, False) and _is_bool(after, True):
+                return ast.UnaryOp(op=ast.Not(), operand=body[0].test)
+        return None
+
+
+def _is_bool(node: ast.expr | None, value: bool) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, not those of functions nested in it."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in ast.iter_child_nodes(node)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+
+
+def _all_same(exprs: list[ast.expr]) -> bool:
+    first = ast.dump(exprs[0])
+    return all(ast.dump(e) == first for e in exprs[1:])
 
 
 # ---- Makefiles -------------------------------------------------------------------------

@@ -111,3 +111,85 @@ def test_setup_py_branches() -> None:
     got = statuses(src, "python")
     assert got == {"a": Status.PORT, "b": Status.DEAD, "c": Status.PORT, "d": Status.DEAD,
                    "e": Status.DEAD, "f": Status.DEAD, "g": Status.LIVE, "h": Status.LIVE}
+
+
+def test_cmake_backend_option_decides_later_switches() -> None:
+    # A cache string compared with platform names sets switches; a switch set OFF in the arm
+    # a ROCm build takes is dead there, whatever its name says.
+    src = """\
+    set(GPU_BACKEND "cpu" CACHE STRING "cpu, cuda or hip")
+    if(${GPU_BACKEND} STREQUAL "cuda")
+      set(WITH_NV ON)
+      set(WITH_AMD OFF)
+    elseif(${GPU_BACKEND} STREQUAL "hip")
+      set(WITH_NV OFF)
+      set(WITH_AMD ON)
+    else()
+      set(WITH_NV OFF)
+      set(WITH_AMD OFF)
+    endif()
+    if(WITH_NV)
+      # @a
+    endif()
+    if(WITH_AMD)
+      # @b
+    endif()
+    if(NOT GPU_BACKEND STREQUAL "cuda")
+      # @c
+    endif()
+    if(GPU_BACKEND MATCHES "^(hip|rocm)$")
+      # @d
+    endif()
+    option(ENABLE_FAST "fast" OFF)
+    if(ENABLE_FAST)
+      # @e
+    endif()
+    set(LEVEL 2)
+    if(SOMETHING_UNKNOWN)
+      set(LEVEL 3)
+    endif()
+    if(LEVEL EQUAL 2)
+      # @f
+    endif()
+    """
+    assert statuses(src, "cmake") == {
+        "a": Status.DEAD, "b": Status.PORT, "c": Status.PORT, "d": Status.PORT, "e": Status.LIVE, "f": Status.LIVE,
+    }
+
+
+def test_setup_py_runtime_guards() -> None:
+    src = """\
+    import os, torch
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    def _is_hip():
+        return torch.version.hip is not None
+
+    def building_for_nvidia(self):
+        if torch.version.hip:
+            return False
+        return True
+
+    NV_BUILD = not _is_hip()
+    if CUDA_HOME is not None:
+        a = 1  # @a
+    if _is_hip():
+        b = 1  # @b
+    if NV_BUILD:
+        c = 1  # @c
+    if self.building_for_nvidia():
+        d = 1  # @d
+    if os.getenv("CUDA_HOME"):
+        e = 1  # @e
+    if torch.cuda.is_available() and torch.version.hip:
+        f = 1  # @f
+    if CUDA_HOME is None:
+        g = 1  # @g
+    """
+    assert statuses(src, "python") == {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD, "d": Status.DEAD,
+                                       "e": Status.DEAD, "f": Status.PORT, "g": Status.PORT}
+
+
+def test_project_rocm_macro_is_a_whole_name_in_build_conditions() -> None:
+    src = "if(FAST)\n  # @a\nendif()\nif(FAST_MATH)\n  # @b\nendif()\n"
+    assert statuses(src, "cmake", macros=frozenset({"FAST"})) == {"a": Status.PORT, "b": Status.LIVE}

@@ -1,29 +1,693 @@
 """What the build files say about a ROCm build: which sources it compiles, and the defines and
 include directories it passes.
 
-Read from setup.py (CUDAExtension/CppExtension sources under ROCm tests), CMake (options,
-arms, add_subdirectory, add_library, target_sources) and Makefiles (objects per arm). Where
-no build file decides, every file counts as compiled (`decided` is False for it).
+Read from setup.py (CUDAExtension/CppExtension sources under ROCm tests) and CMake (options,
+arms, add_subdirectory, add_library, target_sources), each arm judged by the ROCm-path
+model's condition logic. A file counts as not built for ROCm only when a build file names it
+on a path a ROCm build never takes, no path a ROCm build may take names it, and no file that
+may be compiled includes it. Where no build file decides, every file counts as compiled.
 """
 
 from __future__ import annotations
 
+import ast
+import glob as globbing
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping
+
+from portlint import rocm_path
+from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
+from portlint.checks import make_ast
+from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover
+from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
+
+# Sources a build compiles (headers are reached through `#include`).
+COMPILED_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
+MAX_BUILD_FILE_BYTES = 2 * 1024 * 1024
+MAX_GLOB_MATCHES = 20000  # a glob of a whole tree: enough for any source list
+MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a generator
+MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class BuildFiles:
     # Absolute paths of sources and headers no ROCm build compiles (nor includes from a
-    # compiled file), each with the reason shown by `--show-not-built`.
+    # compiled file), and CMake list files no ROCm build reads, each with the reason shown
+    # by `--show-not-built`.
     not_built: Mapping[str, str] = field(default_factory=dict)
-    # `-D` defines each build passes: name -> value (None for a bare `-DNAME`).
+    # `-D` defines each build surely passes: name -> value (None for a bare `-DNAME`).
     rocm_defines: Mapping[str, str | None] = field(default_factory=dict)
     cuda_defines: Mapping[str, str | None] = field(default_factory=dict)
     # Include directories the build files name (absolute), in order.
     include_dirs: tuple[str, ...] = ()
 
 
+@dataclass
+class _Build:
+    """What one build description (a setup.py, a CMake tree) says."""
+
+    name: str  # where it starts, for reasons: `setup.py`, `CMakeLists.txt`
+    rocm_sources: set[str] = field(default_factory=set)  # may be compiled by a ROCm build
+    cuda_sources: dict[str, str] = field(default_factory=dict)  # path -> where a CUDA-only path names it
+    unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
+    unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
+
+
+class _Collector:
+    def __init__(self, root: Path):
+        self.root = root
+        self.builds: list[_Build] = []
+        self.rocm_defines: dict[str, str | None] = {}
+        self.cuda_defines: dict[str, str | None] = {}
+        self.include_dirs: list[str] = []
+
+    def shown(self, path: str | Path) -> str:
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def add_include_dir(self, path: str) -> None:
+        if path not in self.include_dirs:
+            self.include_dirs.append(path)
+
+    def define(self, rocm: Value, cuda: Value, text: str) -> None:
+        """One define (`NAME`, `NAME=VALUE`, `-DNAME=VALUE`) passed where each build surely goes."""
+        text = text[2:] if text.startswith("-D") else text
+        name, _, value = text.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            return
+        for taken, defines in ((rocm, self.rocm_defines), (cuda, self.cuda_defines)):
+            if taken is True:
+                defines.setdefault(name, value if "=" in text else None)
+
+
 def read_build_files(candidates, config) -> BuildFiles:
     """The build facts of the scanned project (`candidates` from discovery)."""
-    return BuildFiles()
+    root = Path(config.root)
+    collector = _Collector(root)
+    for path in _setup_scripts(candidates, root):
+        _read_setup_py(path, collector)
+    for path in _cmake_entries(candidates, root):
+        _CMakeTree(path, collector).read()
+    for path in _makefiles(candidates, root):
+        _read_makefile(path, collector)
+    not_built: dict[str, str] = {}
+    candidates_not_built: dict[str, str] = {}
+    for build in collector.builds:
+        not_built.update(build.unread_lists)
+        if build.unresolved:
+            continue
+        for path, where in build.cuda_sources.items():
+            if path not in build.rocm_sources:
+                candidates_not_built[path] = where
+    compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
+    for path in compiled:
+        candidates_not_built.pop(path, None)
+    # A ROCm source that is not there yet is made at build time, often by hipifying a CUDA
+    # one (`ops.cu` -> `ops.hip`, `ops_hip.cu`): that CUDA source is compiled after all.
+    generated = {_hipified_stem(p) for p in compiled if not os.path.exists(p)}
+    for path in [p for p in candidates_not_built if _hipified_stem(p) in generated]:
+        del candidates_not_built[path]
+    if candidates_not_built:
+        not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
+    return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
+                      cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs))
+
+
+def _hipified_stem(path: str) -> str:
+    """`ops` for `ops.cu`, `ops.hip`, `ops_hip.cu`, `hip_ops.cpp`: a source and its hipified copy."""
+    stem = Path(path).stem.lower()
+    for affix in ("_hip", "hip_"):
+        stem = stem.removesuffix(affix) if affix.startswith("_") else stem.removeprefix(affix)
+    return stem
+
+
+# ---- which build files --------------------------------------------------------------------
+def _setup_scripts(candidates, root: Path) -> list[Path]:
+    found = {root / "setup.py"} if (root / "setup.py").is_file() else set()
+    for c in candidates:
+        path = c.resolved or c.path.resolve()
+        if path.name == "setup.py":
+            found.add(path)
+        elif c.explicit:  # a file named alone: the setup.py of its package
+            found.update(_nearest(path.parent, root, "setup.py")[:1])
+    return sorted(found)
+
+
+def _cmake_entries(candidates, root: Path) -> list[Path]:
+    """Top-level CMakeLists.txt files: the root's, and any whose parent directory has none."""
+    found = {root / "CMakeLists.txt"} if (root / "CMakeLists.txt").is_file() else set()
+    for c in candidates:
+        path = c.resolved or c.path.resolve()
+        if path.name == "CMakeLists.txt" or c.explicit:
+            above = _nearest(path.parent, root, "CMakeLists.txt")
+            if above:
+                found.add(above[-1])
+    return sorted(found)
+
+
+def _makefiles(candidates, root: Path) -> list[Path]:
+    """The root's Makefile and every scanned one (each is read alone: `include` is not followed)."""
+    found = {root / n for n in MAKEFILE_NAMES if (root / n).is_file()}
+    found.update(c.resolved or c.path.resolve() for c in candidates if c.path.name in MAKEFILE_NAMES)
+    return sorted(found)
+
+
+def _nearest(directory: Path, root: Path, name: str) -> list[Path]:
+    """`name` in `directory` and its parents up to `root`, nearest first."""
+    out = []
+    for d in (directory, *directory.parents):
+        if (d / name).is_file():
+            out.append(d / name)
+        if d == root or root not in d.parents:
+            break
+    return out
+
+
+def _read(path: Path, language: str) -> SourceFile | None:
+    try:
+        if path.stat().st_size > MAX_BUILD_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return SourceFile(str(path), language, data, path, build_script=language == PYTHON)
+
+
+# ---- setup.py -----------------------------------------------------------------------------
+def _read_setup_py(path: Path, collector: _Collector) -> None:
+    source = _read(path, PYTHON)
+    if source is None:
+        return
+    try:
+        tree = source.python_ast
+    except (SyntaxError, ValueError, RecursionError):
+        return  # the scan reports the syntax error on the file itself
+    names = PythonNames(tree)
+    rocm_script = BuildScript(source)
+    # The same script with every branch taken: what any build may compile.
+    every = SourceFile(source.path, PYTHON, source.data, path, build_script=True)
+    every.rocm_path = rocm_path.RocmPathModel()
+    any_script = BuildScript(every)
+    build = _Build(collector.shown(path))
+    base = path.parent
+    for script, rocm_side in ((rocm_script, True), (any_script, False)):
+        # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
+        calls = script.extension_calls() + (script.calls(JIT_BUILDS) if rocm_side else [])
+        for call in calls:
+            leaves = _source_leaves(script, call)
+            if rocm_side and not leaves:
+                build.unresolved = True  # sources from something not followed (a helper of another module)
+            for leaf in leaves:
+                paths = _paths(script, leaf, base)
+                if paths is None:
+                    build.unresolved |= rocm_side
+                    continue
+                for p in paths:
+                    if Path(p).suffix.lower() in COMPILED_SUFFIXES:
+                        if rocm_side:
+                            build.rocm_sources.add(p)
+                        else:
+                            line = source.line_of(script.range(leaf)[0]) + 1
+                            build.cuda_sources.setdefault(p, f"{build.name}:{line}")
+    for call in rocm_script.extension_calls():
+        _setup_defines(rocm_script, call, names, collector, rocm_side=True)
+        for expr in rocm_script.argument(call, "include_dirs"):
+            for leaf in rocm_script.values(expr):
+                for p in _paths(rocm_script, leaf, base) or []:
+                    collector.add_include_dir(p)
+    for call in any_script.extension_calls():  # the CUDA build's, from every branch
+        _setup_defines(any_script, call, names, collector, rocm_side=False)
+    collector.builds.append(build)
+
+
+JIT_BUILDS = frozenset({"load"})  # torch.utils.cpp_extension.load(name, sources, ...)
+
+
+def _source_leaves(script: BuildScript, call: ast.Call) -> list[ast.expr]:
+    given = script.argument(call, "sources")
+    if not given and len(call.args) >= 2:
+        given = [call.args[1]]
+    return [leaf for expr in given for leaf in script.values(expr)]
+
+
+def _taken(script: BuildScript, node: ast.AST, names: PythonNames) -> tuple[Value, Value]:
+    """Whether each build surely (True), maybe (None) or never (False) runs `node`, from the
+    `if` tests around it."""
+    rocm: Value = True
+    cuda: Value = True
+    child, current = node, script.parent(node)
+    while current is not None:
+        if isinstance(current, (ast.If, ast.IfExp)) and child is not current.test:
+            r, c = rocm_path.python_condition(current.test, names=names)
+            in_body = child is current.body or (isinstance(current.body, list) and child in current.body)
+            if not in_body:
+                r, c = rocm_path._not(r), rocm_path._not(c)
+            rocm, cuda = rocm_path._and(rocm, r), rocm_path._and(cuda, c)
+        child, current = current, script.parent(current)
+    return rocm, cuda
+
+
+def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, collector: _Collector,
+                   rocm_side: bool) -> None:
+    """`define_macros=[("NAME", "1")]` and `-DNAME` in `extra_compile_args`, for the ROCm
+    build (`rocm_side`, read from the script as a ROCm build runs it) or the CUDA build."""
+
+    def define(node: ast.AST, text: str) -> None:
+        rocm, cuda = _taken(script, node, names)
+        collector.define(rocm if rocm_side else None, None if rocm_side else cuda, text)
+
+    for expr in script.argument(call, "define_macros"):
+        for leaf in script.values(expr):
+            if isinstance(leaf, (ast.Tuple, ast.List)) and leaf.elts and isinstance(leaf.elts[0], ast.Constant):
+                name = leaf.elts[0].value
+                value = leaf.elts[1].value if len(leaf.elts) > 1 and isinstance(leaf.elts[1], ast.Constant) else None
+                if isinstance(name, str):
+                    define(leaf, name if value is None else f"{name}={value}")
+    for strings in script.compile_args(call).values():
+        for arg in strings:
+            for token, _ in arg.tokens():
+                if token.startswith("-D") and "{" not in token:
+                    define(arg.node, token)
+
+
+def _paths(script: BuildScript, leaf: ast.expr, base: Path) -> list[str] | None:
+    """The absolute paths a source-list element names, or None when it cannot be read."""
+    parent = script.parent(leaf)
+    if isinstance(parent, (ast.ListComp, ast.GeneratorExp)) and leaf is parent.elt:
+        return _comprehension_paths(script, parent, base)
+    if isinstance(leaf, ast.Call) and callee_name(leaf) in GLOB_CALLS:
+        return _glob(script, leaf, base)
+    text = _string(script, leaf, base)
+    return None if text is None else [os.path.normpath(os.path.join(base, text))]
+
+
+def _comprehension_paths(script: BuildScript, comp, base: Path) -> list[str] | None:
+    """`[str(p) for p in Path("csrc").glob("*.cu")]`, `[os.path.join("csrc", f) for f in ["a.cu"]]`."""
+    if len(comp.generators) != 1 or comp.generators[0].ifs or not isinstance(comp.generators[0].target, ast.Name):
+        return None
+    gen = comp.generators[0]
+    var = gen.target.id
+    items = script.values(gen.iter)
+    values: list[str] = []
+    for item in items:
+        found = _glob(script, item, base) if isinstance(item, ast.Call) and callee_name(item) in GLOB_CALLS else None
+        if found is None:
+            text = _string(script, item, base)
+            if text is None:
+                return None
+            found = [os.path.normpath(os.path.join(base, text))]
+        values.extend(found)
+    out = []
+    for value in values:
+        text = _string(script, comp.elt, base, {var: value})
+        if text is None:
+            return None
+        out.append(os.path.normpath(os.path.join(base, text)))
+    return out
+
+
+def _glob(script: BuildScript, call: ast.Call, base: Path) -> list[str] | None:
+    func = call.func
+    if not call.args:
+        return None
+    pattern = _string(script, call.args[0], base)
+    if pattern is None:
+        return None
+    if isinstance(func, ast.Attribute) and func.attr in ("glob", "rglob") and dotted_name(func.value) not in ("glob",):
+        directory = _string(script, func.value, base)  # `Path("csrc").glob("*.cu")`
+        if directory is None:
+            return None
+        pattern = os.path.join(directory, ("**/" if func.attr == "rglob" else "") + pattern)
+    return _glob_within(os.path.join(base, pattern), base)
+
+
+def _glob_within(pattern: str, root: Path) -> list[str]:
+    """The files a glob matches, for a pattern inside the project (`root`) only: a pattern
+    whose variable part is unknown must not walk the file system."""
+    pattern = os.path.normpath(pattern)
+    fixed = pattern[:min((pattern.find(c) for c in "*?[" if c in pattern), default=len(pattern))]
+    fixed_dir = os.path.dirname(fixed) if fixed != pattern else fixed
+    if not _inside(fixed_dir, root):
+        return []
+    matches = globbing.iglob(pattern, recursive="**" in pattern)
+    return sorted(os.path.normpath(m) for _, m in zip(range(MAX_GLOB_MATCHES), matches))
+
+
+def _inside(path: str, root: Path) -> bool:
+    root_text = str(root)
+    return path == root_text or path.startswith(root_text.rstrip(os.sep) + os.sep)
+
+
+_PATH_FUNCTIONS = frozenset({"os.path.join", "path.join", "join", "Path", "pathlib.Path", "PurePath", "str",
+                             "os.fspath", "os.path.abspath", "os.path.realpath", "abspath", "realpath",
+                             "os.path.normpath"})
+
+
+def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict | None = None, depth: int = 0) -> str | None:
+    """A path-like string expression's value: literals, `os.path.join`, `/` on paths, `+`,
+    f-strings, names assigned once, `os.path.dirname(__file__)` (the script's directory)."""
+    if node is None or depth > 12:
+        return None
+    nxt = depth + 1
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if bound and node.id in bound:
+            return bound[node.id]
+        if node.id == "__file__":
+            return str(base / "setup.py")
+        values = script.assigned(node)
+        return _string(script, values[0], base, bound, nxt) if len(values) == 1 else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+        left, right = _string(script, node.left, base, bound, nxt), _string(script, node.right, base, bound, nxt)
+        if left is None or right is None:
+            return None
+        return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            part = (value.value if isinstance(value, ast.Constant)
+                    else _string(script, value.value, base, bound, nxt) if isinstance(value, ast.FormattedValue) else None)
+            if part is None:
+                return None
+            parts.append(str(part))
+        return "".join(parts)
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _string(script, node.value, base, bound, nxt)
+        return os.path.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.Call):
+        name = dotted_name(node.func) or ""
+        if name in ("os.path.dirname", "dirname", "path.dirname") and len(node.args) == 1:
+            inner = _string(script, node.args[0], base, bound, nxt)
+            return os.path.dirname(inner) if inner is not None else None
+        if name in _PATH_FUNCTIONS and node.args and not node.keywords:
+            parts = [_string(script, a, base, bound, nxt) for a in node.args]
+            return None if any(p is None for p in parts) else os.path.join(*parts)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
+            return _string(script, node.func.value, base, bound, nxt)
+    return None
+
+
+# ---- Makefiles ---------------------------------------------------------------------------
+_MAKE_WILDCARD = re.compile(r"^\$[({]wildcard\s+([^$()]+)[)}]$")
+
+
+def _read_makefile(path: Path, collector: _Collector) -> None:
+    """Sources and `-D` flags of each `ifeq`/`ifdef` arm: `OBJS += cuda/ops.o` in the arm a
+    ROCm build never takes names a CUDA-only source."""
+    source = _read(path, MAKE)
+    if source is None:
+        return
+    makefile = make_ast.read(source)
+    model = makefile.model
+    build = _Build(collector.shown(path))
+    base = path.parent
+    for assignment in makefile.assignments:
+        status = model.status(assignment.node.start_byte)
+        # An arm of the ROCm port counts as the ROCm build's (and a CUDA-only arm as the
+        # CUDA build's) for its defines; any other arm may or may not be taken.
+        plain = None if assignment.conditional else True
+        rocm = {Status.DEAD: False, Status.PORT: True}.get(status, plain)
+        cuda = {Status.DEAD: True, Status.PORT: False}.get(status, plain)
+        line = source.line_of(assignment.node.start_byte) + 1
+        for word in assignment.words:
+            text = word.text
+            if text.startswith("-D") and "$" not in text:
+                collector.define(rocm, cuda, text)
+                continue
+            wildcard = _MAKE_WILDCARD.match(text)
+            if wildcard is not None:
+                names = [p for pattern in wildcard.group(1).split() for p in _glob_within(str(base / pattern), base)]
+            elif "$" in text or "%" in text:
+                continue
+            else:
+                names = [os.path.normpath(base / text)]
+            for name in names:
+                for full in _make_sources(name):
+                    if status is Status.DEAD:
+                        build.cuda_sources.setdefault(full, f"{build.name}:{line}")
+                    else:
+                        build.rocm_sources.add(full)
+    collector.builds.append(build)
+
+
+def _make_sources(path: str) -> list[str]:
+    """A source named in a Makefile: itself, or for an object `x.o` the source beside it."""
+    suffix = Path(path).suffix.lower()
+    if suffix in COMPILED_SUFFIXES:
+        return [path]
+    if suffix == ".o":
+        stem = path[:-2]
+        return [stem + s for s in sorted(COMPILED_SUFFIXES) if os.path.isfile(stem + s)]
+    return []
+
+
+# ---- CMake --------------------------------------------------------------------------------
+_LIBRARY_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "EXCLUDE_FROM_ALL",
+                               "WIN32", "MACOSX_BUNDLE", "PUBLIC", "PRIVATE", "SYSTEM", "BEFORE", "AFTER",
+                               "FILE_SET", "TYPE", "BASE_DIRS", "FILES", "HEADERS", "CXX_MODULES"})
+_TARGET_COMMANDS = frozenset({"add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
+                              "hip_add_library", "hip_add_executable", "target_sources"})
+_DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "target_compile_definitions"})
+
+
+class _CMakeTree:
+    """One CMake project from its top CMakeLists.txt: every list file it reads, with the
+    variables each build holds, following `add_subdirectory` and `include`."""
+
+    def __init__(self, top: Path, collector: _Collector):
+        self.top, self.collector = top, collector
+        self.build = _Build(collector.shown(top))
+        self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
+        self.active: list[str] = []
+        self.walks = 0
+
+    def read(self) -> None:
+        top_dir = str(self.top.parent)
+        env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
+               "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,))}
+        self._walk(self.top, True, True, dict(env), dict(env), "")
+        for path, (rocm, where) in self.reached.items():
+            if rocm is False:
+                self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
+        self.collector.builds.append(self.build)
+
+    def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str) -> None:
+        path = Path(os.path.normpath(path))
+        key = str(path)
+        if where:
+            before = self.reached.get(key)
+            self.reached[key] = (rocm_path._or(before[0], rocm) if before else rocm, before[1] if before else where)
+        self.walks += 1
+        if key in self.active or len(self.active) >= MAX_CMAKE_DEPTH or self.walks > MAX_CMAKE_WALKS:
+            return  # an include cycle, or a tree that reads the same lists over and over
+        source = _read(path, CMAKE)
+        if source is None:
+            return
+        if source.tree.root_node.has_error:
+            # The scan reports the parse error on the file; its source lists decide nothing.
+            self.build.unresolved = True
+        directory = str(path.parent)
+        here = {"CMAKE_CURRENT_LIST_DIR": CMakeValue((directory,)), "CMAKE_CURRENT_LIST_FILE": CMakeValue((key,))}
+        if path.name == "CMakeLists.txt":
+            here["CMAKE_CURRENT_SOURCE_DIR"] = CMakeValue((directory,))
+        rocm_env.update(here)
+        cuda_env.update(here)
+        self.active.append(key)
+        try:
+            walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
+            walk.on_command = lambda *a: self._command(source, path.parent, walk, *a)
+            source.rocm_path = walk.run(rocm, cuda)
+        except RecursionError:
+            self.build.unresolved = True
+        finally:
+            self.active.pop()
+
+    def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
+                 rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
+        if rocm is False and cuda is False:
+            return
+        texts = [_unquote(source.node_text(a)) for a in arguments]
+        line = source.line_of(node.start_byte) + 1
+        where = f"{self.collector.shown(source.path)}:{line}"
+        if name in ("add_subdirectory", "include") and texts:
+            items, complete = cmake_expand(texts[0], rocm_env if rocm is not False else cuda_env)
+            if not complete or not items:
+                if rocm is not False and name == "add_subdirectory":
+                    self.build.unresolved = True  # a ROCm build reads lists we cannot find
+                return
+            target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
+            if name == "add_subdirectory":
+                target = target / "CMakeLists.txt"
+                self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
+            elif target.suffix == ".cmake" and target.is_file():
+                self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
+            return
+        if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
+            for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
+                if taken is not False:
+                    env[texts[1]] = CMakeValue(tuple(_cmake_glob(texts, env, directory, self.collector.root)),
+                                               definite=False)
+            return
+        if name in _TARGET_COMMANDS and len(texts) >= 2:
+            if texts[1] in ("ALIAS", "IMPORTED", "INTERFACE") and name != "target_sources":
+                return
+            for text in texts[1:]:
+                for side, taken, env in ((True, rocm, rocm_env), (False, cuda, cuda_env)):
+                    if taken is False:
+                        continue
+                    items, complete = cmake_expand(text, env)
+                    if not complete and side and not walk.in_function:  # a function's callers name its sources
+                        self.build.unresolved = True
+                    for item in items:
+                        if "$<" in item or item in _LIBRARY_KEYWORDS:
+                            continue
+                        full = os.path.normpath(item if os.path.isabs(item) else directory / item)
+                        if Path(full).suffix.lower() not in COMPILED_SUFFIXES:
+                            continue
+                        if side:
+                            self.build.rocm_sources.add(full)
+                        else:
+                            self.build.cuda_sources.setdefault(full, where)
+            return
+        if name in _DEFINE_COMMANDS:
+            start = 1 if name == "target_compile_definitions" else 0
+            for text in texts[start:]:
+                if text in _LIBRARY_KEYWORDS:
+                    continue
+                for side, taken, env in ((True, rocm, rocm_env), (False, cuda, cuda_env)):
+                    items, complete = cmake_expand(text, env)
+                    for item in items if complete else []:
+                        if name == "add_definitions" and not item.startswith("-D"):
+                            continue
+                        self.collector.define(taken if side else None, None if side else taken, item)
+            return
+        if name in ("include_directories", "target_include_directories") and rocm is not False:
+            start = 1 if name == "target_include_directories" else 0
+            for text in texts[start:]:
+                items, complete = cmake_expand(text, rocm_env)
+                for item in items if complete else []:
+                    if item not in _LIBRARY_KEYWORDS and "$<" not in item:
+                        self.collector.add_include_dir(os.path.normpath(item if os.path.isabs(item) else directory / item))
+            return
+        if rocm is not False and name not in ("set", "list", "option", "message"):
+            # Any other command a ROCm build runs with a source in it (a project's own
+            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it.
+            for text in texts:
+                for item in cmake_expand(text, rocm_env)[0]:
+                    if Path(item).suffix.lower() in COMPILED_SUFFIXES:
+                        self.build.rocm_sources.add(os.path.normpath(item if os.path.isabs(item) else directory / item))
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1] if len(text) >= 2 and text[0] == '"' and text[-1] == '"' else text
+
+
+def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path) -> list[str]:
+    """`file(GLOB VAR [LIST_DIRECTORIES b] [RELATIVE dir] [CONFIGURE_DEPENDS] patterns...)`."""
+    recursive = texts[0] == "GLOB_RECURSE"
+    out, relative, i = [], None, 2
+    while i < len(texts):
+        word = texts[i]
+        if word in ("LIST_DIRECTORIES", "RELATIVE"):
+            if word == "RELATIVE" and i + 1 < len(texts):
+                relative = texts[i + 1]
+            i += 2
+            continue
+        if word in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"):
+            i += 1
+            continue
+        patterns, complete = cmake_expand(word, env)
+        for pattern in patterns if complete else []:
+            full = pattern if os.path.isabs(pattern) else str(directory / pattern)
+            if recursive:
+                head, tail = os.path.split(full)
+                full = os.path.join(head, "**", tail)
+            out.extend(_glob_within(full, root))
+        i += 1
+    if relative is not None:
+        out = [os.path.relpath(p, relative) for p in out]
+    return out
+
+
+# ---- includes -----------------------------------------------------------------------------
+def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
+                  config) -> dict[str, str]:
+    """The candidates, and headers only they include, that no possibly-compiled file includes."""
+    files = _project_c_files(candidates, root, config)
+    files.update(candidates_not_built)  # named by a build file even if discovery left them out
+    graph = _IncludeGraph(include_dirs)
+    compiled_roots = [p for p in files if p not in candidates_not_built and Path(p).suffix.lower() in COMPILED_SUFFIXES]
+    compiled = graph.closure(compiled_roots)
+    out = {}
+    for path, where in candidates_not_built.items():
+        if path not in compiled and os.path.isfile(path):
+            out[path] = f"listed only on a CUDA-only path ({where})"
+    for path in graph.closure(list(out)):
+        if path not in compiled and path not in out:
+            out[path] = "included only by files not compiled for ROCm"
+    return out
+
+
+def _project_c_files(candidates, root: Path, config) -> dict[str, str]:
+    """Every C-family file of the project: the scanned ones when the scan covers the root."""
+    covers_root = any(not c.explicit and (c.resolved or c.path.resolve()).parent == root for c in candidates)
+    if not covers_root:
+        candidates, _ = discover([root], config)
+    return {str(c.resolved or c.path.resolve()): "" for c in candidates if c.language == CUDA}
+
+
+class _IncludeGraph:
+    """`#include` lines of project files, read with a byte scan, resolved against the
+    including file's directory and the build's include directories."""
+
+    def __init__(self, include_dirs: list[str]):
+        self.include_dirs = include_dirs
+        self._edges: dict[str, list[str]] = {}
+        self._found: dict[str, str | None] = {}
+
+    def includes(self, path: str) -> list[str]:
+        if path not in self._edges:
+            self._edges[path] = []  # before reading: a cycle finds it done
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return []
+            found = []
+            directory = os.path.dirname(path)
+            for m in _INCLUDE.finditer(data):
+                name = m.group(2).decode("utf-8", "replace").strip()
+                full = self._beside(directory, name) if m.group(1) == b'"' else None
+                full = full or self._in_include_dirs(name)
+                if full is not None:
+                    found.append(full)
+            self._edges[path] = found
+        return self._edges[path]
+
+    @staticmethod
+    def _beside(directory: str, name: str) -> str | None:
+        full = os.path.normpath(os.path.join(directory, name))
+        return full if os.path.isfile(full) else None
+
+    def _in_include_dirs(self, name: str) -> str | None:
+        """`name` in the build's include directories, looked up once per name."""
+        if name not in self._found:
+            self._found[name] = next((f for d in self.include_dirs if (f := self._beside(d, name))), None)
+        return self._found[name]
+
+    def closure(self, roots: list[str]) -> set[str]:
+        seen = set(roots)
+        stack = list(roots)
+        while stack:
+            for child in self.includes(stack.pop()):
+                if child not in seen and Path(child).suffix.lower() in CUDA_SUFFIXES:
+                    seen.add(child)
+                    stack.append(child)
+        return seen

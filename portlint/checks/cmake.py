@@ -297,6 +297,9 @@ def _defines_platform_macro(source: SourceFile, all_commands: list[Command]) -> 
         names += [m.group(1) for a in command.args for m in _DEFINE_FLAG.finditer(word(a, source))]
         if any(name and (_is_rocm_macro(name) or _CUDA_SELECTOR.search(name)) for name in names):
             return True
+        # A define passed only on the ROCm path is the project's ROCm macro, whatever its name.
+        if any(names) and source.rocm_path is not None and source.rocm_path.status(command.node.start_byte) is Status.PORT:
+            return True
     return False
 
 

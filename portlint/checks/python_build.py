@@ -28,6 +28,8 @@ from portlint.rocm_path import Status
 from portlint.source import SourceFile
 
 EXTENSION_CALLS = frozenset({"CUDAExtension", "CppExtension", "Extension"})
+# `glob.glob(...)`, `glob(...)`, `Path(...).glob(...)`, `.rglob(...)`: lists of files.
+GLOB_CALLS = frozenset({"glob", "iglob", "rglob"})
 # Builtins and helpers that return (a copy of) their first argument's items.
 _PASS_THROUGH = frozenset({"list", "tuple", "sorted", "copy", "deepcopy"})
 
@@ -409,6 +411,8 @@ class BuildScript:
         """What a call returns, for calls whose result is known: local functions, copies."""
         name = callee_name(call)
         func = call.func
+        if name in GLOB_CALLS:
+            return [(call, scope)]  # file names found at build time: a leaf for who reads paths
         if isinstance(func, ast.Attribute) and func.attr in ("copy", "split") and not call.args:
             return follow(func.value, scope)  # `"-O3 -g".split()` is read word by word anyway
         if name in _PASS_THROUGH and len(call.args) == 1:

@@ -775,7 +775,7 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         statement = script.statement_of(node)
         start = script.range(node)[0]
         if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
-                or _decided_without(script, node)):
+                or _decided_without(script, node) or _is_presence_test(script, node)):
             continue
         statements.add(id(statement))
         start, end = script.range(node)
@@ -787,6 +787,33 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
             "Take the ROCm root on the ROCm path: `ROCM_HOME if torch.version.hip else CUDA_HOME` "
             "(`os.environ.get('ROCM_PATH', '/opt/rocm')`), and leave `CUDA_HOME` unset in ROCm builds")))
     return findings
+
+
+def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
+    """`if CUDA_HOME is not None:`, `if not CUDA_HOME:`, `CUDA_HOME and ...` as an `if` test: a
+    guard that asks whether the toolkit is there, not a use of its path. Unless the arm a ROCm
+    build takes (no toolkit there) fails the build: `if CUDA_HOME is None: raise ...`."""
+    child, current = node, script.parent(node)
+    while (isinstance(current, (ast.BoolOp, ast.UnaryOp))
+           or (isinstance(current, ast.Compare) and len(current.ops) == 1 and current.left is child
+               and isinstance(current.ops[0], (ast.Is, ast.IsNot))
+               and isinstance(current.comparators[0], ast.Constant) and current.comparators[0].value is None)):
+        if isinstance(current, ast.UnaryOp) and not isinstance(current.op, ast.Not):
+            return False
+        child, current = current, script.parent(current)
+    if not (isinstance(current, (ast.If, ast.IfExp, ast.While)) and current.test is child):
+        return False
+    if isinstance(current, ast.If):
+        rocm = rocm_truth(script, current.test)
+        taken = current.body if rocm else current.orelse if rocm is False else []
+        if taken and (isinstance(taken[-1], ast.Raise) or _exits(taken[-1])):
+            return False
+    return True
+
+
+def _exits(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and (dotted_name(statement.value.func) or "") in ("sys.exit", "exit", "quit"))
 
 
 def _decided_without(script: BuildScript, node: ast.AST) -> bool:

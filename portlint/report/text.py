@@ -126,6 +126,10 @@ def _summary(result, context) -> str:
         parts.append(f"{result.baselined} in the baseline.")
     if result.skipped:
         parts.append(f"{len(result.skipped)} not checked.")
+    not_built = len(result.not_built)
+    if not_built:
+        parts.append(f"{not_built} file{'s are' if not_built != 1 else ' is'} not compiled for ROCm"
+                     " (`--show-not-built` lists them).")
     return " ".join(parts)
 
 

@@ -1,0 +1,284 @@
+"""The build files as a ROCm build reads them: sources it never compiles, and the defines and
+include directories each build passes (`portlint.build_model.build_files`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+from harness import scan
+
+from portlint.build_model.build_files import read_build_files
+from portlint.cli import main
+from portlint.config import Config
+from portlint.discover import discover
+
+HAZARD = "__global__ void k(float* x) { int lane = threadIdx.x & 31; x[lane] = 0; }\n"
+CLEAN = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _read(root: Path):
+    config = Config(root=root)
+    candidates, _ = discover([root], config)
+    return read_build_files(candidates, config)
+
+
+def _not_built(root: Path) -> dict[str, str]:
+    return {Path(p).relative_to(root).as_posix(): reason for p, reason in _read(root).not_built.items()}
+
+
+# ---- setup.py -------------------------------------------------------------------------------
+SETUP_SELECTS_SOURCES = """\
+    import glob
+    import torch
+    from setuptools import setup
+    from torch.utils.cpp_extension import CUDAExtension
+
+    def _is_hip():
+        return torch.version.hip is not None
+
+    sources = glob.glob("ck/*.cu") if _is_hip() else glob.glob("cuda/*.cu")
+    macros = [("EXT_ON_AMD", "1")] if _is_hip() else []
+    nvcc = ["-O3"]
+    if not _is_hip():
+        nvcc.append("-DEXT_TENSOR_CORES")
+    setup(ext_modules=[CUDAExtension("ext", sources + ["common/shared.cu"], define_macros=macros,
+                                     include_dirs=["include"], extra_compile_args={"nvcc": nvcc})])
+    """
+
+
+def test_setup_py_sources_chosen_on_rocm(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "setup.py": SETUP_SELECTS_SOURCES,
+        "ck/gemm.cu": '#include "../include/both.cuh"\n' + CLEAN,
+        "cuda/gemm_nv.cu": '#include "nv_only.cuh"\n#include "../include/both.cuh"\n' + HAZARD,
+        "cuda/nv_only.cuh": HAZARD,
+        "include/both.cuh": "#pragma once\n",
+        "common/shared.cu": CLEAN,
+    })
+    assert _not_built(root) == {
+        "cuda/gemm_nv.cu": "listed only on a CUDA-only path (setup.py:9)",
+        "cuda/nv_only.cuh": "included only by files not compiled for ROCm",
+    }
+    build = _read(root)
+    assert build.rocm_defines == {"EXT_ON_AMD": "1"}
+    assert build.cuda_defines == {"EXT_TENSOR_CORES": None}
+    assert build.include_dirs == (str(root / "include"),)
+
+
+def test_setup_py_that_decides_nothing(tmp_path: Path) -> None:
+    # No ROCm test picks the sources; a source list it cannot read decides nothing either.
+    plain = _project(tmp_path / "plain", {
+        "setup.py": 'from torch.utils.cpp_extension import CUDAExtension\nCUDAExtension("e", ["a.cu"])\n',
+        "a.cu": HAZARD,
+    })
+    assert _not_built(plain) == {}
+    unread = _project(tmp_path / "unread", {
+        "setup.py": """\
+            import torch, glob
+            from torch.utils.cpp_extension import CUDAExtension
+            rocm_sources = find_sources_somehow()
+            CUDAExtension("e", rocm_sources if torch.version.hip else ["cuda/a.cu"])
+            """,
+        "cuda/a.cu": HAZARD,
+    })
+    assert _not_built(unread) == {}
+
+
+def test_glob_matching_nothing_is_silent(tmp_path: Path, capsys) -> None:
+    root = _project(tmp_path, {
+        "setup.py": """\
+            import glob, torch
+            from torch.utils.cpp_extension import CUDAExtension
+            CUDAExtension("e", glob.glob("amd/*.hip") if torch.version.hip else glob.glob("nothing/*.cu"))
+            """,
+    })
+    assert _not_built(root) == {}
+    assert capsys.readouterr().err == ""
+
+
+# ---- CMake ----------------------------------------------------------------------------------
+CMAKE_BACKENDS = """\
+    cmake_minimum_required(VERSION 3.21)
+    project(p LANGUAGES CXX)
+    set(BACKEND "cpu" CACHE STRING "cpu, cuda or hip")
+    if(${BACKEND} STREQUAL "cuda")
+      set(WITH_NV ON)
+      set(WITH_AMD OFF)
+    elseif(${BACKEND} STREQUAL "hip")
+      set(WITH_NV OFF)
+      set(WITH_AMD ON)
+    endif()
+    set(SHARED_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/src/common.cu)
+    if(WITH_NV)
+      list(APPEND SHARED_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/src/nv_extra.cu)
+      add_subdirectory(nv)
+      add_compile_definitions(P_NV)
+    endif()
+    if(WITH_AMD)
+      list(APPEND SHARED_SOURCES nv/reused.cu)
+      add_library(p SHARED ${SHARED_SOURCES})
+      target_compile_definitions(p PRIVATE P_AMD=1)
+      target_include_directories(p PRIVATE include)
+    endif()
+    """
+
+
+def test_cmake_backend_option_and_cuda_only_subdirectory(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": CMAKE_BACKENDS,
+        "nv/CMakeLists.txt": "add_library(p_nv SHARED reused.cu only_nv.cu ${SHARED_SOURCES})\n",
+        "nv/reused.cu": CLEAN,
+        "nv/only_nv.cu": HAZARD,
+        "src/common.cu": CLEAN,
+        "src/nv_extra.cu": HAZARD,
+    })
+    # The subdirectory's list is CUDA-only even though the HIP arm compiles one of its sources.
+    assert _not_built(root) == {
+        "nv/CMakeLists.txt": "read only from a CUDA-only branch (CMakeLists.txt:14)",
+        "nv/only_nv.cu": "listed only on a CUDA-only path (nv/CMakeLists.txt:1)",
+        "src/nv_extra.cu": "listed only on a CUDA-only path (nv/CMakeLists.txt:1)",
+    }
+    build = _read(root)
+    assert build.rocm_defines == {"P_AMD": "1"}
+    assert build.cuda_defines == {"P_NV": None}
+    assert build.include_dirs == (str(root / "include"),)
+
+
+def test_cmake_that_does_not_parse_or_loops(tmp_path: Path, capsys) -> None:
+    broken = _project(tmp_path / "broken", {
+        "CMakeLists.txt": 'if(USE_ROCM)\n  add_library(p "a.cu\nelse()\n  add_library(p b.cu)\n',
+        "b.cu": HAZARD,
+    })
+    assert _not_built(broken) == {}  # a list file with errors decides nothing
+    cycle = _project(tmp_path / "cycle", {
+        "CMakeLists.txt": "include(cmake/a.cmake)\n",
+        "cmake/a.cmake": "include(${CMAKE_CURRENT_LIST_DIR}/b.cmake)\n",
+        "cmake/b.cmake": "include(${CMAKE_CURRENT_LIST_DIR}/a.cmake)\n",
+    })
+    assert _not_built(cycle) == {}
+    assert capsys.readouterr().err == ""
+
+
+# ---- Makefiles ------------------------------------------------------------------------------
+def test_makefile_objects_and_defines_per_arm(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "Makefile": """\
+            ifeq ($(GPU),hip)
+            OBJS = hip/ops.o
+            CFLAGS += -DMK_AMD=1
+            else
+            OBJS = cuda/ops.o
+            CFLAGS += -DMK_NV
+            endif
+            """,
+        "hip/ops.cpp": CLEAN,
+        "cuda/ops.cu": HAZARD,
+    })
+    assert _not_built(root) == {"cuda/ops.cu": "listed only on a CUDA-only path (Makefile:5)"}
+    build = _read(root)
+    assert (build.rocm_defines, build.cuda_defines) == ({"MK_AMD": "1"}, {"MK_NV": None})
+
+
+# ---- the scan -------------------------------------------------------------------------------
+def _selecting_project(tmp_path: Path) -> Path:
+    return _project(tmp_path, {
+        "setup.py": SETUP_SELECTS_SOURCES,
+        "ck/gemm.cu": CLEAN,
+        "cuda/gemm_nv.cu": '#include "nv_only.cuh"\n' + HAZARD,
+        "cuda/nv_only.cuh": HAZARD,
+        "common/shared.cu": HAZARD,
+    })
+
+
+def test_findings_in_files_not_built_are_dropped(tmp_path: Path) -> None:
+    root = _selecting_project(tmp_path)
+    result = scan([root], root, select=("W001",))
+    assert {Path(f.path).name for f in result.findings} == {"shared.cu"}
+    assert {Path(p).name: r for p, r in result.not_built.items()} == {
+        "gemm_nv.cu": "listed only on a CUDA-only path (setup.py:9)",
+        "nv_only.cuh": "included only by files not compiled for ROCm",
+    }
+    # A file named alone is judged by the same build files: the pre-commit case.
+    alone = scan([root / "cuda" / "gemm_nv.cu"], root, select=("W001",))
+    assert alone.findings == [] and len(alone.not_built) == 1
+
+
+def test_summary_and_show_not_built(tmp_path: Path, monkeypatch) -> None:
+    root = _selecting_project(tmp_path)
+    monkeypatch.chdir(root)
+    out = CliRunner().invoke(main, ["scan", ".", "--no-cache", "--select", "W001"]).output
+    assert "2 files are not compiled for ROCm" in out
+    assert "cuda/gemm_nv.cu: not compiled for ROCm" not in out
+    listed = CliRunner().invoke(main, ["scan", ".", "--no-cache", "--select", "W001", "--show-not-built"]).output
+    assert "cuda/gemm_nv.cu: not compiled for ROCm: listed only on a CUDA-only path (setup.py:9)" in listed
+    assert "cuda/nv_only.cuh: not compiled for ROCm: included only by files not compiled for ROCm" in listed
+
+
+def test_include_cycle_among_not_built_files(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "setup.py": SETUP_SELECTS_SOURCES,
+        "ck/gemm.cu": CLEAN,
+        "cuda/gemm_nv.cu": '#include "a.cuh"\n' + HAZARD,
+        "cuda/a.cuh": '#include "b.cuh"\n',
+        "cuda/b.cuh": '#include "a.cuh"\n',
+        "common/shared.cu": CLEAN,
+    })
+    assert set(_not_built(root)) == {"cuda/gemm_nv.cu", "cuda/a.cuh", "cuda/b.cuh"}
+
+
+def test_cmake_source_named_by_a_project_function_on_the_rocm_path(tmp_path: Path) -> None:
+    # What `add_gpu_library` does is not followed: a source it names on the ROCm path may be
+    # compiled there, so the CUDA arm naming it too decides nothing.
+    root = _project(tmp_path, {
+        "CMakeLists.txt": """\
+            option(USE_ROCM "AMD build" OFF)
+            function(add_gpu_library name)
+              add_library(${name} SHARED ${ARGN})
+            endfunction()
+            if(USE_ROCM)
+              add_gpu_library(ops kernels/ops.cu)
+            else()
+              add_library(ops SHARED kernels/ops.cu kernels/nv_only.cu)
+            endif()
+            """,
+        "kernels/ops.cu": HAZARD,
+        "kernels/nv_only.cu": HAZARD,
+    })
+    assert _not_built(root) == {"kernels/nv_only.cu": "listed only on a CUDA-only path (CMakeLists.txt:8)"}
+
+
+def test_cmake_subdirectories_that_add_each_other(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": "add_subdirectory(a)\nadd_subdirectory(b)\n",
+        "a/CMakeLists.txt": "add_subdirectory(../b b_again)\nadd_subdirectory(..)\n",
+        "b/CMakeLists.txt": "add_subdirectory(../a a_again)\nadd_subdirectory(..)\ninclude(../b/CMakeLists.txt)\n",
+    })
+    assert _not_built(root) == {}
+
+
+def test_rocm_sources_made_at_build_time_keep_their_cuda_originals(tmp_path: Path) -> None:
+    # The ROCm arm compiles `hip/scan_hip.cu`, which a hipify step writes from `cuda/scan.cu`.
+    root = _project(tmp_path, {
+        "setup.py": """\
+            import torch
+            from torch.utils.cpp_extension import CUDAExtension
+            if torch.version.hip:
+                sources = ["hip/scan_hip.cu"]
+            else:
+                sources = ["cuda/scan.cu", "cuda/tma_copy.cu"]
+            CUDAExtension("e", sources)
+            """,
+        "cuda/scan.cu": HAZARD,
+        "cuda/tma_copy.cu": HAZARD,
+    })
+    assert _not_built(root) == {"cuda/tma_copy.cu": "listed only on a CUDA-only path (setup.py:6)"}
