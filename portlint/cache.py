@@ -64,9 +64,10 @@ class Cache:
         except OSError:
             pass  # a read-only checkout still scans, uncached
 
-    def key(self, source) -> str:
+    def key(self, source, environment=None) -> str:
+        """`environment`: the file's macro environment (`FileEnvironment`), part of the key."""
         parts = (self.salt, source.digest, source.path, str(source.absolute_path), source.language,
-                 str(source.build_script))
+                 str(source.build_script), environment.fingerprint if environment is not None else "")
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _entry(self, key: str) -> str:

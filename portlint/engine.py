@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress
+from portlint import build_model, project, queries, rocm_path, suppress
+from portlint.build_model.macros import FileEnvironment, note as note_macro_problems
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -94,7 +95,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache)
+    model = build_model.build(candidates, config)
+    environments = [model.environment(_absolute(c)) if c.language == CUDA else None for c in candidates]
+    note_macro_problems(model.problems)
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache, environments)
     for outcome in outcomes:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
@@ -106,7 +110,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     index = ProjectIndex()
     for state in result.files.values():
         if state.facts.deferred:
-            index.defer(state.facts.path, _FactsLoader(state, config, cache))
+            index.defer(state.facts.path, _FactsLoader(state, config, cache, model.environment(state.absolute)))
         else:
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
@@ -131,7 +135,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:
-            _complete(state, config)
+            _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live"):
             continue
@@ -160,8 +164,9 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
 class _FactsLoader:
     """Collects the project facts of a file that was not parsed, when a project rule asks."""
 
-    def __init__(self, state: FileState, config: Config, cache: Cache | None = None) -> None:
-        self.state, self.config, self.cache = state, config, cache
+    def __init__(self, state: FileState, config: Config, cache: Cache | None = None,
+                 environment: FileEnvironment | None = None) -> None:
+        self.state, self.config, self.cache, self.environment = state, config, cache, environment
 
     def data(self) -> bytes:
         try:
@@ -170,17 +175,17 @@ class _FactsLoader:
             return b""
 
     def __call__(self) -> FileFacts:
-        source = _complete(self.state, self.config)
+        source = _complete(self.state, self.config, self.environment)
         if source is None:
             return FileFacts(path=self.state.facts.path)
         facts = project.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
-            self.cache.put(self.cache.key(source), (self.state, []))
+            self.cache.put(self.cache.key(source, self.environment), (self.state, []))
         return facts
 
 
-def _complete(state: FileState, config: Config) -> SourceFile | None:
+def _complete(state: FileState, config: Config, environment: FileEnvironment | None = None) -> SourceFile | None:
     """Parse a file the per-file pass left unparsed; fill in its ROCm-path model and suppressions."""
     source = read_source(Candidate(state.absolute_path, state.language, explicit=False))
     if isinstance(source, Problem) or source.digest != state.digest:  # gone or changed since: no model
@@ -188,6 +193,7 @@ def _complete(state: FileState, config: Config) -> SourceFile | None:
         state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
         return None
     source.path = state.path
+    source.build = environment
     try:
         source.rocm_path = rocm_path.build(source, config.rocm_macros)
         if state.ranges is None:
@@ -232,11 +238,16 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None):
+def _absolute(candidate: Candidate) -> str:
+    return (candidate.resolved if candidate.resolved is not None else candidate.path.resolve()).as_posix()
+
+
+def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
+                 environments: list[FileEnvironment | None]):
     if jobs == 0:
         jobs = os.cpu_count() or 1
     if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
-        return [analyze_file(c, config, codes, cache) for c in candidates]
+        return [analyze_file(c, config, codes, cache, e) for c, e in zip(candidates, environments)]
     n = len(candidates)
     from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays its import
     import multiprocessing
@@ -246,7 +257,8 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         chunk = max(1, n // (jobs * 8))
-        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, chunksize=chunk))
+        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, environments,
+                             chunksize=chunk))
 
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:
@@ -272,12 +284,17 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     return SourceFile(shown, candidate.language, data, absolute, build_script=candidate.build_script)
 
 
-def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None):
-    """One file: (FileState, problems) or a Problem if it could not be read at all."""
+def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
+                 environment: FileEnvironment | None = None):
+    """One file: (FileState, problems) or a Problem if it could not be read at all.
+
+    `environment`: the macros the builds define where the file stands (from the build model);
+    the file's result is cached under it, so editing a header re-checks its includers."""
     source = read_source(candidate)
     if isinstance(source, Problem):
         return source
-    key = cache.key(source) if cache is not None else ""
+    source.build = environment
+    key = cache.key(source, environment) if cache is not None else ""
     if cache is not None and (hit := cache.get(key)) is not None:
         return hit
     problems: list[Problem] = []

@@ -7,3 +7,81 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
   build-file defines and project headers reached through `#include`, and the shims (macros
   the ROCm build defines over CUDA names).
 """
+
+from __future__ import annotations
+
+
+from pathlib import Path
+
+from portlint.build_model.build_files import BuildFiles, read_build_files
+from portlint.build_model.macros import EMPTY, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+
+__all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
+
+# Larger files are skipped by the scan too (`engine.MAX_FILE_BYTES`).
+_MAX_BYTES = 8 * 1024 * 1024
+_C_FAMILY = "cuda"
+
+
+class BuildModel:
+    """What the per-file checks get from the build: per file, its macro environment."""
+
+    def __init__(self, files: BuildFiles, macros: BuildMacros) -> None:
+        self.files, self.macros = files, macros
+        self._environments: dict[str, FileEnvironment] = {}
+
+    def environment(self, absolute: str) -> FileEnvironment:
+        env = self._environments.get(absolute)
+        if env is None:
+            env = self._environments[absolute] = self.macros.environment(absolute)
+        return env
+
+    @property
+    def problems(self) -> list[str]:
+        return self.macros.problems
+
+
+def build(candidates, config) -> BuildModel:
+    """The build model of one scan, from the discovered files (before any is analysed)."""
+    files = read_build_files(candidates, config)
+    sources: dict[str, bytes] = {}
+    torch_extension = False
+    for c in candidates:
+        if c.language != _C_FAMILY and not c.build_script:
+            continue
+        absolute = (c.resolved or c.path.resolve()).as_posix()
+        data = _read(absolute)
+        if c.language == _C_FAMILY:
+            sources[absolute] = data
+        elif data is not None and b"cpp_extension" in data:
+            torch_extension = True  # PyTorch's extension builder passes its defines to every source
+    rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
+    cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
+    project_files: list[str] = []
+    if candidates and all(c.explicit for c in candidates):
+        project_files = _project_headers(config, sources)  # a file alone sees the headers a full scan would
+    macros = BuildMacros(sources, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
+                         project_files, read=_read)
+    return BuildModel(files, macros)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        p = Path(path)
+        if p.stat().st_size > _MAX_BYTES:
+            return None
+        return p.read_bytes()
+    except OSError:
+        return None
+
+
+def _project_headers(config, known) -> list[str]:
+    """The C-family files of the project around explicitly named files (for `#include <x.h>`)."""
+    from portlint.discover import discover  # discovery is the layer above; only this case needs it
+
+    root = Path(config.root)
+    if not root.is_dir():
+        return []
+    found, _ = discover([root], config)
+    return [(c.resolved or c.path.resolve()).as_posix() for c in found
+            if c.language == _C_FAMILY and (c.resolved or c.path.resolve()).as_posix() not in known]
