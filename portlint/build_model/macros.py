@@ -116,6 +116,8 @@ class Base:
             return Macro(name, None, self.defined[name])
         if name in self.undefined:
             return UNDEFINED
+        if name in self.unknown:
+            return MAYBE  # `__CUDA_ARCH__`: defined in the device pass only
         return None
 
 
