@@ -11,10 +11,11 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
 from __future__ import annotations
 
 
+import os
 from pathlib import Path
 
 from portlint.build_model.build_files import BuildFiles, read_build_files
-from portlint.build_model.macros import EMPTY, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+from portlint.build_model.macros import TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
 __all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
 
@@ -57,9 +58,10 @@ def build(candidates, config) -> BuildModel:
             torch_extension = True  # PyTorch's extension builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
-    project_files: list[str] = []
+    project_files = ()
     if candidates and all(c.explicit for c in candidates):
-        project_files = _project_headers(config, sources)  # a file alone sees the headers a full scan would
+        # A file alone sees the headers a full scan would (read when an include needs them).
+        project_files = lambda: _project_headers(config, sources)  # noqa: E731
     macros = BuildMacros(sources, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_files, read=_read)
     return BuildModel(files, macros)
@@ -75,13 +77,20 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _project_headers(config, known) -> list[str]:
-    """The C-family files of the project around explicitly named files (for `#include <x.h>`)."""
-    from portlint.discover import discover  # discovery is the layer above; only this case needs it
+_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
+
+def _project_headers(config, known) -> list[str]:
+    """The headers of the project around explicitly named files (for `#include <x.h>`): a
+    plain walk of the project root, hidden directories and caches left out (discovery's
+    ignore rules cost more than a pre-commit run can spend)."""
     root = Path(config.root)
-    if not root.is_dir():
-        return []
-    found, _ = discover([root], config)
-    return [(c.resolved or c.path.resolve()).as_posix() for c in found
-            if c.language == _C_FAMILY and (c.resolved or c.path.resolve()).as_posix() not in known]
+    found = []
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in ("build", "node_modules", "__pycache__")]
+        for name in names:
+            if os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
+                path = Path(directory, name).resolve().as_posix()
+                if path not in known:
+                    found.append(path)
+    return found

@@ -364,7 +364,7 @@ class BuildMacros:
     def __init__(self, sources: Mapping[str, bytes], rocm_macros: Iterable[str] = (),
                  rocm_defines: Mapping[str, str | None] | None = None,
                  cuda_defines: Mapping[str, str | None] | None = None,
-                 include_dirs: Iterable[str] = (), project_files: Iterable[str] = (), read=None) -> None:
+                 include_dirs: Iterable[str] = (), project_files=(), read=None) -> None:
         # `sources`: absolute posix path -> bytes of the scanned C-family files. `read(path)`
         # gives the bytes of a project header that was not scanned (explicit files), or None.
         self._sources = dict(sources)
@@ -376,9 +376,10 @@ class BuildMacros:
         self._read = read
         self._walks: dict[str, _Walk] = {}
         self._active: list[str] = []
-        self._by_name: dict[str, list[str]] = {}
-        for path in (*self._sources, *project_files):
-            self._by_name.setdefault(posixpath.basename(path), []).append(path)
+        # `project_files` may be a callable: walking the project around explicitly named
+        # files costs time, so it waits for an include that only a file's name can resolve.
+        self._project_files = project_files
+        self._by_name: dict[str, list[str]] | None = None
         self.problems: list[str] = []  # one line each for stderr
 
     # ---- includes -------------------------------------------------------------------------
@@ -408,6 +409,11 @@ class BuildMacros:
         wanted = posixpath.normpath(include)
         if wanted.startswith(".."):
             return None
+        if self._by_name is None:
+            self._by_name = {}
+            files = self._project_files() if callable(self._project_files) else self._project_files
+            for known in dict.fromkeys((*(p for p, d in self._sources.items() if d is not None), *files)):
+                self._by_name.setdefault(posixpath.basename(known), []).append(known)
         matches = [p for p in self._by_name.get(posixpath.basename(wanted), ())
                    if p == wanted or p.endswith("/" + wanted)]
         return matches[0] if len(matches) == 1 else None
