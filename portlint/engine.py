@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import build_model, project, queries, rocm_path, suppress
+from portlint import build_model, queries, rocm_path, suppress
+from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment, note as note_macro_problems
 from portlint.cache import Cache
 from portlint.config import Config
@@ -178,7 +179,7 @@ class _FactsLoader:
         source = _complete(self.state, self.config, self.environment)
         if source is None:
             return FileFacts(path=self.state.facts.path)
-        facts = project.collect(source, source.rocm_path)
+        facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
             self.cache.put(self.cache.key(source, self.environment), (self.state, []))
@@ -324,7 +325,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     if PREFILTER:
         probe = Probe(source.data)
         checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
-        if not checks and not (wants_facts and project.needs_parse(source, probe)):
+        if not checks and not (wants_facts and project_facts.needs_parse(source, probe)):
             return _unparsed(source, wants_facts)
     else:
         checks = [(code, check) for code, check, _ in triggered]
@@ -350,7 +351,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         findings=findings,
         ranges=model.ranges,
         suppressions=suppress.parse(source),
-        facts=project.collect(source, model) if wants_facts else FileFacts(),
+        facts=project_facts.collect(source, model) if wants_facts else FileFacts(),
     )
 
 
@@ -365,7 +366,7 @@ def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:
         findings=[],
         ranges=None,
         suppressions=suppress.Suppressions() if no_comments else None,
-        facts=project.deferred(source) if wants_facts else FileFacts(),
+        facts=project_facts.deferred(source) if wants_facts else FileFacts(),
     )
 
 
