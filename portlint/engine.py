@@ -23,7 +23,7 @@ import pathspec
 
 from portlint import build_model, queries, rocm_path, suppress
 from portlint.checks import facts as project_facts
-from portlint.build_model.macros import FileEnvironment, note as note_macro_problems
+from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -98,7 +98,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     model = build_model.build(candidates, config)
     environments = [model.environment(_absolute(c)) if c.language == CUDA else None for c in candidates]
-    note_macro_problems(model.problems)
+    result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
     outcomes = _analyze_all(candidates, config, codes, jobs, cache, environments)
     for outcome in outcomes:
         if isinstance(outcome, Problem):

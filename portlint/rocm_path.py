@@ -101,9 +101,11 @@ _CHAIN_START = re.compile(rb"#[ \t\\\r\n]*if")
 
 def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
     model = RocmPathModel()
+    environment = source.build if source.build is not None else EMPTY
+    if environment.status is not None:  # a header only ROCm (or only CUDA) code includes
+        model.ranges.append((0, len(source.data), Status(environment.status)))
     if not _CHAIN_START.search(source.data):
         return model
-    environment = source.build if source.build is not None else EMPTY
     for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain"):
         arms: list[Arm] = []
         node = chain

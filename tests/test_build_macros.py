@@ -120,7 +120,7 @@ def test_a_macro_defined_many_times_is_reported_once_and_not_followed() -> None:
     text = "".join(f"#undef STEP\n#define STEP {i}\n" for i in range(200))
     model = _model({"gen.h": text})
     model.environment("/p/gen.h")
-    assert len(model.problems) == 1 and "`STEP` is defined" in model.problems[0]
+    assert len(model.problems) == 1 and "`STEP` is defined 200 times" in model.problems[0][1]
 
 
 def test_basename_fallback_and_include_dirs() -> None:
@@ -181,3 +181,19 @@ def test_an_explicit_file_sees_the_project_headers(tmp_path: Path) -> None:
     alone = engine.scan([kernel], Config(root=tmp_path))
     whole = engine.scan([tmp_path], Config(root=tmp_path))
     assert [f.code for f in alone.findings] == [f.code for f in whole.findings] == []
+
+
+def test_a_header_is_compiled_where_its_includes_are() -> None:
+    files = {
+        "shims.h": '#include "shim_detail.h"\n',  # included only by ROCm code, and so is its own include
+        "shim_detail.h": "#define DETAIL 1\n",
+        "cuda_only.h": "#define CUDA_HELPERS 1\n",
+        "shared.h": "#define SHARED 1\n",
+        "unused.h": "#define NOBODY 1\n",
+        "k.cu": '#include "shared.h"\n#ifdef __HIP_PLATFORM_AMD__\n#include "shims.h"\n#else\n'
+                '#include "cuda_only.h"\n#include "shared.h"\n#endif\n',
+    }
+    model = _model(files)
+    statuses = {name: model.environment(f"/p/{name}").status for name in files}
+    assert statuses == {"shims.h": "port", "shim_detail.h": "port", "cuda_only.h": "dead", "shared.h": None,
+                        "unused.h": None, "k.cu": None}

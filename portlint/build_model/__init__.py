@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from portlint.build_model.build_files import BuildFiles, read_build_files
-from portlint.build_model.macros import TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+from portlint.build_model.macros import HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
 __all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
 
@@ -38,7 +38,7 @@ class BuildModel:
         return env
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> list[tuple[str, str]]:
         return self.macros.problems
 
 
@@ -77,9 +77,6 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
-
-
 def _project_headers(config, known) -> list[str]:
     """The headers of the project around explicitly named files (for `#include <x.h>`): a
     plain walk of the project root, hidden directories and caches left out (discovery's
@@ -89,7 +86,7 @@ def _project_headers(config, known) -> list[str]:
     for directory, subdirs, names in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in ("build", "node_modules", "__pycache__")]
         for name in names:
-            if os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
+            if os.path.splitext(name)[1].lower() in HEADER_SUFFIXES:
                 path = Path(directory, name).resolve().as_posix()
                 if path not in known:
                     found.append(path)

@@ -28,7 +28,6 @@ import hashlib
 import os
 import posixpath
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
@@ -192,13 +191,16 @@ class FileEnvironment:
     rocm_functions: Mapping[str, int] = field(default_factory=dict)
     rocm_defines: Mapping[str, str | None] = field(default_factory=dict)
     cuda_defines: Mapping[str, str | None] = field(default_factory=dict)
+    # A header's status as a whole, from the places that include it: "port" when only ROCm
+    # code includes it (a shim header), "dead" when only CUDA-only code does, else None.
+    status: str | None = None
 
     @cached_property
     def fingerprint(self) -> str:
         """Changes when anything the file was analysed under changes (the cache key)."""
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
-                  repr(sorted(self.cuda_defines.items()))]
+                  repr(sorted(self.cuda_defines.items())), repr(self.status)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -375,12 +377,18 @@ class BuildMacros:
         self._include_dirs = tuple(include_dirs)
         self._read = read
         self._walks: dict[str, _Walk] = {}
+        self._translation_units = [p for p in self._sources if not _is_header(p)]
+        self._headers = [p for p in self._sources if _is_header(p)]
+        # Where each header is included: target -> [(including file, ROCm value, CUDA value)].
+        self._sites: dict[str, list[tuple[str, Value, Value]]] = {}
+        self._reach: dict[str, tuple[Value, Value]] = {}
+        self._walked_all = False
         self._active: list[str] = []
         # `project_files` may be a callable: walking the project around explicitly named
         # files costs time, so it waits for an include that only a file's name can resolve.
         self._project_files = project_files
         self._by_name: dict[str, list[str]] | None = None
-        self.problems: list[str] = []  # one line each for stderr
+        self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
 
     # ---- includes -------------------------------------------------------------------------
     def _data(self, path: str) -> bytes | None:
@@ -505,6 +513,7 @@ class BuildMacros:
                 target = self.resolve(path, m.group(1) or m.group(2), m.group(1) is not None)
                 if target is None or target == path:
                     continue
+                self._sites.setdefault(target, []).append((path, active[ROCM], active[CUDA]))
                 included = self.walk(target)
                 for b in (ROCM, CUDA):
                     for name, state in included.final[b].items():
@@ -514,7 +523,7 @@ class BuildMacros:
                         functions.setdefault(name, d.offset)
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
-            self.problems.append(f"{path}: `{name}` is defined {counts[name]} times; its later definitions are not followed")
+            self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
         return _Walk(events, final, functions)
 
     @staticmethod
@@ -532,12 +541,48 @@ class BuildMacros:
     def _scope(self, final: dict, build: int) -> ScopeAt:
         return ScopeAt(self._bases[build], final.get)
 
+    # ---- which builds reach a header ---------------------------------------------------------
+    def _walk_all(self) -> None:
+        if not self._walked_all:
+            self._walked_all = True
+            for path in (*self._translation_units, *self._headers):
+                self.walk(path)
+
+    def reach(self, path: str) -> tuple[Value, Value]:
+        """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
+        nobody includes, stands for itself; a header is compiled where its includes are."""
+        self._walk_all()
+        if path in self._reach:
+            return self._reach[path]
+        sites = self._sites.get(path)
+        if not sites or not _is_header(path):
+            return True, True
+        self._reach[path] = (False, False)  # an include cycle adds nothing
+        rocm: Value = False
+        cuda: Value = False
+        for including, on_rocm, on_cuda in sites:
+            outer = self.reach(including)
+            rocm = or_(rocm, and_(outer[ROCM], on_rocm))
+            cuda = or_(cuda, and_(outer[CUDA], on_cuda))
+        self._reach[path] = (rocm, cuda)
+        return rocm, cuda
+
+    def status(self, path: str) -> str | None:
+        rocm, cuda = self.reach(path)
+        if truth(rocm) is False:
+            return "dead"
+        if truth(cuda) is False:
+            return "port"
+        return None
+
     # ---- each file's part -----------------------------------------------------------------------
     def environment(self, path: str) -> FileEnvironment:
         """The part of the environment `path` needs: the macros its bytes name (and those
-        their bodies name), and the intrinsic-named functions ROCm code defines."""
+        their bodies name), the intrinsic-named functions ROCm code defines, and the
+        header's status from the places that include it."""
         walk = self.walk(path)
-        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines:
+        status = self.status(path)
+        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None:
             return EMPTY
         data = self._data(path) or b""
         words = {w.decode() for w in set(data.translate(_WORD_BYTES).split())}
@@ -551,10 +596,15 @@ class BuildMacros:
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n in words}
-        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines)
+        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status)
 
 
 _EMPTY_WALK = _Walk(([], []), ({}, {}), {})
+HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
+
+
+def _is_header(path: str) -> bool:
+    return posixpath.splitext(path)[1].lower() in HEADER_SUFFIXES
 # Bytes that are not part of an identifier become spaces: `split()` then gives the words.
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
 
@@ -609,9 +659,3 @@ def _chains(directives: list[Directive]) -> dict[int, list[int]]:
         elif d.kind == "endif" and open_:
             open_.pop()
     return chains
-
-
-def note(problems: list[str]) -> None:
-    """One line on stderr per problem of the macro environment (the scan goes on)."""
-    for problem in dict.fromkeys(problems):
-        print(f"portlint: {problem}", file=sys.stderr)
