@@ -9,6 +9,7 @@ answered before expansion.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Protocol
 
 Value = bool | int | None
@@ -67,7 +68,8 @@ class _Undecidable(Exception):
     pass
 
 
-def tokens(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=8192)
+def tokens(text: str) -> tuple[tuple[str, str], ...]:
     """(kind, text) tokens of an expression or macro body; comments and line continuations dropped."""
     text = _COMMENT.sub(" ", text.replace("\\\r\n", " ").replace("\\\n", " "))
     found = []
@@ -75,7 +77,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
         kind = m.lastgroup
         if kind is not None:
             found.append((kind, m.group(kind)))
-    return found
+    return tuple(found)
 
 
 def _number(text: str) -> int:

@@ -246,8 +246,8 @@ EMPTY = FileEnvironment()
 # ---- reading directives --------------------------------------------------------------------
 _DIRECTIVE = re.compile(
     rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b"
-    rb"((?:[^\\\n]|\\.)*)", re.M | re.S)
-_COMMENT_OR_STRING = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
+    rb"((?:[^\\\n]+|\\.)*)", re.M | re.S)
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
 _INCLUDE = re.compile(r'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
 # A function whose name has a CUDA intrinsic's spelling (`__vsub4`, `__trap`), defined here.
@@ -273,7 +273,7 @@ def read_directives(data: bytes) -> list[Directive]:
         return []
     comments: list[tuple[int, int]] = []
     if b"/*" in data:
-        comments = [(m.start(), m.end()) for m in _COMMENT_OR_STRING.finditer(data) if m.group().startswith(b"/*")]
+        comments = [m.span() for m in _BLOCK_COMMENT.finditer(data)]
     starts = [c[0] for c in comments]
     found = []
     for m in _DIRECTIVE.finditer(data):
