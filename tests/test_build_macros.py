@@ -197,3 +197,23 @@ def test_a_header_is_compiled_where_its_includes_are() -> None:
     statuses = {name: model.environment(f"/p/{name}").status for name in files}
     assert statuses == {"shims.h": "port", "shim_detail.h": "port", "cuda_only.h": "dead", "shared.h": None,
                         "unused.h": None, "k.cu": None}
+
+
+def test_a_header_sees_what_every_includer_defined_before_including_it() -> None:
+    shim = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n#endif\n"
+    uses = "__device__ float f(float v) { return __shfl_xor_sync(~0u, v, 1); }\n"
+    files = {"shim.h": shim, "uses.cuh": uses, "other.cuh": uses,
+             "a.cu": '#include "shim.h"\n#include "uses.cuh"\n#include "other.cuh"\n',
+             "b.cu": '#include "shim.h"\n#include "uses.cuh"\n',
+             "c.cu": '#include "other.cuh"\n'}  # includes it without the shim first
+    model = _model(files)
+    assert model.environment("/p/uses.cuh").shim("__shfl_xor_sync", 0) is not None
+    assert model.environment("/p/other.cuh").shim("__shfl_xor_sync", 0) is None
+
+
+def test_a_header_only_files_the_rocm_build_skips_include_is_dead() -> None:
+    files = {"sm80_helpers.cuh": "#define HELPERS 1\n", "sm80.cu": '#include "sm80_helpers.cuh"\n',
+             "common.cu": "int x;\n"}
+    model = _model(files, not_built=["/p/sm80.cu"])
+    assert model.environment("/p/sm80_helpers.cuh").status == "dead"
+    assert model.environment("/p/common.cu").status is None

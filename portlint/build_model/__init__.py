@@ -63,7 +63,7 @@ def build(candidates, config) -> BuildModel:
         # A file alone sees the headers a full scan would (read when an include needs them).
         project_files = lambda: _project_headers(config, sources)  # noqa: E731
     macros = BuildMacros(sources, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_files, read=_read)
+                         project_files, read=_read, not_built=files.not_built)
     return BuildModel(files, macros)
 
 

@@ -366,7 +366,8 @@ class BuildMacros:
     def __init__(self, sources: Mapping[str, bytes], rocm_macros: Iterable[str] = (),
                  rocm_defines: Mapping[str, str | None] | None = None,
                  cuda_defines: Mapping[str, str | None] | None = None,
-                 include_dirs: Iterable[str] = (), project_files=(), read=None) -> None:
+                 include_dirs: Iterable[str] = (), project_files=(), read=None,
+                 not_built: Iterable[str] = ()) -> None:
         # `sources`: absolute posix path -> bytes of the scanned C-family files. `read(path)`
         # gives the bytes of a project header that was not scanned (explicit files), or None.
         self._sources = dict(sources)
@@ -379,10 +380,16 @@ class BuildMacros:
         self._walks: dict[str, _Walk] = {}
         self._translation_units = [p for p in self._sources if not _is_header(p)]
         self._headers = [p for p in self._sources if _is_header(p)]
-        # Where each header is included: target -> [(including file, ROCm value, CUDA value)].
-        self._sites: dict[str, list[tuple[str, Value, Value]]] = {}
+        # Where each header is included: target -> [(including file, offset, ROCm value, CUDA value)].
+        self._sites: dict[str, list[tuple[str, int, Value, Value]]] = {}
+        self._indexes: dict[str, tuple[dict, dict]] = {}
+        self._entries: dict[tuple[str, str, int], State | None] = {}
+        self._known_names: set[str] = set()
         self._reach: dict[str, tuple[Value, Value]] = {}
         self._walked_all = False
+        # Files no ROCm build compiles (the build files say so): what only they include is
+        # not compiled for ROCm either. (Their own findings are the build files' business.)
+        self._not_built = frozenset(not_built)
         self._active: list[str] = []
         # `project_files` may be a callable: walking the project around explicitly named
         # files costs time, so it waits for an include that only a file's name can resolve.
@@ -439,6 +446,8 @@ class BuildMacros:
         finally:
             self._active.pop()
         self._walks[path] = walk
+        for events in walk.events:
+            self._known_names.update(name for _, name, _ in events)
         return walk
 
     def _walk(self, path: str) -> _Walk:
@@ -513,7 +522,7 @@ class BuildMacros:
                 target = self.resolve(path, m.group(1) or m.group(2), m.group(1) is not None)
                 if target is None or target == path:
                     continue
-                self._sites.setdefault(target, []).append((path, active[ROCM], active[CUDA]))
+                self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
                 included = self.walk(target)
                 for b in (ROCM, CUDA):
                     for name, state in included.final[b].items():
@@ -554,13 +563,15 @@ class BuildMacros:
         self._walk_all()
         if path in self._reach:
             return self._reach[path]
+        if path in self._not_built:
+            return False, True
         sites = self._sites.get(path)
         if not sites or not _is_header(path):
             return True, True
         self._reach[path] = (False, False)  # an include cycle adds nothing
         rocm: Value = False
         cuda: Value = False
-        for including, on_rocm, on_cuda in sites:
+        for including, _, on_rocm, on_cuda in sites:
             outer = self.reach(including)
             rocm = or_(rocm, and_(outer[ROCM], on_rocm))
             cuda = or_(cuda, and_(outer[CUDA], on_cuda))
@@ -568,12 +579,55 @@ class BuildMacros:
         return rocm, cuda
 
     def status(self, path: str) -> str | None:
+        if path in self._not_built:
+            return None  # reported (or not) by the build-file model, not as ROCm-path status
         rocm, cuda = self.reach(path)
         if truth(rocm) is False:
             return "dead"
         if truth(cuda) is False:
             return "port"
         return None
+
+    # ---- what a header finds defined where it is included -----------------------------------
+    def _index(self, path: str) -> tuple[dict, dict]:
+        """Per build, name -> (offsets, states) of the file's own events (its includes too)."""
+        index = self._indexes.get(path)
+        if index is None:
+            index = ({}, {})
+            for b in (ROCM, CUDA):
+                for offset, name, state in self.walk(path).events[b]:
+                    offsets, states = index[b].setdefault(name, ([], []))
+                    offsets.append(offset)
+                    states.append(state)
+            self._indexes[path] = index
+        return index
+
+    def _state_before(self, path: str, name: str, offset: int, build: int) -> State | None:
+        events = self._index(path)[build].get(name)
+        if events is not None:
+            i = bisect.bisect_left(events[0], offset) - 1
+            if i >= 0:
+                return events[1][i]
+        return self._entry_state(path, name, build)
+
+    def _entry_state(self, path: str, name: str, build: int) -> State | None:
+        """The state of `name` at every place the build includes header `path` (one
+        definition, or undefined everywhere), else None."""
+        key = (path, name, build)
+        if key in self._entries:
+            return self._entries[key]
+        self._entries[key] = None  # an include cycle agrees on nothing
+        agreed: State | None = None
+        for including, offset, on_rocm, on_cuda in self._sites.get(path, ()) if _is_header(path) else ():
+            if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
+                continue  # this build does not include it there
+            state = self._state_before(including, name, offset, build)
+            if state is None or state is MAYBE or (agreed is not None and state != agreed):
+                agreed = None
+                break
+            agreed = state
+        self._entries[key] = agreed
+        return agreed
 
     # ---- each file's part -----------------------------------------------------------------------
     def environment(self, path: str) -> FileEnvironment:
@@ -582,17 +636,24 @@ class BuildMacros:
         header's status from the places that include it."""
         walk = self.walk(path)
         status = self.status(path)
-        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None:
+        included = _is_header(path) and path in self._sites
+        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None \
+                and not included:
             return EMPTY
         data = self._data(path) or b""
         words = {w.decode() for w in set(data.translate(_WORD_BYTES).split())}
         macros = ({}, {})
+        own = self._index(path)
+        candidates = words & self._known_names if included else ()
         for b in (ROCM, CUDA):
-            by_name: dict[str, tuple[list, list]] = {}
-            for offset, name, state in walk.events[b]:
-                offsets, states = by_name.setdefault(name, ([], []))
-                offsets.append(offset)
-                states.append(state)
+            by_name = dict(own[b])
+            # What every place that includes this header defined before the include (a
+            # shim header the includer read first), from offset -1: before the first line.
+            for name in candidates:
+                entry = self._entry_state(path, name, b)
+                if entry is not None:
+                    offsets, states = by_name.get(name, ((), ()))
+                    by_name[name] = ((-1, *offsets), (entry, *states))
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n in words}
