@@ -247,7 +247,6 @@ EMPTY = FileEnvironment()
 _DIRECTIVE = re.compile(
     rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b"
     rb"((?:[^\\\n]+|\\.)*)", re.M | re.S)
-_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
 _INCLUDE = re.compile(r'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
 # A function whose name has a CUDA intrinsic's spelling (`__vsub4`, `__trap`), defined here.
@@ -273,7 +272,12 @@ def read_directives(data: bytes) -> list[Directive]:
         return []
     comments: list[tuple[int, int]] = []
     if b"/*" in data:
-        comments = [m.span() for m in _BLOCK_COMMENT.finditer(data)]
+        at = data.find(b"/*")
+        while at != -1:  # `find` runs in C; a lazy `.*?` regex walks the bytes one by one
+            end = data.find(b"*/", at + 2)
+            end = len(data) if end == -1 else end + 2
+            comments.append((at, end))
+            at = data.find(b"/*", end)
     starts = [c[0] for c in comments]
     found = []
     for m in _DIRECTIVE.finditer(data):
