@@ -217,3 +217,13 @@ def test_a_header_only_files_the_rocm_build_skips_include_is_dead() -> None:
     model = _model(files, not_built=["/p/sm80.cu"])
     assert model.environment("/p/sm80_helpers.cuh").status == "dead"
     assert model.environment("/p/common.cu").status is None
+
+
+def test_an_include_chain_deeper_than_the_limit_is_reported_once() -> None:
+    files = {f"h{i}.h": f'#include "h{i + 1}.h"\n#define M{i} 1\n' for i in range(400)}
+    files["k.cu"] = '#include "h0.h"\n#if M0\n#endif\n'
+    model = _model(files)
+    for name in files:
+        model.environment(f"/p/{name}")
+    assert len(model.problems) == 1 and "levels deep" in model.problems[0][1]
+    assert _value(model, "k.cu", "M0", rocm=True) == 1

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from portlint.build_model.build_files import BuildFiles, read_build_files
-from portlint.build_model.macros import HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
 __all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
 
@@ -34,7 +34,12 @@ class BuildModel:
     def environment(self, absolute: str) -> FileEnvironment:
         env = self._environments.get(absolute)
         if env is None:
-            env = self._environments[absolute] = self.macros.environment(absolute)
+            try:
+                env = self.macros.environment(absolute)
+            except RecursionError:  # includes nested deeper than Python's stack: no environment
+                self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
+                env = EMPTY
+            self._environments[absolute] = env
         return env
 
     @property

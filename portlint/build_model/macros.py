@@ -254,6 +254,8 @@ _INTRINSIC_DEFINITION = re.compile(
     rb"\b(__[A-Za-z]\w*)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 _CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
 _ALTERNATIVES = frozenset({"elif", "elifdef", "elifndef", "else"})
+# Deeper include chains are not followed (generated code; Python's own stack is the limit).
+MAX_INCLUDE_DEPTH = 200
 # A macro defined more often than this in one file stops being followed (it is a counter or
 # generated code, and each definition is an event every includer would carry).
 MAX_DEFINITIONS = 64
@@ -391,6 +393,7 @@ class BuildMacros:
         self._known_names: set[str] = set()
         self._reach: dict[str, tuple[Value, Value]] = {}
         self._walked_all = False
+        self._too_deep = False
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -444,6 +447,11 @@ class BuildMacros:
             return walk
         if path in self._active:  # an include cycle: guarded headers make it harmless
             return _EMPTY_WALK
+        if len(self._active) >= MAX_INCLUDE_DEPTH:
+            if not self._too_deep:
+                self._too_deep = True
+                self.problems.append((path, f"included {MAX_INCLUDE_DEPTH} levels deep; its macros are not followed"))
+            return _EMPTY_WALK  # not memoized: a shallower include reads it in full
         self._active.append(path)
         try:
             walk = self._walk(path)
@@ -561,12 +569,14 @@ class BuildMacros:
             for path in (*self._translation_units, *self._headers):
                 self.walk(path)
 
-    def reach(self, path: str) -> tuple[Value, Value]:
+    def reach(self, path: str, depth: int = 0) -> tuple[Value, Value]:
         """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
         nobody includes, stands for itself; a header is compiled where its includes are."""
         self._walk_all()
         if path in self._reach:
             return self._reach[path]
+        if depth >= MAX_INCLUDE_DEPTH:
+            return True, True  # too deep to tell: compiled, as when no build file decides
         if path in self._not_built:
             return False, True
         sites = self._sites.get(path)
@@ -576,7 +586,7 @@ class BuildMacros:
         rocm: Value = False
         cuda: Value = False
         for including, _, on_rocm, on_cuda in sites:
-            outer = self.reach(including)
+            outer = self.reach(including, depth + 1)
             rocm = or_(rocm, and_(outer[ROCM], on_rocm))
             cuda = or_(cuda, and_(outer[CUDA], on_cuda))
         self._reach[path] = (rocm, cuda)
@@ -606,26 +616,28 @@ class BuildMacros:
             self._indexes[path] = index
         return index
 
-    def _state_before(self, path: str, name: str, offset: int, build: int) -> State | None:
+    def _state_before(self, path: str, name: str, offset: int, build: int, depth: int) -> State | None:
         events = self._index(path)[build].get(name)
         if events is not None:
             i = bisect.bisect_left(events[0], offset) - 1
             if i >= 0:
                 return events[1][i]
-        return self._entry_state(path, name, build)
+        return self._entry_state(path, name, build, depth + 1)
 
-    def _entry_state(self, path: str, name: str, build: int) -> State | None:
+    def _entry_state(self, path: str, name: str, build: int, depth: int = 0) -> State | None:
         """The state of `name` at every place the build includes header `path` (one
         definition, or undefined everywhere), else None."""
         key = (path, name, build)
         if key in self._entries:
             return self._entries[key]
+        if depth >= MAX_INCLUDE_DEPTH:
+            return None
         self._entries[key] = None  # an include cycle agrees on nothing
         agreed: State | None = None
         for including, offset, on_rocm, on_cuda in self._sites.get(path, ()) if _is_header(path) else ():
             if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
                 continue  # this build does not include it there
-            state = self._state_before(including, name, offset, build)
+            state = self._state_before(including, name, offset, build, depth)
             if state is None or state is MAYBE or (agreed is not None and state != agreed):
                 agreed = None
                 break
