@@ -1,8 +1,9 @@
 """A content-addressed cache of per-file results, so an unchanged file is not parsed again.
 
 An entry is the pickled (FileState, problems) of one file, keyed by the file's bytes, its
-shown and absolute paths, language and role, the enabled rules, the configuration that changes per-file
-results, and portlint's version. Cross-file rules stay correct: they run every time on the
+shown and absolute paths, language and role, the macro environment the build model gave it
+(so editing a header re-checks the files that include it), the enabled rules, the
+configuration that changes per-file results, and portlint's version. Cross-file rules stay correct: they run every time on the
 facts stored in the entries, so a changed header re-checks every file that depends on it.
 The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
 cache (unwritable, corrupt entry) makes portlint compute the result instead.
