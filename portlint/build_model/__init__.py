@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from portlint.fileio import NotReadable, read_regular
 from portlint.build_model.build_files import BuildFiles, read_build_files
 from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
@@ -73,12 +74,11 @@ def build(candidates, config) -> BuildModel:
 
 
 def _read(path: str) -> bytes | None:
+    """A file's bytes, or None: a FIFO or device never blocks the scan (`fileio`), and what
+    cannot be read is left to the per-file pass to report."""
     try:
-        p = Path(path)
-        if p.stat().st_size > _MAX_BYTES:
-            return None
-        return p.read_bytes()
-    except OSError:
+        return read_regular(path, _MAX_BYTES)
+    except (OSError, NotReadable):
         return None
 
 
