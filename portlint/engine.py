@@ -119,7 +119,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
-            index.defer(state.facts.path, _FactsLoader(state, config, cache, model.environment(state.absolute)))
+            index.defer(state.facts.path, _FactsLoader(state, config, cache, model))
         else:
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
@@ -212,8 +212,13 @@ class _FactsLoader:
     """Collects the project facts of a file that was not parsed, when a project rule asks."""
 
     def __init__(self, state: FileState, config: Config, cache: Cache | None = None,
-                 environment: FileEnvironment | None = None) -> None:
-        self.state, self.config, self.cache, self.environment = state, config, cache, environment
+                 model: build_model.BuildModel | None = None) -> None:
+        self.state, self.config, self.cache, self.model = state, config, cache, model
+
+    @property
+    def environment(self) -> FileEnvironment | None:
+        """Worked out only if a project rule asks for the file's facts."""
+        return self.model.environment(self.state.absolute) if self.model is not None else None
 
     def data(self) -> bytes:
         try:
@@ -222,13 +227,14 @@ class _FactsLoader:
             return b""
 
     def __call__(self) -> FileFacts:
-        source = _complete(self.state, self.config, self.environment)
+        environment = self.environment
+        source = _complete(self.state, self.config, environment)
         if source is None:
             return FileFacts(path=self.state.facts.path)
         facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
-            self.cache.put(self.cache.key(source, self.environment), (self.state, []))
+            self.cache.put(self.cache.key(source, environment), (self.state, []))
         return facts
 
 

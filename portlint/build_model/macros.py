@@ -467,7 +467,8 @@ class BuildMacros:
         if data is None:
             return _EMPTY_WALK
         directives = read_directives(data)
-        definitions = _intrinsic_definitions(data)
+        # A TU's own definitions are its rules' business: only headers lend them to others.
+        definitions = _intrinsic_definitions(data) if _is_header(path) and b"__device__" in data else []
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
@@ -657,10 +658,13 @@ class BuildMacros:
                 and not included:
             return EMPTY
         data = self._data(path) or b""
-        words = {w.decode() for w in set(data.translate(_WORD_BYTES).split())}
+        words = set(data.translate(_WORD_BYTES).split())  # bytes: most are never looked up
         macros = ({}, {})
         own = self._index(path)
-        candidates = words & self._known_names if included else ()
+        candidates = ()
+        if included:  # the smaller set is walked
+            candidates = ([n for n in self._known_names if n.encode() in words] if len(self._known_names) < len(words)
+                          else [n for n in (w.decode() for w in words) if n in self._known_names])
         for b in (ROCM, CUDA):
             by_name = dict(own[b])
             # What every place that includes this header defined before the include (a
@@ -672,7 +676,7 @@ class BuildMacros:
                     by_name[name] = ((-1, *offsets), (entry, *states))
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
-        functions = {n: o for n, o in walk.functions.items() if n in words}
+        functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status)
 
 
@@ -686,9 +690,9 @@ def _is_header(path: str) -> bool:
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
 
 
-def _closure(words: set[str], by_name: Mapping[str, tuple[list, list]]) -> set[str]:
-    """`words`, with the names the bodies of their definitions mention (expanded in `#if`)."""
-    needed = {w for w in words if w in by_name}
+def _closure(words: set[bytes], by_name: Mapping[str, tuple[list, list]]) -> set[str]:
+    """The names of `by_name` among `words`, with the names their bodies mention (expanded in `#if`)."""
+    needed = {n for n in by_name if n.encode() in words}
     pending = list(needed)
     while pending:
         name = pending.pop()
