@@ -1,8 +1,9 @@
 """A content-addressed cache of per-file results, so an unchanged file is not parsed again.
 
 An entry is a checksum and the pickled (FileState, problems) of one file, keyed by the file's bytes, its
-shown and absolute paths, language and role, the enabled rules, the configuration that changes per-file
-results, and portlint's version. Cross-file rules stay correct: they run every time on the
+shown and absolute paths, language and role, the macro environment the build model gave it
+(so editing a header re-checks the files that include it), the enabled rules, the
+configuration that changes per-file results, and portlint's version. Cross-file rules stay correct: they run every time on the
 facts stored in the entries, so a changed header re-checks every file that depends on it.
 The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
 cache (unwritable, corrupt entry) makes portlint compute the result instead.
@@ -68,9 +69,10 @@ class Cache:
         except OSError:
             pass  # a read-only checkout still scans, uncached
 
-    def key(self, source) -> str:
+    def key(self, source, environment=None) -> str:
+        """`environment`: the file's macro environment (`FileEnvironment`), part of the key."""
         parts = (self.salt, source.digest, source.path, str(source.absolute_path), source.language,
-                 str(source.build_script))
+                 str(source.build_script), environment.fingerprint if environment is not None else "")
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def _entry(self, key: str) -> str:

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress, targets
-from portlint.build_model.build_files import BuildFiles, read_build_files
+from portlint import build_model, queries, rocm_path, suppress, targets
+from portlint.checks import facts as project_facts
+from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -100,21 +101,19 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if stdin is not None:
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
-    try:
-        build = read_build_files(candidates, config)
-    except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
-        result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
-        build = BuildFiles()
-    # Until the macro environment reads them itself: a define only the ROCm build passes is
-    # a project ROCm macro, as if named in `rocm-macros` (the cache key includes them).
-    rocm_only = frozenset(build.rocm_defines).difference(build.cuda_defines, config.rocm_macros)
-    if rocm_only:
-        config = config.with_overrides(rocm_macros=config.rocm_macros | rocm_only)
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
     targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache)
+    try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
+        model = build_model.build(candidates, config)
+    except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
+        result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
+        model = build_model.build([], config)
+    build = model.files
+    environments = [model.environment(_absolute(c)) if c.language == CUDA else None for c in candidates]
+    result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache, environments)
     for outcome in outcomes:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
@@ -122,12 +121,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
-    context = _project_context(candidates, config, codes, cache) if any(c.explicit for c in candidates) else {}
+    context = _project_context(candidates, config, codes, cache, model) if any(c.explicit for c in candidates) else {}
 
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
-            index.defer(state.facts.path, _FactsLoader(state, config, cache))
+            index.defer(state.facts.path, _FactsLoader(state, config, cache, model))
         else:
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
@@ -145,7 +144,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     docs = load_all()
     for state in result.files.values():
         if state.suppressions is None:  # unparsed, but it has a suppression comment
-            _complete(state, config)
+            _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
         if state.suppressions.unknown:
             result.problems.extend(Problem(f"{state.path}:{line}", f"unknown rule `{selector}` in a suppression comment")
                                    for line, selector in state.suppressions.unknown)
@@ -160,7 +159,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:
-            _complete(state, config)
+            _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live"):
             continue
@@ -186,7 +185,8 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None) -> dict[str, FileState]:
+def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None,
+                     model: build_model.BuildModel) -> dict[str, FileState]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
@@ -205,10 +205,11 @@ def _project_context(candidates: list[Candidate], config: Config, codes, cache: 
         source = read_source(candidate)
         if isinstance(source, Problem):
             continue
-        if source.language == CUDA and not project.needs_parse(source, Probe(source.data)):
+        if source.language == CUDA and not project_facts.needs_parse(source, Probe(source.data)):
             state = _unparsed(source, wants_facts=True)
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
-            outcome = analyze_file(candidate, config, project_codes, cache)
+            environment = model.environment(_absolute(candidate)) if source.language == CUDA else None
+            outcome = analyze_file(candidate, config, project_codes, cache, environment)
             if isinstance(outcome, Problem):
                 continue
             state = outcome[0]
@@ -219,8 +220,14 @@ def _project_context(candidates: list[Candidate], config: Config, codes, cache: 
 class _FactsLoader:
     """Collects the project facts of a file that was not parsed, when a project rule asks."""
 
-    def __init__(self, state: FileState, config: Config, cache: Cache | None = None) -> None:
-        self.state, self.config, self.cache = state, config, cache
+    def __init__(self, state: FileState, config: Config, cache: Cache | None = None,
+                 model: build_model.BuildModel | None = None) -> None:
+        self.state, self.config, self.cache, self.model = state, config, cache, model
+
+    @property
+    def environment(self) -> FileEnvironment | None:
+        """Worked out only if a project rule asks for the file's facts."""
+        return self.model.environment(self.state.absolute) if self.model is not None else None
 
     def data(self) -> bytes:
         try:
@@ -229,17 +236,18 @@ class _FactsLoader:
             return b""
 
     def __call__(self) -> FileFacts:
-        source = _complete(self.state, self.config)
+        environment = self.environment
+        source = _complete(self.state, self.config, environment)
         if source is None:
             return FileFacts(path=self.state.facts.path)
-        facts = project.collect(source, source.rocm_path)
+        facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
-            self.cache.put(self.cache.key(source), (self.state, []))
+            self.cache.put(self.cache.key(source, environment), (self.state, []))
         return facts
 
 
-def _complete(state: FileState, config: Config) -> SourceFile | None:
+def _complete(state: FileState, config: Config, environment: FileEnvironment | None = None) -> SourceFile | None:
     """Parse a file the per-file pass left unparsed; fill in its ROCm-path model and suppressions."""
     source = read_source(Candidate(state.absolute_path, state.language, explicit=False))
     if isinstance(source, Problem) or source.digest != state.digest:  # gone or changed since: no model
@@ -247,6 +255,7 @@ def _complete(state: FileState, config: Config) -> SourceFile | None:
         state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
         return None
     source.path = state.path
+    source.build = environment
     try:
         source.rocm_path = rocm_path.build(source, config.rocm_macros)
         if state.ranges is None:
@@ -297,11 +306,16 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None):
+def _absolute(candidate: Candidate) -> str:
+    return (candidate.resolved if candidate.resolved is not None else candidate.path.resolve()).as_posix()
+
+
+def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
+                 environments: list[FileEnvironment | None]):
     if jobs == 0:
         jobs = os.cpu_count() or 1
     if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
-        return [analyze_file(c, config, codes, cache) for c in candidates]
+        return [analyze_file(c, config, codes, cache, e) for c, e in zip(candidates, environments)]
     n = len(candidates)
     from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays its import
     import multiprocessing
@@ -311,7 +325,8 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         chunk = max(1, n // (jobs * 8))
-        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, chunksize=chunk))
+        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, environments,
+                             chunksize=chunk))
 
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:
@@ -337,12 +352,17 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     return SourceFile(shown, candidate.language, data, absolute, build_script=candidate.build_script)
 
 
-def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None):
-    """One file: (FileState, problems) or a Problem if it could not be read at all."""
+def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
+                 environment: FileEnvironment | None = None):
+    """One file: (FileState, problems) or a Problem if it could not be read at all.
+
+    `environment`: the macros the builds define where the file stands (from the build model);
+    the file's result is cached under it, so editing a header re-checks its includers."""
     source = read_source(candidate)
     if isinstance(source, Problem):
         return source
-    key = cache.key(source) if cache is not None else ""
+    source.build = environment
+    key = cache.key(source, environment) if cache is not None else ""
     if cache is not None and (hit := cache.get(key)) is not None:
         return hit
     problems: list[Problem] = []
@@ -372,7 +392,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     if PREFILTER:
         probe = Probe(source.data)
         checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
-        if not checks and not (wants_facts and project.needs_parse(source, probe)):
+        if not checks and not (wants_facts and project_facts.needs_parse(source, probe)):
             return _unparsed(source, wants_facts)
     else:
         checks = [(code, check) for code, check, _ in triggered]
@@ -398,7 +418,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         findings=findings,
         ranges=model.ranges,
         suppressions=suppress.parse(source),
-        facts=project.collect(source, model) if wants_facts else FileFacts(),
+        facts=project_facts.collect(source, model) if wants_facts else FileFacts(),
     )
 
 
@@ -413,7 +433,7 @@ def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:
         findings=[],
         ranges=None,
         suppressions=suppress.Suppressions() if no_comments else None,
-        facts=project.deferred(source) if wants_facts else FileFacts(),
+        facts=project_facts.deferred(source) if wants_facts else FileFacts(),
     )
 
 

@@ -12,7 +12,6 @@ import bisect
 import re
 from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING
 
 from portlint import queries
@@ -20,7 +19,6 @@ from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CMAKE, CUDA, Location, SourceFile
-from portlint.triggers import ALWAYS, Probe, Trigger, all_of, any_of, nocase
 
 if TYPE_CHECKING:
     from portlint.checks.cmake_project import CMakeFacts
@@ -350,52 +348,11 @@ _NOT_QUALIFIERS = frozenset(
 _SPECIFIERS = frozenset({"__device__", "__host__", "__forceinline__", "__noinline__", "constexpr"})
 
 
-@cache
-def _eager_facts() -> dict[str, Trigger]:
-    """Per language, the trigger tokens of facts that cannot wait for `ProjectIndex.defer`:
-    the rest (functions, macros, C linkage, includes, constants) is looked up by name or file."""
-    from portlint.checks import launch, memory  # they import this module
-
-    return {
-        CMAKE: ALWAYS,
-        CUDA: any_of(
-            # Warp-size definitions and uses (`collect_warp_sizes`): only names that
-            # `_warp_constant_kind` reads as a size, log2 or lane mask, which need `warp`, or
-            # `lane` and `mask`.
-            nocase(b"warp"), all_of(nocase(b"lane"), nocase(b"mask")),
-            *launch.LAUNCH_TOKENS,  # launches, open launch sizes
-            b"__shared__", *memory.SET_ATTRIBUTE_TOKENS,  # open shared memory sizes
-            *(api.encode() for api in _APIS),  # module lookups, name expressions
-        ),
-    }
-
-
-def needs_parse(source: SourceFile, probe: Probe) -> bool:
-    """Must the per-file pass parse `source` for its project facts?"""
-    trigger = _eager_facts().get(source.language)
-    return trigger is not None and trigger.holds(probe)
-
-
-def deferred(source: SourceFile) -> FileFacts:
-    """The facts of a file the per-file pass did not parse: collected later, if asked for."""
+def collect_own(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> FileFacts:
+    """The index's own facts of a C-family file (kernels, launches, lookups, macros, C linkage,
+    includes and constants), added to `facts`. `portlint.checks.facts` adds the rules' own."""
     if source.language == CUDA:
-        return FileFacts(path=file_key(source), deferred=True)
-    return FileFacts()  # `collect` has nothing for other languages but CMake, which is always parsed
-
-
-def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
-    facts = FileFacts()
-    if source.language == CMAKE:
-        from portlint.checks.cmake_project import collect as collect_cmake  # a check module's own facts
-
-        facts.cmake = collect_cmake(source, model)
-        return facts
-    if source.language == CUDA:
-        from portlint.checks.wavefront_size import collect_warp_sizes  # a check module's own facts
-
-        facts.warp_size_definitions, facts.warp_size_uses = collect_warp_sizes(source, model)
-    if source.language == CUDA:
-        _collect_sizes(source, model, facts)
+        _collect_includes_and_constants(source, model, facts)
     if source.language != CUDA or not any(marker in source.data for marker in _MARKERS):
         return facts
     data = source.data
@@ -752,11 +709,10 @@ def file_key(source: SourceFile) -> str:
     return source.absolute_path.as_posix() if source.absolute_path is not None else source.path
 
 
-def _collect_sizes(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> None:
-    from portlint.checks import launch, memory  # the rules' own facts (they import this module)
-
+def _collect_includes_and_constants(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> None:
+    """Includes and constants, for the sizes the rules' facts (`facts.open_sizes`, set
+    before) read from other files."""
     facts.path = file_key(source)
-    facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source)]
     is_header = posixpath.splitext(facts.path)[1].lower() in HEADER_SUFFIXES
     if (is_header or facts.open_sizes) and b"#include" in source.data:
         facts.includes = _included_paths(source, model)

@@ -15,7 +15,7 @@ Trigger tokens: a per-file check declares the bytes without which it cannot fire
     def check_...(source): ...
 
 The engine parses a file only when the tokens of some enabled check (or of a project-fact
-collector: `project.needs_parse`) occur in it, and runs only the checks whose tokens occur.
+collector: `checks.facts.needs_parse`) occur in it, and runs only the checks whose tokens occur.
 A declaration must be a necessary condition: the check may find nothing where its tokens
 are, but must never fire where they are not (`tests/test_prefilter.py` scans every fixture
 with and without the pre-filter and wants the same findings). A check without a declaration

@@ -22,23 +22,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from portlint import queries
-from portlint.nesting import bounded, left_chain
+from portlint.nesting import bounded
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile
 
-Value = bool | int | None  # for C: an int (None = unknown); elsewhere a truth value
-
-# Macros a ROCm build defines, and ones it never defines (C/C++ preprocessor).
-ROCM_DEFINED = frozenset(
-    {"USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__",
-     "HIP_VERSION", "__HIP_ROCclr__", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR"}
+# The macro environments and the `#if` logic live in the build model; the names stay here
+# for the rules that read them.
+from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
+from portlint.build_model.macros import (  # noqa: E402
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, ROCM_DEFINED, ROCM_UNKNOWN, chain_outcomes, evaluate_directive,
 )
-ROCM_UNKNOWN = frozenset({"__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGCN_WAVEFRONT_SIZE"})
-CUDA_DEFINED = frozenset(
-    {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
-     "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
-)
-CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
-CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
 
 
 class Status(str, Enum):
@@ -88,28 +80,10 @@ class RocmPathModel:
         return self.status(offset) is Status.LIVE
 
     def add_chain(self, arms: list[Arm]) -> None:
-        taken_before_rocm: Value = False
-        taken_before_cuda: Value = False
-        statuses: list[Status | None] = []
-        for arm in arms:
-            rocm = _and(_not(taken_before_rocm), arm.rocm)
-            cuda = _and(_not(taken_before_cuda), arm.cuda)
-            if _truth(rocm) is False:
-                statuses.append(Status.DEAD)
-            elif _truth(cuda) is False:
-                statuses.append(Status.PORT)
-            else:
-                statuses.append(None)
-            taken_before_rocm = _or(taken_before_rocm, arm.rocm)
-            taken_before_cuda = _or(taken_before_cuda, arm.cuda)
-        if Status.PORT in statuses:
-            first_port = statuses.index(Status.PORT)
-            for i in range(first_port):
-                if statuses[i] is None:
-                    statuses[i] = Status.DEAD
-        for arm, status in zip(arms, statuses):
+        outcomes = chain_outcomes([(arm.rocm, arm.cuda) for arm in arms])
+        for arm, (_, _, status) in zip(arms, outcomes):
             if status is not None and arm.end > arm.start:
-                self.ranges.append((arm.start, arm.end, status))
+                self.ranges.append((arm.start, arm.end, Status(status)))
 
 
 def _segments(ranges) -> tuple[list[int], list[Status]]:
@@ -131,34 +105,6 @@ def _segments(ranges) -> tuple[list[int], list[Status]]:
     return starts, statuses
 
 
-# ---- three-valued logic over ints (C truth: nonzero) ---------------------------------
-def _truth(v: Value) -> bool | None:
-    return None if v is None else bool(v)
-
-
-def _not(v: Value) -> Value:
-    t = _truth(v)
-    return None if t is None else (not t)
-
-
-def _and(a: Value, b: Value) -> Value:
-    ta, tb = _truth(a), _truth(b)
-    if ta is False or tb is False:
-        return False
-    if ta is None or tb is None:
-        return None
-    return True
-
-
-def _or(a: Value, b: Value) -> Value:
-    ta, tb = _truth(a), _truth(b)
-    if ta is True or tb is True:
-        return True
-    if ta is None or tb is None:
-        return None
-    return False
-
-
 def build(source: SourceFile, rocm_macros: frozenset[str] = frozenset()) -> RocmPathModel:
     """The model for one file, by its language."""
     if source.language in TEXT_LANGUAGES:
@@ -172,43 +118,19 @@ def build(source: SourceFile, rocm_macros: frozenset[str] = frozenset()) -> Rocm
 # ---- C / C++ / CUDA / HIP --------------------------------------------------------------
 _CHAIN_QUERY = "[(preproc_if) (preproc_ifdef)] @chain"
 _ALTERNATIVES = ("preproc_elif", "preproc_elifdef", "preproc_else")
-_INT = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)")
 # Every `#if`/`#ifdef`/`#ifndef` token matches this (tree-sitter's is `#[ \t]*if`; line
 # continuations let in to be safe). A file without one has no chain: its model needs no
 # query, which spares the tree walk of the first shared query when no other reader needs it.
 _CHAIN_START = re.compile(rb"#[ \t\\\r\n]*if")
 
 
-class _MacroEnv:
-    """What one build (ROCm or CUDA) knows about macros."""
-
-    def __init__(self, defined: frozenset[str], unknown: frozenset[str], undefined: frozenset[str]):
-        self.defined, self.unknown, self.undefined = defined, unknown, undefined
-
-    def is_defined(self, name: str) -> Value:
-        if name in self.defined:
-            return True
-        if name in self.undefined:
-            return False
-        return None
-
-    def value(self, name: str) -> Value:
-        # An undefined macro is 0 in `#if`; a defined one's value is not known here.
-        return 0 if name in self.undefined else None
-
-
-def _envs(rocm_macros: frozenset[str]) -> tuple[_MacroEnv, _MacroEnv]:
-    rocm_defined = ROCM_DEFINED | rocm_macros
-    rocm = _MacroEnv(rocm_defined, ROCM_UNKNOWN, CUDA_ONLY)
-    cuda = _MacroEnv(CUDA_DEFINED, CUDA_UNKNOWN, rocm_defined | ROCM_UNKNOWN)
-    return rocm, cuda
-
-
 def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
     model = RocmPathModel()
+    environment = source.build if source.build is not None else EMPTY
+    if environment.status is not None:  # a header only ROCm (or only CUDA) code includes
+        model.ranges.append((0, len(source.data), Status(environment.status)))
     if not _CHAIN_START.search(source.data):
         return model
-    rocm_env, cuda_env = _envs(rocm_macros)
     for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain"):
         arms: list[Arm] = []
         node = chain
@@ -222,8 +144,10 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             if directive == "#else":
                 rocm = cuda = True
             else:
-                rocm = _eval_directive(directive, cond, source, rocm_env)
-                cuda = _eval_directive(directive, cond, source, cuda_env)
+                # Each condition is read with the macros defined before it (its own file's
+                # and those of the headers included above it).
+                rocm = _eval_directive(directive, cond, source, environment.scope(node.start_byte, True, rocm_macros))
+                cuda = _eval_directive(directive, cond, source, environment.scope(node.start_byte, False, rocm_macros))
                 model.conditions.append(
                     Condition(directive, node, cond, frozenset(_identifiers(cond, source)))
                 )
@@ -249,69 +173,10 @@ def _identifiers(node, source: SourceFile):
         stack.extend(reversed(node.children))
 
 
-def _eval_directive(directive: str, cond, source: SourceFile, env: _MacroEnv) -> Value:
+def _eval_directive(directive: str, cond, source: SourceFile, scope) -> Value:
     if cond is None:
         return None
-    if directive in ("#ifdef", "#elifdef"):
-        return env.is_defined(source.node_text(cond))
-    if directive in ("#ifndef", "#elifndef"):
-        return _not(env.is_defined(source.node_text(cond)))
-    return _eval_expr(cond, source, env)
-
-
-@bounded(None)
-def _eval_expr(node, source: SourceFile, env: _MacroEnv) -> Value:
-    kind = node.type
-    if kind == "number_literal":
-        m = _INT.match(source.node_text(node))
-        if not m:
-            return None
-        digits = m.group(1)
-        try:  # C octal `035000`; Python's int(..., 0) rejects a leading zero
-            return int(digits, 8) if len(digits) > 1 and digits.startswith("0") and digits.isdigit() else int(digits, 0)
-        except ValueError:  # `09`: not a valid C literal either
-            return None
-    if kind == "identifier":
-        name = source.node_text(node)
-        return {"true": 1, "false": 0}.get(name, env.value(name))
-    if kind == "preproc_defined":
-        names = [c for c in node.named_children if c.type == "identifier"]
-        return env.is_defined(source.node_text(names[0])) if names else None
-    if kind == "parenthesized_expression":
-        inner = node.named_children
-        return _eval_expr(inner[0], source, env) if inner else None
-    if kind == "unary_expression":
-        op = node.child_by_field_name("operator")
-        arg = _eval_expr(node.child_by_field_name("argument"), source, env)
-        if op is not None and op.type == "!":
-            return _not(arg)
-        if arg is None or op is None:
-            return None
-        return {"-": -arg, "+": arg, "~": ~arg}.get(op.type)
-    if kind == "binary_expression":
-        # `A || B || C ...` nests to the left: fold the chain in a loop, not by recursion.
-        leftmost, chain = left_chain(node)
-        value = _eval_expr(leftmost, source, env)
-        for op, right in chain:
-            value = _binary(op, value, _eval_expr(right, source, env))
-        return value
-    return None  # calls (`__has_include`, function-like macros) and anything else
-
-
-_OPERATORS = {"==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-              "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b),
-              "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
-              "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
-
-
-def _binary(op: str, left: Value, right: Value) -> Value:
-    if op == "&&":
-        return _and(left, right)
-    if op == "||":
-        return _or(left, right)
-    if left is None or right is None:
-        return None
-    return _OPERATORS[op](left, right) if op in _OPERATORS else None
+    return evaluate_directive(directive.lstrip("#").strip(), source.node_text(cond), scope)
 
 
 # ---- CMake -----------------------------------------------------------------------------
@@ -1009,29 +874,15 @@ def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[s
 
 
 # ---- one C condition under other assumptions (for the guard rules) --------------------
-class _ValuedEnv(_MacroEnv):
-    """A build in which some macros are defined with a known value."""
-
-    def __init__(self, base: _MacroEnv, values: dict[str, int]):
-        names = frozenset(values)
-        super().__init__(base.defined | names, base.unknown - names, base.undefined - names)
-        self._values = values
-
-    def value(self, name: str) -> Value:
-        return self._values[name] if name in self._values else super().value(name)
-
-
 def evaluate(condition: Condition, source: SourceFile, rocm: bool, values: dict[str, int] | None = None) -> Value:
     """`condition` as a ROCm (or CUDA) build decides it, with `values` defining macros.
 
     Guard rules ask "what if": a CUDA device pass for sm_90 is `values={"__CUDA_ARCH__": 900}`.
     """
     model = source.rocm_path
-    rocm_env, cuda_env = _envs(model.rocm_macros if model is not None else frozenset())
-    env = rocm_env if rocm else cuda_env
-    if values:
-        env = _ValuedEnv(env, values)
-    return _eval_directive(condition.directive, condition.condition, source, env)
+    environment = source.build if source.build is not None else EMPTY
+    scope = environment.scope(condition.node.start_byte, rocm, model.rocm_macros if model is not None else (), values)
+    return _eval_directive(condition.directive, condition.condition, source, scope)
 
 
 # Answered from one combined query run per file (portlint.queries.shared).

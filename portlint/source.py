@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from portlint import queries
 
 if TYPE_CHECKING:
+    from portlint.build_model.macros import FileEnvironment
     from portlint.rocm_path import RocmPathModel
 
 # Languages portlint reads, named as in rule front matter.
@@ -85,6 +86,10 @@ class SourceFile:
     # The ROCm-path model, set by the engine before checks run. Rules about the guards
     # themselves (P001-P004) read its parsed `conditions`.
     rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
+    # The macros the ROCm and the CUDA build define where this file stands, and the shims
+    # (`portlint.build_model.macros.FileEnvironment`), set by the engine before the model is
+    # built; None when the scan has none (a snippet in a test).
+    build: "FileEnvironment | None" = field(default=None, init=False, repr=False, compare=False)
     # Results several checks share (one query run per file), through `checks.cpp.memoized`.
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # Line index -> its text, one string per line: see `_snippet`.
@@ -165,6 +170,26 @@ class SourceFile:
 
     def node_text(self, node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+    # ---- what the ROCm build compiles in place of a CUDA name (the shims) ------------
+    def shim(self, name: str, offset: int):
+        """The project macro (`Macro`) the ROCm build defines over `name` where `offset`
+        stands (`#define cublasSgemm hipblasSgemm` in a HIP-only header), or None. A rule
+        judges what that macro compiles to, not the CUDA spelling it sees."""
+        return self.build.shim(name, offset) if self.build is not None else None
+
+    def shim_drops_argument(self, name: str, index: int, offset: int) -> bool:
+        """Does the ROCm build's macro over the call `name(...)` at `offset` drop argument
+        `index` (`#define __shfl_xor_sync(mask, v, o) __shfl_xor(v, o)`: the mask)?"""
+        macro = self.shim(name, offset)
+        return macro is not None and macro.uses_parameter(index) is False
+
+    def rocm_defines_function(self, name: str, offset: int) -> bool:
+        """Does ROCm-compiled project code define `name` (`__vsub4` in a HIP arm), or a macro
+        over it, where `offset` stands? Then the ROCm build has it."""
+        if self.build is None:
+            return False
+        return self.build.rocm_function(name, offset) or self.build.shim(name, offset) is not None
 
     # ---- parse trees --------------------------------------------------------------
     @cached_property

@@ -7,3 +7,92 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
   build-file defines and project headers reached through `#include`, and the shims (macros
   the ROCm build defines over CUDA names).
 """
+
+from __future__ import annotations
+
+
+import os
+from pathlib import Path
+
+from portlint.fileio import NotReadable, read_regular
+from portlint.build_model.build_files import BuildFiles, read_build_files
+from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+
+__all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
+
+# Larger files are skipped by the scan too (`engine.MAX_FILE_BYTES`).
+_MAX_BYTES = 8 * 1024 * 1024
+_C_FAMILY = "cuda"
+
+
+class BuildModel:
+    """What the per-file checks get from the build: per file, its macro environment."""
+
+    def __init__(self, files: BuildFiles, macros: BuildMacros) -> None:
+        self.files, self.macros = files, macros
+        self._environments: dict[str, FileEnvironment] = {}
+
+    def environment(self, absolute: str) -> FileEnvironment:
+        env = self._environments.get(absolute)
+        if env is None:
+            try:
+                env = self.macros.environment(absolute)
+            except RecursionError:  # includes nested deeper than Python's stack: no environment
+                self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
+                env = EMPTY
+            self._environments[absolute] = env
+        return env
+
+    @property
+    def problems(self) -> list[tuple[str, str]]:
+        return self.macros.problems
+
+
+def build(candidates, config) -> BuildModel:
+    """The build model of one scan, from the discovered files (before any is analysed)."""
+    files = read_build_files(candidates, config)
+    sources: dict[str, bytes] = {}
+    torch_extension = False
+    for c in candidates:
+        if c.language != _C_FAMILY and not c.build_script:
+            continue
+        absolute = (c.resolved or c.path.resolve()).as_posix()
+        data = _read(absolute)
+        if c.language == _C_FAMILY:
+            sources[absolute] = data
+        elif data is not None and b"cpp_extension" in data:
+            torch_extension = True  # PyTorch's extension builder passes its defines to every source
+    rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
+    cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
+    project_files = ()
+    if candidates and all(c.explicit for c in candidates):
+        # A file alone sees the headers a full scan would (read when an include needs them).
+        project_files = lambda: _project_headers(config, sources)  # noqa: E731
+    macros = BuildMacros(sources, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
+                         project_files, read=_read, not_built=files.not_built)
+    return BuildModel(files, macros)
+
+
+def _read(path: str) -> bytes | None:
+    """A file's bytes, or None: a FIFO or device never blocks the scan (`fileio`), and what
+    cannot be read is left to the per-file pass to report."""
+    try:
+        return read_regular(path, _MAX_BYTES)
+    except (OSError, NotReadable):
+        return None
+
+
+def _project_headers(config, known) -> list[str]:
+    """The headers of the project around explicitly named files (for `#include <x.h>`): a
+    plain walk of the project root, hidden directories and caches left out (discovery's
+    ignore rules cost more than a pre-commit run can spend)."""
+    root = Path(config.root)
+    found = []
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in ("build", "node_modules", "__pycache__")]
+        for name in names:
+            if os.path.splitext(name)[1].lower() in HEADER_SUFFIXES:
+                path = Path(directory, name).resolve().as_posix()
+                if path not in known:
+                    found.append(path)
+    return found

@@ -154,6 +154,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue
         if any(arm.macros & HIP_MACROS for arm in _chain(condition, by_node)):
             continue  # written with HIP in mind (`#elif defined(__HIP_DEVICE_COMPILE__)`, ...)
+        if source.shim(CUDA_ARCH, condition.node.start_byte) is not None:
+            continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -294,7 +296,13 @@ def _chain_tests_hip(condition: Condition, by_node: dict[int, Condition], source
     """Does any arm of the chain name a HIP macro (`__HIPCC__`, `__gfx942__`, a configured
     ROCm macro)? Then the chain was written with HIP in mind."""
     project_macros = source.rocm_path.rocm_macros
-    return any(_is_hip_macro(m, project_macros) for arm in _chain(condition, by_node) for m in arm.macros)
+    return any(_is_hip_macro(m, project_macros) or _is_project_rocm_macro(m, arm, source)
+               for arm in _chain(condition, by_node) for m in arm.macros)
+
+
+def _is_project_rocm_macro(name: str, arm: Condition, source: SourceFile) -> bool:
+    """A project macro the builds define apart (`X_HIP`: 1 on ROCm, 0 on CUDA)."""
+    return source.build is not None and source.build.is_project_rocm_macro(name, arm.node.start_byte)
 
 
 def _unported_guards(source: SourceFile, macros) -> Iterator[Condition]:

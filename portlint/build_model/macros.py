@@ -1,0 +1,742 @@
+"""The macro environment of a ROCm build and of a CUDA build.
+
+Worked out once per scan, in the main process, before the per-file checks: hip-clang's
+predefined macros, the defines PyTorch's extension builder adds, the build files' `-D`
+defines, and the `#define`/`#undef` lines of project headers reached through `#include`
+(beside the including file, then the build's include directories, then a unique file of
+that name in the project), in include order. Each `#define` counts for a build as its arm
+decides on that build: certainly defined, not at all, or maybe (an undecidable arm).
+
+So a derived feature macro (`#if !defined(USE_HIP) && __CUDA_ARCH__ >= 800` then
+`#define HAS_CP_ASYNC`) is never defined on ROCm, and a project ROCm macro (`#define X_HIP 1`
+under `#if defined(__HIP_PLATFORM_AMD__)`, `0` in the `#else`) is 1 on ROCm and 0 on CUDA.
+
+A header's own effect is worked out once, from the build's predefined macros and the
+headers it includes itself (not the macros its includer defined before including it:
+those are rare and would make every include site a walk of its own).
+
+Each file then gets the part it needs (`FileEnvironment`: the macros named in its bytes,
+as events by offset), small and picklable for the worker processes. The same object is the
+one home of the shims: a macro the ROCm build defines over a CUDA name, or a function the
+ROCm build defines with an intrinsic's name (`shim`, `rocm_function`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Mapping
+
+from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
+
+# ---- predefined macros -------------------------------------------------------------------
+# Macros a ROCm build defines, and ones it never defines (C/C++ preprocessor).
+ROCM_DEFINED = frozenset(
+    {"USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__",
+     "HIP_VERSION", "__HIP_ROCclr__", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR"}
+)
+ROCM_UNKNOWN = frozenset({"__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGCN_WAVEFRONT_SIZE"})
+CUDA_DEFINED = frozenset(
+    {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
+     "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
+)
+CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
+CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
+
+# What `torch.utils.cpp_extension` passes to every source of a CUDAExtension it builds
+# (COMMON_HIP_FLAGS + COMMON_HIPCC_FLAGS on ROCm, COMMON_NVCC_FLAGS on CUDA).
+TORCH_ROCM_DEFINES: Mapping[str, str | None] = {
+    "__HIP_PLATFORM_AMD__": "1", "USE_ROCM": "1", "HIPBLAS_V2": None, "CUDA_HAS_FP16": "1",
+    "__HIP_NO_HALF_OPERATORS__": "1", "__HIP_NO_HALF_CONVERSIONS__": "1",
+}
+TORCH_CUDA_DEFINES: Mapping[str, str | None] = {
+    "__CUDA_NO_HALF_OPERATORS__": None, "__CUDA_NO_HALF_CONVERSIONS__": None,
+    "__CUDA_NO_BFLOAT16_CONVERSIONS__": None, "__CUDA_NO_HALF2_OPERATORS__": None,
+}
+
+
+# ---- macros and what a build knows of them --------------------------------------------------
+@dataclass(frozen=True)
+class Macro:
+    """A `#define` (or a `-D`) as one build sees it."""
+
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str | None  # None: defined, value not known (`-DNAME` given elsewhere, a predefine)
+    path: str = ""  # the defining file (absolute), "" for a predefine or a `-D`
+    offset: int = 0
+
+    def body_tokens(self):
+        return tokens(self.body or "")
+
+    @property
+    def is_function_like(self) -> bool:
+        return self.params is not None
+
+    def uses_parameter(self, index: int) -> bool | None:
+        """Does the body use parameter `index`? None when this is no function-like macro."""
+        if self.params is None or index >= len(self.params):
+            return None
+        wanted = self.params[index]
+        return any(kind == "id" and text == wanted for kind, text in self.body_tokens())
+
+
+class _State:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def __reduce__(self):  # one object per state, also after pickling
+        return self._name
+
+
+UNDEFINED = _State("UNDEFINED")  # certainly not defined here (`#undef`, a CUDA-only predefine)
+MAYBE = _State("MAYBE")  # defined in (or undefined by) an arm this build may or may not take
+State = Macro | _State  # no entry at all: not known (a system header, `-D` flags elsewhere)
+
+
+@dataclass(frozen=True)
+class Base:
+    """The macros a build defines before any source line: predefines and `-D` flags."""
+
+    defined: Mapping[str, str | None]  # name -> value (None: not known)
+    unknown: frozenset[str]
+    undefined: frozenset[str]
+
+    def state(self, name: str) -> State | None:
+        if name in self.defined:
+            return Macro(name, None, self.defined[name])
+        if name in self.undefined:
+            return UNDEFINED
+        if name in self.unknown:
+            return MAYBE  # `__CUDA_ARCH__`: defined in the device pass only
+        return None
+
+
+def bases(rocm_macros: Iterable[str] = (), rocm_defines: Mapping[str, str | None] | None = None,
+          cuda_defines: Mapping[str, str | None] | None = None) -> tuple[Base, Base]:
+    """(ROCm, CUDA) bases: hip-clang's or nvcc's predefines, the build's `-D` defines and the
+    configured `rocm-macros` (defined on ROCm only: that is what configuring one says)."""
+    return _bases(frozenset(rocm_macros), tuple(sorted((rocm_defines or {}).items())),
+                  tuple(sorted((cuda_defines or {}).items())))
+
+
+_BASES: dict = {}
+
+
+def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple) -> tuple[Base, Base]:
+    key = (rocm_macros, rocm_defines, cuda_defines)
+    if key not in _BASES:
+        rocm_names = ROCM_DEFINED | rocm_macros
+        rocm_defined = {**dict.fromkeys(rocm_names), **dict(rocm_defines)}
+        cuda_defined = {**dict.fromkeys(CUDA_DEFINED), **dict(cuda_defines)}
+        rocm = Base(rocm_defined, ROCM_UNKNOWN, CUDA_ONLY - rocm_defined.keys())
+        # A configured ROCm macro or a ROCm `-D` is not defined on CUDA, unless CUDA's defines it too.
+        cuda_undefined = (rocm_names | ROCM_UNKNOWN | {n for n, _ in rocm_defines}) - cuda_defined.keys()
+        cuda = Base(cuda_defined, CUDA_UNKNOWN, frozenset(cuda_undefined))
+        _BASES[key] = (rocm, cuda)
+    return _BASES[key]
+
+
+class ScopeAt:
+    """What one build knows at one point: its base, then the project's macros (`lookup`)."""
+
+    def __init__(self, base: Base, lookup, values: Mapping[str, int] | None = None) -> None:
+        self._base, self._lookup, self._values = base, lookup, values or {}
+
+    def state(self, name: str) -> State | None:
+        if name in self._values:
+            return Macro(name, None, str(self._values[name]))
+        state = self._lookup(name)
+        return state if state is not None else self._base.state(name)
+
+    def is_defined(self, name: str) -> Value:
+        state = self.state(name)
+        if isinstance(state, Macro):
+            return True
+        if state is UNDEFINED:
+            return False
+        return None
+
+    def definition(self, name: str) -> Macro | None:
+        state = self.state(name)
+        return state if isinstance(state, Macro) else None
+
+    def value(self, name: str) -> Value:
+        return 0 if self.state(name) is UNDEFINED else None
+
+
+# ---- what the build model hands each file ----------------------------------------------------
+ROCM, CUDA = 0, 1
+
+
+@dataclass(frozen=True)
+class FileEnvironment:
+    """The macros one file may meet, per build, as (offset, state) events by name.
+
+    `macros[build][name]` is a pair of tuples (offsets, states): from each offset on, the
+    name has that state (a `Macro`, `UNDEFINED` or `MAYBE`). `functions` lists the
+    functions with a CUDA intrinsic's spelling (`__vsub4`) that ROCm-compiled code defines,
+    by the offset from which the file sees them.
+    """
+
+    macros: tuple[Mapping[str, tuple[tuple[int, ...], tuple]], Mapping[str, tuple[tuple[int, ...], tuple]]] = ({}, {})
+    rocm_functions: Mapping[str, int] = field(default_factory=dict)
+    rocm_defines: Mapping[str, str | None] = field(default_factory=dict)
+    cuda_defines: Mapping[str, str | None] = field(default_factory=dict)
+    # A header's status as a whole, from the places that include it: "port" when only ROCm
+    # code includes it (a shim header), "dead" when only CUDA-only code does, else None.
+    status: str | None = None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Changes when anything the file was analysed under changes (the cache key)."""
+        parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
+        parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
+                  repr(sorted(self.cuda_defines.items())), repr(self.status)]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    def state(self, name: str, offset: int, rocm: bool) -> State | None:
+        """The project's word on `name` just before `offset` (None: it says nothing)."""
+        events = self.macros[ROCM if rocm else CUDA].get(name)
+        if events is None:
+            return None
+        offsets, states = events
+        i = bisect.bisect_left(offsets, offset) - 1
+        return states[i] if i >= 0 else None
+
+    def scope(self, offset: int, rocm: bool, rocm_macros: Iterable[str] = (),
+              values: Mapping[str, int] | None = None) -> ScopeAt:
+        """What the ROCm (or CUDA) build knows just before byte `offset` of the file."""
+        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines)
+        return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values)
+
+    # ---- shims: what rules call before judging a CUDA name -------------------------------
+    def shim(self, name: str, offset: int) -> Macro | None:
+        """The project macro the ROCm build certainly defines over `name` at `offset`: the
+        ROCm build compiles its body, not the CUDA spelling a rule sees."""
+        state = self.state(name, offset, rocm=True)
+        return state if isinstance(state, Macro) and state.path else None
+
+    def rocm_function(self, name: str, offset: int) -> bool:
+        """Does ROCm-compiled project code define a function `name` this file sees at `offset`?"""
+        at = self.rocm_functions.get(name)
+        return at is not None and at <= offset
+
+    def is_project_rocm_macro(self, name: str, offset: int) -> bool:
+        """Is `name` a project macro that tells the builds apart (`X_HIP`: 1 on ROCm, 0 on CUDA)?"""
+        rocm, cuda = self.state(name, offset, True), self.state(name, offset, False)
+        if rocm is None and cuda is None:
+            return False
+        if isinstance(rocm, Macro) and isinstance(cuda, Macro):
+            return rocm.body != cuda.body
+        return rocm is not cuda and MAYBE not in (rocm, cuda)
+
+
+EMPTY = FileEnvironment()
+
+
+# ---- reading directives --------------------------------------------------------------------
+_DIRECTIVE = re.compile(
+    rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b"
+    rb"((?:[^\\\n]+|\\.)*)", re.M | re.S)
+_DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
+_INCLUDE = re.compile(r'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
+# A function whose name has a CUDA intrinsic's spelling (`__vsub4`, `__trap`), defined here.
+_INTRINSIC_DEFINITION = re.compile(
+    rb"\b(__[A-Za-z]\w*)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
+_CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
+_ALTERNATIVES = frozenset({"elif", "elifdef", "elifndef", "else"})
+# Deeper include chains are not followed (generated code; Python's own stack is the limit).
+MAX_INCLUDE_DEPTH = 200
+# A macro defined more often than this in one file stops being followed (it is a counter or
+# generated code, and each definition is an event every includer would carry).
+MAX_DEFINITIONS = 64
+
+
+@dataclass(frozen=True)
+class Directive:
+    kind: str
+    offset: int
+    text: str  # what follows the directive name, comments and continuations left in
+
+
+def read_directives(data: bytes) -> list[Directive]:
+    """The preprocessor directives of a file, in order, skipping those inside block comments."""
+    if b"#" not in data:
+        return []
+    comments: list[tuple[int, int]] = []
+    if b"/*" in data:
+        at = data.find(b"/*")
+        while at != -1:  # `find` runs in C; a lazy `.*?` regex walks the bytes one by one
+            end = data.find(b"*/", at + 2)
+            end = len(data) if end == -1 else end + 2
+            comments.append((at, end))
+            at = data.find(b"/*", end)
+    starts = [c[0] for c in comments]
+    found = []
+    for m in _DIRECTIVE.finditer(data):
+        at = m.start(1)
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and comments[i][1] > at:
+            continue
+        found.append(Directive(m.group(1).decode(), m.start(), m.group(2).decode("utf-8", "replace")))
+    return found
+
+
+def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
+    if b"__" not in data or b"{" not in data:
+        return []
+    return [(m.start(), m.group(1).decode()) for m in _INTRINSIC_DEFINITION.finditer(data)
+            if m.group(1) not in _NOT_FUNCTIONS]
+
+
+_NOT_FUNCTIONS = frozenset({b"__attribute__", b"__launch_bounds__", b"__declspec", b"__asm__", b"__asm",
+                            b"__volatile__", b"__builtin_expect", b"__if_exists"})
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text.replace("\\\r\n", " ").replace("\\\n", " "), flags=re.S)
+
+
+def parse_define(text: str, path: str, offset: int) -> Macro | None:
+    m = _DEFINE.match(text)
+    if m is None:
+        return None
+    params = None
+    if m.group(2) is not None:
+        inner = m.group(2)[1:-1].strip()
+        params = tuple(p.strip() for p in inner.split(",")) if inner else ()
+    body = " ".join(_strip_comments(m.group(3)).split())
+    return Macro(m.group(1), params, body, path, offset)
+
+
+# ---- the chain logic shared with the ROCm-path model -----------------------------------------
+def chain_outcomes(values: list[tuple[Value, Value]]) -> list[tuple[Value, Value, str | None]]:
+    """For a chain of arms (ROCm value, CUDA value of each condition, `#else` = (True, True)):
+    whether each build takes each arm, and the arm's status: "dead" (not taken on ROCm),
+    "port" (taken on ROCm, never on CUDA) or None (live).
+
+    An undecidable arm before a PORT arm of the same chain is its CUDA alternative: DEAD.
+    """
+    taken_rocm: Value = False
+    taken_cuda: Value = False
+    out: list[list] = []
+    for rocm, cuda in values:
+        on_rocm = and_(not_(taken_rocm), rocm)
+        on_cuda = and_(not_(taken_cuda), cuda)
+        status = "dead" if truth(on_rocm) is False else "port" if truth(on_cuda) is False else None
+        out.append([on_rocm, on_cuda, status])
+        taken_rocm, taken_cuda = or_(taken_rocm, rocm), or_(taken_cuda, cuda)
+    statuses = [o[2] for o in out]
+    if "port" in statuses:
+        for i in range(statuses.index("port")):
+            if out[i][2] is None:
+                out[i][0], out[i][2] = False, "dead"
+    return [tuple(o) for o in out]
+
+
+def evaluate_directive(kind: str, text: str, scope) -> Value:
+    """An `#if`/`#ifdef`/... condition (the text after the directive's name) in `scope`."""
+    if kind in ("ifdef", "elifdef", "ifndef", "elifndef"):
+        words = _strip_comments(text).split()
+        if not words or not re.fullmatch(r"[A-Za-z_]\w*", words[0]):
+            return None
+        value = scope.is_defined(words[0])
+        return not_(value) if kind.endswith("ndef") else value
+    return evaluate(text, scope)
+
+
+# ---- the walk ---------------------------------------------------------------------------------
+@dataclass
+class _Walk:
+    """One file's macro events per build, and what it leaves defined (its exports)."""
+
+    events: tuple[list, list]  # per build: [(offset, name, state)]
+    final: tuple[dict, dict]  # per build: name -> state after the file
+    # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
+    # in the headers it includes (at the offset of the `#include`)
+    functions: dict
+
+
+class BuildMacros:
+    """The macro environments of one scan. `environment(path)` gives a file its part."""
+
+    def __init__(self, sources: Mapping[str, bytes], rocm_macros: Iterable[str] = (),
+                 rocm_defines: Mapping[str, str | None] | None = None,
+                 cuda_defines: Mapping[str, str | None] | None = None,
+                 include_dirs: Iterable[str] = (), project_files=(), read=None,
+                 not_built: Iterable[str] = ()) -> None:
+        # `sources`: absolute posix path -> bytes of the scanned C-family files. `read(path)`
+        # gives the bytes of a project header that was not scanned (explicit files), or None.
+        self._sources = dict(sources)
+        self._rocm_macros = frozenset(rocm_macros)
+        self._rocm_defines = dict(rocm_defines or {})
+        self._cuda_defines = dict(cuda_defines or {})
+        self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines)
+        self._include_dirs = tuple(include_dirs)
+        self._read = read
+        self._walks: dict[str, _Walk] = {}
+        self._translation_units = [p for p in self._sources if not _is_header(p)]
+        self._headers = [p for p in self._sources if _is_header(p)]
+        # Where each header is included: target -> [(including file, offset, ROCm value, CUDA value)].
+        self._sites: dict[str, list[tuple[str, int, Value, Value]]] = {}
+        self._indexes: dict[str, tuple[dict, dict]] = {}
+        self._entries: dict[tuple[str, str, int], State | None] = {}
+        self._known_names: set[str] = set()
+        self._reach: dict[str, tuple[Value, Value]] = {}
+        self._walked_all = False
+        self._too_deep = False
+        # Files no ROCm build compiles (the build files say so): what only they include is
+        # not compiled for ROCm either. (Their own findings are the build files' business.)
+        self._not_built = frozenset(not_built)
+        self._active: list[str] = []
+        # `project_files` may be a callable: walking the project around explicitly named
+        # files costs time, so it waits for an include that only a file's name can resolve.
+        self._project_files = project_files
+        self._by_name: dict[str, list[str]] | None = None
+        self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
+
+    # ---- includes -------------------------------------------------------------------------
+    def _data(self, path: str) -> bytes | None:
+        if path in self._sources:
+            return self._sources[path]
+        data = self._read(path) if self._read is not None else None
+        self._sources[path] = data
+        return data
+
+    def _exists(self, path: str) -> bool:
+        if path in self._sources:
+            return self._sources[path] is not None
+        return self._read is not None and os.path.isfile(path)
+
+    def resolve(self, including: str, include: str, quoted: bool) -> str | None:
+        """The project file `#include` names: beside the including file (quoted form), in an
+        include directory of the build, else the one project file of that path's name."""
+        if quoted:
+            beside = posixpath.normpath(posixpath.join(posixpath.dirname(including), include))
+            if self._exists(beside):
+                return beside
+        for directory in self._include_dirs:
+            candidate = posixpath.normpath(posixpath.join(directory, include))
+            if self._exists(candidate):
+                return candidate
+        wanted = posixpath.normpath(include)
+        if wanted.startswith(".."):
+            return None
+        if self._by_name is None:
+            self._by_name = {}
+            files = self._project_files() if callable(self._project_files) else self._project_files
+            for known in dict.fromkeys((*(p for p, d in self._sources.items() if d is not None), *files)):
+                self._by_name.setdefault(posixpath.basename(known), []).append(known)
+        matches = [p for p in self._by_name.get(posixpath.basename(wanted), ())
+                   if p == wanted or p.endswith("/" + wanted)]
+        return matches[0] if len(matches) == 1 else None
+
+    # ---- walking a file ---------------------------------------------------------------------
+    def walk(self, path: str) -> _Walk:
+        walk = self._walks.get(path)
+        if walk is not None:
+            return walk
+        if path in self._active:  # an include cycle: guarded headers make it harmless
+            return _EMPTY_WALK
+        if len(self._active) >= MAX_INCLUDE_DEPTH:
+            if not self._too_deep:
+                self._too_deep = True
+                self.problems.append((path, f"included {MAX_INCLUDE_DEPTH} levels deep; its macros are not followed"))
+            return _EMPTY_WALK  # not memoized: a shallower include reads it in full
+        self._active.append(path)
+        try:
+            walk = self._walk(path)
+        finally:
+            self._active.pop()
+        self._walks[path] = walk
+        for events in walk.events:
+            self._known_names.update(name for _, name, _ in events)
+        return walk
+
+    def _walk(self, path: str) -> _Walk:
+        data = self._data(path)
+        if data is None:
+            return _EMPTY_WALK
+        directives = read_directives(data)
+        # A TU's own definitions are its rules' business: only headers lend them to others.
+        definitions = _intrinsic_definitions(data) if _is_header(path) and b"__device__" in data else []
+        if not directives and not definitions:
+            return _EMPTY_WALK
+        chains = _chains(directives)
+        final: tuple[dict, dict] = ({}, {})
+        events: tuple[list, list] = ([], [])
+        functions: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        # Per open conditional: (enclosing activity per build, arm outcomes, index of the arm).
+        stack: list[tuple[tuple[Value, Value], list, int]] = []
+        active: tuple[Value, Value] = (True, True)
+        pending = sorted([(d.offset, 0, i) for i, d in enumerate(directives)]
+                         + [(offset, 1, i) for i, (offset, _) in enumerate(definitions)])
+        for offset, kind_order, index in pending:
+            if kind_order == 1:  # a function with an intrinsic's name
+                name = definitions[index][1]
+                if truth(active[ROCM]) is True and name not in functions:
+                    functions[name] = offset
+                continue
+            d = directives[index]
+            if d.kind in _CONDITIONALS:
+                arms = chains.get(index, [index])
+                scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
+                values = [(True, True) if directives[a].kind == "else" or _is_include_guard(directives, a) else
+                          tuple(evaluate_directive(directives[a].kind, directives[a].text, scopes[b]) for b in (ROCM, CUDA))
+                          for a in arms]
+                outcomes = chain_outcomes(values)
+                stack.append((active, outcomes, 0))
+                active = (and_(active[0], outcomes[0][0]), and_(active[1], outcomes[0][1]))
+            elif d.kind in _ALTERNATIVES:
+                if not stack:
+                    continue
+                outer, outcomes, arm = stack[-1]
+                arm += 1
+                stack[-1] = (outer, outcomes, arm)
+                taken = outcomes[arm] if arm < len(outcomes) else (None, None, None)
+                active = (and_(outer[0], taken[0]), and_(outer[1], taken[1]))
+            elif d.kind == "endif":
+                if stack:
+                    active = stack.pop()[0]
+            elif d.kind == "define":
+                macro = parse_define(d.text, path, d.offset)
+                if macro is None:
+                    continue
+                counts[macro.name] = counts.get(macro.name, 0) + 1
+                if counts[macro.name] > MAX_DEFINITIONS:
+                    continue
+                for b in (ROCM, CUDA):
+                    if truth(active[b]) is False:
+                        # A project macro this build never defines (a derived feature macro
+                        # in a CUDA-only arm) is undefined there, unless a `-D` sets it.
+                        if macro.name not in final[b] and self._bases[b].state(macro.name) is None:
+                            self._apply(final[b], events[b], d.offset, macro.name, UNDEFINED, True)
+                        continue
+                    self._apply(final[b], events[b], d.offset, macro.name, macro, active[b])
+            elif d.kind == "undef":
+                words = _strip_comments(d.text).split()
+                if words:
+                    for b in (ROCM, CUDA):
+                        self._apply(final[b], events[b], d.offset, words[0], UNDEFINED, active[b])
+            elif d.kind in ("include", "include_next"):
+                m = _INCLUDE.match(d.text)
+                if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
+                    continue
+                target = self.resolve(path, m.group(1) or m.group(2), m.group(1) is not None)
+                if target is None or target == path:
+                    continue
+                self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
+                included = self.walk(target)
+                for b in (ROCM, CUDA):
+                    for name, state in included.final[b].items():
+                        self._apply(final[b], events[b], d.offset, name, state, active[b])
+                if truth(active[ROCM]) is True:
+                    for name in included.functions:
+                        functions.setdefault(name, d.offset)
+        if counts and max(counts.values()) > MAX_DEFINITIONS:
+            name = max(counts, key=counts.get)
+            self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
+        return _Walk(events, final, functions)
+
+    @staticmethod
+    def _apply(final: dict, events: list, offset: int, name: str, state: State, active: Value) -> None:
+        t = truth(active)
+        if t is False:
+            return
+        if t is None:
+            state = MAYBE
+        if final.get(name) is state:
+            return
+        final[name] = state
+        events.append((offset, name, state))
+
+    def _scope(self, final: dict, build: int) -> ScopeAt:
+        return ScopeAt(self._bases[build], final.get)
+
+    # ---- which builds reach a header ---------------------------------------------------------
+    def _walk_all(self) -> None:
+        if not self._walked_all:
+            self._walked_all = True
+            for path in (*self._translation_units, *self._headers):
+                self.walk(path)
+
+    def reach(self, path: str, depth: int = 0) -> tuple[Value, Value]:
+        """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
+        nobody includes, stands for itself; a header is compiled where its includes are."""
+        self._walk_all()
+        if path in self._reach:
+            return self._reach[path]
+        if depth >= MAX_INCLUDE_DEPTH:
+            return True, True  # too deep to tell: compiled, as when no build file decides
+        if path in self._not_built:
+            return False, True
+        sites = self._sites.get(path)
+        if not sites or not _is_header(path):
+            return True, True
+        self._reach[path] = (False, False)  # an include cycle adds nothing
+        rocm: Value = False
+        cuda: Value = False
+        for including, _, on_rocm, on_cuda in sites:
+            outer = self.reach(including, depth + 1)
+            rocm = or_(rocm, and_(outer[ROCM], on_rocm))
+            cuda = or_(cuda, and_(outer[CUDA], on_cuda))
+        self._reach[path] = (rocm, cuda)
+        return rocm, cuda
+
+    def status(self, path: str) -> str | None:
+        if path in self._not_built:
+            return None  # reported (or not) by the build-file model, not as ROCm-path status
+        rocm, cuda = self.reach(path)
+        if truth(rocm) is False:
+            return "dead"
+        if truth(cuda) is False:
+            return "port"
+        return None
+
+    # ---- what a header finds defined where it is included -----------------------------------
+    def _index(self, path: str) -> tuple[dict, dict]:
+        """Per build, name -> (offsets, states) of the file's own events (its includes too)."""
+        index = self._indexes.get(path)
+        if index is None:
+            index = ({}, {})
+            for b in (ROCM, CUDA):
+                for offset, name, state in self.walk(path).events[b]:
+                    offsets, states = index[b].setdefault(name, ([], []))
+                    offsets.append(offset)
+                    states.append(state)
+            self._indexes[path] = index
+        return index
+
+    def _state_before(self, path: str, name: str, offset: int, build: int, depth: int) -> State | None:
+        events = self._index(path)[build].get(name)
+        if events is not None:
+            i = bisect.bisect_left(events[0], offset) - 1
+            if i >= 0:
+                return events[1][i]
+        return self._entry_state(path, name, build, depth + 1)
+
+    def _entry_state(self, path: str, name: str, build: int, depth: int = 0) -> State | None:
+        """The state of `name` at every place the build includes header `path` (one
+        definition, or undefined everywhere), else None."""
+        key = (path, name, build)
+        if key in self._entries:
+            return self._entries[key]
+        if depth >= MAX_INCLUDE_DEPTH:
+            return None
+        self._entries[key] = None  # an include cycle agrees on nothing
+        agreed: State | None = None
+        for including, offset, on_rocm, on_cuda in self._sites.get(path, ()) if _is_header(path) else ():
+            if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
+                continue  # this build does not include it there
+            state = self._state_before(including, name, offset, build, depth)
+            if state is None or state is MAYBE or (agreed is not None and state != agreed):
+                agreed = None
+                break
+            agreed = state
+        self._entries[key] = agreed
+        return agreed
+
+    # ---- each file's part -----------------------------------------------------------------------
+    def environment(self, path: str) -> FileEnvironment:
+        """The part of the environment `path` needs: the macros its bytes name (and those
+        their bodies name), the intrinsic-named functions ROCm code defines, and the
+        header's status from the places that include it."""
+        walk = self.walk(path)
+        status = self.status(path)
+        included = _is_header(path) and path in self._sites
+        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None \
+                and not included:
+            return EMPTY
+        data = self._data(path) or b""
+        words = set(data.translate(_WORD_BYTES).split())  # bytes: most are never looked up
+        macros = ({}, {})
+        own = self._index(path)
+        candidates = ()
+        if included:  # the smaller set is walked
+            candidates = ([n for n in self._known_names if n.encode() in words] if len(self._known_names) < len(words)
+                          else [n for n in (w.decode() for w in words) if n in self._known_names])
+        for b in (ROCM, CUDA):
+            by_name = dict(own[b])
+            # What every place that includes this header defined before the include (a
+            # shim header the includer read first), from offset -1: before the first line.
+            for name in candidates:
+                entry = self._entry_state(path, name, b)
+                if entry is not None:
+                    offsets, states = by_name.get(name, ((), ()))
+                    by_name[name] = ((-1, *offsets), (entry, *states))
+            needed = _closure(words, by_name)
+            macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
+        functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
+        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status)
+
+
+_EMPTY_WALK = _Walk(([], []), ({}, {}), {})
+HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
+
+
+def _is_header(path: str) -> bool:
+    return posixpath.splitext(path)[1].lower() in HEADER_SUFFIXES
+# Bytes that are not part of an identifier become spaces: `split()` then gives the words.
+_WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
+
+
+def _closure(words: set[bytes], by_name: Mapping[str, tuple[list, list]]) -> set[str]:
+    """The names of `by_name` among `words`, with the names their bodies mention (expanded in `#if`)."""
+    needed = {n for n in by_name if n.encode() in words}
+    pending = list(needed)
+    while pending:
+        name = pending.pop()
+        for state in by_name[name][1]:
+            if isinstance(state, Macro) and state.body:
+                for kind, text in state.body_tokens():
+                    if kind == "id" and text in by_name and text not in needed:
+                        needed.add(text)
+                        pending.append(text)
+    return needed
+
+
+_GUARD_TEST = re.compile(r"\s*!\s*defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?\s*$")
+
+
+def _is_include_guard(directives: list[Directive], index: int) -> bool:
+    """`#ifndef X_H` (or `#if !defined(X_H)`) right before `#define X_H`: an include guard.
+    A header is read once per walk, so its guard is open, whatever `X_H` is elsewhere."""
+    d = directives[index]
+    if index + 1 >= len(directives) or directives[index + 1].kind != "define":
+        return False
+    if d.kind == "ifndef":
+        words = _strip_comments(d.text).split()
+        name = words[0] if words else None
+    elif d.kind == "if":
+        m = _GUARD_TEST.match(_strip_comments(d.text))
+        name = m.group(1) if m else None
+    else:
+        return False
+    defined = _DEFINE.match(directives[index + 1].text)
+    return name is not None and defined is not None and defined.group(1) == name
+
+
+def _chains(directives: list[Directive]) -> dict[int, list[int]]:
+    """Each `#if`/`#ifdef`/`#ifndef` (by index) -> the indexes of its arms' directives."""
+    chains: dict[int, list[int]] = {}
+    open_: list[list[int]] = []
+    for i, d in enumerate(directives):
+        if d.kind in _CONDITIONALS:
+            arms = [i]
+            chains[i] = arms
+            open_.append(arms)
+        elif d.kind in _ALTERNATIVES and open_:
+            open_[-1].append(i)
+        elif d.kind == "endif" and open_:
+            open_.pop()
+    return chains

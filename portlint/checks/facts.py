@@ -1,0 +1,63 @@
+"""Per-file facts for the project rules: the index's own (`portlint.project.collect_own`)
+and the rules' own (open launch and shared-memory sizes, warp-size definitions and uses,
+CMake facts), collected while the file is parsed.
+
+This module sits above both the rule modules and the project index, so the data flows one
+way: discover -> build model -> per-file checks and facts -> project index -> project
+checks. The index never imports a rule module; rule modules import the index's types.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from portlint import project
+from portlint.checks import launch, memory
+from portlint.checks.cmake_project import collect as collect_cmake
+from portlint.checks.wavefront_size import collect_warp_sizes
+from portlint.project import FileFacts, file_key
+from portlint.rocm_path import RocmPathModel
+from portlint.source import CMAKE, CUDA, SourceFile
+from portlint.triggers import ALWAYS, Probe, Trigger, all_of, any_of, nocase
+
+
+@cache
+def _eager_facts() -> dict[str, Trigger]:
+    """Per language, the trigger tokens of facts that cannot wait for `ProjectIndex.defer`:
+    the rest (functions, macros, C linkage, includes, constants) is looked up by name or file."""
+    return {
+        CMAKE: ALWAYS,
+        CUDA: any_of(
+            # Warp-size definitions and uses (`collect_warp_sizes`): only names that
+            # `_warp_constant_kind` reads as a size, log2 or lane mask, which need `warp`, or
+            # `lane` and `mask`.
+            nocase(b"warp"), all_of(nocase(b"lane"), nocase(b"mask")),
+            *launch.LAUNCH_TOKENS,  # launches, open launch sizes
+            b"__shared__", *memory.SET_ATTRIBUTE_TOKENS,  # open shared memory sizes
+            *(api.encode() for api in project._APIS),  # module lookups, name expressions
+        ),
+    }
+
+
+def needs_parse(source: SourceFile, probe: Probe) -> bool:
+    """Must the per-file pass parse `source` for its project facts?"""
+    trigger = _eager_facts().get(source.language)
+    return trigger is not None and trigger.holds(probe)
+
+
+def deferred(source: SourceFile) -> FileFacts:
+    """The facts of a file the per-file pass did not parse: collected later, if asked for."""
+    if source.language == CUDA:
+        return FileFacts(path=file_key(source), deferred=True)
+    return FileFacts()  # `collect` has nothing for other languages but CMake, which is always parsed
+
+
+def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
+    facts = FileFacts()
+    if source.language == CMAKE:
+        facts.cmake = collect_cmake(source, model)
+        return facts
+    if source.language == CUDA:
+        facts.warp_size_definitions, facts.warp_size_uses = collect_warp_sizes(source, model)
+        facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source)]
+    return project.collect_own(source, model, facts)

@@ -1,0 +1,229 @@
+"""The macro environment of the ROCm and CUDA builds: project headers' `#define`/`#undef`
+along `#include`, each under the arm it stands in, and what a file sees where it stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from portlint import engine
+from portlint.build_model.expressions import evaluate
+from portlint.build_model.macros import MAYBE, UNDEFINED, BuildMacros, Macro, bases, ScopeAt
+from portlint.config import Config
+
+
+def _model(files: dict[str, str], **kwargs) -> BuildMacros:
+    return BuildMacros({f"/p/{name}": text.encode() for name, text in files.items()}, **kwargs)
+
+
+def _state(model: BuildMacros, name: str, macro: str, rocm: bool, offset: int = 1 << 30):
+    env = model.environment(f"/p/{name}")
+    scope = env.scope(offset, rocm)
+    return scope.state(macro)
+
+
+def _value(model: BuildMacros, name: str, expression: str, rocm: bool, offset: int = 1 << 30):
+    return evaluate(expression, model.environment(f"/p/{name}").scope(offset, rocm))
+
+
+PLATFORM = """\
+#pragma once
+#if defined(__HIP_PLATFORM_AMD__)
+#define LIB_HIP 1
+#else
+#define LIB_HIP 0
+#if __CUDA_ARCH__ >= 800
+#define LIB_ASYNC_COPY
+#endif
+#endif
+"""
+
+
+def test_project_rocm_macro_is_one_on_rocm_and_zero_on_cuda() -> None:
+    model = _model({"platform.h": PLATFORM, "k.cu": '#include "platform.h"\nint use = LIB_HIP;\n'})
+    assert _value(model, "k.cu", "LIB_HIP", rocm=True) == 1
+    assert _value(model, "k.cu", "LIB_HIP", rocm=False) == 0
+
+
+def test_derived_feature_macro_of_a_cuda_only_arm_is_undefined_on_rocm() -> None:
+    model = _model({"platform.h": PLATFORM, "k.cu": '#include "platform.h"\n#ifdef LIB_ASYNC_COPY\n#endif\n'})
+    assert _state(model, "k.cu", "LIB_ASYNC_COPY", rocm=True) is UNDEFINED
+    assert _state(model, "k.cu", "LIB_ASYNC_COPY", rocm=False) is MAYBE  # only some NVIDIA GPUs
+
+
+def test_a_macro_is_seen_only_after_the_include_that_brings_it() -> None:
+    text = '#if LIB_HIP\n#endif\n#include "platform.h"\n#if LIB_HIP\n#endif\n'
+    model = _model({"platform.h": PLATFORM, "k.cu": text})
+    include_at = text.index("#include")
+    assert _value(model, "k.cu", "LIB_HIP", rocm=True, offset=0) is None  # not defined yet: unknown
+    assert _value(model, "k.cu", "LIB_HIP", rocm=True, offset=include_at + 1) == 1
+
+
+def test_includes_apply_in_order_and_undef_removes() -> None:
+    files = {
+        "a.h": "#define WIDTH 32\n",
+        "b.h": "#undef WIDTH\n#define WIDTH 64\n",
+        "c.h": "#undef WIDTH\n",
+        "k.cu": '#include "a.h"\n#include "b.h"\nint x = WIDTH;\n#include "c.h"\n',
+    }
+    model = _model(files)
+    text = files["k.cu"]
+    assert _value(model, "k.cu", "WIDTH", rocm=True, offset=text.index("#include \"b.h\"")) == 32
+    assert _value(model, "k.cu", "WIDTH", rocm=True, offset=text.index("int x")) == 64
+    assert _state(model, "k.cu", "WIDTH", rocm=True) is UNDEFINED
+
+
+def test_a_define_in_an_undecidable_arm_is_maybe_on_both_builds() -> None:
+    model = _model({"k.cu": "#if USER_OPTION\n#define FAST 1\n#endif\n#if FAST\n#endif\n"})
+    assert _state(model, "k.cu", "FAST", rocm=True) is MAYBE
+    assert _value(model, "k.cu", "FAST", rocm=False) is None
+
+
+def test_include_guards_do_not_make_a_header_undecidable() -> None:
+    header = "#ifndef LIB_PLATFORM_H\n#define LIB_PLATFORM_H\n#define LIB_HIP_GUARDED 1\n#endif\n"
+    model = _model({"guarded.h": header, "k.cu": '#include "guarded.h"\nint v = LIB_HIP_GUARDED;\n'})
+    assert _value(model, "k.cu", "LIB_HIP_GUARDED", rocm=True) == 1
+
+
+def test_macros_expand_in_conditions() -> None:
+    files = {
+        "arch.h": "#define IS_CDNA3 (defined(__gfx942__))\n#define IS_CDNA (IS_CDNA3 || LIB_HIP)\n"
+                  "#define LIB_HIP 1\n#define AT_LEAST(v, n) ((v) >= (n))\n",
+        "k.cu": '#include "arch.h"\n#if IS_CDNA && AT_LEAST(3, 2)\n#endif\n',
+    }
+    model = _model(files)
+    assert _value(model, "k.cu", "IS_CDNA && AT_LEAST(3, 2)", rocm=True) == 1
+    assert _value(model, "k.cu", "IS_CDNA3", rocm=True) is None  # the target is not known
+
+
+def test_build_defines_and_configured_macros() -> None:
+    model = _model({"k.cu": "#if MY_BACKEND_HIP\n#endif\n"}, rocm_defines={"LIB_WAVE": "64"},
+                   cuda_defines={"LIB_WAVE": "32"})
+    env = model.environment("/p/k.cu")
+    # `rocm-macros` is configuration: the ROCm-path model passes it with each question.
+    assert evaluate("defined(MY_BACKEND_HIP)", env.scope(0, True, {"MY_BACKEND_HIP"})) == 1
+    assert evaluate("defined(MY_BACKEND_HIP)", env.scope(0, False, {"MY_BACKEND_HIP"})) == 0
+    assert _value(model, "k.cu", "LIB_WAVE", rocm=True) == 64
+    assert _value(model, "k.cu", "LIB_WAVE", rocm=False) == 32
+
+
+def test_include_cycles_and_missing_headers_end() -> None:
+    files = {"a.h": '#include "b.h"\n#define FROM_A 1\n', "b.h": '#include "a.h"\n#define FROM_B 1\n',
+             "k.cu": '#include "a.h"\n#include "missing.h"\n#include <also/missing.h>\nint x = FROM_A + FROM_B;\n'}
+    model = _model(files)
+    assert _value(model, "k.cu", "FROM_A + FROM_B", rocm=True) == 2
+    assert model.problems == []
+
+
+def test_a_macro_defined_many_times_is_reported_once_and_not_followed() -> None:
+    text = "".join(f"#undef STEP\n#define STEP {i}\n" for i in range(200))
+    model = _model({"gen.h": text})
+    model.environment("/p/gen.h")
+    assert len(model.problems) == 1 and "`STEP` is defined 200 times" in model.problems[0][1]
+
+
+def test_basename_fallback_and_include_dirs() -> None:
+    sources = {"/p/include/lib/util.h": b"#define FROM_UTIL 1\n", "/p/src/k.cu": b"#include <util.h>\nint x = FROM_UTIL;\n",
+               "/p/src/j.cu": b"#include <lib/util.h>\nint y = FROM_UTIL;\n"}
+    model = BuildMacros(sources)
+    for name in ("/p/src/k.cu", "/p/src/j.cu"):
+        assert evaluate("FROM_UTIL", model.environment(name).scope(1 << 30, True)) == 1
+
+
+def test_shims_over_cuda_names() -> None:
+    files = {
+        "shim.h": "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n"
+                  "#define cublasSgemm hipblasSgemm\n"
+                  "__device__ inline unsigned __vsub4(unsigned a, unsigned b) { return a - b; }\n#endif\n",
+        "k.cu": '#include "shim.h"\nvoid f() { __shfl_xor_sync(~0u, 1, 1); cublasSgemm(); __vsub4(1, 2); }\n',
+    }
+    env = _model(files).environment("/p/k.cu")
+    shuffle = env.shim("__shfl_xor_sync", 1 << 30)
+    assert isinstance(shuffle, Macro) and shuffle.uses_parameter(0) is False and shuffle.uses_parameter(1)
+    assert env.shim("cublasSgemm", 1 << 30).body == "hipblasSgemm"
+    assert env.rocm_function("__vsub4", 1 << 30)
+    assert env.shim("cublasSgemm", 0) is None  # before the include
+
+
+@pytest.mark.parametrize("expression, rocm, cuda", [
+    ("defined(__HIP_PLATFORM_AMD__)", 1, 0),
+    ("__CUDA_ARCH__ >= 800", 0, None),
+    ("!defined(__CUDACC__) || __HIPCC__", 1, 0),
+    ("__has_include(<hip/hip_runtime.h>)", None, None),
+    ("(1 ? 2 : 3) == 2 && 10 / 3 == 3 && -7 % 3 == -1 && (1 << 4) == 16", 1, 1),
+    ("1 / 0", None, None),
+    ("((((", None, None),
+])
+def test_conditions_under_rocm_and_cuda(expression: str, rocm, cuda) -> None:
+    rocm_base, cuda_base = bases()
+    assert evaluate(expression, ScopeAt(rocm_base, lambda n: None)) == rocm
+    assert evaluate(expression, ScopeAt(cuda_base, lambda n: None)) == cuda
+
+
+def test_editing_a_header_rechecks_the_files_that_include_it(tmp_path: Path) -> None:
+    (tmp_path / "shim.h").write_text("#define UNRELATED 1\n")
+    (tmp_path / "k.cu").write_text('#include "shim.h"\n__device__ float f(float v) '
+                                   "{ return __shfl_xor_sync(0xffffffff, v, 1); }\n")
+    cache = tmp_path / ".portlint_cache"
+    first = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+    assert [f.code for f in first.findings] == ["W002"]
+    (tmp_path / "shim.h").write_text("#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n")
+    second = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+    assert second.findings == []
+
+
+def test_an_explicit_file_sees_the_project_headers(tmp_path: Path) -> None:
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "platform.h").write_text(PLATFORM)
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include <platform.h>\n#ifdef LIB_ASYNC_COPY\n__device__ void f() { asm("cp.async.wait_all;"); }\n#endif\n')
+    alone = engine.scan([kernel], Config(root=tmp_path))
+    whole = engine.scan([tmp_path], Config(root=tmp_path))
+    assert [f.code for f in alone.findings] == [f.code for f in whole.findings] == []
+
+
+def test_a_header_is_compiled_where_its_includes_are() -> None:
+    files = {
+        "shims.h": '#include "shim_detail.h"\n',  # included only by ROCm code, and so is its own include
+        "shim_detail.h": "#define DETAIL 1\n",
+        "cuda_only.h": "#define CUDA_HELPERS 1\n",
+        "shared.h": "#define SHARED 1\n",
+        "unused.h": "#define NOBODY 1\n",
+        "k.cu": '#include "shared.h"\n#ifdef __HIP_PLATFORM_AMD__\n#include "shims.h"\n#else\n'
+                '#include "cuda_only.h"\n#include "shared.h"\n#endif\n',
+    }
+    model = _model(files)
+    statuses = {name: model.environment(f"/p/{name}").status for name in files}
+    assert statuses == {"shims.h": "port", "shim_detail.h": "port", "cuda_only.h": "dead", "shared.h": None,
+                        "unused.h": None, "k.cu": None}
+
+
+def test_a_header_sees_what_every_includer_defined_before_including_it() -> None:
+    shim = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n#endif\n"
+    uses = "__device__ float f(float v) { return __shfl_xor_sync(~0u, v, 1); }\n"
+    files = {"shim.h": shim, "uses.cuh": uses, "other.cuh": uses,
+             "a.cu": '#include "shim.h"\n#include "uses.cuh"\n#include "other.cuh"\n',
+             "b.cu": '#include "shim.h"\n#include "uses.cuh"\n',
+             "c.cu": '#include "other.cuh"\n'}  # includes it without the shim first
+    model = _model(files)
+    assert model.environment("/p/uses.cuh").shim("__shfl_xor_sync", 0) is not None
+    assert model.environment("/p/other.cuh").shim("__shfl_xor_sync", 0) is None
+
+
+def test_a_header_only_files_the_rocm_build_skips_include_is_dead() -> None:
+    files = {"sm80_helpers.cuh": "#define HELPERS 1\n", "sm80.cu": '#include "sm80_helpers.cuh"\n',
+             "common.cu": "int x;\n"}
+    model = _model(files, not_built=["/p/sm80.cu"])
+    assert model.environment("/p/sm80_helpers.cuh").status == "dead"
+    assert model.environment("/p/common.cu").status is None
+
+
+def test_an_include_chain_deeper_than_the_limit_is_reported_once() -> None:
+    files = {f"h{i}.h": f'#include "h{i + 1}.h"\n#define M{i} 1\n' for i in range(400)}
+    files["k.cu"] = '#include "h0.h"\n#if M0\n#endif\n'
+    model = _model(files)
+    for name in files:
+        model.environment(f"/p/{name}")
+    assert len(model.problems) == 1 and "levels deep" in model.problems[0][1]
+    assert _value(model, "k.cu", "M0", rocm=True) == 1
