@@ -1,5 +1,5 @@
-"""W001 across files: a warp size hard-wired in a header is reported at its definition once
-and at each use in the kernel files, with the definition as the related location."""
+"""W001 across files: a warp size hard-wired in a header is one finding, at its definition (the
+root cause), with the uses in the kernel files that compute with it as related locations."""
 
 from __future__ import annotations
 
@@ -56,20 +56,16 @@ def _scan(root: Path, jobs: int = 1) -> engine.ScanResult:
     return engine.scan([root], Config(root=root, select=("W001",)), jobs=jobs)
 
 
-def test_uses_of_a_hard_wired_header_constant_are_reported_with_the_definition_related(tmp_path: Path) -> None:
+def test_a_hard_wired_header_constant_is_one_finding_with_its_uses_related(tmp_path: Path) -> None:
     result = _scan(_project(tmp_path, HARD_WIRED))
-    by_file = {Path(f.path).name: f for f in result.findings}
-    assert sorted(by_file) == ["lanes.cu", "reduce.cu", "tile.cu", "warp.h"], [f.message for f in result.findings]
-    definition = by_file.pop("warp.h")
-    assert definition.location.start_line == 2
+    (definition,) = result.findings
+    assert Path(definition.path).name == "warp.h" and definition.location.start_line == 2
     assert definition.severity is Severity.ERROR, "a use feeds a shuffle"
-    assert {Path(r.location.path).name for r in definition.related} == set(by_file)
-    for name, use in by_file.items():
-        assert use.matched == "WARP_SIZE"
-        (related,) = use.related
-        assert Path(related.location.path).name == "warp.h" and related.location.start_line == 2, name
-    assert by_file["reduce.cu"].severity is Severity.ERROR
-    assert "array" in by_file["tile.cu"].message and "arithmetic" in by_file["lanes.cu"].message
+    assert "3 uses" in definition.message
+    related = {Path(r.location.path).name: r.message for r in definition.related}
+    assert sorted(related) == ["lanes.cu", "reduce.cu", "tile.cu"]
+    assert "array" in related["tile.cu"] and "arithmetic" in related["lanes.cu"]
+    assert "shuffle" in related["reduce.cu"]
 
 
 def test_a_per_platform_definition_makes_every_use_silent(tmp_path: Path) -> None:
@@ -85,12 +81,10 @@ def test_definition_reported_once_and_workers_agree(tmp_path: Path) -> None:
     assert sum(1 for f in serial.findings if Path(f.path).name == "warp.h") == 1
 
 
-def test_sarif_carries_the_definition_as_a_related_location(tmp_path: Path) -> None:
+def test_sarif_carries_the_uses_as_related_locations(tmp_path: Path) -> None:
     root = _project(tmp_path, HARD_WIRED)
     sarif = json.loads(render("sarif", _scan(root), ReportContext(root=root)))
-    uses = [r for r in sarif["runs"][0]["results"]
-            if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "lanes.cu"]
-    (use,) = uses
-    (related,) = use["relatedLocations"]
-    assert related["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
-    assert related["physicalLocation"]["region"]["startLine"] == 2
+    (result,) = sarif["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
+    uris = sorted(r["physicalLocation"]["artifactLocation"]["uri"] for r in result["relatedLocations"])
+    assert uris == ["lanes.cu", "reduce.cu", "tile.cu"]

@@ -363,11 +363,13 @@ _REPORTED_USES = {
     "loop": "bounds a loop over lanes",
     "array size": "sizes a per-lane array",
 }
-_MAX_RELATED_USES = 5
+# Enough related uses to find each file that computes with a constant; SARIF stays small.
+_MAX_RELATED_USES = 50
 
 
 def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
-    """Definitions that assume 32-lane warps, reported once, and the uses that compute with them."""
+    """Definitions that assume 32-lane warps, one finding each (the root cause), with the uses
+    that compute with them as related locations: fixing the definition fixes every use."""
     groups: dict[object, list[WarpSizeDefinition]] = {}
     for definition in index.warp_size_definitions:
         if definition.status is not Status.DEAD:
@@ -382,36 +384,22 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
         if not all(d.hard_wired for d in definitions):
             continue
-        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES]
+        # A use in code only a ROCm build compiles is the port's own business.
+        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
         error = any(u.context == "shuffle" for u in uses)
         for definition in definitions:
+            message = _definition_message(definition.name, definition.kind, definition.value)
+            if uses:
+                message += f" {len(uses)} use{'s' if len(uses) > 1 else ''} compute{'' if len(uses) > 1 else 's'} with it."
             findings.append(Finding(
-                location=definition.location,
-                message=_definition_message(definition.name, definition.kind, definition.value),
+                location=definition.location, message=message,
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
                 severity=Severity.ERROR if error else None,
                 related=tuple(Related(u.location, f"`{u.name}` {_REPORTED_USES[u.context]} here")
                               for u in uses[:_MAX_RELATED_USES]),
                 matched=definition.name, file_digest=definition.file_digest,
             ))
-        defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
-        for use in uses:
-            findings.append(Finding(
-                location=use.location,
-                message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
-                        "AMD wavefronts have 64 lanes.",
-                fix=Fix.advice(_use_advice(use, definitions[0])),
-                severity=Severity.ERROR if use.context == "shuffle" else None,
-                related=defined, matched=use.name, file_digest=use.file_digest,
-            ))
     return findings
-
-
-def _use_advice(use: WarpSizeUse, definition: WarpSizeDefinition) -> str:
-    device = {"size": "warpSize", "log2": "__builtin_ctz(warpSize)", "lane mask": "(warpSize - 1)"}[definition.kind]
-    if use.device and use.context != "array size":
-        return f"Replace `{use.name}` with `{device}` here, or define `{use.name}` per platform"
-    return _definition_advice(use.name, definition.kind)
 
 
 # =========================================================================================
