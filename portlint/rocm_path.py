@@ -37,6 +37,9 @@ CUDA_DEFINED = frozenset(
 )
 CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
 CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
+# Macros hip-clang's device pass defines per AMD target (`__gfx942__`, `__GFX9__`, `__gfx90a`,
+# `__AMDGCN_CUMODE__`, ...): a CUDA build never defines them, the ROCm build only on some passes.
+AMD_TARGET_MACRO = re.compile(r"__(?:gfx[0-9a-f]+|GFX[0-9]+|AMDGCN\w*|AMDGPU\w*)(?:__)?")
 
 
 class Status(str, Enum):
@@ -157,30 +160,35 @@ _CHAIN_START = re.compile(rb"#[ \t\\\r\n]*if")
 class _MacroEnv:
     """What one build (ROCm or CUDA) knows about macros."""
 
-    def __init__(self, defined: frozenset[str], unknown: frozenset[str], undefined: frozenset[str]):
+    def __init__(self, defined: frozenset[str], unknown: frozenset[str], undefined: frozenset[str],
+                 undefined_pattern: re.Pattern | None = None):
         self.defined, self.unknown, self.undefined = defined, unknown, undefined
+        self.undefined_pattern = undefined_pattern
 
     def is_defined(self, name: str) -> Value:
         if name in self.defined:
             return True
         if name in self.undefined:
             return False
+        if name not in self.unknown and self.undefined_pattern is not None and self.undefined_pattern.fullmatch(name):
+            return False
         return None
 
     def value(self, name: str) -> Value:
         # An undefined macro is 0 in `#if`; a defined one's value is not known here.
-        return 0 if name in self.undefined else None
+        return 0 if self.is_defined(name) is False else None
 
 
 def _envs(rocm_macros: frozenset[str]) -> tuple[_MacroEnv, _MacroEnv]:
     rocm_defined = ROCM_DEFINED | rocm_macros
     rocm = _MacroEnv(rocm_defined, ROCM_UNKNOWN, CUDA_ONLY)
-    cuda = _MacroEnv(CUDA_DEFINED, CUDA_UNKNOWN, rocm_defined | ROCM_UNKNOWN)
+    cuda = _MacroEnv(CUDA_DEFINED, CUDA_UNKNOWN, rocm_defined | ROCM_UNKNOWN, AMD_TARGET_MACRO)
     return rocm, cuda
 
 
 def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
     model = RocmPathModel()
+    _add_amd_builtin_functions(source, model)
     if not _CHAIN_START.search(source.data):
         return model
     rocm_env, cuda_env = _envs(rocm_macros)
@@ -206,6 +214,28 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             node = alternative if alternative is not None and alternative.type in _ALTERNATIVES else None
         model.add_chain(arms)
     return model
+
+
+_AMD_BUILTIN = b"__builtin_amdgcn_"
+
+
+def _add_amd_builtin_functions(source: SourceFile, model: RocmPathModel) -> None:
+    """A function that calls an AMDGPU builtin (`__builtin_amdgcn_mfma_*`, `_ds_bpermute`, ...)
+    compiles only for AMD, whatever guards it: its body is PORT."""
+    data = source.data
+    at = data.find(_AMD_BUILTIN)
+    root = source.tree.root_node if at != -1 else None
+    done: set[int] = set()
+    while at != -1:
+        node = root.descendant_for_byte_range(at, at + len(_AMD_BUILTIN))
+        if node is not None and node.type == "identifier":
+            while node is not None and node.type != "function_definition":
+                node = node.parent
+            body = node.child_by_field_name("body") if node is not None else None
+            if body is not None and body.id not in done:
+                done.add(body.id)
+                model.ranges.append((body.start_byte, body.end_byte, Status.PORT))
+        at = data.find(_AMD_BUILTIN, at + 1)
 
 
 def _endif_start(node) -> int:
