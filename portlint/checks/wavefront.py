@@ -374,6 +374,49 @@ def _explicit_width(name: str, args: list, source: SourceFile) -> bool:
     return any(a.type == "number_literal" for a in args[1:])
 
 
+def shuffle_width_index(name: str) -> int | None:
+    """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
+    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
+    if name.startswith("__shfl"):
+        return 3 if name.endswith("_sync") else 2
+    return 2 if "shfl" in name.lower() else None
+
+
+# A lane taken within 32 lanes: `threadIdx.x & 31`, `tid % 32`.
+_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
+
+
+def logical_warp_functions(source: SourceFile) -> frozenset[int]:
+    """Ids of the functions (main tree) that work on deliberate 32-lane logical warps: every
+    shuffle passes the width 32, the lane is taken `& 31` (or `% 32`), and `warpSize` is not
+    used. On a 64-lane wavefront each half is then one such warp, and the lane and warp
+    arithmetic that goes with the shuffles (`warp = threadIdx.x >> 5`) is right."""
+    def find(s: SourceFile) -> frozenset[int]:
+        widths: dict[int, tuple[object, bool]] = {}  # function id -> (function, every shuffle has width 32)
+        for call, name, args in shuffle_calls(s, s.tree.root_node):
+            function = enclosing_function(call)
+            if function is None:
+                continue
+            index = shuffle_width_index(name)
+            width_32 = index is not None and len(args) > index and integer_value(strip_parens(args[index]), s) == 32
+            widths[function.id] = (function, widths.get(function.id, (None, True))[1] and width_32)
+        found = set()
+        for key, (function, all_32) in widths.items():
+            body = s.data[function.start_byte:function.end_byte]
+            if all_32 and b"warpSize" not in body and _LANE_OF_32.search(body):
+                found.add(key)
+        return frozenset(found)
+    return memoized(source, "wavefront.logical_warp_functions", find)
+
+
+def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
+    """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
+    if in_macro or b"shfl" not in source.data.lower():
+        return False
+    function = enclosing_function(node)
+    return function is not None and function.id in logical_warp_functions(source)
+
+
 def _loop_counter(loop, source: SourceFile):
     """(name, start node) of `for (int o = 16; ...)` or `for (o = 16; ...)`, else None."""
     init = loop.child_by_field_name("initializer")
@@ -540,7 +583,7 @@ class _WarpSizeScan:
                 literal, operand = left, right
             if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
                 continue
-            if not self._is_lane_arithmetic(expr, op, operand, in_macro):
+            if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
                 continue
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)

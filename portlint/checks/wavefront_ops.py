@@ -11,7 +11,8 @@ from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
 )
 from portlint.checks.wavefront import (
-    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, masked_intrinsic_calls, shuffle_calls,
+    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
+    masked_intrinsic_calls, shuffle_calls, shuffle_width_index,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -22,14 +23,6 @@ from portlint.triggers import needs
 # =========================================================================================
 # W004 shuffle-width-32
 
-def _width_index(name: str) -> int | None:
-    """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
-    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
-    if name.startswith("__shfl"):
-        return 3 if name.endswith("_sync") else 2
-    return 2 if "shfl" in name.lower() else None
-
-
 _SCAN_STEPS = {1, 2, 4, 8, 16}
 
 
@@ -39,14 +32,15 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
-    # Every name `_width_index` knows is a shuffle's (`shfl` in it).
+    # Every name `shuffle_width_index` knows is a shuffle's (`shfl` in it).
     for call, name, args in shuffle_calls(source, source.tree.root_node):
-        index = _width_index(name)
+        index = shuffle_width_index(name)
         if index is None or not has_argument_list(call):
             continue
         if len(args) > index:
             width = strip_parens(args[index])
-            if integer_value(width, source) == 32:
+            # Width 32 in every shuffle of the function: a logical warp, right on AMD too.
+            if integer_value(width, source) == 32 and not in_logical_warp(call, source):
                 findings.append(_width_finding(call, name, width, source))
         elif name in ("__shfl_up", "__shfl_up_sync") and len(args) == index:
             function = enclosing_function(call)
