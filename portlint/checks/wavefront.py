@@ -56,11 +56,51 @@ def _is_32_lane_full_mask(node, source: SourceFile) -> bool:
     return False
 
 
-@needs(b"_sync")
-def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
-    if b"_sync" not in source.data and b"__syncwarp" not in source.data:
-        return []
+# `#define FULL_MASK 0xffffffff`: a macro named as a lane mask (`mask` and one of these words).
+_MASK_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w*(?:[Mm][Aa][Ss][Kk])\w*)[ \t]+([^\n]*)")
+_LANE_MASK_WORDS = frozenset({"full", "warp", "all", "final", "lane", "lanes", "active", "wave", "wavefront"})
+_MACRO_MASK_VALUE = re.compile(r"\(*\s*(0[xX][fF]{8}|4294967295)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)\s*\)*")
+
+
+def _full_mask_macros(source: SourceFile) -> list[Finding]:
+    """`#define FULL_MASK 0xffffffff` (32 lanes) and `#define FULL_MASK 0xffffffffull` (64 bits
+    wide, 32 lanes set): every mask built from it misses lanes 32-63."""
     findings = []
+    root = source.tree.root_node
+    for m in _MASK_MACRO.finditer(source.data):
+        name = m.group(1).decode(errors="replace")
+        if not set(_words(name)) & _LANE_MASK_WORDS:
+            continue
+        node = root.descendant_for_byte_range(m.start(1), m.end(1))
+        definition = node.parent if node is not None else None
+        if definition is None or definition.type != "preproc_def" or definition.child_by_field_name("name") != node:
+            continue  # in a comment or a string
+        value_node = definition.child_by_field_name("value")
+        text = _MACRO_COMMENT.sub("", source.node_text(value_node)).strip() if value_node is not None else ""
+        value = _MACRO_MASK_VALUE.fullmatch(text)
+        if value is None:
+            continue
+        # The edit covers the value alone: a comment after it stays.
+        at = source.data.find(text.encode(), value_node.start_byte, value_node.end_byte)
+        edit = Edit(at, at + len(text.encode()), FULL_MASK_64)
+        wide = "ll" in value.group(2).lower()
+        message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
+                   if wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
+        findings.append(at_node(source, node, message, Fix.unsafe(
+            f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
+            edit)))
+    return findings
+
+
+_MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_FULL_MASK_MACRO_BYTES = all_of(b"define", nocase(b"mask"), re.compile(rb"0[xX][fF]{8}|4294967295"))
+
+
+@needs(b"_sync", _FULL_MASK_MACRO_BYTES)
+def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
+    findings = _full_mask_macros(source) if b"define" in source.data else []
+    if b"_sync" not in source.data and b"__syncwarp" not in source.data:
+        return findings
     for call, _, args in masked_intrinsic_calls(source):
         if not args or not _is_32_lane_full_mask(args[0], source):
             continue
@@ -838,14 +878,34 @@ BIT_FUNCTIONS = {
     "__brev": _BitFunction("__brevll", "reverses", "never", " (lane 0 moves to bit 63)"),
 }
 _BIT_FUNCTION_NAMES = re.compile("|".join(BIT_FUNCTIONS).encode())
-# What every name in MASK_INTRINSICS starts with.
-_MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask")
+# Cooperative-groups methods whose result is a lane mask (`tile.ballot(p)`, `active.match_any(v)`).
+GROUP_MASK_METHODS = frozenset({"ballot", "match_any", "match_all"})
+# What every name in MASK_INTRINSICS starts with, and what a group's mask method call holds.
+_MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask", b".ballot", b".match_a")
+
+
+def _group_method(call, source: SourceFile) -> str | None:
+    """`ballot` for `tile.ballot(p)` / `g->ballot(p)`, else None."""
+    fn = call.child_by_field_name("function")
+    field = fn.child_by_field_name("field") if fn is not None and fn.type == "field_expression" else None
+    return source.node_text(field) if field is not None else None
 _STORES = """
 [(init_declarator declarator: (_) @target value: (_) @value)
  (assignment_expression left: (_) @target right: (_) @value)
  (return_statement (_) @value)] @store
 """
 _DECLARATIONS = "[(declaration) (parameter_declaration)] @declaration"
+
+
+def _is_mask_argument(name, source: SourceFile) -> bool:
+    """Is the identifier `name` the mask (first argument) of a call of MASKED_INTRINSICS?"""
+    node, parent = name, name.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return False
+    args = [a for a in parent.named_children if a.type != "comment"]
+    return bool(args) and args[0] == node and callee_name(parent.parent, source) in MASKED_INTRINSICS
 
 
 def _lane_amount(node, source: SourceFile) -> bool:
@@ -925,7 +985,14 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
         name = callee_name(node, source)
         if name in ("__brev", "__brevll") and len(arguments(node)) == 1:  # a mask, reversed
             return _mask_origin(arguments(node)[0], source, variables)
+        if name is None:  # `tile.ballot(p)`: a cooperative group's vote, 64 bits on HIP
+            method = _group_method(node, source)
+            return _Mask(f"`.{method}`", False) if method in GROUP_MASK_METHODS else None
         return _Mask(f"`{name}`", False) if name in MASK_INTRINSICS else None
+    if kind == "conditional_expression":  # `greater ? gt_mask : lt_mask`
+        found = [m for m in (_mask_origin(node.child_by_field_name(f), source, variables)
+                             for f in ("consequence", "alternative")) if m]
+        return found[0] if found else None
     if kind == "identifier":
         return variables.get(source.node_text(node))
     if kind == "unary_expression":
@@ -1039,6 +1106,7 @@ class _LaneMaskScan:
     def __init__(self, source: SourceFile):
         self.source = source
         self.findings: list[Finding] = []
+        self.reported: set[int] = set()  # declarations (and functions) reported once
 
     def report(self, node, message: str, fix: Fix) -> None:
         self.findings.append(at_node(self.source, node, message, fix))
@@ -1047,7 +1115,7 @@ class _LaneMaskScan:
         """Masks kept in 32-bit variables or returned as 32 bits; returns the mask variables."""
         source = self.source
         variables: dict[str, _Mask] = {}
-        reported: set[int] = set()
+        reported = self.reported
         declarations = None  # the function's, found when a mask is stored
         data = source.data
         for match in queries.matches(CUDA, _STORES, function):
@@ -1098,6 +1166,50 @@ class _LaneMaskScan:
                         Fix.unsafe(f"Return `{MASK_TYPE}` (and widen the callers' variables)",
                                    Edit.replace(type_node, MASK_TYPE)))
 
+    def mask_arguments(self) -> None:
+        """A 32-bit variable or parameter passed as the mask of a `_sync` intrinsic: HIP's take a
+        64-bit mask (their templates `static_assert` it), and 32 bits cannot name lanes 32-63."""
+        source = self.source
+        declarations_of: dict[int, list] = {}
+        for call, name, args in masked_intrinsic_calls(source):
+            mask = strip_parens(args[0]) if args else None
+            function = enclosing_function(call) if mask is not None and mask.type == "identifier" else None
+            if function is None:
+                continue
+            if function.id not in declarations_of:
+                declarations_of[function.id] = queries.nodes(CUDA, _DECLARATIONS, function, "declaration")
+            variable = source.node_text(mask)
+            declaration = _declaration_of(variable, call, declarations_of[function.id], source)
+            if declaration is None or declaration.type_node is None or declaration.node.id in self.reported:
+                continue
+            type_text = _type_text(declaration.type_node, source)
+            if type_text not in _SIGNED_32 and type_text not in _UNSIGNED_32:
+                continue
+            self.reported.add(declaration.node.id)
+            self.report(declaration.type_node,
+                        f"`{type_text} {variable}` is the lane mask of `{name}`; HIP's `_sync` intrinsics take "
+                        "a 64-bit mask (AMD wavefronts have 64 lanes).",
+                        self._widen_mask_fix(variable, declaration, function))
+
+    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function) -> Fix:
+        """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
+        local declared alone whose value is such a mask (or none) and that is only ever a mask."""
+        source = self.source
+        edits = [Edit.replace(declaration.type_node, MASK_TYPE)]
+        value = None
+        for declarator in declaration.node.children_by_field_name("declarator"):
+            if declarator.type == "init_declarator":
+                value = strip_parens(declarator.child_by_field_name("value"))
+        if value is not None and _is_32_lane_full_mask(value, source):
+            edits.append(Edit.replace(value, FULL_MASK_64))
+        uses = [n for n in identifiers_named(source, variable, function.start_byte, function.end_byte)
+                if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration")]
+        only_masks = all(_is_mask_argument(n, source) for n in uses)
+        plain_value = value is None or len(edits) == 2 or _mask_origin(value, source, {}) is not None
+        safe = declaration.plain and plain_value and only_masks and not _in_printf(variable, function, source)
+        title = f"Declare `{variable}` as `{MASK_TYPE}`" + (f" starting from `{FULL_MASK_64}`" if len(edits) == 2 else "")
+        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
+
     def bit_functions(self, root, variables_of) -> None:
         """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
         source = self.source
@@ -1138,10 +1250,14 @@ _NARROW_SHIFT = re.compile(
     f"(?:<<(?![<=]){_OR_COMMENT})".encode())
 
 
-@needs(*_MASK_PREFIXES, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
+# A masked intrinsic called with a variable as its mask: `__shfl_sync(mask, ...`.
+_MASKED_SYNC_CALL = re.compile(f"(?:_sync|__syncwarp)(?:{_BLANK})*+\\((?:{_BLANK}|\\()*+(?:[A-Za-z_]{_OR_COMMENT})".encode())
+
+
+@needs(*_MASK_PREFIXES, _MASKED_SYNC_CALL, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
-    has_masks = any(name in data for name in _MASK_PREFIXES)
+    has_masks = any(name in data for name in _MASK_PREFIXES) or b"_sync" in data
     has_lane_shifts = b"<<" in data and b"lane" in data.lower()
     if not has_masks and not has_lane_shifts:
         return []
@@ -1159,6 +1275,8 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         function = enclosing_function(node)
         return variables.get(function.id, {}) if function is not None else {}
 
+    if b"_sync" in data:
+        scan.mask_arguments()
     has_bit_functions = any(name.encode() in data for name in BIT_FUNCTIONS)
     for root, in_macro in _roots(source):
         if has_bit_functions:
