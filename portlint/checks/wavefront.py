@@ -267,7 +267,7 @@ def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
         return _is_thread_expr(node.child_by_field_name("value"), source, thread_vars)
     if kind == "call_expression":
         name = callee_name(node, source)
-        if name == "__lane_id":
+        if name == "__lane_id" or _group_method(node, source) == "thread_rank":  # `cta.thread_rank()`
             return True
         fn = node.child_by_field_name("function")
         args = arguments(node)
@@ -478,7 +478,11 @@ def _loop_counter(loop, source: SourceFile):
 
 def _loop_step(loop, name: str, source: SourceFile) -> str | None:
     """"halve" for `o >>= 1`, `o /= 2`, `o = o / 2`; "double" for `o <<= 1`, `o *= 2`, `o = o * 2`."""
-    update = strip_parens(loop.child_by_field_name("update"))
+    return _step_of(strip_parens(loop.child_by_field_name("update")), name, source)
+
+
+def _step_of(update, name: str, source: SourceFile) -> str | None:
+    """`_loop_step` of one update expression."""
     if update is None or update.type != "assignment_expression":
         return None
     left, right = update.child_by_field_name("left"), strip_parens(update.child_by_field_name("right"))
@@ -738,6 +742,141 @@ class _WarpSizeScan:
             self.report(literal, message, fix, error=False)
 
 
+    # ---- the unrolled last-warp reduction -------------------------------------------------
+    def last_warp_reductions(self, root) -> None:
+        """A block reduction whose last steps run on "the warp" of 32 threads: the tree loop in
+        shared memory stops at 32 (`s > 32`), `if (tid < 32)` (or `thread_rank() < 32`) takes the
+        warp, and it folds `sdata[tid + 32]` before shuffling or warp-synchronous (`volatile`)
+        steps. A 64-lane wavefront needs the tree to stop at 64 and all 64 lanes in the warp part.
+        A guard whose body only folds between block barriers assumes no warp: silent."""
+        source = self.source
+        for expr in operations_with_literal(source, root, frozenset({31, 32})):
+            op = expr.child_by_field_name("operator").type
+            left, right = strip_parens(expr.child_by_field_name("left")), strip_parens(expr.child_by_field_name("right"))
+            value = integer_value(right, source)
+            function = enclosing_function(expr)
+            if function is None:
+                continue
+            thread_vars = self.thread_vars(expr, False)
+            if (op, value) in (("<", 32), ("<=", 31)) and _is_thread_expr(left, source, thread_vars):
+                body = _guarded_body(expr)
+                if body is not None and _warp_synchronous(body, function, source):
+                    self.report(expr, f"`{_short(source.node_text(expr))}` takes one 32-lane warp for the last "
+                                      "reduction steps; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+            elif op == "+" and value == 32 and _is_thread_expr(left, source, thread_vars) and _is_subscript_index(expr):
+                guard = _enclosing_warp_guard(expr, source, thread_vars)
+                array = strip_parens(expr.parent.parent.child_by_field_name("argument"))
+                if guard is not None or (array is not None and _is_volatile(array, function, source)):
+                    self.report(expr, f"`{_short(source.node_text(expr.parent.parent))}` folds the value 32 threads "
+                                      "up, as if the last warp had 32 lanes; AMD wavefronts have 64.",
+                                Fix.advice(_LAST_WARP_ADVICE), False)
+            elif op in (">", ">=") and value == 32 and left.type == "identifier":
+                loop = _tree_loop(expr, source.node_text(left), source, thread_vars)
+                if loop is not None and _has_warp_phase(function, source):
+                    self.report(expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, leaving "
+                                      "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+
+
+_LAST_WARP_ADVICE = ("Size the warp part by `warpSize` throughout: stop the tree at `s > warpSize`, take "
+                     "`tid < warpSize`, fold `tid + warpSize` (only where the tree left 2 * warpSize values) "
+                     "and shuffle from `warpSize / 2`")
+
+
+def _guarded_body(comparison):
+    """The statement an `if` runs when `comparison` (its condition, or a `&&` operand of it) holds."""
+    child, node = comparison, comparison.parent
+    while node is not None and (node.type == "parenthesized_expression" or (
+            node.type == "binary_expression" and node.child_by_field_name("operator").type == "&&")):
+        child, node = node, node.parent
+    if node is not None and node.type == "condition_clause":
+        child, node = node, node.parent
+    if node is None or node.type != "if_statement" or node.child_by_field_name("condition") != child:
+        return None
+    return node.child_by_field_name("consequence")
+
+
+def _warp_synchronous(body, function, source: SourceFile) -> bool:
+    """Does `body` run warp-synchronous steps: shuffles, a cooperative group's warp operations,
+    or reads of a `volatile` array with no barrier between them?"""
+    text = source.data[body.start_byte:body.end_byte]
+    if _SHUFFLE_WORD.search(text) or _WARP_CALL.search(text) or b"reduce(" in text:
+        return True
+    return any(_is_volatile(strip_parens(n.child_by_field_name("argument")), function, source)
+               for n in queries.nodes(CUDA, "(subscript_expression) @s", body, "s"))
+
+
+def _is_subscript_index(expr) -> bool:
+    parent = expr.parent
+    return (parent is not None and parent.type == "subscript_argument_list" and parent.parent is not None
+            and parent.parent.type == "subscript_expression")
+
+
+def _enclosing_warp_guard(node, source: SourceFile, thread_vars):
+    """The `tid < 32` of an `if` around `node` whose body is warp-synchronous, else None."""
+    function = enclosing_function(node)
+    for parent in ancestors_of(node):
+        if parent.type == "function_definition":
+            return None
+        if parent.type != "if_statement":
+            continue
+        condition = parent.child_by_field_name("condition")
+        for comparison in queries.nodes(CUDA, "(binary_expression) @b", condition, "b") if condition else ():
+            op = comparison.child_by_field_name("operator").type
+            value = integer_value(strip_parens(comparison.child_by_field_name("right")), source)
+            if ((op, value) in (("<", 32), ("<=", 31))
+                    and _is_thread_expr(comparison.child_by_field_name("left"), source, thread_vars)
+                    and _warp_synchronous(parent.child_by_field_name("consequence"), function, source)):
+                return comparison
+    return None
+
+
+def _is_volatile(array, function, source: SourceFile) -> bool:
+    """Is the array (an identifier) declared `volatile` in `function` (as a parameter or local)?"""
+    if array is None or array.type != "identifier":
+        return False
+    name = source.node_text(array)
+    declaration = _declaration_of(name, array, queries.nodes(CUDA, _DECLARATIONS, function, "declaration"), source)
+    return declaration is not None and any(
+        c.type == "type_qualifier" and source.node_text(c) == "volatile" for c in declaration.node.children)
+
+
+def _tree_loop(condition, counter: str, source: SourceFile, thread_vars):
+    """The loop whose condition is `condition` when it halves `counter` and reads `a[tid + counter]`."""
+    node = condition.parent
+    while node is not None and node.type in ("parenthesized_expression", "condition_clause"):
+        node = node.parent
+    if node is None or node.type not in ("for_statement", "while_statement"):
+        return None
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    halves = _loop_step(node, counter, source) == "halve" if node.type == "for_statement" else False
+    if not halves:  # `while (s >= 32) { ...; s >>= 1; }`
+        halves = any(_step_of(update, counter, source) == "halve"
+                     for update in queries.nodes(CUDA, "(assignment_expression) @a", body, "a"))
+    if not halves:
+        return None
+    for index in queries.nodes(CUDA, "(subscript_argument_list (binary_expression) @i)", body, "i"):
+        if index.child_by_field_name("operator").type != "+":
+            continue
+        parts = [strip_parens(index.child_by_field_name(f)) for f in ("left", "right")]
+        if any(p.type == "identifier" and source.node_text(p) == counter for p in parts) and any(
+                _is_thread_expr(p, source, thread_vars) for p in parts):
+            return node
+    return None
+
+
+def _has_warp_phase(function, source: SourceFile) -> bool:
+    """Does the function finish its reduction per warp (shuffles, tiles, warp-synchronous steps)?"""
+    text = source.data[function.start_byte:function.end_byte]
+    return bool(_SHUFFLE_WORD.search(text) or _WARP_CALL.search(text)) or b"tiled_partition" in text or \
+        b"volatile" in text
+
+
+# A call of a function named for warps: `warpReduce(sdata, tid)`, `__syncwarp()`, `last_warp_sum<T>(...)`.
+_WARP_CALL = re.compile(rb"(?i)warp\w*\s*[<(]")
+
+
 # `WarpReduce<T, 32>` is a template type; `WarpReduce<T, 32>(...)` may read as a template function.
 _TEMPLATE_OF_NAME = {"type_identifier": "template_type", "identifier": "template_function"}
 
@@ -836,6 +975,8 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
     scan = _WarpSizeScan(source)
     for root, in_macro in _roots(source):
         scan.lane_arithmetic(root, in_macro)
+        if not in_macro:
+            scan.last_warp_reductions(root)
         if b"shfl" in words:
             scan.shuffle_loops(root, in_macro)
             scan.shuffle_lanes(root, in_macro)
