@@ -14,7 +14,7 @@ from portlint.checks.cpp import (
     integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import Applicability, Edit, Fix
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
 
@@ -500,15 +500,18 @@ def _step_of(update, name: str, source: SourceFile) -> str | None:
     return None
 
 
-def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tuple[object, str, list]]:
+def _calls_named(node, source: SourceFile, words: re.Pattern, wanted,
+                 methods: bool = False) -> list[tuple[object, str, list]]:
     """(call, callee, arguments) of the calls under `node` whose callee (`callee_name`) passes
     `wanted`, in source order. Found where `words`, text that every such callee holds, occurs
     rather than among all calls: a callee's name (`f`, `f<T>`, `ns::f`) is an identifier at
-    most three levels under its call."""
+    most three levels under its call. With `methods`, a method call (`tile.shfl_up(v, 1)`)
+    counts too, its callee written `.shfl_up`."""
     found = {}
+    names = ("identifier", "field_identifier") if methods else ("identifier",)
     for hit in words.finditer(source.data, node.start_byte, node.end_byte):
         call = node.descendant_for_byte_range(hit.start(), hit.end())
-        if call is None or call.type != "identifier":
+        if call is None or call.type not in names:
             continue
         for _ in range(3):
             call = call.parent
@@ -518,6 +521,9 @@ def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tu
                 or call.start_byte < node.start_byte or call.end_byte > node.end_byte):
             continue
         callee = callee_name(call, source)
+        if callee is None and methods:
+            method = _group_method(call, source)
+            callee = f".{method}" if method is not None else None
         if wanted(callee):
             found[call.id] = (call, callee, arguments(call))
     return sorted(found.values(), key=lambda f: (f[0].start_byte, -f[0].end_byte))
@@ -526,7 +532,7 @@ def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tu
 def shuffle_calls(source: SourceFile, root) -> list[tuple[object, str, list]]:
     """`_calls_named` for the shuffle calls under `root` (the main or the macro tree), once per tree."""
     return memoized(source, f"wavefront.shuffle_calls:{root.id}",
-                    lambda s: _calls_named(root, s, _SHUFFLE_WORD, _is_shuffle))
+                    lambda s: _calls_named(root, s, _SHUFFLE_WORD, _is_shuffle, methods=True))
 
 
 def masked_intrinsic_calls(source: SourceFile) -> list[tuple[object, str, list]]:
@@ -548,7 +554,7 @@ def _shuffle_loop_counter(loop, source: SourceFile) -> str | None:
 
 def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     body = loop.child_by_field_name("body")
-    shuffles = _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle) if body is not None else []
+    shuffles = _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle, methods=True) if body is not None else []
     counter = _loop_counter(loop, source) if shuffles else None
     if counter is None:
         return None
@@ -557,6 +563,13 @@ def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     if not shuffles or any(_explicit_width(c, a, source) for c, a in shuffles):
         return None
     return name
+
+
+def _shuffles_a_group(loop, source: SourceFile) -> bool:
+    """Does the loop shuffle through a cooperative group's methods (`tile.shfl_up(v, i)`)?"""
+    body = loop.child_by_field_name("body")
+    return body is not None and any(
+        callee.startswith(".") for _, callee, _ in _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle, methods=True))
 
 
 def _in_warp_call_argument(node, source: SourceFile, ancestors=None) -> bool:
@@ -686,11 +699,13 @@ class _WarpSizeScan:
                 bound = _loop_bound(loop, name, source)
                 if bound is not None:
                     literal, replacement = bound
+                    fix = _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
+                                         f"with `{replacement}`", Edit.replace(literal, replacement))
+                    if fix.applicability is Applicability.SAFE and _shuffles_a_group(loop, source):
+                        # `tile.shfl_up(v, i)`: the tile's own size bounds it, and it may stay 32 wide.
+                        fix = Fix.unsafe(fix.title + " (and size the tile by the wavefront)", *fix.edits)
                     self.report(literal, f"Shuffle loop stops at `{source.node_text(literal)}`, "
-                                         "sized for 32-lane warps; AMD wavefronts have 64.",
-                                _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
-                                               f"with `{replacement}`", Edit.replace(literal, replacement)),
-                                error=True)
+                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True)
 
     def shuffle_lanes(self, root, in_macro: bool) -> None:
         source = self.source

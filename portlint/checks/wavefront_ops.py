@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from portlint import queries
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named,
+    integer_value, strip_parens,
 )
 from portlint.checks.wavefront import (
-    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
+    HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index,
 )
 from portlint.finding import Finding, Related, Severity, at_node
@@ -32,6 +33,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
+    width_parameters: dict[str, set[int]] = {}  # function name -> positions of parameters used as widths
     # Every name `shuffle_width_index` knows is a shuffle's (`shfl` in it).
     for call, name, args in shuffle_calls(source, source.tree.root_node):
         index = shuffle_width_index(name)
@@ -42,11 +44,14 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             # Width 32 in every shuffle of the function: a logical warp, right on AMD too.
             if integer_value(width, source) == 32 and not in_logical_warp(call, source):
                 findings.append(_width_finding(call, name, width, source))
+            elif width.type == "identifier":
+                _note_width_parameter(call, source.node_text(width), source, width_parameters)
         elif name in ("__shfl_up", "__shfl_up_sync") and len(args) == index:
             function = enclosing_function(call)
             offset = integer_value(strip_parens(args[index - 1]), source)
             if function is not None and offset is not None:
                 up_steps.setdefault(function.id, []).append((offset, args[index - 1]))
+    findings += _widths_passed_in(source, width_parameters)
     # An unrolled scan `__shfl_up(v, 1)` ... `__shfl_up(v, 16)` sums 32 lanes; a 64-lane
     # wavefront also needs the step 32.
     for steps in up_steps.values():
@@ -58,6 +63,54 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
                 Fix.advice("Loop over the offsets instead: `for (int o = 1; o < warpSize; o *= 2)`"),
             ))
     return findings
+
+
+def _note_width_parameter(call, width: str, source: SourceFile, found: dict[str, set[int]]) -> None:
+    """Record that the function around `call` takes its shuffle width as the parameter `width`."""
+    function = enclosing_function(call)
+    declarator = function.child_by_field_name("declarator") if function is not None else None
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return
+    name, parameters = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+    if name is None or name.type != "identifier" or parameters is None:
+        return
+    for position, parameter in enumerate(p for p in parameters.named_children if p.type != "comment"):
+        declared = parameter.child_by_field_name("declarator")
+        if declared is not None and declared.type == "identifier" and source.node_text(declared) == width:
+            found.setdefault(source.node_text(name), set()).add(position)
+
+
+def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]]) -> list[Finding]:
+    """`scan<<<g, b>>>(data, 32)` where `scan` shuffles with that parameter as its width."""
+    findings = []
+    for function, positions in width_parameters.items():
+        if shuffle_width_index(function) is not None:
+            continue  # a shuffle wrapper (`WARP_SHFL_DOWN(v, d, 32)`): its calls are judged as shuffles
+        for name in identifiers_named(source, function):
+            call = name.parent
+            if call is not None and call.type == "argument_list" and callee_name(call.parent, source) in (
+                    "hipLaunchKernelGGL", "hipExtLaunchKernelGGL"):
+                args = arguments(call.parent)  # (kernel, grid, block, shared bytes, stream, arguments...)
+                args = args[5:] if args and args[0] == name else []
+            elif call is not None and call.type == "call_expression" and call.child_by_field_name("function") == name:
+                args = arguments(call)
+            else:
+                continue
+            for position in sorted(positions):
+                value = strip_parens(args[position]) if position < len(args) else None
+                if value is not None and integer_value(value, source) == 32:
+                    findings.append(at_node(
+                        source, value, f"`32` is the shuffle width of `{function}`: half of a 64-lane AMD wavefront.",
+                        Fix.advice(HOST_ADVICE if not _in_device_code(call, source) else
+                                   "Pass `warpSize` (or a per-platform warp size)")))
+    return findings
+
+
+def _in_device_code(node, source: SourceFile) -> bool:
+    function = enclosing_function(node)
+    return function is not None and any(c.type in ("__device__", "__global__") for c in function.children)
 
 
 def _width_finding(call, name: str, width, source: SourceFile) -> Finding:
