@@ -166,6 +166,13 @@ def _index_kind(name: str) -> str | None:
     return None
 
 
+def _names_block_size(name: str) -> bool:
+    """`blockSize`, `BLOCK_SIZE`, `kBlockDim`, `nthreads`, `num_threads`, `threads_per_block`."""
+    words = set(_words(name))
+    return bool(words & {"blocksize", "blockdim", "nthreads", "numthreads"}) or (
+        "block" in words and bool(words & {"size", "dim", "threads"})) or ({"num", "threads"} <= words)
+
+
 def _type_text(node, source: SourceFile) -> str:
     return " ".join(source.node_text(node).split())
 
@@ -629,12 +636,24 @@ class _WarpSizeScan:
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
         source = self.source
+        # Per function: the variables set from a reported `x & 31` / `x % 32` (lanes past a warp).
+        partial_lanes: dict[int, set[str]] = {}
         for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
             op_node = expr.child_by_field_name("operator")
             op = op_node.type
+            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+            function = None if in_macro else enclosing_function(expr)
+            if op == "-" and function is not None and integer_value(left, source) == 32 and \
+                    strip_parens(right).type == "identifier" and \
+                    source.node_text(strip_parens(right)) in partial_lanes.get(function.id, ()):
+                # `32 - rest` where `rest = blockSize & 31`: the lanes missing from the last warp
+                self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
+                                  "AMD wavefronts have 64.",
+                            _warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
+                                           Edit.replace(left, "warpSize")), error=False)
+                continue
             if op not in _LANE_ARITHMETIC:
                 continue
-            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
             literal, operand = right, left
             if integer_value(right, source) != _LANE_ARITHMETIC[op] and op in ("&", "==", "!="):
                 literal, operand = left, right
@@ -644,6 +663,9 @@ class _WarpSizeScan:
                 continue
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
+            receiver = _receiver_name(expr, source)
+            if op in ("&", "%") and function is not None and receiver is not None:
+                partial_lanes.setdefault(function.id, set()).add(receiver)
             self.report(
                 expr,
                 f"`{shown if len(shown) <= 32 else written}` assumes 32-lane warps; AMD wavefronts have 64.",
@@ -659,6 +681,10 @@ class _WarpSizeScan:
                 operand.type == "call_expression" and callee_name(operand, source) == "__lane_id")
         if _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)):
             return True
+        operand = strip_parens(operand)
+        if op == "&" and operand.type == "identifier" and _names_block_size(source.node_text(operand)) and \
+                _code_context(expr, source, in_macro) != "constant":
+            return True  # `blockSize & 31`: the threads past the last full warp (not a `static_assert`)
         receiver = _receiver_name(expr, source)
         if receiver is not None and _index_kind(receiver) in ("lane", "warp"):
             return True  # `int lane = i % 32;`, `warp_id = gid >> 5;`
@@ -976,14 +1002,16 @@ _W001_TRIGGER = all_of(nocase(*_W001_WORDS), any_of(
                   THREAD_EXPRESSION_BYTES)),
     all_of(b"Warp", _literal_pattern(frozenset({32}))),
 ))
+# `blockSize & 31` (and the `32 - rest` after it) needs no thread word, only a block-size name.
+_W001_BLOCK_SIZE_TRIGGER = all_of(_literal_pattern(frozenset({31, 32})), nocase(b"block"))
 
 
-@needs(_W001_TRIGGER)
+@needs(_W001_TRIGGER, _W001_BLOCK_SIZE_TRIGGER)
 def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
-    # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
+    # Every shape involves a warp, lane, thread, shuffle or block word (`tid`, `threadIdx`, ...).
     lowered = source.data.lower()
     words = {word for word in _W001_WORDS if word in lowered}
-    if not words:
+    if not words and b"block" not in lowered:
         return []
     # Warp-size constants (`#define WARP_SIZE 32`) are judged with their uses in every file:
     # `wavefront_size.check_warp_size_through_project`.
