@@ -9,12 +9,13 @@ from __future__ import annotations
 from portlint import queries
 from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named,
-    integer_value, strip_parens,
+    integer_value, open_constants, strip_parens,
 )
 from portlint.checks.wavefront import (
     HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index,
 )
+from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -379,17 +380,42 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     findings = []
     names = [*queries.nodes(CUDA, _TILE_NAMES, source.tree.root_node, "name"),
              *queries.nodes(CUDA, _TILE_TYPES, source.tree.root_node, "name")]
+    statements: set[int] = set()  # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
+    constants = None
     for name in sorted(names, key=lambda n: n.start_byte):
-        size = _tile_size(name, source)
-        value = integer_value(strip_parens(size), source) if size is not None else None
-        if value == 32:
-            message = f"`{source.node_text(name)}<32>` is half a 64-lane AMD wavefront, not the warp."
-        elif value == 64:
-            message = f"`{source.node_text(name)}<64>` is larger than a 32-lane RDNA wavefront."
-        else:
+        size = strip_parens(_tile_size(name, source))
+        if size is not None and size.type == "type_descriptor" and len(size.named_children) == 1:
+            size = size.named_children[0]  # `tiled_partition<kTile>`: a name read as a type
+        value = integer_value(size, source) if size is not None else None
+        written = source.node_text(size) if size is not None else ""
+        if value is None and size is not None and size.type in ("identifier", "type_identifier") and \
+                _warp_constant_kind(written) is None:
+            # `constexpr int kTile = 32;`: a warp-size constant (`WARP_SIZE`) is judged at its definition (W001).
+            constants = constants or open_constants(source)
+            value = constants.value(size)
+        if value not in (32, 64):
             continue
-        findings.append(at_node(source, strip_parens(size), message, Fix.advice(_TILE_ADVICE)))
+        statement = _statement_of(name)
+        if statement is not None and statement.id in statements:
+            continue
+        if statement is not None:
+            statements.add(statement.id)
+        if value == 32:
+            message = f"`{source.node_text(name)}<{written}>` is half a 64-lane AMD wavefront, not the warp."
+        else:
+            message = f"`{source.node_text(name)}<{written}>` is larger than a 32-lane RDNA wavefront."
+        findings.append(at_node(source, size, message, Fix.advice(_TILE_ADVICE)))
     return findings
+
+
+def _statement_of(node):
+    """The declaration or statement `node` stands in, within its function (else None)."""
+    for parent in ancestors_of(node):
+        if parent.type in ("declaration", "expression_statement", "field_declaration", "return_statement"):
+            return parent
+        if parent.type in ("compound_statement", "function_definition", "translation_unit"):
+            return None
+    return None
 
 
 # =========================================================================================

@@ -220,7 +220,8 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
         if kinds[word] is None:
             continue
         name = root.descendant_for_byte_range(match.start(), match.end())
-        if name is None or name.type not in ("identifier", "field_identifier") or name.end_byte != match.end():
+        if name is None or name.type not in ("identifier", "field_identifier", "type_identifier") or \
+                name.end_byte != match.end() or (name.type == "type_identifier" and name.parent.type != "type_descriptor"):
             continue  # in a comment, a string, a macro body
         parent = name.parent
         field = _VALUE_FIELDS.get(parent.type) if parent is not None else None
@@ -228,7 +229,8 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
         if value is not None and parent.child_by_field_name("name" if parent.type in ("preproc_def", "enumerator")
                                                              else "declarator") == name:
             definitions.append(_definition(source, model, name, value, kinds[word], scopes))
-        elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and name.type == "identifier":
+        elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and (
+                name.type == "identifier" or parent.type == "type_descriptor"):  # `tiled_partition<WARP_SIZE>`
             uses.append(name)
     return definitions, _uses(source, model, uses, scopes)
 
@@ -331,6 +333,8 @@ def _use_context(use, source: SourceFile, ancestors: list) -> str:
             return "loop" if child != parent.child_by_field_name("body") else found
         if kind in ("preproc_if", "preproc_elif") and child == parent.child_by_field_name("condition"):
             return "other"  # `#if WARP_SIZE == 64`: a test, not a computation
+        if kind == "template_argument_list" and _is_tile_template(parent.parent, source):
+            return "tile"  # `tiled_partition<WARP_SIZE>(block)`
         if kind in _STATEMENT_LEVEL or kind == "argument_list":
             return found
         if found == "other" and kind == "binary_expression":
@@ -340,6 +344,12 @@ def _use_context(use, source: SourceFile, ancestors: list) -> str:
             found = "arithmetic" if parent.child_by_field_name("operator").type != "=" else "other"
         child = parent
     return found
+
+
+def _is_tile_template(template, source: SourceFile) -> bool:
+    """`tiled_partition<...>` or `thread_block_tile<...>` (maybe qualified)."""
+    name = template.child_by_field_name("name") if template is not None else None
+    return name is not None and source.node_text(name).rsplit("::", 1)[-1] in ("tiled_partition", "thread_block_tile")
 
 
 def _only_warp_slots(array, source: SourceFile) -> bool:
@@ -362,6 +372,7 @@ _REPORTED_USES = {
     "arithmetic": "does lane arithmetic",
     "loop": "bounds a loop over lanes",
     "array size": "sizes a per-lane array",
+    "tile": "sizes a warp tile",
 }
 # Enough related uses to find each file that computes with a constant; SARIF stays small.
 _MAX_RELATED_USES = 50
