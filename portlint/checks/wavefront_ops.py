@@ -35,6 +35,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
     findings = []
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
     width_parameters: dict[str, set[int]] = {}  # function name -> positions of parameters used as widths
+    reported: set[int] = set()
     # Every name `shuffle_width_index` knows is a shuffle's (`shfl` in it).
     for call, name, args in shuffle_calls(source, source.tree.root_node):
         index = shuffle_width_index(name)
@@ -45,6 +46,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             # Width 32 in every shuffle of the function: a logical warp, right on AMD too.
             if integer_value(width, source) == 32 and not in_logical_warp(call, source):
                 findings.append(_width_finding(call, name, width, source))
+                reported.add(width.id)
             elif width.type == "identifier":
                 _note_width_parameter(call, source.node_text(width), source, width_parameters)
         elif name in ("__shfl_up", "__shfl_up_sync") and len(args) == index:
@@ -52,7 +54,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             offset = integer_value(strip_parens(args[index - 1]), source)
             if function is not None and offset is not None:
                 up_steps.setdefault(function.id, []).append((offset, args[index - 1]))
-    findings += _widths_passed_in(source, width_parameters)
+    findings += _widths_passed_in(source, width_parameters, reported)
     # An unrolled scan `__shfl_up(v, 1)` ... `__shfl_up(v, 16)` sums 32 lanes; a 64-lane
     # wavefront also needs the step 32.
     for steps in up_steps.values():
@@ -83,12 +85,11 @@ def _note_width_parameter(call, width: str, source: SourceFile, found: dict[str,
             found.setdefault(source.node_text(name), set()).add(position)
 
 
-def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]]) -> list[Finding]:
-    """`scan<<<g, b>>>(data, 32)` where `scan` shuffles with that parameter as its width."""
+def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]], reported: set[int]) -> list[Finding]:
+    """`scan<<<g, b>>>(data, 32)` where `scan` shuffles with that parameter as its width;
+    `reported`: ids of the width nodes reported already."""
     findings = []
     for function, positions in width_parameters.items():
-        if shuffle_width_index(function) is not None:
-            continue  # a shuffle wrapper (`WARP_SHFL_DOWN(v, d, 32)`): its calls are judged as shuffles
         for name in identifiers_named(source, function):
             call = name.parent
             if call is not None and call.type == "argument_list" and callee_name(call.parent, source) in (
@@ -101,7 +102,8 @@ def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]])
                 continue
             for position in sorted(positions):
                 value = strip_parens(args[position]) if position < len(args) else None
-                if value is not None and integer_value(value, source) == 32:
+                # A wrapper's call (`WARP_SHFL_DOWN(v, d, 32)`) may have been judged as a shuffle already.
+                if value is not None and integer_value(value, source) == 32 and value.id not in reported:
                     findings.append(at_node(
                         source, value, f"`32` is the shuffle width of `{function}`: half of a 64-lane AMD wavefront.",
                         Fix.advice(HOST_ADVICE if not _in_device_code(call, source) else
