@@ -572,6 +572,14 @@ def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     return name
 
 
+def _shuffles_in_function(node, source: SourceFile) -> bool:
+    """Does the function around `node` shuffle (a call or a group's method)?"""
+    function = enclosing_function(node)
+    return function is not None and any(
+        enclosing_function(call) == function for call, _, _ in shuffle_calls(source, source.tree.root_node)
+        if function.start_byte <= call.start_byte < function.end_byte)
+
+
 def _shuffles_a_group(loop, source: SourceFile) -> bool:
     """Does the loop shuffle through a cooperative group's methods (`tile.shfl_up(v, i)`)?"""
     body = loop.child_by_field_name("body")
@@ -682,6 +690,9 @@ class _WarpSizeScan:
         if _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)):
             return True
         operand = strip_parens(operand)
+        if op in ("/", ">>") and operand.type == "identifier" and "width" in _words(source.node_text(operand)) \
+                and not in_macro and _shuffles_in_function(expr, source):
+            return True  # `reduceWidth >> 5` beside shuffles: a width in lanes, counted in warps
         if op == "&" and operand.type == "identifier" and _names_block_size(source.node_text(operand)) and \
                 _code_context(expr, source, in_macro) != "constant":
             return True  # `blockSize & 31`: the threads past the last full warp (not a `static_assert`)
