@@ -1,5 +1,6 @@
-"""W001 across files: a warp size hard-wired in a header is one finding, at its definition (the
-root cause), with the uses in the kernel files that compute with it as related locations."""
+"""W001 across files: a warp size hard-wired in a header is one finding per root cause and
+file: at its definition, and in each kernel file at its first use there, the definition and
+the file's other uses as related locations."""
 
 from __future__ import annotations
 
@@ -56,16 +57,27 @@ def _scan(root: Path, jobs: int = 1) -> engine.ScanResult:
     return engine.scan([root], Config(root=root, select=("W001",)), jobs=jobs)
 
 
-def test_a_hard_wired_header_constant_is_one_finding_with_its_uses_related(tmp_path: Path) -> None:
+def test_a_hard_wired_header_constant_is_one_finding_per_file_with_its_uses_related(tmp_path: Path) -> None:
+    (tmp_path / "more.cu").write_text('#include "warp.h"\n__device__ int lane(int t) { return t % WARP_SIZE; }\n'
+                                      '__device__ int warp(int t) { return t / WARP_SIZE; }\n')
     result = _scan(_project(tmp_path, HARD_WIRED))
-    (definition,) = result.findings
-    assert Path(definition.path).name == "warp.h" and definition.location.start_line == 2
+    by_file = {Path(f.path).name: f for f in result.findings}
+    assert sorted(by_file) == ["lanes.cu", "more.cu", "reduce.cu", "tile.cu", "warp.h"], [
+        f.message for f in result.findings]
+    definition = by_file.pop("warp.h")
+    assert definition.location.start_line == 2
     assert definition.severity is Severity.ERROR, "a use feeds a shuffle"
-    assert "3 uses" in definition.message
-    related = {Path(r.location.path).name: r.message for r in definition.related}
-    assert sorted(related) == ["lanes.cu", "reduce.cu", "tile.cu"]
-    assert "array" in related["tile.cu"] and "arithmetic" in related["lanes.cu"]
-    assert "shuffle" in related["reduce.cu"]
+    assert "5 uses in 4 files" in definition.message
+    assert {Path(r.location.path).name for r in definition.related} == set(by_file), "the first use of each file"
+    more = by_file["more.cu"]
+    assert more.location.start_line == 2 and "1 more use" in more.message
+    assert [(Path(r.location.path).name, r.location.start_line) for r in more.related] == [
+        ("warp.h", 2), ("more.cu", 3)]
+    for name, use in by_file.items():
+        assert use.matched == "WARP_SIZE"
+        assert Path(use.related[0].location.path).name == "warp.h", name
+    assert by_file["reduce.cu"].severity is Severity.ERROR
+    assert "array" in by_file["tile.cu"].message and "arithmetic" in by_file["lanes.cu"].message
 
 
 def test_a_per_platform_definition_makes_every_use_silent(tmp_path: Path) -> None:
@@ -81,10 +93,12 @@ def test_definition_reported_once_and_workers_agree(tmp_path: Path) -> None:
     assert sum(1 for f in serial.findings if Path(f.path).name == "warp.h") == 1
 
 
-def test_sarif_carries_the_uses_as_related_locations(tmp_path: Path) -> None:
+def test_sarif_carries_the_definition_as_a_related_location(tmp_path: Path) -> None:
     root = _project(tmp_path, HARD_WIRED)
     sarif = json.loads(render("sarif", _scan(root), ReportContext(root=root)))
-    (result,) = sarif["runs"][0]["results"]
-    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
-    uris = sorted(r["physicalLocation"]["artifactLocation"]["uri"] for r in result["relatedLocations"])
-    assert uris == ["lanes.cu", "reduce.cu", "tile.cu"]
+    uses = [r for r in sarif["runs"][0]["results"]
+            if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "lanes.cu"]
+    (use,) = uses
+    (related,) = use["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
+    assert related["physicalLocation"]["region"]["startLine"] == 2

@@ -379,8 +379,10 @@ _MAX_RELATED_USES = 50
 
 
 def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
-    """Definitions that assume 32-lane warps, one finding each (the root cause), with the uses
-    that compute with them as related locations: fixing the definition fixes every use."""
+    """Definitions that assume 32-lane warps: one finding per root cause and file. The
+    definition is reported with the uses of its own file related; each other file that
+    computes with it gets one finding, at its first such use, with the definition and the
+    file's other uses related (a file scanned alone, as a pre-commit hook does, still says why)."""
     groups: dict[object, list[WarpSizeDefinition]] = {}
     for definition in index.warp_size_definitions:
         if definition.status is not Status.DEAD:
@@ -397,20 +399,48 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
             continue
         # A use in code only a ROCm build compiles is the port's own business.
         uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
+        by_file: dict[str, list[WarpSizeUse]] = {}
+        for use in uses:
+            by_file.setdefault(use.location.path, []).append(use)
+        defined_in = {d.location.path for d in definitions}
+        first_uses = [found[0] for path, found in by_file.items() if path not in defined_in]
         error = any(u.context == "shuffle" for u in uses)
         for definition in definitions:
             message = _definition_message(definition.name, definition.kind, definition.value)
             if uses:
-                message += f" {len(uses)} use{'s' if len(uses) > 1 else ''} compute{'' if len(uses) > 1 else 's'} with it."
+                message += f" {_count(len(uses), 'use')} in {_count(len(by_file), 'file')} compute with it."
+            here = by_file.get(definition.location.path, []) + first_uses
             findings.append(Finding(
                 location=definition.location, message=message,
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
                 severity=Severity.ERROR if error else None,
-                related=tuple(Related(u.location, f"`{u.name}` {_REPORTED_USES[u.context]} here")
-                              for u in uses[:_MAX_RELATED_USES]),
+                related=tuple(_use_related(u) for u in here[:_MAX_RELATED_USES]),
                 matched=definition.name, file_digest=definition.file_digest,
             ))
+        defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
+        for path, found in by_file.items():
+            if path in defined_in:
+                continue
+            first = found[0]
+            more = f" ({_count(len(found) - 1, 'more use')} in this file)" if len(found) > 1 else ""
+            findings.append(Finding(
+                location=first.location,
+                message=f"`{first.name}` is {definitions[0].value} where it {_REPORTED_USES[first.context]}{more}; "
+                        "AMD wavefronts have 64 lanes.",
+                fix=Fix.advice(_definition_advice(first.name, definitions[0].kind)),
+                severity=Severity.ERROR if any(u.context == "shuffle" for u in found) else None,
+                related=defined + tuple(_use_related(u) for u in found[1:_MAX_RELATED_USES]),
+                matched=first.name, file_digest=first.file_digest,
+            ))
     return findings
+
+
+def _use_related(use: WarpSizeUse) -> Related:
+    return Related(use.location, f"`{use.name}` {_REPORTED_USES[use.context]} here")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # =========================================================================================
