@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from portlint import __version__
+from portlint import __version__, targets
 
 DEFAULT_DIR = ".portlint_cache"
 # Each entry starts with a blake2b digest of the pickle after it: a disk error, a truncated
@@ -50,7 +50,8 @@ class Cache:
 
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
-        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts))
+        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts,
+                         [t.name for t in targets.active()], targets.build_max_threads()))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
         return cache

@@ -13,7 +13,7 @@ import click
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,
-                             validate_selectors)
+                             validate_selectors, validate_targets)
 from portlint.config import cache_root
 from portlint.discover import stdin_candidate
 from portlint.fileio import write_output
@@ -114,9 +114,12 @@ _work_options = _options(
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
+@click.option("--target", "target_names", multiple=True, metavar="GFX",
+              help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
+                   "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands) -> None:
+         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
     stdin_data = _stdin(paths, stdin_filename, fix or diff)
@@ -128,7 +131,8 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     config = config.with_overrides(force_exclude=force_exclude)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
-    config = config.with_overrides(deep=deep, compile_commands=compile_commands)
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands,
+                                   targets=_target_names(target_names))
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     try:
         if diff:
@@ -200,6 +204,16 @@ def _echo_problems(result, quiet: bool = False) -> None:
     left out with --quiet)."""
     for line in (*result.problems, *(() if quiet else result.notes)):
         click.echo(f"portlint: {line}", err=True)
+
+
+def _target_names(values) -> tuple[str, ...] | None:
+    names = tuple(n for v in values for n in v.split(",") if n.strip())
+    if not names:
+        return None
+    try:
+        return validate_targets(names, "--target")
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
 
 
 def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> bytes | None:

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pathspec
 
+from portlint import targets
 from portlint.finding import Severity
 from portlint.ruledocs import load_all
 
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "force-exclude", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands",
+    "deep", "deep-flags", "compile-commands", "targets",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -55,6 +56,8 @@ class Config:
     deep: bool = False
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
+    # AMD GPUs built for (`gfx942`); () = PYTORCH_ROCM_ARCH, else portlint.targets.DEFAULT.
+    targets: tuple[str, ...] = ()
 
     def enabled_codes(self) -> tuple[str, ...]:
         """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
@@ -217,6 +220,9 @@ def from_table(table: dict, path: Path) -> Config:
     macros = strings("rocm-macros")
     if macros is not None:
         values["rocm_macros"] = frozenset(macros)
+    names = strings("targets")
+    if names is not None:
+        values["targets"] = validate_targets(names, f"{path}: 'targets'")
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
@@ -268,6 +274,12 @@ def _check_patterns(patterns, what: str) -> None:
             pathspec.GitIgnoreSpec.from_lines([pattern])
         except ValueError:  # GitIgnorePatternError
             raise ConfigError(f"{what}: invalid pattern {pattern!r}") from None
+def validate_targets(names: tuple[str, ...], what: str) -> tuple[str, ...]:
+    try:
+        targets.parse(",".join(names))
+    except targets.TargetError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+    return names
 
 
 def parse_severity(value, what: str) -> Severity:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress
+from portlint import project, queries, rocm_path, suppress, targets
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -31,7 +31,7 @@ from portlint.project import FileFacts, ProjectIndex
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, needs_of
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -98,6 +98,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
+    build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
+    targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     outcomes = _analyze_all(candidates, config, codes, jobs, cache)
     for outcome in outcomes:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from portlint import manifests, queries
 from portlint.ruledocs import load_all
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS, SourceFile
+from portlint.ruledocs import load_all
 
 ALL = "*"
 _PORTLINT = re.compile(r"portlint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
@@ -40,8 +41,10 @@ class Suppressions:
         self.by_line.setdefault(line, set()).update(selectors)
 
     def covers(self, code: str, name: str, line: int) -> bool:
+        doc = load_all().get(code)
+        aliases = doc.aliases if doc is not None else ()  # a retired code still suppresses its successor
         for selectors in (self.whole_file, self.by_line.get(line, ())):
-            if any(selects(s, code, name) for s in selectors):
+            if any(selects(s, code, name) or s in aliases for s in selectors):
                 return True
         return False
 
