@@ -140,6 +140,7 @@ class Gen:
             out.append(self.platform_block())
         else:
             self.planted["W001-define"] += 1
+            self.planted["W002-live"] += 1  # the 32-lane FULL_MASK definition itself
             out.append("#include <cuda_runtime.h>\n#define WARP_SIZE 32\n#define FULL_MASK 0xffffffffu\n")
         out.append(f"\n#ifndef {lib.upper()}_INLINE\n#define {lib.upper()}_INLINE __device__ __forceinline__\n#endif\n")
         out.append(f"\nnamespace {lib} {{\nnamespace {module} {{\n\n")

@@ -39,6 +39,12 @@ def statuses(src: str, language: str = "cuda", macros: frozenset[str] = frozense
         # A CUDA arm before a ROCm arm is that arm's CUDA alternative.
         ("#if defined(USE_CUDA)\n// @a\n#elif defined(USE_ROCM)\n// @b\n#else\n// @c\n#endif\n",
          {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD}),
+        # AMD target macros: only hip-clang's device pass for that target defines them.
+        ("#if defined(__gfx942__) || defined(__gfx90a__)\n// @a\n#else\n// @b\n#endif\n",
+         {"a": Status.PORT, "b": Status.LIVE}),
+        ("#if defined(__GFX9__)\n// @a\n#elif defined(__gfx1100__)\n// @b\n#endif\n",
+         {"a": Status.PORT, "b": Status.PORT}),
+        ("#ifdef __gfx90a__\n// @a\n#endif\n", {"a": Status.PORT}),
         # Undecidable conditions count as live: header guards, feature macros.
         ("#ifndef MY_HEADER_H\n#define MY_HEADER_H\n// @a\n#endif\n", {"a": Status.LIVE}),
         ("#if FOO > 2\n// @a\n#endif\n", {"a": Status.LIVE}),
@@ -193,3 +199,11 @@ def test_setup_py_runtime_guards() -> None:
 def test_project_rocm_macro_is_a_whole_name_in_build_conditions() -> None:
     src = "if(FAST)\n  # @a\nendif()\nif(FAST_MATH)\n  # @b\nendif()\n"
     assert statuses(src, "cmake", macros=frozenset({"FAST"})) == {"a": Status.PORT, "b": Status.LIVE}
+def test_a_function_calling_an_amdgpu_builtin_is_the_port_itself() -> None:
+    found = statuses("""
+        __device__ float4 tile(float a, float b, float4 c) {
+          return __builtin_amdgcn_mfma_f32_4x4x1f32(a, b, c, 0, 0, 0);  // @mfma
+        }
+        __device__ int lane() { return threadIdx.x % 32; }  // @plain
+    """)
+    assert found == {"mfma": Status.PORT, "plain": Status.LIVE}

@@ -1,5 +1,6 @@
-"""W001 across files: a warp size hard-wired in a header is reported at its definition once
-and at each use in the kernel files, with the definition as the related location."""
+"""W001 across files: a warp size hard-wired in a header is one finding per root cause and
+file: at its definition, and in each kernel file at its first use there, the definition and
+the file's other uses as related locations."""
 
 from __future__ import annotations
 
@@ -56,18 +57,27 @@ def _scan(root: Path, jobs: int = 1) -> engine.ScanResult:
     return engine.scan([root], Config(root=root, select=("W001",)), jobs=jobs)
 
 
-def test_uses_of_a_hard_wired_header_constant_are_reported_with_the_definition_related(tmp_path: Path) -> None:
+def test_a_hard_wired_header_constant_is_found_at_its_definition_and_each_use(tmp_path: Path) -> None:
+    # A finding per place (each is a line to change): the definition with its uses related,
+    # each use with the definition related, its root cause.
+    (tmp_path / "more.cu").write_text('#include "warp.h"\n__device__ int lane(int t) { return t % WARP_SIZE; }\n'
+                                      '__device__ int warp(int t) { return t / WARP_SIZE; }\n')
     result = _scan(_project(tmp_path, HARD_WIRED))
-    by_file = {Path(f.path).name: f for f in result.findings}
-    assert sorted(by_file) == ["lanes.cu", "reduce.cu", "tile.cu", "warp.h"], [f.message for f in result.findings]
-    definition = by_file.pop("warp.h")
+    places = sorted((Path(f.path).name, f.location.start_line) for f in result.findings)
+    assert sorted({name for name, _ in places}) == ["lanes.cu", "more.cu", "reduce.cu", "tile.cu", "warp.h"]
+    (definition,) = [f for f in result.findings if Path(f.path).name == "warp.h"]
     assert definition.location.start_line == 2
     assert definition.severity is Severity.ERROR, "a use feeds a shuffle"
-    assert {Path(r.location.path).name for r in definition.related} == set(by_file)
-    for name, use in by_file.items():
+    assert "5 uses in 4 files" in definition.message
+    uses = [f for f in result.findings if f is not definition]
+    assert len(uses) == 5
+    assert {(Path(r.location.path).name, r.location.start_line) for r in definition.related} == {
+        (Path(u.path).name, u.location.start_line) for u in uses}
+    assert [f.location.start_line for f in uses if Path(f.path).name == "more.cu"] == [2, 3]
+    for use in uses:
         assert use.matched == "WARP_SIZE"
-        (related,) = use.related
-        assert Path(related.location.path).name == "warp.h" and related.location.start_line == 2, name
+        assert [(Path(r.location.path).name, r.location.start_line) for r in use.related] == [("warp.h", 2)]
+    by_file = {Path(f.path).name: f for f in uses}
     assert by_file["reduce.cu"].severity is Severity.ERROR
     assert "array" in by_file["tile.cu"].message and "arithmetic" in by_file["lanes.cu"].message
 

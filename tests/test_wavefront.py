@@ -36,8 +36,10 @@ def test_warp_size_macro_is_an_error_only_when_a_shuffle_uses_it(tmp_path):
         }
     """, "cuda", "W001", "W001", tmp_path=tmp_path, select=("W001",))
     definition, use = used.findings
-    assert (definition.location.start_line, use.location.start_line) == (2, 4)
-    assert definition.severity is use.severity is Severity.ERROR
+    assert definition.location.start_line == 2 and use.location.start_line == 4
+    assert [r.location.start_line for r in definition.related] == [4], "the use is a related location"
+    assert [r.location.start_line for r in use.related] == [2], "the definition is the use's root cause"
+    assert definition.severity is Severity.ERROR and use.severity is Severity.ERROR
     unused = assert_findings("#define WARP_SIZE 32\n", "cuda", "W001", tmp_path=tmp_path, select=("W001",))
     assert _only(unused).severity is Severity.WARNING
     assert not _only(unused).fix.is_applicable, "a #define gets advice, not an edit"

@@ -47,6 +47,10 @@ CUDA_DEFINED = frozenset(
 )
 CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
 CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
+# Macros hip-clang's device pass defines per AMD target (`__gfx942__`, `__GFX9__`, `__gfx90a`,
+# `__AMDGCN_CUMODE__`, ...): a CUDA build never defines them (their arms are PORT), the ROCm
+# build only on some passes (unknown there).
+AMD_TARGET_MACRO = re.compile(r"__(?:gfx[0-9a-f]+|GFX[0-9]+|AMDGCN\w*|AMDGPU\w*)(?:__)?")
 
 # What `torch.utils.cpp_extension` passes to every source of a CUDAExtension it builds
 # (COMMON_HIP_FLAGS + COMMON_HIPCC_FLAGS on ROCm, COMMON_NVCC_FLAGS on CUDA).
@@ -109,6 +113,7 @@ class Base:
     defined: Mapping[str, str | None]  # name -> value (None: not known)
     unknown: frozenset[str]
     undefined: frozenset[str]
+    undefined_pattern: re.Pattern | None = None  # names no build of this kind defines
 
     def state(self, name: str) -> State | None:
         if name in self.defined:
@@ -117,6 +122,8 @@ class Base:
             return UNDEFINED
         if name in self.unknown:
             return MAYBE  # `__CUDA_ARCH__`: defined in the device pass only
+        if self.undefined_pattern is not None and self.undefined_pattern.fullmatch(name):
+            return UNDEFINED
         return None
 
 
@@ -140,7 +147,7 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
         rocm = Base(rocm_defined, ROCM_UNKNOWN, CUDA_ONLY - rocm_defined.keys())
         # A configured ROCm macro or a ROCm `-D` is not defined on CUDA, unless CUDA's defines it too.
         cuda_undefined = (rocm_names | ROCM_UNKNOWN | {n for n, _ in rocm_defines}) - cuda_defined.keys()
-        cuda = Base(cuda_defined, CUDA_UNKNOWN, frozenset(cuda_undefined))
+        cuda = Base(cuda_defined, CUDA_UNKNOWN, frozenset(cuda_undefined), AMD_TARGET_MACRO)
         _BASES[key] = (rocm, cuda)
     return _BASES[key]
 

@@ -14,7 +14,7 @@ from portlint.checks.cpp import (
     integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
@@ -57,11 +57,51 @@ def _is_32_lane_full_mask(node, source: SourceFile) -> bool:
     return False
 
 
-@needs(b"_sync")
-def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
-    if b"_sync" not in source.data and b"__syncwarp" not in source.data:
-        return []
+# `#define FULL_MASK 0xffffffff`: a macro named as a lane mask (`mask` and one of these words).
+_MASK_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w*(?:[Mm][Aa][Ss][Kk])\w*)[ \t]+([^\n]*)")
+_LANE_MASK_WORDS = frozenset({"full", "warp", "all", "final", "lane", "lanes", "active", "wave", "wavefront"})
+_MACRO_MASK_VALUE = re.compile(r"\(*\s*(0[xX][fF]{8}|4294967295)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)\s*\)*")
+
+
+def _full_mask_macros(source: SourceFile) -> list[Finding]:
+    """`#define FULL_MASK 0xffffffff` (32 lanes) and `#define FULL_MASK 0xffffffffull` (64 bits
+    wide, 32 lanes set): every mask built from it misses lanes 32-63."""
     findings = []
+    root = source.tree.root_node
+    for m in _MASK_MACRO.finditer(source.data):
+        name = m.group(1).decode(errors="replace")
+        if not set(_words(name)) & _LANE_MASK_WORDS:
+            continue
+        node = root.descendant_for_byte_range(m.start(1), m.end(1))
+        definition = node.parent if node is not None else None
+        if definition is None or definition.type != "preproc_def" or definition.child_by_field_name("name") != node:
+            continue  # in a comment or a string
+        value_node = definition.child_by_field_name("value")
+        text = _MACRO_COMMENT.sub("", source.node_text(value_node)).strip() if value_node is not None else ""
+        value = _MACRO_MASK_VALUE.fullmatch(text)
+        if value is None:
+            continue
+        # The edit covers the value alone: a comment after it stays.
+        at = source.data.find(text.encode(), value_node.start_byte, value_node.end_byte)
+        edit = Edit(at, at + len(text.encode()), FULL_MASK_64)
+        wide = "ll" in value.group(2).lower()
+        message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
+                   if wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
+        findings.append(at_node(source, node, message, Fix.unsafe(
+            f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
+            edit)))
+    return findings
+
+
+_MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_FULL_MASK_MACRO_BYTES = all_of(b"define", nocase(b"mask"), re.compile(rb"0[xX][fF]{8}|4294967295"))
+
+
+@needs(b"_sync", _FULL_MASK_MACRO_BYTES)
+def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
+    findings = _full_mask_macros(source) if b"define" in source.data else []
+    if b"_sync" not in source.data and b"__syncwarp" not in source.data:
+        return findings
     for call, name, args in masked_intrinsic_calls(source):
         if not args or not _is_32_lane_full_mask(args[0], source):
             continue
@@ -127,6 +167,13 @@ def _index_kind(name: str) -> str | None:
     if found & {"tid", "ltid", "tidx", "threadid", "threadidx"} or ("thread" in found and found & _INDEX_WORDS):
         return "thread"
     return None
+
+
+def _names_block_size(name: str) -> bool:
+    """`blockSize`, `BLOCK_SIZE`, `kBlockDim`, `nthreads`, `num_threads`, `threads_per_block`."""
+    words = set(_words(name))
+    return bool(words & {"blocksize", "blockdim", "nthreads", "numthreads"}) or (
+        "block" in words and bool(words & {"size", "dim", "threads"})) or ({"num", "threads"} <= words)
 
 
 def _type_text(node, source: SourceFile) -> str:
@@ -231,7 +278,7 @@ def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
         return _is_thread_expr(node.child_by_field_name("value"), source, thread_vars)
     if kind == "call_expression":
         name = callee_name(node, source)
-        if name == "__lane_id":
+        if name == "__lane_id" or _group_method(node, source) == "thread_rank":  # `cta.thread_rank()`
             return True
         fn = node.child_by_field_name("function")
         args = arguments(node)
@@ -399,6 +446,49 @@ def _explicit_width(name: str, args: list, source: SourceFile) -> bool:
     return any(a.type == "number_literal" for a in args[1:])
 
 
+def shuffle_width_index(name: str) -> int | None:
+    """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
+    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
+    if name.startswith("__shfl"):
+        return 3 if name.endswith("_sync") else 2
+    return 2 if "shfl" in name.lower() else None
+
+
+# A lane taken within 32 lanes: `threadIdx.x & 31`, `tid % 32`.
+_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
+
+
+def logical_warp_functions(source: SourceFile) -> frozenset[int]:
+    """Ids of the functions (main tree) that work on deliberate 32-lane logical warps: every
+    shuffle passes the width 32, the lane is taken `& 31` (or `% 32`), and `warpSize` is not
+    used. On a 64-lane wavefront each half is then one such warp, and the lane and warp
+    arithmetic that goes with the shuffles (`warp = threadIdx.x >> 5`) is right."""
+    def find(s: SourceFile) -> frozenset[int]:
+        widths: dict[int, tuple[object, bool]] = {}  # function id -> (function, every shuffle has width 32)
+        for call, name, args in shuffle_calls(s, s.tree.root_node):
+            function = enclosing_function(call)
+            if function is None:
+                continue
+            index = shuffle_width_index(name)
+            width_32 = index is not None and len(args) > index and integer_value(strip_parens(args[index]), s) == 32
+            widths[function.id] = (function, widths.get(function.id, (None, True))[1] and width_32)
+        found = set()
+        for key, (function, all_32) in widths.items():
+            body = s.data[function.start_byte:function.end_byte]
+            if all_32 and b"warpSize" not in body and _LANE_OF_32.search(body):
+                found.add(key)
+        return frozenset(found)
+    return memoized(source, "wavefront.logical_warp_functions", find)
+
+
+def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
+    """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
+    if in_macro or not memoized(source, "wavefront.mentions_shfl", lambda s: b"shfl" in s.data.lower()):
+        return False  # (asked per literal: the lower-cased file is made once)
+    function = enclosing_function(node)
+    return function is not None and function.id in logical_warp_functions(source)
+
+
 def _loop_counter(loop, source: SourceFile):
     """(name, start node) of `for (int o = 16; ...)` or `for (o = 16; ...)`, else None."""
     init = loop.child_by_field_name("initializer")
@@ -420,7 +510,11 @@ def _loop_counter(loop, source: SourceFile):
 
 def _loop_step(loop, name: str, source: SourceFile) -> str | None:
     """"halve" for `o >>= 1`, `o /= 2`, `o = o / 2`; "double" for `o <<= 1`, `o *= 2`, `o = o * 2`."""
-    update = strip_parens(loop.child_by_field_name("update"))
+    return _step_of(strip_parens(loop.child_by_field_name("update")), name, source)
+
+
+def _step_of(update, name: str, source: SourceFile) -> str | None:
+    """`_loop_step` of one update expression."""
     if update is None or update.type != "assignment_expression":
         return None
     left, right = update.child_by_field_name("left"), strip_parens(update.child_by_field_name("right"))
@@ -438,15 +532,18 @@ def _loop_step(loop, name: str, source: SourceFile) -> str | None:
     return None
 
 
-def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tuple[object, str, list]]:
+def _calls_named(node, source: SourceFile, words: re.Pattern, wanted,
+                 methods: bool = False) -> list[tuple[object, str, list]]:
     """(call, callee, arguments) of the calls under `node` whose callee (`callee_name`) passes
     `wanted`, in source order. Found where `words`, text that every such callee holds, occurs
     rather than among all calls: a callee's name (`f`, `f<T>`, `ns::f`) is an identifier at
-    most three levels under its call."""
+    most three levels under its call. With `methods`, a method call (`tile.shfl_up(v, 1)`)
+    counts too, its callee written `.shfl_up`."""
     found = {}
+    names = ("identifier", "field_identifier") if methods else ("identifier",)
     for hit in words.finditer(source.data, node.start_byte, node.end_byte):
         call = node.descendant_for_byte_range(hit.start(), hit.end())
-        if call is None or call.type != "identifier":
+        if call is None or call.type not in names:
             continue
         for _ in range(3):
             call = call.parent
@@ -456,6 +553,9 @@ def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tu
                 or call.start_byte < node.start_byte or call.end_byte > node.end_byte):
             continue
         callee = callee_name(call, source)
+        if callee is None and methods:
+            method = _group_method(call, source)
+            callee = f".{method}" if method is not None else None
         if wanted(callee):
             found[call.id] = (call, callee, arguments(call))
     return sorted(found.values(), key=lambda f: (f[0].start_byte, -f[0].end_byte))
@@ -464,7 +564,7 @@ def _calls_named(node, source: SourceFile, words: re.Pattern, wanted) -> list[tu
 def shuffle_calls(source: SourceFile, root) -> list[tuple[object, str, list]]:
     """`_calls_named` for the shuffle calls under `root` (the main or the macro tree), once per tree."""
     return memoized(source, f"wavefront.shuffle_calls:{root.id}",
-                    lambda s: _calls_named(root, s, _SHUFFLE_WORD, _is_shuffle))
+                    lambda s: _calls_named(root, s, _SHUFFLE_WORD, _is_shuffle, methods=True))
 
 
 def masked_intrinsic_calls(source: SourceFile) -> list[tuple[object, str, list]]:
@@ -486,7 +586,7 @@ def _shuffle_loop_counter(loop, source: SourceFile) -> str | None:
 
 def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     body = loop.child_by_field_name("body")
-    shuffles = _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle) if body is not None else []
+    shuffles = _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle, methods=True) if body is not None else []
     counter = _loop_counter(loop, source) if shuffles else None
     if counter is None:
         return None
@@ -495,6 +595,21 @@ def _find_shuffle_loop_counter(loop, source: SourceFile) -> str | None:
     if not shuffles or any(_explicit_width(c, a, source) for c, a in shuffles):
         return None
     return name
+
+
+def _shuffles_in_function(node, source: SourceFile) -> bool:
+    """Does the function around `node` shuffle (a call or a group's method)?"""
+    function = enclosing_function(node)
+    return function is not None and any(
+        enclosing_function(call) == function for call, _, _ in shuffle_calls(source, source.tree.root_node)
+        if function.start_byte <= call.start_byte < function.end_byte)
+
+
+def _shuffles_a_group(loop, source: SourceFile) -> bool:
+    """Does the loop shuffle through a cooperative group's methods (`tile.shfl_up(v, i)`)?"""
+    body = loop.child_by_field_name("body")
+    return body is not None and any(
+        callee.startswith(".") for _, callee, _ in _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle, methods=True))
 
 
 def _in_warp_call_argument(node, source: SourceFile, ancestors=None) -> bool:
@@ -554,21 +669,36 @@ class _WarpSizeScan:
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
         source = self.source
+        # Per function: the variables set from a reported `x & 31` / `x % 32` (lanes past a warp).
+        partial_lanes: dict[int, set[str]] = {}
         for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
             op_node = expr.child_by_field_name("operator")
             op = op_node.type
+            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+            function = None if in_macro else enclosing_function(expr)
+            if op == "-" and function is not None and integer_value(left, source) == 32 and \
+                    strip_parens(right).type == "identifier" and \
+                    source.node_text(strip_parens(right)) in partial_lanes.get(function.id, ()):
+                # `32 - rest` where `rest = blockSize & 31`: the lanes missing from the last warp
+                self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
+                                  "AMD wavefronts have 64.",
+                            _warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
+                                           Edit.replace(left, "warpSize")), error=False)
+                continue
             if op not in _LANE_ARITHMETIC:
                 continue
-            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
             literal, operand = right, left
             if integer_value(right, source) != _LANE_ARITHMETIC[op] and op in ("&", "==", "!="):
                 literal, operand = left, right
             if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
                 continue
-            if not self._is_lane_arithmetic(expr, op, operand, in_macro):
+            if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
                 continue
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
+            receiver = _receiver_name(expr, source)
+            if op in ("&", "%") and function is not None and receiver is not None:
+                partial_lanes.setdefault(function.id, set()).add(receiver)
             self.report(
                 expr,
                 f"`{shown if len(shown) <= 32 else written}` assumes 32-lane warps; AMD wavefronts have 64.",
@@ -584,6 +714,13 @@ class _WarpSizeScan:
                 operand.type == "call_expression" and callee_name(operand, source) == "__lane_id")
         if _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)):
             return True
+        operand = strip_parens(operand)
+        if op in ("/", ">>") and operand.type == "identifier" and "width" in _words(source.node_text(operand)) \
+                and not in_macro and _shuffles_in_function(expr, source):
+            return True  # `reduceWidth >> 5` beside shuffles: a width in lanes, counted in warps
+        if op == "&" and operand.type == "identifier" and _names_block_size(source.node_text(operand)) and \
+                _code_context(expr, source, in_macro) != "constant":
+            return True  # `blockSize & 31`: the threads past the last full warp (not a `static_assert`)
         receiver = _receiver_name(expr, source)
         if receiver is not None and _index_kind(receiver) in ("lane", "warp"):
             return True  # `int lane = i % 32;`, `warp_id = gid >> 5;`
@@ -624,11 +761,13 @@ class _WarpSizeScan:
                 bound = _loop_bound(loop, name, source)
                 if bound is not None:
                     literal, replacement = bound
+                    fix = _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
+                                         f"with `{replacement}`", Edit.replace(literal, replacement))
+                    if fix.applicability is Applicability.SAFE and _shuffles_a_group(loop, source):
+                        # `tile.shfl_up(v, i)`: the tile's own size bounds it, and it may stay 32 wide.
+                        fix = Fix.unsafe(fix.title + " (and size the tile by the wavefront)", *fix.edits)
                     self.report(literal, f"Shuffle loop stops at `{source.node_text(literal)}`, "
-                                         "sized for 32-lane warps; AMD wavefronts have 64.",
-                                _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
-                                               f"with `{replacement}`", Edit.replace(literal, replacement)),
-                                error=True)
+                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True)
 
     def shuffle_lanes(self, root, in_macro: bool) -> None:
         source = self.source
@@ -678,6 +817,150 @@ class _WarpSizeScan:
                 fix = Fix.advice("Pass a per-platform logical warp size instead of `32` "
                                  "(64 under `#if defined(__GFX8__) || defined(__GFX9__)`)")
             self.report(literal, message, fix, error=False)
+
+
+    # ---- the unrolled last-warp reduction -------------------------------------------------
+    def last_warp_reductions(self, root) -> None:
+        """A block reduction whose last steps run on "the warp" of 32 threads: the tree loop in
+        shared memory stops at 32 (`s > 32`), `if (tid < 32)` (or `thread_rank() < 32`) takes the
+        warp, and it folds `sdata[tid + 32]` before shuffling or warp-synchronous (`volatile`)
+        steps. A 64-lane wavefront needs the tree to stop at 64 and all 64 lanes in the warp part.
+        A guard whose body only folds between block barriers assumes no warp: silent."""
+        source = self.source
+        if not _LAST_WARP_BYTES.search(source.data):
+            return
+        # The literals of `lane_arithmetic` (found once per file), of which these shapes use 31 and 32.
+        for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
+            op = expr.child_by_field_name("operator").type
+            if op not in ("<", "<=", "+", ">", ">="):
+                continue
+            left, right = strip_parens(expr.child_by_field_name("left")), strip_parens(expr.child_by_field_name("right"))
+            value = integer_value(right, source)
+            function = enclosing_function(expr)
+            if function is None:
+                continue
+            thread_vars = self.thread_vars(expr, False)
+            if (op, value) in (("<", 32), ("<=", 31)) and _is_thread_expr(left, source, thread_vars):
+                body = _guarded_body(expr)
+                if body is not None and _warp_synchronous(body, function, source):
+                    self.report(expr, f"`{_short(source.node_text(expr))}` takes one 32-lane warp for the last "
+                                      "reduction steps; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+            elif op == "+" and value == 32 and _is_thread_expr(left, source, thread_vars) and _is_subscript_index(expr):
+                guard = _enclosing_warp_guard(expr, source, thread_vars)
+                array = strip_parens(expr.parent.parent.child_by_field_name("argument"))
+                if guard is not None or (array is not None and _is_volatile(array, function, source)):
+                    self.report(expr, f"`{_short(source.node_text(expr.parent.parent))}` folds the value 32 threads "
+                                      "up, as if the last warp had 32 lanes; AMD wavefronts have 64.",
+                                Fix.advice(_LAST_WARP_ADVICE), False)
+            elif op in (">", ">=") and value == 32 and left.type == "identifier":
+                loop = _tree_loop(expr, source.node_text(left), source, thread_vars)
+                if loop is not None and _has_warp_phase(function, source):
+                    self.report(expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, leaving "
+                                      "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+
+
+# Text every shape of `last_warp_reductions` holds: `< 32`, `<= 31`, `> 32`, `>= 32`, `+ 32`
+# (parentheses may open between; a comment there is taken as "maybe").
+_LAST_WARP_BYTES = re.compile(
+    f"(?:[<>]=?|\\+)(?:{_BLANK}|\\()*+(?:{_literal_pattern(frozenset({31, 32})).pattern.decode()}{_OR_COMMENT})".encode())
+_LAST_WARP_ADVICE = ("Size the warp part by `warpSize` throughout: stop the tree at `s > warpSize`, take "
+                     "`tid < warpSize`, fold `tid + warpSize` (only where the tree left 2 * warpSize values) "
+                     "and shuffle from `warpSize / 2`")
+
+
+def _guarded_body(comparison):
+    """The statement an `if` runs when `comparison` (its condition, or a `&&` operand of it) holds."""
+    child, node = comparison, comparison.parent
+    while node is not None and (node.type == "parenthesized_expression" or (
+            node.type == "binary_expression" and node.child_by_field_name("operator").type == "&&")):
+        child, node = node, node.parent
+    if node is not None and node.type == "condition_clause":
+        child, node = node, node.parent
+    if node is None or node.type != "if_statement" or node.child_by_field_name("condition") != child:
+        return None
+    return node.child_by_field_name("consequence")
+
+
+def _warp_synchronous(body, function, source: SourceFile) -> bool:
+    """Does `body` run warp-synchronous steps: shuffles, a cooperative group's warp operations,
+    or reads of a `volatile` array with no barrier between them?"""
+    text = source.data[body.start_byte:body.end_byte]
+    if _SHUFFLE_WORD.search(text) or _WARP_CALL.search(text) or b"reduce(" in text:
+        return True
+    return any(_is_volatile(strip_parens(n.child_by_field_name("argument")), function, source)
+               for n in queries.nodes(CUDA, "(subscript_expression) @s", body, "s"))
+
+
+def _is_subscript_index(expr) -> bool:
+    parent = expr.parent
+    return (parent is not None and parent.type == "subscript_argument_list" and parent.parent is not None
+            and parent.parent.type == "subscript_expression")
+
+
+def _enclosing_warp_guard(node, source: SourceFile, thread_vars):
+    """The `tid < 32` of an `if` around `node` whose body is warp-synchronous, else None."""
+    function = enclosing_function(node)
+    for parent in ancestors_of(node):
+        if parent.type == "function_definition":
+            return None
+        if parent.type != "if_statement":
+            continue
+        condition = parent.child_by_field_name("condition")
+        for comparison in queries.nodes(CUDA, "(binary_expression) @b", condition, "b") if condition else ():
+            op = comparison.child_by_field_name("operator").type
+            value = integer_value(strip_parens(comparison.child_by_field_name("right")), source)
+            if ((op, value) in (("<", 32), ("<=", 31))
+                    and _is_thread_expr(comparison.child_by_field_name("left"), source, thread_vars)
+                    and _warp_synchronous(parent.child_by_field_name("consequence"), function, source)):
+                return comparison
+    return None
+
+
+def _is_volatile(array, function, source: SourceFile) -> bool:
+    """Is the array (an identifier) declared `volatile` in `function` (as a parameter or local)?"""
+    if array is None or array.type != "identifier":
+        return False
+    name = source.node_text(array)
+    declaration = _declaration_of(name, array, queries.nodes(CUDA, _DECLARATIONS, function, "declaration"), source)
+    return declaration is not None and any(
+        c.type == "type_qualifier" and source.node_text(c) == "volatile" for c in declaration.node.children)
+
+
+def _tree_loop(condition, counter: str, source: SourceFile, thread_vars):
+    """The loop whose condition is `condition` when it halves `counter` and reads `a[tid + counter]`."""
+    node = condition.parent
+    while node is not None and node.type in ("parenthesized_expression", "condition_clause"):
+        node = node.parent
+    if node is None or node.type not in ("for_statement", "while_statement"):
+        return None
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    halves = _loop_step(node, counter, source) == "halve" if node.type == "for_statement" else False
+    if not halves:  # `while (s >= 32) { ...; s >>= 1; }`
+        halves = any(_step_of(update, counter, source) == "halve"
+                     for update in queries.nodes(CUDA, "(assignment_expression) @a", body, "a"))
+    if not halves:
+        return None
+    for index in queries.nodes(CUDA, "(subscript_argument_list (binary_expression) @i)", body, "i"):
+        if index.child_by_field_name("operator").type != "+":
+            continue
+        parts = [strip_parens(index.child_by_field_name(f)) for f in ("left", "right")]
+        if any(p.type == "identifier" and source.node_text(p) == counter for p in parts) and any(
+                _is_thread_expr(p, source, thread_vars) for p in parts):
+            return node
+    return None
+
+
+def _has_warp_phase(function, source: SourceFile) -> bool:
+    """Does the function finish its reduction per warp (shuffles, tiles, warp-synchronous steps)?"""
+    text = source.data[function.start_byte:function.end_byte]
+    return bool(_SHUFFLE_WORD.search(text) or _WARP_CALL.search(text)) or b"tiled_partition" in text or \
+        b"volatile" in text
+
+
+# A call of a function named for warps: `warpReduce(sdata, tid)`, `__syncwarp()`, `last_warp_sum<T>(...)`.
+_WARP_CALL = re.compile(rb"(?i)warp\w*\s*[<(]")
 
 
 # `WarpReduce<T, 32>` is a template type; `WarpReduce<T, 32>(...)` may read as a template function.
@@ -764,20 +1047,24 @@ _W001_TRIGGER = all_of(nocase(*_W001_WORDS), any_of(
                   THREAD_EXPRESSION_BYTES)),
     all_of(b"Warp", _literal_pattern(frozenset({32}))),
 ))
+# `blockSize & 31` (and the `32 - rest` after it) needs no thread word, only a block-size name.
+_W001_BLOCK_SIZE_TRIGGER = all_of(_literal_pattern(frozenset({31, 32})), nocase(b"block"))
 
 
-@needs(_W001_TRIGGER)
+@needs(_W001_TRIGGER, _W001_BLOCK_SIZE_TRIGGER)
 def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
-    # Every shape involves a warp, lane, thread or shuffle word (`tid`, `threadIdx`, ...).
+    # Every shape involves a warp, lane, thread, shuffle or block word (`tid`, `threadIdx`, ...).
     lowered = source.data.lower()
     words = {word for word in _W001_WORDS if word in lowered}
-    if not words:
+    if not words and b"block" not in lowered:
         return []
     # Warp-size constants (`#define WARP_SIZE 32`) are judged with their uses in every file:
     # `wavefront_size.check_warp_size_through_project`.
     scan = _WarpSizeScan(source)
     for root, in_macro in _roots(source):
         scan.lane_arithmetic(root, in_macro)
+        if not in_macro:
+            scan.last_warp_reductions(root)
         if b"shfl" in words:
             scan.shuffle_loops(root, in_macro)
             scan.shuffle_lanes(root, in_macro)
@@ -820,14 +1107,34 @@ BIT_FUNCTIONS = {
     "__brev": _BitFunction("__brevll", "reverses", "never", " (lane 0 moves to bit 63)"),
 }
 _BIT_FUNCTION_NAMES = re.compile("|".join(BIT_FUNCTIONS).encode())
-# What every name in MASK_INTRINSICS starts with.
-_MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask")
+# Cooperative-groups methods whose result is a lane mask (`tile.ballot(p)`, `active.match_any(v)`).
+GROUP_MASK_METHODS = frozenset({"ballot", "match_any", "match_all"})
+# What every name in MASK_INTRINSICS starts with, and what a group's mask method call holds.
+_MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask", b".ballot", b".match_a")
+
+
+def _group_method(call, source: SourceFile) -> str | None:
+    """`ballot` for `tile.ballot(p)` / `g->ballot(p)`, else None."""
+    fn = call.child_by_field_name("function")
+    field = fn.child_by_field_name("field") if fn is not None and fn.type == "field_expression" else None
+    return source.node_text(field) if field is not None else None
 _STORES = """
 [(init_declarator declarator: (_) @target value: (_) @value)
  (assignment_expression left: (_) @target right: (_) @value)
  (return_statement (_) @value)] @store
 """
 _DECLARATIONS = "[(declaration) (parameter_declaration)] @declaration"
+
+
+def _is_mask_argument(name, source: SourceFile) -> bool:
+    """Is the identifier `name` the mask (first argument) of a call of MASKED_INTRINSICS?"""
+    node, parent = name, name.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return False
+    args = [a for a in parent.named_children if a.type != "comment"]
+    return bool(args) and args[0] == node and callee_name(parent.parent, source) in MASKED_INTRINSICS
 
 
 @bounded(False)
@@ -909,7 +1216,14 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
         name = callee_name(node, source)
         if name in ("__brev", "__brevll") and len(arguments(node)) == 1:  # a mask, reversed
             return _mask_origin(arguments(node)[0], source, variables)
+        if name is None:  # `tile.ballot(p)`: a cooperative group's vote, 64 bits on HIP
+            method = _group_method(node, source)
+            return _Mask(f"`.{method}`", False) if method in GROUP_MASK_METHODS else None
         return _Mask(f"`{name}`", False) if name in MASK_INTRINSICS else None
+    if kind == "conditional_expression":  # `greater ? gt_mask : lt_mask`
+        found = [m for m in (_mask_origin(node.child_by_field_name(f), source, variables)
+                             for f in ("consequence", "alternative")) if m]
+        return found[0] if found else None
     if kind == "identifier":
         return variables.get(source.node_text(node))
     if kind == "unary_expression":
@@ -1023,6 +1337,7 @@ class _LaneMaskScan:
     def __init__(self, source: SourceFile):
         self.source = source
         self.findings: list[Finding] = []
+        self.reported: set[int] = set()  # declarations (and functions) reported once
 
     def report(self, node, message: str, fix: Fix) -> None:
         self.findings.append(at_node(self.source, node, message, fix))
@@ -1031,7 +1346,7 @@ class _LaneMaskScan:
         """Masks kept in 32-bit variables or returned as 32 bits; returns the mask variables."""
         source = self.source
         variables: dict[str, _Mask] = {}
-        reported: set[int] = set()
+        reported = self.reported
         declarations = None  # the function's, found when a mask is stored
         data = source.data
         for match in queries.matches(CUDA, _STORES, function):
@@ -1082,6 +1397,50 @@ class _LaneMaskScan:
                         Fix.unsafe(f"Return `{MASK_TYPE}` (and widen the callers' variables)",
                                    Edit.replace(type_node, MASK_TYPE)))
 
+    def mask_arguments(self) -> None:
+        """A 32-bit variable or parameter passed as the mask of a `_sync` intrinsic: HIP's take a
+        64-bit mask (their templates `static_assert` it), and 32 bits cannot name lanes 32-63."""
+        source = self.source
+        declarations_of: dict[int, list] = {}
+        for call, name, args in masked_intrinsic_calls(source):
+            mask = strip_parens(args[0]) if args else None
+            function = enclosing_function(call) if mask is not None and mask.type == "identifier" else None
+            if function is None:
+                continue
+            if function.id not in declarations_of:
+                declarations_of[function.id] = queries.nodes(CUDA, _DECLARATIONS, function, "declaration")
+            variable = source.node_text(mask)
+            declaration = _declaration_of(variable, call, declarations_of[function.id], source)
+            if declaration is None or declaration.type_node is None or declaration.node.id in self.reported:
+                continue
+            type_text = _type_text(declaration.type_node, source)
+            if type_text not in _SIGNED_32 and type_text not in _UNSIGNED_32:
+                continue
+            self.reported.add(declaration.node.id)
+            self.report(declaration.type_node,
+                        f"`{type_text} {variable}` is the lane mask of `{name}`; HIP's `_sync` intrinsics take "
+                        "a 64-bit mask (AMD wavefronts have 64 lanes).",
+                        self._widen_mask_fix(variable, declaration, function))
+
+    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function) -> Fix:
+        """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
+        local declared alone whose value is such a mask (or none) and that is only ever a mask."""
+        source = self.source
+        edits = [Edit.replace(declaration.type_node, MASK_TYPE)]
+        value = None
+        for declarator in declaration.node.children_by_field_name("declarator"):
+            if declarator.type == "init_declarator":
+                value = strip_parens(declarator.child_by_field_name("value"))
+        if value is not None and _is_32_lane_full_mask(value, source):
+            edits.append(Edit.replace(value, FULL_MASK_64))
+        uses = [n for n in identifiers_named(source, variable, function.start_byte, function.end_byte)
+                if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration")]
+        only_masks = all(_is_mask_argument(n, source) for n in uses)
+        plain_value = value is None or len(edits) == 2 or _mask_origin(value, source, {}) is not None
+        safe = declaration.plain and plain_value and only_masks and not _in_printf(variable, function, source)
+        title = f"Declare `{variable}` as `{MASK_TYPE}`" + (f" starting from `{FULL_MASK_64}`" if len(edits) == 2 else "")
+        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
+
     def bit_functions(self, root, variables_of) -> None:
         """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
         source = self.source
@@ -1122,10 +1481,14 @@ _NARROW_SHIFT = re.compile(
     f"(?:<<(?![<=]){_OR_COMMENT})".encode())
 
 
-@needs(*_MASK_PREFIXES, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
+# A masked intrinsic called with a variable as its mask: `__shfl_sync(mask, ...`.
+_MASKED_SYNC_CALL = re.compile(f"(?:_sync|__syncwarp)(?:{_BLANK})*+\\((?:{_BLANK}|\\()*+(?:[A-Za-z_]{_OR_COMMENT})".encode())
+
+
+@needs(*_MASK_PREFIXES, _MASKED_SYNC_CALL, all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
-    has_masks = any(name in data for name in _MASK_PREFIXES)
+    has_masks = any(name in data for name in _MASK_PREFIXES) or b"_sync" in data
     has_lane_shifts = b"<<" in data and b"lane" in data.lower()
     if not has_masks and not has_lane_shifts:
         return []
@@ -1143,6 +1506,8 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         function = enclosing_function(node)
         return variables.get(function.id, {}) if function is not None else {}
 
+    if b"_sync" in data:
+        scan.mask_arguments()
     has_bit_functions = any(name.encode() in data for name in BIT_FUNCTIONS)
     for root, in_macro in _roots(source):
         if has_bit_functions:

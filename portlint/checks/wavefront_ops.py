@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from portlint import queries
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, integer_value, strip_parens,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named,
+    integer_value, open_constants, strip_parens,
 )
 from portlint.checks.wavefront import (
-    _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, masked_intrinsic_calls, shuffle_calls,
+    HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
+    masked_intrinsic_calls, shuffle_calls, shuffle_width_index,
 )
+from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.nesting import bounded
@@ -23,14 +26,6 @@ from portlint.triggers import needs
 # =========================================================================================
 # W004 shuffle-width-32
 
-def _width_index(name: str) -> int | None:
-    """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
-    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
-    if name.startswith("__shfl"):
-        return 3 if name.endswith("_sync") else 2
-    return 2 if "shfl" in name.lower() else None
-
-
 _SCAN_STEPS = {1, 2, 4, 8, 16}
 
 
@@ -40,20 +35,27 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
-    # Every name `_width_index` knows is a shuffle's (`shfl` in it).
+    width_parameters: dict[str, set[int]] = {}  # function name -> positions of parameters used as widths
+    reported: set[int] = set()
+    # Every name `shuffle_width_index` knows is a shuffle's (`shfl` in it).
     for call, name, args in shuffle_calls(source, source.tree.root_node):
-        index = _width_index(name)
+        index = shuffle_width_index(name)
         if index is None or not has_argument_list(call):
             continue
         if len(args) > index:
             width = strip_parens(args[index])
-            if integer_value(width, source) == 32:
+            # Width 32 in every shuffle of the function: a logical warp, right on AMD too.
+            if integer_value(width, source) == 32 and not in_logical_warp(call, source):
                 findings.append(_width_finding(call, name, width, source))
+                reported.add(width.id)
+            elif width.type == "identifier":
+                _note_width_parameter(call, source.node_text(width), source, width_parameters)
         elif name in ("__shfl_up", "__shfl_up_sync") and len(args) == index:
             function = enclosing_function(call)
             offset = integer_value(strip_parens(args[index - 1]), source)
             if function is not None and offset is not None:
                 up_steps.setdefault(function.id, []).append((offset, args[index - 1]))
+    findings += _widths_passed_in(source, width_parameters, reported)
     # An unrolled scan `__shfl_up(v, 1)` ... `__shfl_up(v, 16)` sums 32 lanes; a 64-lane
     # wavefront also needs the step 32.
     for steps in up_steps.values():
@@ -65,6 +67,54 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
                 Fix.advice("Loop over the offsets instead: `for (int o = 1; o < warpSize; o *= 2)`"),
             ))
     return findings
+
+
+def _note_width_parameter(call, width: str, source: SourceFile, found: dict[str, set[int]]) -> None:
+    """Record that the function around `call` takes its shuffle width as the parameter `width`."""
+    function = enclosing_function(call)
+    declarator = function.child_by_field_name("declarator") if function is not None else None
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return
+    name, parameters = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+    if name is None or name.type != "identifier" or parameters is None:
+        return
+    for position, parameter in enumerate(p for p in parameters.named_children if p.type != "comment"):
+        declared = parameter.child_by_field_name("declarator")
+        if declared is not None and declared.type == "identifier" and source.node_text(declared) == width:
+            found.setdefault(source.node_text(name), set()).add(position)
+
+
+def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]], reported: set[int]) -> list[Finding]:
+    """`scan<<<g, b>>>(data, 32)` where `scan` shuffles with that parameter as its width;
+    `reported`: ids of the width nodes reported already."""
+    findings = []
+    for function, positions in width_parameters.items():
+        for name in identifiers_named(source, function):
+            call = name.parent
+            if call is not None and call.type == "argument_list" and callee_name(call.parent, source) in (
+                    "hipLaunchKernelGGL", "hipExtLaunchKernelGGL"):
+                args = arguments(call.parent)  # (kernel, grid, block, shared bytes, stream, arguments...)
+                args = args[5:] if args and args[0] == name else []
+            elif call is not None and call.type == "call_expression" and call.child_by_field_name("function") == name:
+                args = arguments(call)
+            else:
+                continue
+            for position in sorted(positions):
+                value = strip_parens(args[position]) if position < len(args) else None
+                # A wrapper's call (`WARP_SHFL_DOWN(v, d, 32)`) may have been judged as a shuffle already.
+                if value is not None and integer_value(value, source) == 32 and value.id not in reported:
+                    findings.append(at_node(
+                        source, value, f"`32` is the shuffle width of `{function}`: half of a 64-lane AMD wavefront.",
+                        Fix.advice(HOST_ADVICE if not _in_device_code(call, source) else
+                                   "Pass `warpSize` (or a per-platform warp size)")))
+    return findings
+
+
+def _in_device_code(node, source: SourceFile) -> bool:
+    function = enclosing_function(node)
+    return function is not None and any(c.type in ("__device__", "__global__") for c in function.children)
 
 
 def _width_finding(call, name: str, width, source: SourceFile) -> Finding:
@@ -354,17 +404,42 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     findings = []
     names = [*queries.nodes(CUDA, _TILE_NAMES, source.tree.root_node, "name"),
              *queries.nodes(CUDA, _TILE_TYPES, source.tree.root_node, "name")]
+    statements: set[int] = set()  # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
+    constants = None
     for name in sorted(names, key=lambda n: n.start_byte):
-        size = _tile_size(name, source)
-        value = integer_value(strip_parens(size), source) if size is not None else None
-        if value == 32:
-            message = f"`{source.node_text(name)}<32>` is half a 64-lane AMD wavefront, not the warp."
-        elif value == 64:
-            message = f"`{source.node_text(name)}<64>` is larger than a 32-lane RDNA wavefront."
-        else:
+        size = strip_parens(_tile_size(name, source))
+        if size is not None and size.type == "type_descriptor" and len(size.named_children) == 1:
+            size = size.named_children[0]  # `tiled_partition<kTile>`: a name read as a type
+        value = integer_value(size, source) if size is not None else None
+        written = source.node_text(size) if size is not None else ""
+        if value is None and size is not None and size.type in ("identifier", "type_identifier") and \
+                _warp_constant_kind(written) is None:
+            # `constexpr int kTile = 32;`: a warp-size constant (`WARP_SIZE`) is judged at its definition (W001).
+            constants = constants or open_constants(source)
+            value = constants.value(size)
+        if value not in (32, 64):
             continue
-        findings.append(at_node(source, strip_parens(size), message, Fix.advice(_TILE_ADVICE)))
+        statement = _statement_of(name)
+        if statement is not None and statement.id in statements:
+            continue
+        if statement is not None:
+            statements.add(statement.id)
+        if value == 32:
+            message = f"`{source.node_text(name)}<{written}>` is half a 64-lane AMD wavefront, not the warp."
+        else:
+            message = f"`{source.node_text(name)}<{written}>` is larger than a 32-lane RDNA wavefront."
+        findings.append(at_node(source, size, message, Fix.advice(_TILE_ADVICE)))
     return findings
+
+
+def _statement_of(node):
+    """The declaration or statement `node` stands in, within its function (else None)."""
+    for parent in ancestors_of(node):
+        if parent.type in ("declaration", "expression_statement", "field_declaration", "return_statement"):
+            return parent
+        if parent.type in ("compound_statement", "function_definition", "translation_unit"):
+            return None
+    return None
 
 
 # =========================================================================================

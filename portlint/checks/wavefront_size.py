@@ -220,7 +220,8 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
         if kinds[word] is None:
             continue
         name = root.descendant_for_byte_range(match.start(), match.end())
-        if name is None or name.type not in ("identifier", "field_identifier") or name.end_byte != match.end():
+        if name is None or name.type not in ("identifier", "field_identifier", "type_identifier") or \
+                name.end_byte != match.end() or (name.type == "type_identifier" and name.parent.type != "type_descriptor"):
             continue  # in a comment, a string, a macro body
         parent = name.parent
         field = _VALUE_FIELDS.get(parent.type) if parent is not None else None
@@ -228,7 +229,8 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
         if value is not None and parent.child_by_field_name("name" if parent.type in ("preproc_def", "enumerator")
                                                              else "declarator") == name:
             definitions.append(_definition(source, model, name, value, kinds[word], scopes))
-        elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and name.type == "identifier":
+        elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and (
+                name.type == "identifier" or parent.type == "type_descriptor"):  # `tiled_partition<WARP_SIZE>`
             uses.append(name)
     return definitions, _uses(source, model, uses, scopes)
 
@@ -331,6 +333,8 @@ def _use_context(use, source: SourceFile, ancestors: list) -> str:
             return "loop" if child != parent.child_by_field_name("body") else found
         if kind in ("preproc_if", "preproc_elif") and child == parent.child_by_field_name("condition"):
             return "other"  # `#if WARP_SIZE == 64`: a test, not a computation
+        if kind == "template_argument_list" and _is_tile_template(parent.parent, source):
+            return "tile"  # `tiled_partition<WARP_SIZE>(block)`
         if kind in _STATEMENT_LEVEL or kind == "argument_list":
             return found
         if found == "other" and kind == "binary_expression":
@@ -340,6 +344,12 @@ def _use_context(use, source: SourceFile, ancestors: list) -> str:
             found = "arithmetic" if parent.child_by_field_name("operator").type != "=" else "other"
         child = parent
     return found
+
+
+def _is_tile_template(template, source: SourceFile) -> bool:
+    """`tiled_partition<...>` or `thread_block_tile<...>` (maybe qualified)."""
+    name = template.child_by_field_name("name") if template is not None else None
+    return name is not None and source.node_text(name).rsplit("::", 1)[-1] in ("tiled_partition", "thread_block_tile")
 
 
 def _only_warp_slots(array, source: SourceFile) -> bool:
@@ -362,12 +372,17 @@ _REPORTED_USES = {
     "arithmetic": "does lane arithmetic",
     "loop": "bounds a loop over lanes",
     "array size": "sizes a per-lane array",
+    "tile": "sizes a warp tile",
 }
-_MAX_RELATED_USES = 5
+# Enough related uses to find each file that computes with a constant; SARIF stays small.
+_MAX_RELATED_USES = 50
 
 
 def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
-    """Definitions that assume 32-lane warps, reported once, and the uses that compute with them."""
+    """Definitions that assume 32-lane warps, and each use that computes with them: a finding
+    per place (each is a line to change, and a file scanned alone still says why), the
+    definition with its uses related, each use with the definition related (its root cause,
+    which `--group-root-causes` folds them into)."""
     groups: dict[object, list[WarpSizeDefinition]] = {}
     for definition in index.warp_size_definitions:
         if definition.status is not Status.DEAD:
@@ -382,16 +397,21 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
         if not all(d.hard_wired for d in definitions):
             continue
-        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES]
+        # A use in code only a ROCm build compiles is the port's own business.
+        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
+        by_file: dict[str, list[WarpSizeUse]] = {}
+        for use in uses:
+            by_file.setdefault(use.location.path, []).append(use)
         error = any(u.context == "shuffle" for u in uses)
         for definition in definitions:
+            message = _definition_message(definition.name, definition.kind, definition.value)
+            if uses:
+                message += f" {_count(len(uses), 'use')} in {_count(len(by_file), 'file')} compute with it."
             findings.append(Finding(
-                location=definition.location,
-                message=_definition_message(definition.name, definition.kind, definition.value),
+                location=definition.location, message=message,
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
                 severity=Severity.ERROR if error else None,
-                related=tuple(Related(u.location, f"`{u.name}` {_REPORTED_USES[u.context]} here")
-                              for u in uses[:_MAX_RELATED_USES]),
+                related=tuple(_use_related(u) for u in uses[:_MAX_RELATED_USES]),
                 matched=definition.name, file_digest=definition.file_digest,
             ))
         defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
@@ -400,18 +420,19 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                 location=use.location,
                 message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
                         "AMD wavefronts have 64 lanes.",
-                fix=Fix.advice(_use_advice(use, definitions[0])),
+                fix=Fix.advice(_definition_advice(use.name, definitions[0].kind)),
                 severity=Severity.ERROR if use.context == "shuffle" else None,
                 related=defined, matched=use.name, file_digest=use.file_digest,
             ))
     return findings
 
 
-def _use_advice(use: WarpSizeUse, definition: WarpSizeDefinition) -> str:
-    device = {"size": "warpSize", "log2": "__builtin_ctz(warpSize)", "lane mask": "(warpSize - 1)"}[definition.kind]
-    if use.device and use.context != "array size":
-        return f"Replace `{use.name}` with `{device}` here, or define `{use.name}` per platform"
-    return _definition_advice(use.name, definition.kind)
+def _use_related(use: WarpSizeUse) -> Related:
+    return Related(use.location, f"`{use.name}` {_REPORTED_USES[use.context]} here")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # =========================================================================================
