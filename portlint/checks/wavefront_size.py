@@ -320,7 +320,8 @@ def _arch_macros(definition, value, source: SourceFile, arch_by_condition) -> tu
 
 def _use_context(use, source: SourceFile, ancestors: list) -> str:
     """What a use of a warp-size constant does: feeds a "shuffle", builds a "mask", does
-    lane "arithmetic", bounds a "loop", sizes an array ("array size"), or "other".
+    lane "arithmetic", bounds a "loop", strides one ("stride"), sizes an array ("array
+    size"), or "other".
     `ancestors`: those of `use`, innermost first."""
     if _feeds_shuffle(use, source, ancestors):
         return "shuffle"
@@ -330,6 +331,8 @@ def _use_context(use, source: SourceFile, ancestors: list) -> str:
         if kind == "array_declarator" and child == parent.child_by_field_name("size"):
             return "other" if _only_warp_slots(parent, source) else "array size"
         if kind == "for_statement":
+            if child == parent.child_by_field_name("update"):
+                return "stride"  # `i += WARP_SIZE`: follows the lane index, changes with the constant
             return "loop" if child != parent.child_by_field_name("body") else found
         if kind in ("preproc_if", "preproc_elif") and child == parent.child_by_field_name("condition"):
             return "other"  # `#if WARP_SIZE == 64`: a test, not a computation
@@ -415,7 +418,9 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                 matched=definition.name, file_digest=definition.file_digest,
             ))
         defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
-        for use in uses:
+        # Host code sizing buffers or a launch from the constant follows from the definition
+        # (the definition's finding lists it); device code computing with it is a line to change.
+        for use in (u for u in uses if u.device or not u.host):
             findings.append(Finding(
                 location=use.location,
                 message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
