@@ -36,7 +36,16 @@ def _selectors(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (click would exit 1)
+            click.echo("portlint: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="portlint")
 def main() -> None:
     """Find CUDA → ROCm/HIP port hazards, with suggested rewrites."""
@@ -77,6 +86,8 @@ _work_options = _options(
                  help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root]."),
     click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
                  help="Worker processes; 0 picks one per core for large scans."),
+    click.option("--timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+                 help="Stop a file's analysis (or a project rule) after SECONDS; 0: no limit [default: 10]."),
 )
 
 
@@ -101,13 +112,13 @@ _work_options = _options(
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
 def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, deep, compile_commands) -> None:
+         jobs, timeout, deep, compile_commands) -> None:
     """Scan PATHS (default: the current directory) for port hazards."""
     paths = list(paths) or [Path(".")]
     config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
-    config = config.with_overrides(deep=deep, compile_commands=compile_commands)
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands, timeout=timeout)
     cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
         if diff:
@@ -139,7 +150,7 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         _write_report(output, text)
     else:
         click.echo(text, nl=False)
-    if result.has_internal_error:
+    if result.has_internal_error or (result.timed_out and not exit_zero):  # the scan is incomplete
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
@@ -209,7 +220,7 @@ def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | Non
         click.echo("".join(diff), nl=False)
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
-    return 2 if result.has_internal_error else (1 if plans else 0)
+    return 2 if result.has_internal_error or result.timed_out else (1 if plans else 0)
 
 
 def _write_baseline(path: Path, result, config: Config) -> None:
@@ -236,7 +247,8 @@ def _write_report(path: Path, text: str) -> None:
 @_selection_options
 @_config_option
 @_work_options
-def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs) -> None:
+def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs,
+                   timeout) -> None:
     """Write a port-readiness report of PATHS (default: .) as one self-contained HTML page.
 
     Exits 0 once the page is written, whatever it reports.
@@ -244,7 +256,7 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     from portlint.report import html_report
 
     paths = list(paths) or [Path(".")]
-    config = _load_config(config_path, paths[0], select, extend_select, ignore, None)
+    config = _load_config(config_path, paths[0], select, extend_select, ignore, None).with_overrides(timeout=timeout)
     cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
     try:
         result = engine.scan(paths, config, jobs, cache)
@@ -254,7 +266,8 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     _write_report(output, html_report.render(result, ReportContext(root=config.root)))
     click.echo(f"Wrote the port-readiness report ({len(result.findings)} findings in {len(result.files)} files) "
                f"to {output}.")
-    sys.exit(2 if result.has_internal_error else 0)  # like `scan`: a crashed rule leaves the page incomplete
+    # like `scan`: a crashed rule or a file past the budget leaves the page incomplete
+    sys.exit(2 if result.has_internal_error or result.timed_out else 0)
 
 
 @main.command("rule")

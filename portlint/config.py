@@ -16,7 +16,7 @@ from portlint.ruledocs import load_all
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands",
+    "deep", "deep-flags", "compile-commands", "timeout",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -49,6 +49,7 @@ class Config:
     deep: bool = False
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
+    timeout: float = 10.0  # seconds a file's analysis (or a project rule) may take; 0: no limit
 
     def enabled_codes(self) -> tuple[str, ...]:
         """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
@@ -211,6 +212,8 @@ def from_table(table: dict, path: Path) -> Config:
         if not isinstance(table["compile-commands"], str):
             raise ConfigError(f"{path}: 'compile-commands' must be a path")
         values["compile_commands"] = path.parent.resolve() / table["compile-commands"]
+    if "timeout" in table:
+        values["timeout"] = parse_timeout(table["timeout"], f"{path}: 'timeout'")
     if "respect-gitignore" in table:
         if not isinstance(table["respect-gitignore"], bool):
             raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
@@ -223,3 +226,9 @@ def parse_severity(value, what: str) -> Severity:
         return Severity.parse(value) if isinstance(value, str) else Severity(value)
     except ValueError:
         raise ConfigError(f"{what}: {value!r} is not one of error, warning, note") from None
+
+
+def parse_timeout(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise ConfigError(f"{what}: {value!r} is not a number of seconds (0 or more; 0: no limit)")
+    return float(value)

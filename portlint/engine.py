@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress
+from portlint import project, queries, rocm_path, suppress, workers
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -48,6 +48,7 @@ class Problem:
     path: str
     message: str
     internal: bool = False  # a bug in portlint rather than bad input
+    timed_out: bool = False  # stopped at the time budget: the scan is incomplete
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -87,6 +88,10 @@ class ScanResult:
     def has_internal_error(self) -> bool:
         return any(p.internal for p in self.problems)
 
+    @property
+    def timed_out(self) -> bool:
+        return any(p.timed_out for p in self.problems)
+
 
 def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None) -> ScanResult:
     """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
@@ -110,14 +115,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         else:
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
-    for code in codes:
-        check = REGISTRY[code].get(PROJECT)
-        if check is None:
-            continue
-        try:
-            findings.extend(replace(f, code=code) for f in check(index))
-        except Exception as exc:  # noqa: BLE001 - reported, never a traceback
-            result.problems.append(Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+    findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs)
 
@@ -235,18 +233,67 @@ def display_path(path: Path) -> str:
 def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None):
     if jobs == 0:
         jobs = os.cpu_count() or 1
-    if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
-        return [analyze_file(c, config, codes, cache) for c in candidates]
-    n = len(candidates)
-    from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays its import
-    import multiprocessing
+    count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
+    analyze = functools.partial(analyze_file, config=config, codes=codes, cache=cache)
+    if not candidates or not _in_workers(count, config.timeout):
+        return [analyze(c) for c in candidates]
+    if count > 1:  # parsers and query walks are built once, here: forked workers share them
+        queries.precompile()
+    outcomes = workers.run(analyze, candidates, count, config.timeout)
+    return [_file_outcome(c, o, config.timeout) for c, o in zip(candidates, outcomes)]
 
-    # Parsers and query walks are built once, here: forked workers share them.
-    queries.precompile()
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        chunk = max(1, n // (jobs * 8))
-        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, chunksize=chunk))
+
+def _in_workers(count: int, timeout: float) -> bool:
+    """Whether work runs in forked workers: for a budget, or for parallelism."""
+    return workers.can_fork() and (count > 1 or timeout > 0)
+
+
+def _too_slow(timeout: float) -> str:
+    return f"skipped after {timeout:g} s: analysis too slow; please report"
+
+
+def _file_outcome(candidate: Candidate, outcome, timeout: float):
+    if outcome is workers.TIMED_OUT:
+        return Problem(display_path(candidate.path), _too_slow(timeout), timed_out=True)
+    if isinstance(outcome, workers.Crashed):
+        return Problem(display_path(candidate.path), f"internal error: {outcome.reason}", True)
+    return outcome
+
+
+def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: list[Problem]) -> list[Finding]:
+    """Each project rule under the same budget as a file, in one forked worker.
+
+    A SIGALRM in the main process would not stop a regex or a tree-sitter query (C code that
+    checks no signals), so project rules are stopped the way files are: by killing their
+    worker. The rules run one after another in it, sharing the deferred facts it loaded; a
+    rule past the budget costs a fresh worker, which loads them again. What a worker
+    computes on the side (the ROCm-path model of a deferred file) stays in it: the central
+    filters below compute it again for the files a finding is in.
+    """
+    checks = [(code, check) for code in codes if (check := REGISTRY[code].get(PROJECT)) is not None]
+
+    def run_rule(item) -> list[Finding] | Problem:
+        code, check = item
+        try:
+            return [replace(f, code=code) for f in check(index)]
+        except Exception as exc:  # noqa: BLE001 - reported, never a traceback
+            return Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True)
+
+    if checks and _in_workers(1, timeout):
+        outcomes = workers.run(run_rule, checks, 1, timeout)
+    else:
+        outcomes = [run_rule(item) for item in checks]
+    findings: list[Finding] = []
+    for (code, _), outcome in zip(checks, outcomes):
+        if outcome is workers.TIMED_OUT:
+            problems.append(Problem("<project>", f"rule {code} {_too_slow(timeout)}", timed_out=True))
+        elif isinstance(outcome, workers.Crashed):
+            problems.append(Problem("<project>", f"internal error in {code}: {outcome.reason}", True))
+        elif isinstance(outcome, Problem):
+            problems.append(outcome)
+        else:
+            findings.extend(outcome)
+    return findings
 
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:

@@ -39,7 +39,8 @@ def render(result, context) -> str:
     payload = {
         "findings": rows,
         "suppressed": result.suppressed,
-        "problems": [{"path": p.path, "message": p.message} for p in result.problems],
+        "problems": [{"path": p.path, "message": p.message, "timed_out": getattr(p, "timed_out", False)}
+                     for p in result.problems],
     }
     if result.skipped:  # `portlint doctor`: checks that could not run on this machine
         payload["not_checked"] = [{"code": s.code, "reason": s.reason} for s in result.skipped]

@@ -146,15 +146,19 @@ def build(result, context) -> om.SarifLog:
 
 
 def _invocations(result, rule_index) -> list[om.Invocation] | None:
-    """`portlint doctor`'s checks that could not run here, as tool notifications."""
-    if not result.skipped:
-        return None
+    """Tool notifications: `portlint doctor`'s checks that could not run here, and what a scan
+    could not finish (a file or rule past the time budget, an internal error), which makes
+    the run unsuccessful."""
     notes = [
         om.Notification(message=om.Message(text=str(s)), level="note",
                         associated_rule=om.ReportingDescriptorReference(id=s.code, index=rule_index[s.code]))
         for s in result.skipped
     ]
-    return [om.Invocation(execution_successful=True, tool_execution_notifications=notes)]
+    unfinished = [p for p in result.problems if p.internal or getattr(p, "timed_out", False)]
+    notes.extend(om.Notification(message=om.Message(text=str(p)), level="error") for p in unfinished)
+    if not notes:
+        return None
+    return [om.Invocation(execution_successful=not unfinished, tool_execution_notifications=notes)]
 
 
 def render(result, context) -> str:
