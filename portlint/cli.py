@@ -14,7 +14,7 @@ from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
 from portlint.finding import Severity
-from portlint.fix import plan_fixes, write_atomically
+from portlint.fix import NotFixed, plan_fixes, write_atomically, write_plan
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
 
@@ -123,10 +123,10 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     try:
         if diff:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
-        fixed = 0
+        fixed, not_fixed = 0, []
         if fix:
-            result, fixed, refused = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
-            for line in refused:
+            result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
+            for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
             result = engine.scan(paths, config, jobs, cache)
@@ -143,14 +143,16 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         except baseline.BaselineError as exc:
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
-    context = ReportContext(root=config.root, fixed=fixed, statistics=statistics,
+    context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
+                            statistics=statistics,
                             color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
         click.echo(text, nl=False)
-    if result.has_internal_error or (result.timed_out and not exit_zero):  # the scan is incomplete
+    # An incomplete scan, or a fix that could not be written, is an error (like ruff's).
+    if result.has_internal_error or ((result.timed_out or any(n.failed for n in not_fixed)) and not exit_zero):
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
@@ -186,23 +188,27 @@ def _load_config(config_path, first_path: Path, select, extend_select, ignore, f
 
 
 def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None = None):
-    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap)."""
+    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap).
+
+    Returns the last scan, how many fixes were written, and the files left alone (NotFixed,
+    one each). Every file is tried; one that could not be fixed is left alone for the rest
+    of the run.
+    """
     applied_total = 0
-    refused: list[str] = []
+    not_fixed: dict[str, NotFixed] = {}
     for _ in range(MAX_FIX_PASSES):
         result = engine.scan(paths, config, jobs, cache)
-        plans, refused_now = plan_fixes(result.findings, result.files, unsafe)
-        refused = refused_now
+        plans, refused = plan_fixes([f for f in result.findings if f.path not in not_fixed], result.files, unsafe)
+        not_fixed.update((r.path, r) for r in refused)
         if not plans:
-            return result, applied_total, refused
+            return result, applied_total, list(not_fixed.values())
         for plan in plans:
-            try:
-                write_atomically(plan.absolute_path, plan.after)
-            except OSError as exc:
-                refused.append(f"{plan.path}: not fixed: cannot write: {exc.strerror}")
-                return engine.scan(paths, config, jobs, cache), applied_total, refused
-            applied_total += plan.applied
-    return engine.scan(paths, config, jobs, cache), applied_total, refused
+            problem = write_plan(plan, config.root)
+            if problem is None:
+                applied_total += plan.applied
+            else:
+                not_fixed[plan.path] = problem
+    return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
 
 
 def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:

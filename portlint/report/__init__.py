@@ -13,6 +13,7 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 class ReportContext:
     root: Path  # the project root: SARIF URIs are relative to it
     fixed: int = 0  # findings fixed by --fix in this run
+    not_fixed: frozenset[str] = frozenset()  # files --fix left alone: their fixes are not "fixable"
     statistics: bool = False
     color: bool = False
 
