@@ -237,10 +237,26 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     analyze = functools.partial(analyze_file, config=config, codes=codes, cache=cache)
     if not candidates or not _in_workers(count, config.timeout):
         return [analyze(c) for c in candidates]
-    if count > 1:  # parsers and query walks are built once, here: forked workers share them
-        queries.precompile()
-    outcomes = workers.run(analyze, candidates, count, config.timeout)
-    return [_file_outcome(c, o, config.timeout) for c, o in zip(candidates, outcomes)]
+    # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
+    # a warm scan sends nothing to a worker. A miss is read again by its worker.
+    outcomes = [_readable_or_cached(c, cache) if cache is not None else None for c in candidates]
+    misses = [c for c, o in zip(candidates, outcomes) if o is None]
+    if misses:
+        count = 1 if len(misses) < PARALLEL_THRESHOLD else count
+        if count > 1:  # parsers and query walks are built once, here: forked workers share them
+            queries.precompile()
+        analysed = iter(workers.run(analyze, misses, count, config.timeout))
+        outcomes = [_file_outcome(c, next(analysed), config.timeout) if o is None else o
+                    for c, o in zip(candidates, outcomes)]
+    return outcomes
+
+
+def _readable_or_cached(candidate: Candidate, cache: Cache):
+    """A Problem, the cached outcome, or None when the file has to be analysed."""
+    source = read_source(candidate)
+    if isinstance(source, Problem):
+        return source
+    return cache.get(cache.key(source))
 
 
 def _in_workers(count: int, timeout: float) -> bool:
