@@ -136,7 +136,7 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
-        sys.exit(2 if result.has_internal_error else 0)
+        sys.exit(2 if result.has_internal_error or result.timed_out else 0)  # an incomplete baseline
     if baseline_path is not None:
         try:
             known = baseline.load(baseline_path)

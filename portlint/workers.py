@@ -16,6 +16,7 @@ main process had buffered is written twice.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import select
@@ -66,8 +67,8 @@ def run(function: Callable, items: Sequence, workers: int, timeout: float) -> li
         return pool.run(max(1, min(workers, len(items))))
     finally:
         pool.kill_all()
-        if restore:
-            signal.signal(signal.SIGTERM, previous)
+        if restore:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _install(signum: int, handler) -> bool:
@@ -136,7 +137,9 @@ class _Pool:
                 self._give(worker, pending, ahead)
         return results
 
-    def _give(self, worker: _Worker, pending: deque, ahead: int) -> None:
+    def _give(self, worker: _Worker | None, pending: deque, ahead: int) -> None:
+        if worker is None:
+            return
         given = []
         while pending and len(worker.queue) < ahead:
             given.append(pending.popleft())
@@ -144,7 +147,10 @@ class _Pool:
         if given:
             if len(worker.queue) == len(given):
                 self._restart_clock(worker)
-            os.write(worker.tasks, b"".join(_INDEX.pack(i) for i in given))
+            try:
+                os.write(worker.tasks, b"".join(_INDEX.pack(i) for i in given))
+            except BrokenPipeError:
+                pass  # it died: its results pipe reads EOF next, and its items are given again
 
     def _restart_clock(self, worker: _Worker) -> None:
         """The worker starts on the first item of its queue now."""
@@ -154,6 +160,7 @@ class _Pool:
         task_read, task_write = os.pipe()
         result_read, result_write = os.pipe()
         parent = os.getpid()
+        _prctl()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -176,12 +183,13 @@ class _Pool:
         self.workers[result_read] = worker
         return worker
 
-    def _replace(self, worker: _Worker, pending: deque) -> _Worker:
-        """Kill `worker` and fork another; the items it had not started go back to `pending`."""
+    def _replace(self, worker: _Worker, pending: deque) -> _Worker | None:
+        """Kill `worker` and fork another if work is left; the items it had not started go
+        back to `pending`."""
         pending.extendleft(reversed(worker.queue))
         worker.queue.clear()
         self._end(worker, signal.SIGKILL)
-        return self._fork()
+        return self._fork() if pending else None
 
     def _end(self, worker: _Worker, signum: int | None) -> None:
         del self.workers[worker.results]
@@ -216,15 +224,25 @@ def _reap() -> None:
             _exited.remove(pid)
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when the main process dies, however it dies."""
+@functools.cache
+def _prctl():
+    """libc's prctl, loaded in the main process (once, not in every worker), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # not Linux: the EOF on the task pipe still ends an idle worker
+        return None
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when the main process dies, however it dies."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # Elsewhere an EOF on the task pipe still ends an idle worker.
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(0)
 

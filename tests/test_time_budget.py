@@ -123,6 +123,25 @@ def test_the_report_command_takes_the_budget(tree, slow_check):
     assert TOO_SLOW in result.stderr and (tree / "r.html").is_file()
 
 
+def test_a_check_that_kills_its_process_is_an_internal_error_of_that_file(tree, monkeypatch):
+    check = REGISTRY["W001"][CUDA]
+
+    def dies(source):
+        if SLOW_MARKER.encode() in source.data:
+            os.kill(os.getpid(), signal.SIGKILL)  # as a crash in C code would end it
+        return check(source)
+
+    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: dies})
+    engine._checks_for.cache_clear()
+    try:
+        result = run("scan", ".", "--no-cache", "--output-format", "concise", cwd=tree)
+    finally:
+        engine._checks_for.cache_clear()
+    assert result.exit_code == 2
+    assert "portlint: b_slow.cu: internal error: worker process died\n" in result.stderr
+    assert sum("W002" in line for line in result.stdout.splitlines()) == 2
+
+
 # The scan as a separate process, killed or interrupted: its workers must not outlive it.
 
 _SCAN_WITH_SLOW_CHECK = f"""
