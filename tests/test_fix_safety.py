@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,14 @@ from portlint import cli, fix
 from tests.test_cli import CLEAN, HAZARD, run
 
 FIXED_ONE = "Fixed 1 finding."
+# A POSIX ACL as Linux stores it (what `setfacl -m u:1234:r` adds to mode 0640): version 2,
+# then (tag, permissions, id) entries: owner rw, user 1234 r, group r, mask r, others none.
+ACL = "system.posix_acl_access"
+ACL_READ_FOR_1234 = struct.pack("<I", 2) + b"".join(
+    struct.pack("<HHI", tag, perm, ident)
+    for tag, perm, ident in [(0x01, 6, 0xFFFFFFFF), (0x02, 4, 1234), (0x04, 4, 0xFFFFFFFF),
+                             (0x10, 4, 0xFFFFFFFF), (0x20, 0, 0xFFFFFFFF)]
+)
 
 
 @pytest.fixture
@@ -73,19 +82,19 @@ def test_mode_owner_and_extended_attributes_are_kept(project: Path) -> None:
     as_root = os.geteuid() == 0
     if as_root:
         os.chown(target, 1234, 5678)
-    try:
-        os.setxattr(target, "user.portlint_test", b"kept")
-        xattrs = True
-    except OSError:  # a file system without user attributes
-        xattrs = False
+    attributes = {"user.portlint_test": b"kept", ACL: ACL_READ_FOR_1234}
+    for name, value in list(attributes.items()):
+        try:
+            os.setxattr(target, name, value)
+        except OSError:  # a file system without user attributes or ACLs
+            del attributes[name]
     result = run("scan", "--fix", "--no-cache", "a.cu", cwd=project)
     assert result.exit_code == 0 and target.read_text() == CLEAN
     stat = target.stat()
     assert stat.st_mode & 0o7777 == 0o640
     if as_root:
         assert (stat.st_uid, stat.st_gid) == (1234, 5678)
-    if xattrs:
-        assert os.getxattr(target, "user.portlint_test") == b"kept"
+    assert {name: os.getxattr(target, name) for name in attributes} == attributes
 
 
 def test_a_hard_linked_file_is_edited_in_place(project: Path, tmp_path: Path) -> None:
