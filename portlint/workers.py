@@ -1,14 +1,15 @@
 """Work under a time budget, in forked worker processes that die with the scan.
 
-A check that runs too long (a backtracking regex, a superlinear walk, a tree-sitter query
-in C) cannot be stopped inside the process that runs it, so each item of work runs in a
-worker process, which can be killed: past its budget, a worker is sent SIGKILL and a fresh
-one is forked for the remaining items. With one worker too (`--jobs 1`): the main process
-never runs an unbounded analysis.
+Work that runs too long (a backtracking regex, a superlinear walk, a tree-sitter query)
+cannot be stopped safely inside the process that runs it: C code checks no signals, and an
+exception raised at a random point of Python code can leave shared state half updated. So
+each item of work runs in a worker process, which can be killed: past its budget, a worker
+is sent SIGKILL and a fresh one is forked for the remaining items. With one worker too
+(`--jobs 1`): the main process never runs an unbounded analysis.
 
 Workers are forked: they inherit the function, its arguments and the list of items, so only
-an item's index goes down a pipe and only its result (a pickle) comes back. Forking costs
-about a millisecond, once per worker, not once per item. A worker dies with the main process
+an item's index goes down a pipe and only its result (a pickle) comes back. A fork costs a
+few milliseconds (most of it pages copied on write), once per worker, not once per item. A worker dies with the main process
 (PR_SET_PDEATHSIG on Linux, and an EOF on its task pipe anywhere), ignores Ctrl-C (the main
 process gets it too and ends the workers), and leaves with `os._exit` so that nothing the
 main process had buffered is written twice.
