@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
+
+from portlint.fileio import write_output
 
 FORMAT = "portlint-baseline"
 VERSION = 1
@@ -44,7 +44,7 @@ def identities(findings, files, root: Path) -> list[str]:
         matched = " ".join(f.matched.split())
         seen[(f.code, rel, matched)] += 1
         key = f"{f.code}\0{rel}\0{matched}\0{seen[(f.code, rel, matched)]}"
-        out.append(hashlib.sha256(key.encode()).hexdigest()[:32])
+        out.append(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32])
     return out
 
 
@@ -54,15 +54,7 @@ def write(path: Path, findings, files, root: Path) -> None:
         for f, ident in zip(findings, identities(findings, files, root))
     ]
     text = json.dumps({"format": FORMAT, "version": VERSION, "findings": entries}, indent=2) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_output(path, text.encode("utf-8"))
 
 
 def load(path: Path) -> frozenset[str]:

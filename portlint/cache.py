@@ -1,6 +1,6 @@
 """A content-addressed cache of per-file results, so an unchanged file is not parsed again.
 
-An entry is the pickled (FileState, problems) of one file, keyed by the file's bytes, its
+An entry is a checksum and the pickled (FileState, problems) of one file, keyed by the file's bytes, its
 shown and absolute paths, language and role, the enabled rules, the configuration that changes per-file
 results, and portlint's version. Cross-file rules stay correct: they run every time on the
 facts stored in the entries, so a changed header re-checks every file that depends on it.
@@ -17,9 +17,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from portlint import __version__
+from portlint import __version__, targets
 
 DEFAULT_DIR = ".portlint_cache"
+# Each entry starts with a blake2b digest of the pickle after it: a disk error, a truncated
+# write or an edit is caught before unpickling, which could otherwise fail or give wrong results.
+CHECKSUM_BYTES = 16
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by portlint.\n"
@@ -47,7 +50,8 @@ class Cache:
 
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...]) -> "Cache":
-        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts))
+        settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts,
+                         [t.name for t in targets.active()], targets.build_max_threads()))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
         return cache
@@ -74,11 +78,21 @@ class Cache:
         return os.path.join(self.directory, __version__, key[:2], f"{key}.pickle")
 
     def get(self, key: str):
+        """The stored outcome, or None: missing, truncated, corrupt (the checksum says so before
+        anything is unpickled) or unreadable entries are all recomputed, then rewritten."""
         try:
             with open(self._entry(key), "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+                blob = fh.read()
+        except OSError:
             return None
+        checksum, payload = blob[:CHECKSUM_BYTES], blob[CHECKSUM_BYTES:]
+        if len(blob) <= CHECKSUM_BYTES or _checksum(payload) != checksum:
+            return None
+        try:
+            value = pickle.loads(payload)
+        except Exception:  # noqa: BLE001 - intact bytes of an incompatible pickle: recompute
+            return None
+        return value if isinstance(value, tuple) and len(value) == 2 else None
 
     def put(self, key: str, value) -> None:
         """Store an outcome; one with an internal error is not kept (the next run retries)."""
@@ -88,8 +102,13 @@ class Cache:
         try:
             os.makedirs(os.path.dirname(entry), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(fd, "wb") as out:
-                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, entry)
+                out.write(_checksum(payload) + payload)
+            os.replace(tmp, entry)  # the cache's own directory: a link here is replaced, not followed
         except OSError:
             pass
+
+
+def _checksum(payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest()

@@ -12,9 +12,13 @@ import click
 
 from portlint import __version__, baseline, engine
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
-from portlint.config import Config, ConfigError, find_config_file, load, parse_severity, validate_selectors
-from portlint.finding import Severity
-from portlint.fix import NotFixed, plan_fixes, write_atomically, write_plan
+from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,
+                             validate_selectors, validate_targets)
+from portlint.config import cache_root
+from portlint.discover import stdin_candidate
+from portlint.fileio import write_output
+from portlint.finding import Severity, group_root_causes
+from portlint.fix import NotFixed, plan_fixes, write_plan
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
 
@@ -67,6 +71,10 @@ _format_and_exit_options = _options(
                  show_default=True, help="How findings are reported."),
     click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                  help="Write the report to FILE instead of standard output."),
+    click.option("--sarif-root", type=click.Path(file_okay=False, path_type=Path),
+                 help="SARIF: make URIs relative to DIR [default: the git top level, else the project root]."),
+    click.option("--max-results", type=click.IntRange(min=0), default=5000, show_default=True,
+                 help="SARIF: at most N results (the most severe); a notification counts the rest. 0: no cap."),
 )
 _selection_options = _options(
     click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated."),
@@ -106,20 +114,37 @@ _work_options = _options(
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the current findings as a baseline file, then exit 0.")
 @_work_options
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATH `-`: the name of the file standard input holds (its kind, its rules, its place).")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply exclude/extend-exclude to files named on the command line too (pre-commit).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no notes.")
+@click.option("--group-root-causes", "group", is_flag=True,
+              help="One finding per root cause (rule, file, culprit); its other places become related locations.")
 @click.option("--deep/--no-deep", default=None,
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
-def scan(paths, output_format, output, select, extend_select, ignore, fail_on, exit_zero, fix,
+@click.option("--target", "target_names", multiple=True, metavar="GFX",
+              help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
+                   "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
+def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, timeout, deep, compile_commands) -> None:
-    """Scan PATHS (default: the current directory) for port hazards."""
+         jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names) -> None:
+    """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
-    config = _load_config(config_path, paths[0], select, extend_select, ignore, fail_on)
+    stdin_data = _stdin(paths, stdin_filename, fix or diff)
+    if stdin_data is not None:
+        paths = [stdin_filename] if stdin_filename is not None and stdin_filename.exists() else []
+    _check_paths_exist(paths)
+    anchor = (stdin_filename or Path(".")) if stdin_data is not None else paths[0]
+    config = _load_config(config_path, anchor, select, extend_select, ignore, fail_on)
+    config = config.with_overrides(force_exclude=force_exclude)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
-    config = config.with_overrides(deep=deep, compile_commands=compile_commands, timeout=timeout)
-    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands,
+                                   targets=_target_names(target_names), timeout=timeout)
+    cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     try:
         if diff:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
@@ -129,10 +154,11 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
             for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            result = engine.scan(paths, config, jobs, cache)
+            stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
+            result = engine.scan(paths, config, jobs, cache, stdin=stdin)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
-    _echo_problems(result)
+    _echo_problems(result, quiet)
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
@@ -143,14 +169,20 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
         except baseline.BaselineError as exc:
             raise Failure(str(exc)) from None
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
+    if group:  # after the baseline: it knows each place, so a new use of a known hazard is new
+        result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
-                            statistics=statistics,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+                            statistics=statistics, quiet=quiet,
+                            color=use_color(output),
+                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(_report_bytes(text), nl=False, color=context.color)  # click strips colour off a terminal otherwise
+    if output_format == "sarif" and max_results and len(result.findings) > max_results:
+        click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
+                   f"left out (--max-results {max_results}); the most severe are kept", err=True)
     # An incomplete scan, or a fix that could not be written, is an error (like ruff's).
     if result.has_internal_error or ((result.timed_out or any(n.failed for n in not_fixed)) and not exit_zero):
         sys.exit(2)
@@ -158,10 +190,56 @@ def scan(paths, output_format, output, select, extend_select, ignore, fail_on, e
     sys.exit(1 if failing and not exit_zero else 0)
 
 
-def _echo_problems(result) -> None:
-    """Files that could not be fully read, then notes (what deep mode used, how long it took)."""
-    for line in (*result.problems, *result.notes):
+def use_color(output: Path | None) -> bool:
+    """Colour on a terminal, as https://no-color.org and https://force-color.org say: a
+    non-empty NO_COLOR turns it off, a non-empty FORCE_COLOR on (even when piped)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return output is None
+    return output is None and sys.stdout.isatty()
+
+
+def _check_paths_exist(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise Failure(f"{path}: no such file or directory")
+
+
+def _uri_root(sarif_root: Path | None, first_path: Path, config: Config) -> Path:
+    """Where SARIF URIs start: code scanning resolves them against the repository root,
+    whichever directory holds the configuration."""
+    return (sarif_root or repository_root(first_path) or config.root).resolve()
+
+
+def _echo_problems(result, quiet: bool = False) -> None:
+    """Files that could not be fully read, then notes (what deep mode used, how long it took;
+    left out with --quiet)."""
+    for line in (*result.problems, *(() if quiet else result.notes)):
         click.echo(f"portlint: {line}", err=True)
+
+
+def _target_names(values) -> tuple[str, ...] | None:
+    names = tuple(n for v in values for n in v.split(",") if n.strip())
+    if not names:
+        return None
+    try:
+        return validate_targets(names, "--target")
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
+
+
+def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> bytes | None:
+    """The bytes of standard input when PATHS is `-` (editors pipe an unsaved buffer)."""
+    if Path("-") not in paths:
+        if stdin_filename is not None:
+            raise Failure("--stdin-filename goes with the path `-` (standard input)")
+        return None
+    if len(paths) > 1:
+        raise Failure("`-` (standard input) cannot be combined with other paths")
+    if fixing:
+        raise Failure("--fix and --diff rewrite files; they do not read standard input")
+    return sys.stdin.buffer.read()
 
 
 def _load_config(config_path, first_path: Path, select, extend_select, ignore, fail_on) -> Config:
@@ -236,12 +314,14 @@ def _write_baseline(path: Path, result, config: Config) -> None:
         raise Failure(f"{path}: cannot write the baseline: {exc.strerror}") from None
 
 
+def _report_bytes(text: str) -> bytes:
+    """A report as bytes: a file name that is not UTF-8 (surrogate-escaped) keeps its bytes."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _write_report(path: Path, text: str) -> None:
     try:
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
-        write_atomically(path, text.encode("utf-8"))
+        write_output(path, _report_bytes(text))
     except OSError as exc:
         raise Failure(f"{path}: cannot write the report: {exc.strerror}") from None
 
@@ -262,16 +342,20 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     from portlint.report import html_report
 
     paths = list(paths) or [Path(".")]
+    _check_paths_exist(paths)
     config = _load_config(config_path, paths[0], select, extend_select, ignore, None).with_overrides(timeout=timeout)
-    cache = None if no_cache else (cache_dir or config.root / DEFAULT_CACHE_DIR)
+    cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
         result = engine.scan(paths, config, jobs, cache)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
-    _write_report(output, html_report.render(result, ReportContext(root=config.root)))
-    click.echo(f"Wrote the port-readiness report ({len(result.findings)} findings in {len(result.files)} files) "
-               f"to {output}.")
+    context = ReportContext(root=config.root, generated=_now(), commit=git_commit(config.root) or "",
+                            configuration=_configuration_line(config))
+    _write_report(output, html_report.render(result, context))
+    findings, files = len(result.findings), len(result.files)
+    click.echo(f"Wrote the port-readiness report ({findings} finding{'s' if findings != 1 else ''} in "
+               f"{files} file{'s' if files != 1 else ''}) to {output}.")
     # like `scan`: a crashed rule or a file past the budget leaves the page incomplete
     sys.exit(2 if result.has_internal_error or result.timed_out else 0)
 
@@ -319,6 +403,61 @@ def _docs():
         raise Failure(str(exc)) from None
 
 
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at the git top level above `root`, read from `.git` (no git
+    binary needed): HEAD, a loose ref or packed-refs."""
+    top = repository_root(root)
+    if top is None:
+        return None
+    git = top / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: `gitdir: <path>`
+            git = (top / git.read_text().split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head[:12]
+        ref = head.split(":", 1)[1].strip()
+        common = git / "commondir"
+        base = (git / common.read_text().strip()).resolve() if common.is_file() else git
+        for directory in (git, base):
+            if (directory / ref).is_file():
+                return (directory / ref).read_text().strip()[:12] + f" ({ref.removeprefix('refs/heads/')})"
+        for line in (base / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:12] + f" ({ref.removeprefix('refs/heads/')})"
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _configuration_line(config: Config) -> str:
+    where = str(config.source) if config.source is not None else "no configuration file"
+    parts = [where, f"select {','.join(config.select + config.extend_select)}"]
+    if config.ignore:
+        parts.append(f"ignore {','.join(config.ignore)}")
+    if config.rocm_macros:
+        parts.append(f"rocm-macros {','.join(sorted(config.rocm_macros))}")
+    return "; ".join(parts)
+
+
+def _check_doctor_selectors(values: tuple[str, ...], option: str) -> None:
+    """`doctor --select W001` would check nothing: only D rules are the machine's."""
+    from portlint.doctor import DOCTOR_CHECKS
+    from portlint.suppress import selects
+
+    docs = _docs()
+    for selector in _selectors(values) or ():
+        if selector != "ALL" and not any(selects(selector, code, docs[code].name) for code in DOCTOR_CHECKS):
+            raise Failure(f"{option}: {selector!r} selects no doctor check (doctor runs D rules: "
+                          f"{min(DOCTOR_CHECKS)}-{max(DOCTOR_CHECKS)})")
+
+
 @main.command("doctor")
 @click.argument("project", required=False, default=".", type=click.Path(path_type=Path))
 @_format_and_exit_options
@@ -327,8 +466,8 @@ def _docs():
 @_config_option
 @click.option("--python", "python", metavar="EXE",
               help="Python whose packages are checked [default: python3 on PATH].")
-def doctor_command(project, output_format, output, select, extend_select, ignore, fail_on, exit_zero,
-                   config_path, python) -> None:
+def doctor_command(project, output_format, output, sarif_root, max_results, select, extend_select, ignore,
+                   fail_on, exit_zero, config_path, python) -> None:
     """Check the machine that builds PROJECT (default: .) for ROCm: GPU targets, toolchain, packages, stale builds."""
     from portlint import doctor
 
@@ -336,6 +475,8 @@ def doctor_command(project, output_format, output, select, extend_select, ignore
         raise Failure(f"{project}: not a directory")
     if python is not None and shutil.which(python) is None:
         raise Failure(f"--python: {python}: no such executable")
+    _check_doctor_selectors(select, "--select")
+    _check_doctor_selectors(extend_select, "--extend-select")
     config = _load_config(config_path, project, select, extend_select, ignore, fail_on)
     result = doctor.run(doctor.Environment.current(project.resolve(), python), config)
     for problem in result.problems:
@@ -344,12 +485,14 @@ def doctor_command(project, output_format, output, select, extend_select, ignore
         for line in result.skipped:
             click.echo(f"portlint: {line}", err=True)
     context = ReportContext(root=config.root,
-                            color=output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+                            color=use_color(output),
+                            uri_root=_uri_root(sarif_root, project, config), max_results=max_results,
+                            doctor=True)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(_report_bytes(text), nl=False, color=context.color)
     if result.has_internal_error:
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]

@@ -6,22 +6,27 @@ options override file values. Any problem is a `ConfigError` with a one-line mes
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pathspec
+
+from portlint import targets
 from portlint.finding import Severity
 from portlint.ruledocs import load_all
 
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "rocm-macros", "fail-on", "severity", "respect-gitignore", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands", "timeout",
+    "rocm-macros", "fail-on", "severity", "respect-gitignore", "force-exclude", "build-scripts", "extend-build-scripts",
+    "deep", "deep-flags", "compile-commands", "targets", "timeout",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".portlint_cache", "*.egg-info",
 )
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -44,12 +49,16 @@ class Config:
     fail_on: Severity = Severity.NOTE
     severity: dict[str, Severity] = field(default_factory=dict)
     respect_gitignore: bool = True
+    # Apply `exclude`/`extend-exclude` to files named on the command line too (pre-commit).
+    force_exclude: bool = False
     # Deep mode (libclang): on or off, flags for projects without a compile_commands.json,
     # and where that file is when it is not in the root or `build/`.
     deep: bool = False
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
     timeout: float = 10.0  # seconds a file's analysis (or a project rule) may take; 0: no limit
+    # AMD GPUs built for (`gfx942`); () = PYTORCH_ROCM_ARCH, else portlint.targets.DEFAULT.
+    targets: tuple[str, ...] = ()
 
     def enabled_codes(self) -> tuple[str, ...]:
         """Rule codes selected and not ignored; a more specific selector wins (ruff's rule)."""
@@ -93,7 +102,7 @@ def validate_selectors(selectors: tuple[str, ...], what: str) -> None:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest portlint.toml, or pyproject.toml with [tool.portlint], at or above `start`."""
-    start = start.resolve()
+    start = Path(os.path.realpath(start))  # unlike resolve(), no error on a symlink loop
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         candidate = d / "portlint.toml"
@@ -111,7 +120,8 @@ def _has_portlint_table(path: Path) -> bool:
     except OSError:
         return False
     try:
-        return "portlint" in tomllib.loads(data.decode("utf-8", "replace")).get("tool", {})
+        tool = tomllib.loads(data.decode("utf-8", "replace")).get("tool", {})
+        return isinstance(tool, dict) and "portlint" in tool
     except tomllib.TOMLDecodeError:
         # A broken pyproject.toml is ours to report only if it means to configure us.
         return b"tool.portlint" in data
@@ -123,26 +133,55 @@ def load(path: Path | None, scan_root: Path) -> Config:
         return Config(root=_project_root(scan_root))
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: `--config /dev/zero` never ends
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("portlint", {}) if path.name == "pyproject.toml" else data
+    table = data
+    if path.name == "pyproject.toml":
+        if not isinstance(tool := data.get("tool", {}), dict):
+            raise ConfigError(f"{path}: 'tool' must be a table")
+        table = tool.get("portlint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.portlint] must be a table")
     return from_table(table, path)
 
 
-def _project_root(start: Path) -> Path:
-    start = start.resolve()
+def repository_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding `.git` (a git top level), if any."""
+    start = Path(os.path.realpath(start))  # unlike resolve(), no error on a symlink loop
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         if (d / ".git").exists():
             return d
-    return Path.cwd().resolve()
+    return None
+
+
+def _project_root(start: Path) -> Path:
+    return repository_root(start) or Path.cwd().resolve()
+
+
+def cache_root(config: Config, first_path: Path) -> Path:
+    """The project root, where the cache belongs: the config file's directory when it holds
+    the first scanned path; for a config from elsewhere (`--config /dev/null`, a shared
+    file), the nearest directory at or above that path with `.git`, `pyproject.toml` or
+    `portlint.toml`, else the path's own directory."""
+    start = Path(os.path.realpath(first_path))
+    directory = start if start.is_dir() else start.parent
+    if config.source is None or directory == config.root or config.root in directory.parents:
+        return config.root
+    for d in (directory, *directory.parents):
+        if any((d / marker).exists() for marker in (".git", "pyproject.toml", "portlint.toml")):
+            return d
+    return directory
 
 
 def from_table(table: dict, path: Path) -> Config:
@@ -158,6 +197,11 @@ def from_table(table: dict, path: Path) -> Config:
             raise ConfigError(f"{path}: '{key}' must be a list of strings")
         return tuple(value)
 
+    def patterns(key: str) -> tuple[str, ...] | None:
+        values = strings(key)
+        _check_patterns(values or (), f"{path}: '{key}'")
+        return values
+
     values: dict = {}
     for key in ("select", "extend-select", "ignore"):
         selectors = strings(key)
@@ -165,18 +209,21 @@ def from_table(table: dict, path: Path) -> Config:
             validate_selectors(selectors, f"{path}: '{key}'")
             values[key.replace("-", "_")] = selectors
     for key in ("exclude", "extend-exclude"):
-        patterns = strings(key)
-        if patterns is not None:
-            values[key.replace("-", "_")] = patterns
-    scripts = strings("build-scripts")
+        excludes = patterns(key)
+        if excludes is not None:
+            values[key.replace("-", "_")] = excludes
+    scripts = patterns("build-scripts")
     if scripts is not None:
         values["build_scripts"] = scripts
-    extra_scripts = strings("extend-build-scripts")
+    extra_scripts = patterns("extend-build-scripts")
     if extra_scripts is not None:
         values["build_scripts"] = values.get("build_scripts", Config.build_scripts) + extra_scripts
     macros = strings("rocm-macros")
     if macros is not None:
         values["rocm_macros"] = frozenset(macros)
+    names = strings("targets")
+    if names is not None:
+        values["targets"] = validate_targets(names, f"{path}: 'targets'")
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
@@ -186,6 +233,7 @@ def from_table(table: dict, path: Path) -> Config:
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
                 raise ConfigError(f"{path}: 'per-file-ignores.{glob}' must be a list of codes")
             validate_selectors(tuple(codes), f"{path}: 'per-file-ignores.{glob}'")
+            _check_patterns([glob], f"{path}: 'per-file-ignores'")
             parsed[glob] = tuple(codes)
         values["per_file_ignores"] = parsed
     if "fail-on" in table:
@@ -214,11 +262,27 @@ def from_table(table: dict, path: Path) -> Config:
         values["compile_commands"] = path.parent.resolve() / table["compile-commands"]
     if "timeout" in table:
         values["timeout"] = parse_timeout(table["timeout"], f"{path}: 'timeout'")
-    if "respect-gitignore" in table:
-        if not isinstance(table["respect-gitignore"], bool):
-            raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
-        values["respect_gitignore"] = table["respect-gitignore"]
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{path}: '{key}' must be true or false")
+            values[key.replace("-", "_")] = table[key]
     return Config(root=path.parent.resolve(), source=path, **values)
+
+
+def _check_patterns(patterns, what: str) -> None:
+    """Gitignore-style patterns: one pathspec rejects (`!`, `dir\\`) is a usage error."""
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except ValueError:  # GitIgnorePatternError
+            raise ConfigError(f"{what}: invalid pattern {pattern!r}") from None
+def validate_targets(names: tuple[str, ...], what: str) -> tuple[str, ...]:
+    try:
+        targets.parse(",".join(names))
+    except targets.TargetError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+    return names
 
 
 def parse_severity(value, what: str) -> Severity:

@@ -60,6 +60,7 @@ class Candidate:
     explicit: bool  # named on the command line
     build_script: bool = False  # setup.py, or a Python file matching `build-scripts`
     resolved: Path | None = None  # `path.resolve()`, when discovery already knows it
+    content: bytes | None = None  # the file's bytes when they come from standard input
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,41 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
                 if language is not None and resolved not in found:
                     found[resolved] = candidate(path, language, False, resolved)
         else:
+            if config.force_exclude and _excluded_explicitly(given, config, excludes):
+                continue  # pre-commit passes excluded files by name: --force-exclude drops them
             language = language_of(given)
             if language is None:
                 skipped.append(Skipped(given, "not a C/C++/CUDA/HIP, CMake, Makefile or Python file"))
             else:
-                resolved = given.resolve()
+                try:
+                    resolved = given.resolve()
+                except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+                    skipped.append(Skipped(given, "skipped: cannot read: a symlink loop"))
+                    continue
                 found[resolved] = candidate(given, language, True, resolved)
     return sorted(found.values(), key=lambda c: str(c.path)), skipped
+
+
+def _excluded_explicitly(given: Path, config: Config, excludes: pathspec.PathSpec) -> bool:
+    """Whether a file named on the command line, or a folder above it, matches `exclude` /
+    `extend-exclude` (as it would be, were its folder scanned)."""
+    rel = _relative(given.resolve(), config.root)
+    if rel is None:
+        return excludes.match_file(given.name)
+    parts = rel.split("/")
+    return any(excludes.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts))) or excludes.match_file(rel)
+
+
+def stdin_candidate(data: bytes, filename: Path | None, config: Config) -> Candidate:
+    """Standard input as one file: named (and so classified) by `--stdin-filename`, else a
+    CUDA source shown as `-`."""
+    if filename is None:
+        return Candidate(Path("-"), CUDA, True, resolved=(Path.cwd() / "-").resolve(), content=data)
+    resolved = filename.resolve()
+    language = language_of(filename) or CUDA
+    rel = _relative(resolved, config.root) or filename.name
+    is_build_script = language == PYTHON and pathspec.GitIgnoreSpec.from_lines(config.build_scripts).match_file(rel)
+    return Candidate(filename, language, True, is_build_script, resolved, content=data)
 
 
 def _relative(resolved: Path, root: Path) -> str | None:
@@ -184,4 +213,25 @@ def _gitignore(directory: Path, skipped: list[Skipped]) -> pathspec.PathSpec | N
     except OSError as exc:
         skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    spec, invalid = gitignore_spec(lines)
+    for number, line in invalid:  # git ignores such a line too; the others still apply
+        skipped.append(Skipped(path, f"line {number} ignored: invalid pattern `{line}`"))
+    return spec
+
+
+def gitignore_spec(lines: list[str]) -> tuple[pathspec.PathSpec, list[tuple[int, str]]]:
+    """The spec of `lines` without those pathspec rejects (`build\\`, `!`), and those lines
+    with their 1-based numbers."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), []
+    except ValueError:  # GitIgnorePatternError: find the culprits one line at a time
+        pass
+    valid, invalid = [], []
+    for number, line in enumerate(lines, start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            invalid.append((number, line))
+        else:
+            valid.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(valid), invalid

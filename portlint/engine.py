@@ -21,16 +21,17 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import project, queries, rocm_path, suppress, workers
+from portlint import project, queries, rocm_path, suppress, targets, workers
 from portlint.cache import Cache
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
+from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Severity
 from portlint.project import FileFacts, ProjectIndex
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, needs_of
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -93,11 +94,17 @@ class ScanResult:
         return any(p.timed_out for p in self.problems)
 
 
-def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None) -> ScanResult:
-    """Scan `paths`; with `cache_dir`, reuse per-file results of unchanged files."""
+def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
+         stdin: Candidate | None = None) -> ScanResult:
+    """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
+    `cache_dir`, reuse per-file results of unchanged files."""
     candidates, skipped = discover(paths, config)
+    if stdin is not None:
+        candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
+    build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
+    targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     outcomes = _analyze_all(candidates, config, codes, jobs, cache)
     for outcome in outcomes:
@@ -107,9 +114,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
+    context = _project_context(candidates, config, codes, cache) if any(c.explicit for c in candidates) else {}
 
     index = ProjectIndex()
-    for state in result.files.values():
+    for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
             index.defer(state.facts.path, _FactsLoader(state, config, cache))
         else:
@@ -120,12 +128,18 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         findings = _with_deep_findings(findings, result, config, codes, jobs)
 
     docs = load_all()
+    for state in result.files.values():
+        if state.suppressions is None:  # unparsed, but it has a suppression comment
+            _complete(state, config)
+        if state.suppressions.unknown:
+            result.problems.extend(Problem(f"{state.path}:{line}", f"unknown rule `{selector}` in a suppression comment")
+                                   for line, selector in state.suppressions.unknown)
     per_file_ignores = [
         (pathspec.GitIgnoreSpec.from_lines([glob]), set(sel)) for glob, sel in config.per_file_ignores.items()
     ]
     for f in findings:
         state = result.files.get(f.path)
-        if state is None:
+        if state is None:  # a context file (or none at all): read, not reported
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:
@@ -140,7 +154,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
         result.findings.append(replace(f, severity=severity))
-    result.findings.sort(key=lambda f: (f.path, f.location.start_byte, f.code))
+    result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     result.problems.sort(key=lambda p: p.path)
     return result
 
@@ -155,6 +169,42 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
+def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None) -> dict[str, FileState]:
+    """With files named on the command line (a pre-commit hook passes the staged ones), the
+    project's other files are context for the cross-file rules: a kernel's definition, a
+    warp-size macro in a header, the CMake file that enables HIP. They are read, never
+    reported, so a file alone gives the findings it gives in a full scan. C-family files are
+    not parsed here: their facts load on demand, only when a project rule asks for a name
+    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual."""
+    project_codes = tuple(c for c in codes if PROJECT in REGISTRY[c])
+    if not project_codes:
+        return {}
+    given = {c.resolved for c in candidates}
+    others, _ = discover([config.root], config)
+    states: list[FileState | Candidate] = []
+    for candidate in others:
+        if candidate.resolved in given:
+            continue
+        source = read_source(candidate)
+        if isinstance(source, Problem):
+            continue
+        if source.language == CUDA and not project.needs_parse(source, Probe(source.data)):
+            states.append(_unparsed(source, wants_facts=True))
+        else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
+            states.append(candidate)
+    # Analysed as the named files are: in a worker, under the time budget.
+    outcomes = iter(_analyze_all([s for s in states if isinstance(s, Candidate)], config, project_codes, 1, cache))
+    context: dict[str, FileState] = {}
+    for state in states:
+        if isinstance(state, Candidate):
+            outcome = next(outcomes)
+            if isinstance(outcome, Problem):
+                continue
+            state = outcome[0]
+        context[state.path] = state
+    return context
+
+
 class _FactsLoader:
     """Collects the project facts of a file that was not parsed, when a project rule asks."""
 
@@ -163,8 +213,8 @@ class _FactsLoader:
 
     def data(self) -> bytes:
         try:
-            return self.state.absolute_path.read_bytes()
-        except OSError:
+            return read_regular(self.state.absolute, MAX_FILE_BYTES)
+        except (OSError, NotReadable):
             return b""
 
     def __call__(self) -> FileFacts:
@@ -316,12 +366,12 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     path = candidate.path
     shown = display_path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return Problem(shown, f"skipped: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return Problem(shown, "skipped: is a directory")
+        if candidate.content is not None:  # standard input
+            data = candidate.content
+        else:
+            data = read_regular(path, MAX_FILE_BYTES)
+    except NotReadable as exc:
+        return Problem(shown, f"skipped: {exc}")
     except OSError as exc:
         return Problem(shown, f"skipped: cannot read: {exc.strerror or exc}")
     if b"\0" in data[:8192]:

@@ -6,7 +6,7 @@ engine fills in the rule `code` and the default severity from the rule's front m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from portlint.fix import Fix
@@ -55,6 +55,54 @@ class Finding:
     @property
     def path(self) -> str:
         return self.location.path if self.location is not None else ""
+
+
+SAME_HAZARD = "the same hazard, again"  # the message of a use folded into its first finding
+
+
+def root_cause(f: Finding) -> tuple:
+    """What `f` shares with the other findings of its root cause. A finding that points at
+    one other place (a use of a hard-wired constant, its definition) belongs to that place,
+    as does the finding there (the definition, its uses related); otherwise one rule, one
+    file, one message: the same culprit (a mask, an intrinsic, a library call) again."""
+    if f.location is None:
+        return (id(f),)
+    if len(f.related) == 1:
+        anchor = f.related[0].location
+        return (f.code, anchor.path, anchor.start_byte)
+    if f.related:
+        return (f.code, f.path, f.location.start_byte)
+    return (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability)
+
+
+def count_root_causes(findings) -> int:
+    return len({root_cause(f) for f in findings})
+
+
+def group_root_causes(findings: list[Finding]) -> list[Finding]:
+    """One finding per root cause (`--group-root-causes`): the first finding of each, the
+    others its related locations, every edit kept so `--fix` still rewrites each place."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(root_cause(f), []).append(f)
+    out = []
+    for members in groups.values():
+        first, rest = members[0], members[1:]
+        if not rest:
+            out.append(first)
+            continue
+        # The finding at the anchor (a constant's definition) leads, if there is one.
+        first = next((m for m in members if len(m.related) > 1 or not m.related), first)
+        rest = [m for m in members if m is not first]
+        known = {(r.location.path, r.location.start_byte) for r in first.related}
+        fix = replace(first.fix, edits=tuple(e for m in (first, *rest) for e in m.fix.edits))
+        out.append(replace(
+            first, fix=fix,
+            related=first.related + tuple(Related(m.location, SAME_HAZARD) for m in rest
+                                          if (m.path, m.location.start_byte) not in known),
+            edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations),
+        ))
+    return out
 
 
 def finding(

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+from portlint.fileio import write_output
 
 
 class Applicability(str, Enum):
@@ -105,40 +106,6 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` by `data` via a temporary file and rename, keeping mode bits, owner and
-    extended attributes (ACLs among them) where this process may set them."""
-    stat = path.stat()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".portlint")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        _copy_metadata(stat, path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _copy_metadata(stat: os.stat_result, source: Path, tmp: str) -> None:
-    try:
-        os.chown(tmp, stat.st_uid, stat.st_gid)  # before chmod: chown clears set-id bits
-    except OSError:
-        pass  # not root: the file becomes ours, as an editor's save would make it
-    os.chmod(tmp, stat.st_mode & 0o7777)
-    if not hasattr(os, "listxattr"):  # Linux only
-        return
-    try:
-        names = os.listxattr(source)
-    except OSError:
-        return
-    for name in names:
-        try:
-            os.setxattr(tmp, name, os.getxattr(source, name))
-        except OSError:
-            pass  # e.g. security.* without the privilege: the rest is still kept
-
-
 @dataclass(frozen=True)
 class FilePlan:
     """The new content of one file, before it is written."""
@@ -167,8 +134,8 @@ def write_plan(plan: FilePlan, root: Path) -> NotFixed | None:
 
     Left alone: a file reached through a symbolic link that leaves the project root, a
     read-only file (root could write it anyway), a file whose content changed since it was
-    planned (saved in an editor while other files were fixed). A file with several hard
-    links is rewritten in place, since a rename would split it from its other names.
+    planned (saved in an editor while other files were fixed). Mode, owner, extended
+    attributes and hard links are kept (`fileio.write_output`).
     """
     target = plan.absolute_path
     if _through_a_link_out_of(Path(plan.path), target, root):
@@ -179,12 +146,7 @@ def write_plan(plan: FilePlan, root: Path) -> NotFixed | None:
             return NotFixed(plan.path, "the file is read-only")
         if target.read_bytes() != plan.before:
             return NotFixed(plan.path, "the file changed while fixes were being applied")
-        if stat.st_nlink > 1:
-            with open(target, "r+b") as out:
-                out.write(plan.after)
-                out.truncate()
-        else:
-            write_atomically(target, plan.after)
+        write_output(target, plan.after)  # a hard-linked file in place, any other by a rename
     except OSError as exc:
         return NotFixed(plan.path, f"cannot write: {exc.strerror or exc}", failed=True)
     return None

@@ -45,7 +45,6 @@ REGISTRY = {
     "K001": {CUDA: launch.check_block_over_1024, PROJECT: launch.check_block_over_1024_across_files},
     "K002": {CUDA: launch.check_hardcoded_block_size, PROJECT: launch.check_hardcoded_block_size_across_files},
     "K003": {CUDA: launch.check_launch_bounds_min_blocks},
-    "K004": {CUDA: launch.check_block_not_wavefront_multiple},
     "K005": {CUDA: launch.check_dynamic_parallelism},
     "K006": {CUDA: launch.check_huge_grid},
     "L001": {CUDA: libraries.check_cuda_library, BUILD_SCRIPT: setup_py.check_cuda_library,

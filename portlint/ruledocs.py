@@ -18,10 +18,17 @@ from portlint.finding import Severity
 from portlint.fix import Applicability
 
 SECTIONS = ("Why it breaks on AMD", "Bad", "Good", "Fix", "References")
-REQUIRED_KEYS = {"code", "name", "severity", "languages", "tags", "precision", "fix"}
+REQUIRED_KEYS = {"code", "name", "severity", "languages", "tags", "precision", "fix", "impact"}
 OPTIONAL_KEYS = {"scope", "aliases"}
 FIX_KINDS = {a.value for a in Applicability} | {"none"}
 PRECISIONS = {"very-high", "high", "medium", "low"}
+# What a port meets when the hazard stays (the report groups blockers by it), worst first.
+IMPACTS = {
+    "compile": "Will not compile, link or load on ROCm",
+    "results": "Wrong results or a failure at run time",
+    "performance": "Runs, but slower",
+    "build": "Build configuration",
+}
 # "live": findings only in code compiled for ROCm and not already ported (the default);
 # "compiled": also inside ROCm-only branches (rules about the guards themselves).
 SCOPES = {"live", "compiled"}
@@ -41,6 +48,7 @@ class RuleDoc:
     tags: tuple[str, ...]
     precision: str
     fix: str
+    impact: str
     scope: str
     aliases: tuple[str, ...]
     summary: str
@@ -80,6 +88,8 @@ def parse(text: str, origin: str) -> RuleDoc:
     summary, sections = _split_sections(body, origin)
     if meta["fix"] not in FIX_KINDS or meta["precision"] not in PRECISIONS:
         raise RuleDocError(f"{origin}: bad 'fix' or 'precision' value")
+    if meta["impact"] not in IMPACTS:
+        raise RuleDocError(f"{origin}: 'impact' must be one of {list(IMPACTS)}")
     scope = meta.get("scope", "live")
     if scope not in SCOPES:
         raise RuleDocError(f"{origin}: 'scope' must be one of {sorted(SCOPES)}")
@@ -91,6 +101,7 @@ def parse(text: str, origin: str) -> RuleDoc:
         tags=tuple(meta["tags"]),
         precision=meta["precision"],
         fix=meta["fix"],
+        impact=meta["impact"],
         scope=scope,
         aliases=tuple(meta.get("aliases", ())),
         summary=summary,

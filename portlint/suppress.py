@@ -19,7 +19,9 @@ import tokenize
 from dataclasses import dataclass, field
 
 from portlint import manifests, queries
+from portlint.ruledocs import load_all
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS, SourceFile
+from portlint.ruledocs import load_all
 
 ALL = "*"
 _PORTLINT = re.compile(r"portlint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
@@ -31,13 +33,18 @@ _COMMENT_QUERY = {CUDA: "(comment) @c", CMAKE: "[(line_comment) (bracket_comment
 class Suppressions:
     by_line: dict[int, set[str]] = field(default_factory=dict)  # 1-based line -> selectors
     whole_file: set[str] = field(default_factory=set)
+    # (1-based line, selector) for selectors that name no rule (`ignore[W999]`): a typo
+    # there silences nothing, so it is reported.
+    unknown: list[tuple[int, str]] = field(default_factory=list)
 
     def add(self, line: int, selectors: set[str]) -> None:
         self.by_line.setdefault(line, set()).update(selectors)
 
     def covers(self, code: str, name: str, line: int) -> bool:
+        doc = load_all().get(code)
+        aliases = doc.aliases if doc is not None else ()  # a retired code still suppresses its successor
         for selectors in (self.whole_file, self.by_line.get(line, ())):
-            if any(selects(s, code, name) for s in selectors):
+            if any(selects(s, code, name) or s in aliases for s in selectors):
                 return True
         return False
 
@@ -46,6 +53,14 @@ def selects(selector: str, code: str, name: str) -> bool:
     if selector == ALL:
         return True
     return selector in (code, name) or code.startswith(selector) or fnmatch.fnmatchcase(code, selector)
+
+
+def is_known(selector: str) -> bool:
+    """Whether `selector` can select some rule: `*`, a code, a name, a family prefix or a glob."""
+    if selector == ALL:
+        return True
+    docs = load_all()
+    return any(selects(selector, code, doc.name) for code, doc in docs.items())
 
 
 def parse(source: SourceFile) -> Suppressions:
@@ -57,6 +72,7 @@ def parse(source: SourceFile) -> Suppressions:
         own_line = not source.data[source.line_start(line - 1):start].strip()
         for match in _PORTLINT.finditer(text):
             selectors = _list(match.group(2))
+            result.unknown.extend((line, s) for s in sorted(selectors) if not is_known(s))
             if match.group(1) == "ignore-file":
                 result.whole_file |= selectors
             else:
@@ -67,6 +83,7 @@ def parse(source: SourceFile) -> Suppressions:
             selectors = _nolint_list(match.group(2))
             if not selectors:
                 continue
+            result.unknown.extend((line, s) for s in sorted(selectors) if not is_known(s))
             result.add(line + 1 if match.group(1) == "NOLINTNEXTLINE" else line, selectors)
     return result
 

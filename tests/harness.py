@@ -8,7 +8,7 @@ from pathlib import Path
 
 from portlint import engine
 from portlint.config import Config
-from portlint.fix import plan_fixes, write_atomically
+from portlint.fix import plan_fixes
 
 EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py", "make": "Makefile"}
@@ -57,4 +57,4 @@ def assert_findings(src: str, lang: str, *codes: str, tmp_path: Path, select=("A
     return result
 
 
-__all__ = ["scan", "expectations", "fix_until_stable", "assert_findings", "plan_fixes", "write_atomically"]
+__all__ = ["scan", "expectations", "fix_until_stable", "assert_findings", "plan_fixes"]

@@ -24,6 +24,7 @@ def _run_scan_step(project: Path, **inputs: str) -> subprocess.CompletedProcess:
     defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     defaults.update(inputs)
     env = dict(os.environ, GITHUB_OUTPUT=str(project / "github_output"),
+               GITHUB_STEP_SUMMARY=str(project / "step_summary.md"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     for key, template in step["env"].items():
         name = template.removeprefix("${{ inputs.").removesuffix(" }}")
@@ -34,8 +35,23 @@ def _run_scan_step(project: Path, **inputs: str) -> subprocess.CompletedProcess:
 def test_action_is_a_composite_that_uploads_sarif() -> None:
     assert ACTION["runs"]["using"] == "composite"
     upload = ACTION["runs"]["steps"][-1]
-    assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
-    assert upload["with"]["sarif_file"] == "${{ inputs.output }}"
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"
+    assert upload["with"] == {"sarif_file": "${{ steps.scan.outputs.sarif }}", "category": "${{ inputs.category }}"}
+    assert ACTION["inputs"]["category"]["default"] == "portlint"
+    # Only a SARIF the scan wrote is uploaded, and never from a fork (no security-events: write).
+    assert "steps.scan.outputs.sarif != ''" in upload["if"] and "head.repo.fork" in upload["if"]
+
+
+def test_action_caches_pip_and_portlint_and_leaves_the_callers_python_alone() -> None:
+    steps = ACTION["runs"]["steps"]
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
+    assert setup["with"]["update-environment"] is False
+    caches = {s["with"]["path"]: s["with"] for s in steps if s.get("uses", "").startswith("actions/cache@")}
+    assert caches[".portlint_cache"]["key"].endswith("${{ github.sha }}")
+    assert caches[".portlint_cache"]["restore-keys"]
+    assert "~/.cache/pip" in caches
+    install = next(s for s in steps if s.get("name") == "Install portlint")
+    assert "-m venv" in install["run"]
 
 
 def test_scan_step_writes_sarif_and_does_not_fail_by_default(tmp_path: Path) -> None:
@@ -44,6 +60,15 @@ def test_scan_step_writes_sarif_and_does_not_fail_by_default(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert '"ruleId": "W002"' in (tmp_path / "portlint.sarif").read_text()
     assert (tmp_path / "github_output").read_text() == "sarif=portlint.sarif\n"
+    summary = (tmp_path / "step_summary.md").read_text()
+    assert "| error | 1 |" in summary and "| W002 | narrow-full-mask | 1 |" in summary
+
+
+def test_scan_step_that_writes_no_sarif_offers_nothing_to_upload(tmp_path: Path) -> None:
+    proc = _run_scan_step(tmp_path, paths="does-not-exist", **{"fail-on": "error"})
+    assert not (tmp_path / "portlint.sarif").exists() or not (tmp_path / "portlint.sarif").read_text()
+    output = tmp_path / "github_output"
+    assert not output.exists() or "sarif=" not in output.read_text(), proc.stderr
 
 
 def test_scan_step_fails_on_request_and_prints_annotations(tmp_path: Path) -> None:

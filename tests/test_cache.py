@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from portlint import engine, source
@@ -26,8 +27,10 @@ def codes(result) -> list[tuple[str, str]]:
 def test_second_scan_of_an_unchanged_tree_parses_nothing(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.cu").write_text(HAZARD)
-    # `__launch_bounds__` is a trigger token (K003): without one the file would not be parsed at all.
-    (tmp_path / "src" / "b.cu").write_text(KERNEL.replace("void saxpy", "void __launch_bounds__(256) saxpy"))
+    # `__launch_bounds__` is a trigger token (K002, K003): without one the file would not be parsed
+    # at all; a template parameter as the bound fixes no size, so the file stays clean.
+    (tmp_path / "src" / "b.cu").write_text(
+        KERNEL.replace("__global__ void saxpy", "template <int N> __global__ void __launch_bounds__(N) saxpy"))
     cache = tmp_path / ".portlint_cache"
     first, parsed_first = scan_counting(tmp_path, cache)
     second, parsed_second = scan_counting(tmp_path, cache)
@@ -75,3 +78,75 @@ def test_a_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path) -> None:
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("")
     assert codes(engine.scan([tmp_path], Config(root=tmp_path), cache_dir=blocker / "c")) == [("k.cu", "W002")]
+
+
+def test_corrupt_entries_are_recomputed_and_never_change_the_findings(tmp_path: Path) -> None:
+    """Entries truncated, with flipped bytes or bytes spliced in at random places: every scan
+    reports what a clean one does, without an error, and the entry is written again."""
+    import random
+
+    (tmp_path / "kernels.cu").write_text(KERNEL)
+    (tmp_path / "macros.h").write_text("#pragma once\n")
+    (tmp_path / "loader.cpp").write_text(LOADER)
+    (tmp_path / "a.cu").write_text(HAZARD * 3)
+    (tmp_path / "b.cu").write_text("__global__ void __launch_bounds__(1024) k() { int w = warpSize; }\n")
+    clean = engine.scan([tmp_path], Config(root=tmp_path))
+    expected = [(f.path, f.code, f.location.start_byte, f.message) for f in clean.findings]
+    assert {"W002", "R002"} <= {f.code for f in clean.findings}
+    cache = tmp_path / ".portlint_cache"
+    engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+    rng = random.Random(10)
+    for trial in range(150):
+        entries = sorted(cache.rglob("*.pickle"))
+        entry = rng.choice(entries)
+        data = bytearray(entry.read_bytes())
+        offset = rng.randrange(len(data))
+        damage = rng.choice(["truncate", "flip", "splice"])
+        if damage == "truncate":
+            del data[offset:]
+        elif damage == "flip":
+            data[offset] ^= 1 << rng.randrange(8)
+        else:
+            data[offset:offset] = rng.randbytes(rng.randint(1, 8))
+        entry.write_bytes(bytes(data))
+        result = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+        found = [(f.path, f.code, f.location.start_byte, f.message) for f in result.findings]
+        assert found == expected, f"trial {trial}: {damage} at {offset} of {entry.name}"
+        assert not result.problems, f"trial {trial}: {result.problems}"
+        assert entry.read_bytes() != bytes(data), "the damaged entry was written again"
+    _, parsed = scan_counting(tmp_path, cache)
+    assert parsed == 0, "every entry is whole again"
+
+
+def test_the_cache_is_in_the_project_root_whatever_config_file_is_named(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from portlint.cli import main
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    (project / "src" / "a.cu").write_text(HAZARD)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "portlint.toml").write_text("select = ['W']\n")
+    monkeypatch.chdir(project / "src")
+    for config in (shared / "portlint.toml", Path(os.devnull)):
+        beside = config.parent / ".portlint_cache"
+        was_there = beside.exists()  # /dev/.portlint_cache, from an older portlint
+        result = CliRunner().invoke(main, ["scan", "--config", str(config), "a.cu"], catch_exceptions=False)
+        assert result.exit_code == 1
+        assert was_there or not beside.exists(), f"--config {config}: no cache beside it"
+        assert (project / ".portlint_cache" / "CACHEDIR.TAG").is_file()
+    # Without a marker above the scanned path, the cache goes beside what is scanned.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "b.cu").write_text(HAZARD)
+    result = CliRunner().invoke(main, ["scan", "--config", str(shared / "portlint.toml"), str(lone / "b.cu")],
+                                catch_exceptions=False)
+    assert result.exit_code == 1 and (lone / ".portlint_cache").is_dir()
+    # A config file in the project still roots the cache where it lives.
+    (project / "portlint.toml").write_text("select = ['W']\n")
+    result = CliRunner().invoke(main, ["scan", "--config", str(project / "portlint.toml"), "a.cu"],
+                                catch_exceptions=False)
+    assert result.exit_code == 1 and not (project / "src" / ".portlint_cache").exists()

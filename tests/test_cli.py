@@ -94,7 +94,28 @@ def test_output_file(project: Path) -> None:
 
 def test_statistics(project: Path) -> None:
     result = run("scan", "--statistics", cwd=project)
-    assert result.output.splitlines()[0].split() == ["1", "W002", "[*]", "narrow-full-mask"]
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["found", "places", "roots", "rule"]
+    assert lines[1].split() == ["1", "1", "1", "W002", "[*]", "narrow-full-mask"]
+    assert lines[2].split()[:3] == ["1", "1", "1"]
+
+
+def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(project: Path) -> None:
+    # The same mask in three shuffles of one file: three findings of one root cause; with
+    # --group-root-causes one finding, the other two as related places, every edit kept.
+    body = "".join(f"  v += __shfl_down_sync(0xffffffff, v, {i});\n" for i in (1, 2, 4))
+    (project / "src" / "reduce.cu").write_text(f"__device__ float f(float v) {{\n{body}  return v;\n}}\n")
+    payload = json.loads(run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project).output)
+    assert len(payload["findings"]) == 3
+    assert payload["statistics"][0]["root_causes"] == 1
+    result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", "--group-root-causes", cwd=project)
+    payload = json.loads(result.output)
+    (finding,) = payload["findings"]
+    assert [r["location"]["start"]["line"] for r in finding["related"]] == [3, 4]
+    assert len(finding["fix"]["edits"]) == 3
+    assert payload["statistics"][0]["places"] == 3
+    assert run("scan", "src/reduce.cu", "--fix", "--group-root-causes", cwd=project).exit_code == 0
+    assert (project / "src" / "reduce.cu").read_text().count("~0ull") == 3
 
 
 def test_diff_writes_nothing(project: Path) -> None:
@@ -153,10 +174,13 @@ def test_bad_input_is_one_line_and_other_files_still_scanned(project: Path, name
 
 def test_unreadable_paths(project: Path) -> None:
     (project / "src" / "gone.cu").symlink_to(project / "nowhere.cu")
-    result = run("scan", "src/gone.cu", "missing.cu", "src/reduce.cu", cwd=project)
+    result = run("scan", "src/gone.cu", "src/reduce.cu", cwd=project)
     assert result.exit_code == 1
     assert "portlint: src/gone.cu: skipped: cannot read: No such file or directory" in result.output
-    assert "portlint: missing.cu: no such file or directory" in result.output
+    # A path that does not exist at all is a usage error (a typo in CI must not pass).
+    result = run("scan", "missing.cu", "src/reduce.cu", cwd=project)
+    assert result.exit_code == 2
+    assert "portlint: error: missing.cu: no such file or directory" in result.output
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
@@ -226,3 +250,96 @@ def test_broken_baseline_is_exit_2(project: Path, content: str, message: str) ->
     result = run("scan", "--baseline", "b.json", cwd=project)
     assert result.exit_code == 2 and message in result.output and result.output.count("\n") == 1
     assert "baseline file not found" in run("scan", "--baseline", "nope.json", cwd=project).output
+
+
+def test_a_missing_path_is_a_usage_error(project: Path) -> None:
+    result = run("scan", "nope", cwd=project)
+    assert result.exit_code == 2
+    assert "nope: no such file or directory" in result.output
+    assert run("report", "nope", cwd=project).exit_code == 2
+
+
+def test_a_scan_of_nothing_says_no_file_was_scanned(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "notes.txt").write_text("nothing portlint reads\n")
+    result = run("scan", ".", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert "0 files scanned" in result.output
+
+
+def test_standard_input_is_scanned_under_its_stdin_filename(project: Path) -> None:
+    def scan_stdin(*args: str):
+        old = Path.cwd()
+        os.chdir(project)
+        try:
+            return CliRunner().invoke(main, ["scan", "-", *args], input=HAZARD, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+
+    result = scan_stdin("--stdin-filename", "src/editing.cu", "--output-format", "concise")
+    assert result.exit_code == 1
+    assert result.output.startswith("src/editing.cu:2:27: W002 ")
+    # Its kind comes from the name: a CMake file is not read as C++.
+    assert scan_stdin("--stdin-filename", "CMakeLists.txt").exit_code == 0
+    assert scan_stdin("--output-format", "concise").output.startswith("-:2:27: W002 ")
+    refused = scan_stdin("--fix")
+    assert refused.exit_code == 2 and "standard input" in refused.output
+    assert run("scan", ".", "--stdin-filename", "x.cu", cwd=project).exit_code == 2
+
+
+def test_quiet_prints_the_findings_only(project: Path) -> None:
+    result = run("scan", ".", "--quiet", "--output-format", "concise", cwd=project)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [result.output.splitlines()[0]]
+    assert "W002" in result.output
+    assert run("scan", "src/clean.cu", "-q", cwd=project).output == ""
+
+
+def test_colour_follows_no_color_and_force_color(project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[31m" in run("scan", ".", "--output-format", "concise", cwd=project).output
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run("scan", ".", "--output-format", "concise", cwd=project).output
+    monkeypatch.setenv("NO_COLOR", "")  # an empty NO_COLOR does not count (no-color.org)
+    assert "\x1b[31m" in run("scan", ".", "--output-format", "concise", cwd=project).output
+
+
+def test_statistics_in_json(project: Path) -> None:
+    result = run("scan", ".", "--statistics", "--output-format", "json", cwd=project)
+    payload = json.loads(result.output)
+    assert payload["statistics"] == [{"code": "W002", "name": "narrow-full-mask", "count": 1, "places": 1, "root_causes": 1,
+                                      "fixable": 1}]
+    assert len(payload["findings"]) == 1
+
+
+def test_report_counts_in_words_that_agree(project: Path) -> None:
+    (project / "src" / "clean.cu").unlink()
+    result = run("report", ".", "-o", "r.html", cwd=project)
+    assert "(1 finding in 1 file)" in result.output
+
+
+def test_doctor_refuses_selectors_of_scan_rules(project: Path) -> None:
+    result = run("doctor", ".", "--select", "W001", cwd=project)
+    assert result.exit_code == 2
+    assert "selects no doctor check" in result.output
+
+
+def test_an_unknown_code_in_a_suppression_comment_is_reported(project: Path) -> None:
+    (project / "src" / "reduce.cu").write_text(HAZARD.replace("1);", "1);  // portlint: ignore[W999]"))
+    result = run("scan", ".", "--output-format", "concise", cwd=project)
+    assert "src/reduce.cu:2: unknown rule `W999` in a suppression comment" in result.output
+    assert "W002" in result.output, "a typo silences nothing"
+    (project / "src" / "reduce.cu").write_text(HAZARD.replace("1);", "1);  // portlint: ignore[narrow-full-mask]"))
+    assert "unknown rule" not in run("scan", ".", cwd=project).output
+
+
+def test_force_exclude_drops_excluded_files_named_on_the_command_line(project: Path) -> None:
+    (project / "third_party").mkdir()
+    (project / "third_party" / "vendored.cu").write_text(HAZARD)
+    (project / "portlint.toml").write_text('extend-exclude = ["third_party"]\n')
+    assert run("scan", "third_party/vendored.cu", cwd=project).exit_code == 1, "named files are scanned"
+    result = run("scan", "third_party/vendored.cu", "src/clean.cu", "--force-exclude", cwd=project)
+    assert result.exit_code == 0, result.output
+    hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
+    assert "--force-exclude" in hooks

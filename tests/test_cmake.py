@@ -36,7 +36,7 @@ def test_link_fix_edits_the_right_bytes_after_non_ascii_text(tmp_path) -> None:
     fixed = _fixed(tmp_path, """\
         target_link_libraries(app PRIVATE "${ROOT}/bibliothèque.so;CUDA::cublas")
         """, "C003")
-    assert fixed == 'target_link_libraries(app PRIVATE "${ROOT}/bibliothèque.so;roc::hipblas")\n'
+    assert fixed == 'target_link_libraries(app PRIVATE "${ROOT}/bibliothèque.so;$<IF:$<BOOL:${USE_ROCM}>,roc::hipblas,CUDA::cublas>")\n'
 
 
 def test_lto_flag_is_reported_only_where_it_reaches_cxx_flags(tmp_path) -> None:

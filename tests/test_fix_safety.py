@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from portlint import cli, fix
+from portlint import fix
 from tests.test_cli import CLEAN, HAZARD, run
 
 FIXED_ONE = "Fixed 1 finding."
@@ -35,14 +35,13 @@ def project(tmp_path: Path) -> Path:
 
 def _writes_hooked(monkeypatch, hook) -> None:
     """Run `hook(path)` as each file is about to be replaced."""
-    write = fix.write_atomically
+    write = fix.write_output
 
     def hooked(path: Path, data: bytes) -> None:
-        hook(path)
+        hook(Path(path))
         write(path, data)
 
-    monkeypatch.setattr(fix, "write_atomically", hooked)
-    monkeypatch.setattr(cli, "write_atomically", hooked)  # where --fix called it before
+    monkeypatch.setattr(fix, "write_output", hooked)
 
 
 def test_a_file_saved_while_other_files_are_fixed_is_left_alone(project: Path, monkeypatch) -> None:

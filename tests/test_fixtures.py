@@ -103,3 +103,24 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     snapshot = [p.read_bytes() for p in _files(copy)]
     assert fix_until_stable([copy], tmp_path, (code,)) == 0
     assert [p.read_bytes() for p in _files(copy)] == snapshot, "a second --fix changed the files"
+    (tmp_path / "original").mkdir()
+    for before, after_fix in zip(_files(_copy(case, tmp_path / "original")), _files(copy), strict=True):
+        _assert_cuda_arms_kept(before, after_fix)
+
+
+def _assert_cuda_arms_kept(before: Path, after: Path) -> None:
+    """A fix keeps the CUDA build: every CUDA-only arm (code dead on ROCm) of the original
+    stands unchanged in the fixed file, byte for byte."""
+    from portlint import rocm_path
+    from portlint.discover import language_of
+    from portlint.source import SourceFile
+
+    language = language_of(before)
+    if language is None:
+        return
+    data = before.read_bytes()
+    model = rocm_path.build(SourceFile(before.name, language, data, before.resolve()))
+    fixed = after.read_bytes()
+    for start, end, status in model.ranges:
+        if status is rocm_path.Status.DEAD and data[start:end].strip():
+            assert data[start:end] in fixed, f"{after.name}: the fix changed a CUDA-only arm: {data[start:end][:80]!r}"

@@ -132,6 +132,76 @@ def test_charts_worst_files_and_effort_are_shown(demo_page: str) -> None:
     assert worst.index("csrc/reduce.cu") < worst.index("csrc/gemm.cu")  # 3 errors outrank 1 warning
 
 
+def test_page_opens_with_a_verdict_and_the_blockers_by_impact(demo_result, demo_page: str) -> None:
+    page = Page(demo_page)
+    body = demo_page[demo_page.index("<main>"):]
+    assert body.index("id='verdict'") < body.index("id='count-files'"), "the answer comes first"
+    verdict = page.text_by_id["verdict"]
+    assert verdict.startswith("Not ready: the ROCm build fails")  # the demo has inline PTX
+    from portlint.ruledocs import IMPACTS, load_all
+
+    docs = load_all()
+    impacts = {docs[f.code].impact for f in demo_result.findings}
+    order = [IMPACTS[i] for i in IMPACTS if i in impacts]
+    assert [verdict.index(label) for label in order] == sorted(verdict.index(label) for label in order)
+    assert "A001 inline-ptx" in verdict
+
+
+@pytest.mark.parametrize("findings, answer", [
+    ((), "Ready: no port hazard found."),
+    (("K002",), "Ready, with tuning notes"),
+])
+def test_verdict_follows_what_was_found(findings, answer, demo_result) -> None:
+    kept = [replace(f, severity=Severity.NOTE) for f in demo_result.findings if f.code in findings][:1]
+    result = replace(demo_result, findings=kept)
+    assert Page(render(result, ReportContext(root=DEMO))).text_by_id["verdict"].startswith(answer)
+
+
+def test_page_says_when_on_what_and_how_it_was_made(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "refs" / "heads").mkdir(parents=True)
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / ".git" / "refs" / "heads" / "main").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    (tmp_path / "portlint.toml").write_text('ignore = ["N002"]\n')
+    (tmp_path / "k.cu").write_text(HAZARD)
+    result = CliRunner().invoke(main, ["report", str(tmp_path), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    page = Page((tmp_path / "r.html").read_text())
+    provenance = page.text_by_id["provenance"]
+    assert re.search(r"Generated\d{4}-\d\d-\d\d \d\d:\d\d UTC", provenance)
+    assert "0123456789ab (main)" in provenance
+    assert "portlint.toml" in provenance and "ignore N002" in provenance
+
+
+def test_findings_are_collapsible_per_file_most_severe_first_with_rule_names(demo_page: str) -> None:
+    files = re.findall(r"<details class='file' id='[^']+'( open)?><summary><code>([^<]+)</code>", demo_page)
+    assert files, "each file's findings sit in a <details>"
+    first = demo_page[demo_page.index("<details class='file'"):]
+    first = first[:first.index("</details>")]
+    levels = re.findall(r"<li class='finding (\w+)'>", first)
+    assert levels == sorted(levels, key=["error", "warning", "note"].index)
+    assert "href='#rule-W001'>W001</a> <span class='name'>hardcoded-warp-size</span>" in demo_page
+    assert "<small>hardcoded-warp-size</small>" in demo_page  # codes beside their names in the family table
+
+
+def test_a_huge_scan_makes_a_page_of_bounded_size(demo_result) -> None:
+    from portlint.report import html_report
+
+    many = [replace(f, message=f"{f.message} #{i}") for i in range(1000) for f in demo_result.findings[:30]]
+    page = render(replace(demo_result, findings=many), ReportContext(root=DEMO))
+    assert page.count("<li class='finding ") == html_report.MAX_DETAILED
+    assert f"{len(many) - html_report.MAX_DETAILED} more findings" in page
+    assert len(page) < 5_000_000
+
+
+def test_directory_chart_goes_two_levels_deep(tmp_path: Path) -> None:
+    for folder in ("csrc/kernels", "csrc/ops", "tools"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "k.cu").write_text(HAZARD)
+    result = scan([tmp_path], tmp_path)
+    chart = Page(render(result, ReportContext(root=tmp_path))).text_by_id["chart-dir"]
+    assert "csrc/kernels/" in chart and "csrc/ops/" in chart and "tools/" in chart
+
+
 def test_source_text_is_escaped(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text(HAZARD)
     result = scan([tmp_path], tmp_path)

@@ -71,11 +71,34 @@ def test_block_variable_points_at_its_definition(tmp_path):
     assert "`dim3 block(32, 32, 2);`" in related.message
 
 
-def test_launch_bounds_fix_covers_the_largest_launch(tmp_path):
+def test_constant_shared_by_launches_is_reported_once_at_its_definition(tmp_path):
     result = assert_findings(KERNEL + """
+        #define THREADS 256
         void run(float* out) {
-          k<<<1, 512>>>(out);
-          k<<<1, 768>>>(out);
+          k<<<1, THREADS>>>(out);
+          k<<<2, THREADS>>>(out);
         }
-    """, "cuda", "K002", "K002", tmp_path=tmp_path, select=("K002",))
-    assert {f.fix.edits[0].content for f in result.findings} == {" __launch_bounds__(768)"}
+    """, "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    (finding,) = result.findings
+    assert finding.location.start_line == 3 and "read in 2 places" in finding.message
+    assert [r.location.start_line for r in finding.related] == [5, 6]
+
+
+def test_wavefront_in_messages_follows_the_target(tmp_path):
+    source = KERNEL + """
+        void run(float* out) { k<<<1, 96>>>(out); }
+    """
+    (cdna,) = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K002",)).findings
+    assert cdna.severity.value == "warning" and "64 lanes" in cdna.message
+    rdna = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K002",), targets=("gfx1100",))
+    assert rdna.findings[0].severity.value == "note"
+
+def test_retired_k004_still_selects_and_suppresses_k002(tmp_path):
+    source = KERNEL + """
+        void run(float* out) {
+          k<<<1, 96>>>(out);  // portlint: ignore[K004]
+          k<<<2, 32>>>(out);
+        }
+    """
+    (finding,) = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K004",)).findings
+    assert finding.location.start_line == 5

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from importlib import resources
 from pathlib import Path
 
@@ -101,3 +104,114 @@ def test_severity_override_is_written_per_result(tmp_path: Path) -> None:
     result = engine.scan([tmp_path], Config(root=tmp_path, severity={"W002": Severity.WARNING}))
     run = json.loads(render("sarif", result, ReportContext(root=tmp_path)))["runs"][0]
     assert {r["level"] for r in run["results"]} == {"warning"}
+
+
+def _cli(args: list[str], cwd: Path):
+    from click.testing import CliRunner
+
+    from portlint.cli import main
+
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_uris_are_relative_to_the_repository_root_not_the_configuration(tmp_path: Path) -> None:
+    # Code scanning resolves URIs against the repository root and ignores originalUriBaseIds.
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "pkg"
+    (package / "csrc").mkdir(parents=True)
+    (package / "pyproject.toml").write_text("[tool.portlint]\nselect = ['W002']\n")
+    (package / "csrc" / "x.cu").write_text(SOURCE)
+    out = tmp_path / "portlint.sarif"
+    assert _cli(["scan", "pkg", "--output-format", "sarif", "-o", str(out)], tmp_path).exit_code == 1
+    run = json.loads(out.read_text())["runs"][0]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    assert uris == {"pkg/csrc/x.cu"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+
+    assert _cli(["scan", "pkg", "--output-format", "sarif", "-o", str(out), "--sarif-root", "pkg"],
+                tmp_path).exit_code == 1
+    run = json.loads(out.read_text())["runs"][0]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {"csrc/x.cu"}
+
+
+def test_a_scan_over_the_cap_keeps_the_most_severe_and_says_how_many_were_left_out(tmp_path: Path, schema) -> None:
+    # 27,000 results: GitHub rejects a run of more than 25,000.
+    body = "".join("  v += __shfl_xor_sync(0xffffffff, v, 1);\n" for _ in range(27_000))
+    (tmp_path / "k.cu").write_text("__device__ float f(float v) {\n" + body + "  return v;\n}\n")
+    (tmp_path / "w.cu").write_text("__global__ void k() {}\nvoid run() { k<<<1, 100>>>(); }\n")
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002", "K002")))
+    assert len(result.findings) == 27_001
+    log = json.loads(render("sarif", result, ReportContext(root=tmp_path)))
+    jsonschema.Draft4Validator(schema).validate(log)
+    run = log["runs"][0]
+    assert len(run["results"]) == 5000
+    assert {r["ruleId"] for r in run["results"]} == {"W002"}, "errors are kept before warnings"
+    (notification,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert notification["message"]["text"].startswith("22001 of 27001 results left out: at most 5000 per run")
+    assert "W002 22000, K002 1" in notification["message"]["text"]
+    uncapped = json.loads(render("sarif", result, ReportContext(root=tmp_path, max_results=0)))
+    assert len(uncapped["runs"][0]["results"]) == 27_001
+
+
+def test_related_locations_are_linked_from_the_message(tmp_path: Path) -> None:
+    (tmp_path / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    (tmp_path / "k.cu").write_text(
+        '#include "warp.h"\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n')
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W001",)))
+    run = json.loads(render("sarif", result, ReportContext(root=tmp_path)))["runs"][0]
+    with_related = [r for r in run["results"] if r.get("relatedLocations")]
+    assert with_related
+    for r in with_related:
+        ids = [loc["id"] for loc in r["relatedLocations"]]
+        assert ids == list(range(1, len(ids) + 1))
+        for loc in r["relatedLocations"]:
+            assert f"]({loc['id']})" in r["message"]["text"]
+
+
+def test_rules_link_their_documentation_and_a_scan_lists_no_machine_rules(sarif: dict, monkeypatch, tmp_path) -> None:
+    driver = sarif["runs"][0]["tool"]["driver"]
+    assert not any(r["id"].startswith("D") for r in driver["rules"])
+    assert "informationUri" not in driver, "no link while the package declares no repository"
+
+    import portlint.report.sarif as sarif_module
+
+    monkeypatch.setattr(sarif_module, "repository_url", lambda: "https://example.org/portlint")
+    (tmp_path / "k.cu").write_text(SOURCE)
+    result = engine.scan([tmp_path], Config(root=tmp_path))
+    driver = json.loads(render("sarif", result, ReportContext(root=tmp_path)))["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://example.org/portlint"
+    rule = next(r for r in driver["rules"] if r["id"] == "W002")
+    assert rule["helpUri"] == "https://example.org/portlint/blob/main/rules/W002.md"
+
+
+def test_github_rule_set_of_the_sarif_multitool_finds_nothing(tmp_path: Path) -> None:
+    # Microsoft's validator with GitHub's ingestion rules (GH*) and the SARIF rules; .ci/run
+    # installs it from npm (`npm install -g @microsoft/sarif-multitool`).
+    wrapper = shutil.which("sarif-multitool")
+    if wrapper is None or shutil.which("node") is None:
+        pytest.skip("sarif-multitool not installed: npm install -g @microsoft/sarif-multitool")
+    # The npm wrapper runs its binary through a shell (`;` in arguments would split them): ask
+    # the package where the binary is and run it directly.
+    package = Path(wrapper).resolve().parent
+    tool = subprocess.run(["node", "-p", f"require({str(package)!r})"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+    out = tmp_path / "demo.sarif"
+    _cli(["scan", str(demo), "--no-cache", "--output-format", "sarif", "-o", str(out)], tmp_path)
+    assert json.loads(out.read_text())["runs"][0]["results"], "the demo has findings to validate"
+    def problems(rule_kind: str) -> list[str]:
+        report = tmp_path / f"validation-{rule_kind}.sarif"
+        subprocess.run([tool, "validate", "--rule-kind", rule_kind, "--level", "Error;Warning", str(out),
+                        "-o", str(report)], check=True, capture_output=True, timeout=300)
+        return [f"{r['ruleId']}: {r['message'].get('text') or r['message']}"
+                for r in json.loads(report.read_text())["runs"][0].get("results", [])]
+
+    assert problems("Gh") == []
+    # The general SARIF rules ask for a tool informationUri too, which portlint writes once
+    # the package declares its repository (`[project.urls] Repository`).
+    assert [p for p in problems("Sarif") if not p.startswith("SARIF2005")] == []

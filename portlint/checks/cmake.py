@@ -102,6 +102,8 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
         for start, end, text, lib in _link_culprits(arg, source):
             if text in defined:
                 continue  # `add_library(CUDA::cublas ALIAS roc::hipblas)`: the project maps it
+            if _in_rocm_arm(source.data[arg.start_byte:start]):
+                continue  # `$<IF:$<BOOL:${USE_ROCM}>,roc::hipblas,CUDA::cublas>`: the ROCm build has its own
             findings.append(finding(source, start, end, _link_message(text, lib),
                                     _link_fix(source, arg, start, end, text, lib)))
     for command in all_commands:
@@ -138,6 +140,15 @@ def _link_culprits(arg, source: SourceFile):
     return [found[k] for k in sorted(found)]
 
 
+_ROCM_IF = re.compile(rb"\$<IF:[^,]*(?:ROCM|HIP)[^,]*,[^,>]*,$", re.IGNORECASE)
+
+
+def _in_rocm_arm(before: bytes) -> bool:
+    """Whether a culprit preceded by `before` (its argument's text) is the CUDA value of a
+    `$<IF:<ROCm test>,<ROCm item>,...>` generator expression."""
+    return _ROCM_IF.search(before) is not None
+
+
 def _link_message(text: str, lib: CudaLibrary | None) -> str:
     what = lib.name if lib is not None else "a library"
     return f"`{text}` links {what} from the CUDA toolkit, which ROCm builds lack."
@@ -150,22 +161,29 @@ def _link_fix(source: SourceFile, arg, start: int, end: int, text: str, lib: Cud
     if lib is None or lib.hip_target is None:
         return Fix.advice(f"Link the ROCm counterpart of `{text}` in an `if(USE_ROCM)` branch "
                           f"and keep `{text}` in its `else()`")
-    title = f"Replace `{text}` with `{lib.hip_target}` after `find_package({lib.hip_package} REQUIRED)`"
+    # A ROCm arm inside the item: the CUDA build keeps linking `text`, the ROCm build (with
+    # USE_ROCM set) links the counterpart; a generator expression evaluates one branch only.
+    arm = f"$<IF:$<BOOL:${{USE_ROCM}}>,{lib.hip_target},{text}>"
+    title = (f"Link `{lib.hip_target}` on ROCm and keep `{text}` for CUDA: `{arm}`, with "
+             f"`find_package({lib.hip_package} REQUIRED)` under `if(USE_ROCM)`")
     before = source.data[max(start - 1, arg.start_byte):start]
     after = source.data[end:min(end + 1, arg.end_byte)]
-    if before not in _ITEM_START or after not in _ITEM_END:
+    # A variable may hold a list (its `;` would split the expression), and a culprit inside
+    # another generator expression or a string of several flags is no item of its own.
+    if before not in _ITEM_START or after not in _ITEM_END or "$" in text or before == b":" or after == b">":
         return Fix.advice(title)
-    return Fix.unsafe(title, Edit(start, end, lib.hip_target))
+    return Fix.unsafe(title, Edit(start, end, arm))
 
 
 def _add_to_target_fix(source: SourceFile, command: Command, lib: CudaLibrary) -> Fix:
     if lib.hip_target is None or not command.args:
         return Fix.advice(f"Link {lib.counterpart} instead of `{command.name}`")
     target = word(command.args[0], source)
-    replacement = f"target_link_libraries({target} {lib.hip_target})"
-    return Fix.unsafe(f"Replace `{command.name}({target})` with `{replacement}` after "
-                      f"`find_package({lib.hip_package} REQUIRED)`",
-                      Edit.replace(command.node, replacement))
+    original = source.node_text(command.node)
+    replacement = (f"if(USE_ROCM)\n  find_package({lib.hip_package} REQUIRED)\n  target_link_libraries({target} "
+                   f"{lib.hip_target})\nelse()\n  {original}\nendif()")
+    return Fix.unsafe(f"Keep `{command.name}({target})` for CUDA and link `{lib.hip_target}` in an "
+                      f"`if(USE_ROCM)` arm", Edit.replace(command.node, replacement))
 
 
 # ---- B002: LTO with two compilers ---------------------------------------------------------

@@ -271,6 +271,11 @@ def _declares_variable(source, function, name: str) -> bool:
     return False
 
 
+def binary_value(op: str, left: int, right: int) -> int | None:
+    """`left op right` as C computes it on integers; None for what it leaves undefined."""
+    return _binary(op, left, right)
+
+
 def _binary(op: str, left: int, right: int) -> int | None:
     if op in ("/", "%") and right == 0:
         return None

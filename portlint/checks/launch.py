@@ -16,21 +16,19 @@ from functools import cached_property
 from math import prod
 from typing import NamedTuple
 
-from portlint import queries
+from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named, memoized,
-    open_constants, strip_parens, token_nodes,
+    Expr, arguments, binary_value, callee_name, calls, calls_named, enclosing_function, has_argument_list,
+    identifiers_named, macro_bodies_root, memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
-from portlint.fix import Edit, Fix
+from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, declared_name, kernel_argument, file_key
 from portlint.rocm_path import Status
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import needs
 
 MAX_THREADS_PER_BLOCK = 1024  # every AMD GPU (and every NVIDIA GPU since Fermi)
-# What some HIP toolchains assume for a kernel without `__launch_bounds__`.
-DEFAULT_LAUNCH_BOUND = 256
 WAVEFRONT = 64  # lanes of a CDNA wavefront (MI100-MI300)
 SIMDS_PER_CU = 4  # execution units ("EU") of a CDNA compute unit
 # An AQL dispatch packet holds the grid in work-items, as a uint32 per dimension.
@@ -44,8 +42,10 @@ SHARED_MEMORY_ARGUMENT = {
     "cudaLaunchKernel": 4, "hipLaunchKernel": 4, "cudaLaunchCooperativeKernel": 4, "hipLaunchCooperativeKernel": 4,
 }
 
-# Trigger tokens of every rule that reads launches (`has_launches`).
-LAUNCH_TOKENS = (b"<<<", *(api.encode() for api in LAUNCH_APIS))
+# Trigger tokens of every rule that reads launches (`has_launches`); `<< <` is how a C++
+# formatter spaces a launch, and the grammar reads it as one.
+LAUNCH_OPENERS = (b"<<<", b"<< <")
+LAUNCH_TOKENS = (*LAUNCH_OPENERS, *(api.encode() for api in LAUNCH_APIS))
 
 _KERNELS = "(function_definition declarator: (function_declarator) @declarator) @definition"
 _BOUNDED_DECLARATIONS = "(declaration (launch_bounds) declarator: (function_declarator) @declarator)"
@@ -53,15 +53,20 @@ _LAUNCH_BOUNDS = "(launch_bounds) @bounds"
 # Expressions a write goes through to the variable: `b.x`, `b[i]`, `(b)`.
 _WRITTEN_THROUGH = ("field_expression", "subscript_expression", "parenthesized_expression")
 _QUERY_CALLS = "(call_expression function: (_) @callee) @call"
+_FLAT_WORK_GROUP_SIZE = re.compile(r"amdgpu_flat_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _FIELDS = "(field_expression field: (field_identifier) @field)"
 
-# Calls that ask the device how large a block may be.
-DEVICE_QUERIES = frozenset({
-    "cudaGetDeviceProperties", "hipGetDeviceProperties",
+# Calls that answer how large a block may be; reading the device's properties answers it
+# only through `maxThreadsPerBlock` (a function that reads just `multiProcessorCount` still
+# hard-codes its block).
+BLOCK_LIMIT_QUERIES = frozenset({
     "cudaOccupancyMaxPotentialBlockSize", "hipOccupancyMaxPotentialBlockSize",
     "cudaOccupancyMaxPotentialBlockSizeVariableSMem", "hipOccupancyMaxPotentialBlockSizeVariableSMem",
-    "cudaFuncGetAttributes", "hipFuncGetAttributes", "getCurrentDeviceProperties", "getDeviceProperties",
+    "cudaFuncGetAttributes", "hipFuncGetAttributes",
 })
+DEVICE_QUERIES = BLOCK_LIMIT_QUERIES | {
+    "cudaGetDeviceProperties", "hipGetDeviceProperties", "getCurrentDeviceProperties", "getDeviceProperties",
+}
 ATTRIBUTE_QUERIES = frozenset({"cudaDeviceGetAttribute", "hipDeviceGetAttribute", "cuDeviceGetAttribute"})
 PROPERTY_FIELDS = frozenset({"maxThreadsPerBlock", "maxThreadsDim"})
 # Every name `_asks_device` looks for, as bytes.
@@ -118,7 +123,8 @@ def _find_launches(source: SourceFile) -> list[Launch]:
     # rare among a file's calls, and a query over every call cost more.
     found = []
     data = source.data
-    for token in token_nodes(source, b"<<<"):
+    tokens = [t for opener in LAUNCH_OPENERS if opener in data for t in token_nodes(source, opener)]
+    for token in tokens:
         config = token.parent if token.type == "<<<" else None
         call = config.parent if config is not None and config.type == "kernel_call_syntax" else None
         if call is not None and call.type == "call_expression":
@@ -186,7 +192,7 @@ class LaunchContext:
         """The size `node`, an argument of `launch`, gives (an integer, a dim3), or None when
         no dimension is a constant."""
         used: list = []
-        dims = self._read_dims(launch, node, used, lambda n: self.constants.value(n, used))
+        dims = self._read_dims(launch, node, used, lambda n: self._read(n, used, lambda m: self.constants.value(m, used)))
         if dims is None or all(d is None for d in dims):
             return None
         return BlockShape(dims, tuple(used))
@@ -194,19 +200,83 @@ class LaunchContext:
     def open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         """(dims, sources) when a dimension names a constant this file leaves to its headers:
         each dimension is then an int, an `Expr` with open names, or None."""
+        key = ("open", node.id)
+        if key not in self._by_function:  # asked by K002 and by the project facts
+            self._by_function[key] = self._open_shape(launch, node)
+        return self._by_function[key]
+
+    def _open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         used: list = []
-        dims = self._read_dims(launch, node, used, self.constants.expression)
+        dims = self._read_dims(launch, node, used, lambda n: self._read(n, used, self.constants.expression))
         if dims is None or not any(isinstance(d, tuple) for d in dims):
             return None
         return dims, tuple(used)
+
+    def _read(self, node, used: list, constant):
+        """`constant(node)` (the file's constants), else through what the file's own
+        constants do not cover: `ns::kBlock`, and a local variable set once and never changed
+        (`int threads = 256;`), whose declaration goes to `used`."""
+        value = constant(node)
+        node = strip_parens(node)
+        if value is not None or node is None:
+            return value
+        if node.type == "qualified_identifier":  # `ns::kBlock`: the constant the file defines in `ns`
+            name = node.child_by_field_name("name")
+            return constant(name) if name is not None and name.type in ("identifier", "type_identifier") else None
+        if node.type == "binary_expression":  # `warp_size * 3` with a local `int warp_size = 32`
+            left = self._read(node.child_by_field_name("left"), used, constant)
+            right = self._read(node.child_by_field_name("right"), used, constant)
+            operator = node.child_by_field_name("operator").type
+            if isinstance(left, int) and isinstance(right, int):
+                return binary_value(operator, left, right)
+            return None if left is None or right is None else (operator, left, right)
+        if node.type != "identifier":
+            return None
+        declarator = self._local_variable(node)
+        if declarator is None:
+            return None
+        value = self._read(declarator.child_by_field_name("value"), used, constant)
+        if value is not None:
+            used.append(declarator.parent)
+        return value
+
+    def _local_variable(self, use):
+        """The `init_declarator` of the local variable `use` names, when the function
+        declares it once, before `use`, and never writes it again."""
+        function = enclosing_function(use)
+        if function is None:
+            return None
+        name = self.source.node_text(use)
+        found = []
+        for identifier in identifiers_named(self.source, name, function.start_byte, function.end_byte):
+            parent = identifier.parent
+            if parent.type == "parameter_declaration":
+                return None
+            if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == identifier:
+                found.append(parent)
+        if len(found) != 1 or found[0].end_byte > use.start_byte or found[0].parent.type != "declaration":
+            return None
+        if self._once(f"changed {name}", function, lambda f: self._changed(name, f)):
+            return None
+        return found[0]
 
     def _read_dims(self, launch: Launch, node, used: list, read) -> tuple | None:
         node = strip_parens(node)
         declarator = self._dim3_variable(launch, node) if node.type == "identifier" else None
         if declarator is None:
+            fields = self._dim3_fields(launch, node) if node.type == "identifier" else None
+            if fields is not None:
+                return self._field_dims(fields, used, read)
             return self._dims(node, used, read)
         used.append(declarator)  # first: the variable, then the constants it reads
         return self._dims(declarator, used, read)
+
+    def _field_dims(self, fields: dict, used: list, read) -> tuple:
+        """(x, y, z) of `dim3 b; b.x = X; b.y = Y;`: the first source is where x is set."""
+        first = fields.get("x") or next(iter(fields.values()))
+        used.append(first)
+        return tuple(read(fields[axis].child_by_field_name("right")) if axis in fields else 1
+                     for axis in ("x", "y", "z"))
 
     def _dims(self, node, used: list, read) -> tuple | None:
         """(x, y, z) of an integer, `dim3(x, y)`, `dim3{x}`, `{x, y}`, or a dim3 declarator."""
@@ -251,12 +321,56 @@ class LaunchContext:
         function = self.function_of(launch)  # an argument lies in no function of its own
         if function is None:
             return None
-        declarators = [declarator for declaration, declarator in declared if _within(declaration, function)]
-        if len(declarators) != 1 or declarators[0].start_byte > use.start_byte:
+        # The nearest declaration before the launch whose block holds the launch.
+        declarations = [(declaration, declarator) for declaration, declarator in declared
+                        if _within(declaration, function) and declaration.end_byte <= use.start_byte
+                        and _within(use, declaration.parent)]
+        if not declarations:
             return None
-        if self._once(f"changed {name}", function, lambda f: self._changed(name, f)):
+        declaration, declarator = declarations[-1]
+        if self._once(f"changed {name}", declaration.parent, lambda scope: self._changed(name, scope)):
             return None
-        return declarators[0]
+        return declarator
+
+    def _dim3_fields(self, launch: Launch, use) -> dict | None:
+        """axis -> assignment of `dim3 b;` (no initializer) in the block around `use`, when
+        `b` is written only as `b.x = …`, each axis once (`blockDim.x = NUM_THREADS;`)."""
+        name = self.source.node_text(use)
+        function = self.function_of(launch)
+        scopes = [declaration.parent for declaration, declarator in self._dim3_declarations.get(name, ())
+                  if declarator.type == "identifier" and declaration.end_byte <= use.start_byte
+                  and function is not None and _within(declaration, function)
+                  and _within(use, declaration.parent)]
+        if not scopes:
+            return None
+        scope = scopes[-1]  # the nearest declaration before the launch
+        return self._once(f"fields {name}", scope, lambda s: self._field_writes(name, s))
+
+    def _field_writes(self, name: str, scope) -> dict | None:
+        writes: dict = {}
+        for identifier in identifiers_named(self.source, name, scope.start_byte, scope.end_byte):
+            field, parent = identifier.parent, identifier.parent.parent
+            if field.type != "field_expression" or field.child_by_field_name("argument") != identifier:
+                if self._writes(identifier):
+                    return None
+                continue
+            axis = self.source.node_text(field.child_by_field_name("field"))
+            is_set = (parent.type == "assignment_expression" and parent.child_by_field_name("left") == field
+                      and parent.child_by_field_name("operator").type == "=")
+            if is_set and axis in ("x", "y", "z") and axis not in writes:
+                writes[axis] = parent
+            elif is_set or self._writes(field):
+                return None  # set twice, or changed some other way
+        return writes or None
+
+    def _writes(self, target) -> bool:
+        parent = target.parent
+        while parent.type in _WRITTEN_THROUGH and _written_part(parent) == target:
+            target, parent = parent, parent.parent
+        if parent.type == "assignment_expression" and parent.child_by_field_name("left") == target:
+            return True
+        return parent.type in ("update_expression", "pointer_expression") and \
+            parent.child_by_field_name("argument") == target
 
     @cached_property
     def _dim3_declarations(self) -> dict[str, list[tuple[object, object]]]:
@@ -280,16 +394,8 @@ class LaunchContext:
     def _changed(self, name: str, function) -> bool:
         """Is variable `name` assigned (`b = …`, `b.x = …`, `++b.x`) or its address taken in
         `function`? Each `name` there climbs through `b.x`, `b[i]`, `(b)` to what is written."""
-        for identifier in identifiers_named(self.source, name, function.start_byte, function.end_byte):
-            target, parent = identifier, identifier.parent
-            while parent.type in _WRITTEN_THROUGH and _written_part(parent) == target:
-                target, parent = parent, parent.parent
-            if parent.type == "assignment_expression" and parent.child_by_field_name("left") == target:
-                return True
-            if parent.type in ("update_expression", "pointer_expression") and \
-                    parent.child_by_field_name("argument") == target:
-                return True
-        return False
+        return any(self._writes(identifier)
+                   for identifier in identifiers_named(self.source, name, function.start_byte, function.end_byte))
 
     # ---- kernels --------------------------------------------------------------------
     @cached_property
@@ -339,7 +445,10 @@ class LaunchContext:
                 bound = read(args[0]) if args else None
                 return bound is not None, bound
             if child.type in ("attribute_specifier", "attribute_declaration", "ERROR"):
-                return False, None  # amdgpu_flat_work_group_size, a macro the grammar split
+                flat = _FLAT_WORK_GROUP_SIZE.search(self.source.node_text(child))
+                if flat is not None:  # `__attribute__((amdgpu_flat_work_group_size(1, 256)))`
+                    return True, int(flat.group(2))
+                return False, None  # a macro the grammar split
         return True, None
 
     def has_device_query(self, function) -> bool:
@@ -353,7 +462,7 @@ class LaunchContext:
         for match in queries.matches(CUDA, _QUERY_CALLS, function):
             call = match["call"][0]
             name = callee_name(call, self.source)
-            if name in DEVICE_QUERIES:
+            if name in BLOCK_LIMIT_QUERIES:
                 return True
             if name in ATTRIBUTE_QUERIES and "MaxThreadsPerBlock" in self.source.node_text(call):
                 return True
@@ -373,16 +482,6 @@ class LaunchContext:
             elif shape.threads is not None:
                 blocks.within_limit.append((launch, shape))
         return blocks
-
-    @cached_property
-    def largest_blocks(self) -> dict[int, int]:
-        """Kernel definition id -> the largest constant block (up to 1024) it is launched with here."""
-        largest: dict[int, int] = {}
-        for launch, shape in self.constant_blocks.within_limit:
-            kernel = self.kernel_definition(launch)
-            if kernel is not None:
-                largest[kernel.id] = max(largest.get(kernel.id, 0), shape.threads)
-        return largest
 
     @cached_property
     def warp_functions(self) -> set[str]:
@@ -465,52 +564,361 @@ def check_block_over_1024(source: SourceFile) -> list[Finding]:
 
 
 # ---- K002 hardcoded-block-size ---------------------------------------------------------
-def _exceeds_bound(threads: int, bound: int | None, queried: bool) -> bool:
-    """Is a constant block larger than the kernel's bound, or than HIP's default without one?"""
+QUERY_ADVICE = ("Size the block from the device: `hipOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, "
+                "shared_bytes, 0)`, or `prop.maxThreadsPerBlock` from `hipGetDeviceProperties` rounded down to "
+                "a multiple of `prop.warpSize`")
+FIXED = "is fixed at compile time, not sized from the device"
+# A table of block sizes a benchmark or tuner loops over: `int block_sizes[] = {32, 64, …};`.
+_BLOCK_TABLE = re.compile(rb"(?i)\b(\w*(?:block|thread)\w*)\s*\[\s*\w*\s*\]\s*=\s*\{")
+
+
+def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:
+    """(severity, why) of a constant block on the scan's targets, or None when there is
+    nothing to say (unknown, one thread, or more than 1024: K001's). `warp_ops()` tells
+    whether the launched kernel uses warp operations (asked only for row layouts)."""
+    x, y, z = dims
+    threads = None if None in dims else prod(dims)
+    wave = targets.widest_wave()
+    if threads is not None:
+        if threads <= 1 or threads > MAX_THREADS_PER_BLOCK:
+            return None
+        if threads % wave.wave_size:
+            # A block of a few threads is small by design; from 32 on it was sized in warps.
+            return (Severity.WARNING if threads >= 32 else Severity.NOTE,
+                    f"leaves lanes of its last wavefront idle: {wave.lanes()}")
+    elif x is None or x <= 1 or x % wave.wave_size == 0:
+        return None  # only part of the size is fixed, and that part fills whole wavefronts
+    rows = f"has rows of {x} threads: {wave.lanes()}, so one spans rows"
+    if x is not None and x % wave.wave_size and (threads is None or y != 1 or z != 1) and warp_ops():
+        return Severity.WARNING, rows  # a shuffle or ballot of one row sees the next
+    if threads is None:
+        return Severity.NOTE, rows
+    return Severity.NOTE, FIXED
+
+
+def _threads_text(dims: tuple) -> str:
+    return f"{prod(dims)} threads" if None not in dims else f"{dims[0]} threads along x"
+
+
+def _block_message(text: str, dims: tuple, why: str) -> str:
+    if text == str(dims[0]) and dims[1:] == (1, 1):
+        return f"Block of {text} threads {why}."
+    return f"Block `{text}` ({_threads_text(dims)}) {why}."
+
+
+def over_bound(threads: int, bound: int, name: str) -> tuple[str, Fix]:
+    return (f"Block of {threads} threads exceeds `{name}`'s bound of {bound}; the launch fails.",
+            Fix.advice(f"Launch `{name}` with at most {bound} threads, or raise its `__launch_bounds__` "
+                       f"to {threads}"))
+
+
+def exceeded_bound(threads: int, known: bool, bound: int | None, name: str) -> tuple[str, Fix] | None:
+    """Message and advice when `threads` is more than the kernel's `__launch_bounds__` or, for
+    a kernel without one, than the `--gpu-max-threads-per-block` the build sets."""
+    if not known:
+        return None
     if bound is not None:
-        return threads > bound
-    return threads > DEFAULT_LAUNCH_BOUND and not queried
+        return over_bound(threads, bound, name) if threads > bound else None
+    build = targets.build_max_threads()
+    if build is None or threads <= build:
+        return None
+    return (f"Block of {threads} threads exceeds the build's `--gpu-max-threads-per-block={build}`; "
+            "the launch fails.",
+            Fix.advice(f"Add `__launch_bounds__({threads})` to `{name}`, or launch it with at most {build} threads"))
 
 
-def over_bound(name: str, threads: int, bound: int | None, largest: int, insert_at: int) -> tuple[str, Fix]:
-    if bound is not None:
-        return (
-            f"Block of {threads} threads exceeds `__launch_bounds__({bound})` of `{name}`; the launch fails.",
-            Fix.advice(f"Launch `{name}` with at most {bound} threads, or raise its `__launch_bounds__` to {threads}"),
-        )
-    # One bound per kernel, large enough for every constant launch of it in the file.
-    bound_text = f"__launch_bounds__({max(largest, threads)})"
-    return (
-        f"Block of {threads} threads, but `{name}` has no `__launch_bounds__`; "
-        f"HIP may allow only {DEFAULT_LAUNCH_BOUND}.",
-        Fix.unsafe(f"Add `{bound_text}` to `{name}`", Edit.insert(insert_at, f" {bound_text}")),
-    )
+@dataclass
+class _Site:
+    """One place a block size is written: a launch's block argument, the `dim3` variable or
+    `b.x = …` it is read from, a `__launch_bounds__`, a table of sizes."""
+
+    node: object
+    text: str
+    dims: tuple
+    severity: Severity
+    why: str
+    root: object | None  # the one constant definition the whole size is, if it is a name
+    uses: list  # launches (call nodes) that read it
 
 
-def _global_token(kernel):
-    return next(c for c in kernel.children if c.type == "__global__")
+def _root_constant(context: LaunchContext, launch: Launch | None, node):
+    """The definition of the one name `node` is (`kBlock`, `ns::kBlock`, a local `int
+    threads = 256`), else None."""
+    node = strip_parens(node)
+    if node.type not in ("identifier", "qualified_identifier"):
+        return None
+    used: list = []
+    if launch is None:
+        context.constants.value(node, used)
+    else:
+        context._read(node, used, lambda n: context.constants.value(n, used))
+    return used[-1] if used else None
 
 
-@needs(*LAUNCH_TOKENS)
+def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) -> dict[int, _Site]:
+    sites: dict[int, _Site] = {}
+    for launch in launches(source):
+        shape = context.block_shape(launch)
+        if shape is None or shape.threads is None:
+            instantiated = _template_argument_sites(source, context, launch)
+            sites.update((site.node.id, site) for site in instantiated)
+            if shape is None or instantiated:
+                continue
+        if _is_port(shape.sources, source):
+            continue
+        if shape.threads_at_least > MAX_THREADS_PER_BLOCK:
+            continue  # K001's
+        kernel = context.kernel_definition(launch)
+        if _open_dims(context, launch, shape, kernel) is not None:
+            continue  # finished by the project pass, with the headers' constants
+        if kernel is not None and shape.threads is not None:
+            known, bound = context.launch_bound(kernel)
+            exceeded = exceeded_bound(shape.threads, known, bound, source.node_text(launch.kernel))
+            if exceeded is not None:
+                message, fix = exceeded
+                findings.append(at_node(source, launch.block, message, fix, severity=Severity.ERROR,
+                                        related=_where_set(launch, shape.sources, source)))
+                continue
+        if context.has_device_query(context.function_of(launch)):
+            continue
+        judged = judge_block(shape.dims, lambda: kernel is not None
+                             and source.node_text(launch.kernel) in context.warp_functions)
+        if judged is None:
+            continue
+        block = strip_parens(launch.block)
+        origin = shape.sources[0] if shape.sources and block.type == "identifier" else None
+        if origin is not None and origin.type in ("init_declarator", "function_declarator", "identifier",
+                                                  "assignment_expression"):
+            # A `dim3` variable: reported where it is built, once for every launch that reads it.
+            node = origin.parent if origin.type != "assignment_expression" else origin
+            root = None
+        else:
+            node, root = launch.block, _root_constant(context, launch, launch.block)
+        site = sites.get(node.id)
+        if site is None:
+            site = sites[node.id] = _Site(node, " ".join(source.node_text(node).split()), shape.dims, *judged,
+                                          root, [])
+        site.uses.append(launch.call)
+    return sites
+
+
+def _template_parameters(function) -> list[str | None]:
+    """Names of the template parameters of a function template, in order (None for a type
+    or template-template parameter); [] for a function that is no template."""
+    template = function.parent
+    if template is None or template.type != "template_declaration":
+        return []
+    names = []
+    for parameter in template.child_by_field_name("parameters").named_children:
+        declarator = parameter.child_by_field_name("declarator") if parameter.type == "parameter_declaration" else None
+        names.append(declarator.text.decode() if declarator is not None and declarator.type == "identifier" else None)
+    return names
+
+
+def _template_argument_sites(source: SourceFile, context: LaunchContext, launch: Launch) -> list[_Site]:
+    """A launch whose block is made of the enclosing function template's parameters, judged
+    at each call with constant template arguments (`launch<32, 4>(out)`): one site per call."""
+    function = context.function_of(launch)
+    parameters = _template_parameters(function) if function is not None else []
+    name = declared_name(function.child_by_field_name("declarator")) if parameters else None
+    if name is None or not any(parameters):
+        return []
+    found = []
+    for call in calls_named(source, source.node_text(name)):
+        template = call.child_by_field_name("function")
+        arguments_node = template.child_by_field_name("arguments") if template.type == "template_function" else None
+        if arguments_node is None or context.has_device_query(enclosing_function(call)):
+            continue
+        used: list = []
+        values = {}
+        for parameter, argument in zip(parameters, arguments_node.named_children):
+            value = context.constants.value(argument, used) if parameter else None
+            if value is not None:
+                values[parameter] = value
+
+        def constant(node, values=values, used=used):
+            text = source.node_text(node)
+            return values[text] if node.type in ("identifier", "type_identifier") and text in values \
+                else context.constants.value(node, used)
+        dims = context._read_dims(launch, launch.block, used, lambda n: context._read(n, used, constant))
+        if dims is None or None in dims or _is_port(tuple(used), source):
+            continue
+        judged = judge_block(dims, lambda: launch.kernel is not None
+                             and source.node_text(launch.kernel) in context.warp_functions)
+        if judged is not None:
+            text = f"{source.node_text(launch.block)}` of `{' '.join(source.node_text(template).split())}"
+            found.append(_Site(arguments_node, text, dims, *judged, None, [launch.call]))
+    return found
+
+
+def _macro_launch_blocks(source: SourceFile) -> dict[str, set[str]]:
+    """Macro name -> the names its body launches with as the block (`k<<<grid, block>>>`
+    inside `#define LAUNCH(n) ...`): the caller's variables of those names are the blocks."""
+    bodies = macro_bodies_root(source, LAUNCH_OPENERS)
+    found: dict[str, set[str]] = {}
+    if bodies is None:
+        return found
+    for opener in LAUNCH_OPENERS:
+        at = source.data.find(opener)
+        while at != -1:
+            token = bodies.descendant_for_byte_range(at, at + len(opener))
+            config = token.parent if token is not None and token.type == "<<<" else None
+            args = [c for c in config.named_children if c.type != "comment"] if config is not None else []
+            macro = source.tree.root_node.descendant_for_byte_range(at, at + len(opener))
+            while macro is not None and macro.type not in ("preproc_function_def", "preproc_def"):
+                macro = macro.parent
+            if len(args) >= 2 and strip_parens(args[1]).type == "identifier" and macro is not None:
+                name = source.node_text(macro.child_by_field_name("name"))
+                found.setdefault(name, set()).add(source.node_text(strip_parens(args[1])))
+            at = source.data.find(opener, at + len(opener))
+    return found
+
+
+def _macro_launch_sites(source: SourceFile, context: LaunchContext, sites: dict[int, _Site]) -> None:
+    """`dim3 block(256);` launched with through a macro (`LAUNCH_SOFTMAX(1);`), added to `sites`."""
+    for macro, names in _macro_launch_blocks(source).items():
+        for call in calls_named(source, macro):
+            function = enclosing_function(call)
+            if function is None or context.has_device_query(function):
+                continue
+            for name in names:
+                declared = [(d, v) for d, v in context._dim3_declarations.get(name, ())
+                            if _within(d, function) and d.end_byte <= call.start_byte and _within(call, d.parent)]
+                if not declared:
+                    continue
+                declaration, declarator = declared[-1]
+                if declaration.id in sites:
+                    sites[declaration.id].uses.append(call)
+                    continue
+                if context._once(f"changed {name}", declaration.parent, lambda scope: context._changed(name, scope)):
+                    continue
+                used: list = [declarator]
+                dims = context._dims(declarator, used, lambda n: context._read(
+                    n, used, lambda m: context.constants.value(m, used)))
+                judged = judge_block(dims, lambda: False) if dims is not None and None not in dims else None
+                if judged is None or _is_port(tuple(used), source):
+                    continue
+                sites[declaration.id] = _Site(declaration, " ".join(source.node_text(declaration).split()), dims,
+                                              *judged, None, [call])
+
+
+def _bounds_sites(source: SourceFile, context: LaunchContext) -> list[_Site]:
+    if b"__launch_bounds__" not in source.data:
+        return []
+    found = []
+    for bounds in queries.nodes(CUDA, _LAUNCH_BOUNDS, source.tree.root_node, "bounds"):
+        args = [a for a in bounds.named_children if a.type != "comment"]
+        used: list = []
+        threads = context.constants.value(args[0], used) if args else None
+        if threads is None or _is_port(tuple(used), source):
+            continue
+        if threads > MAX_THREADS_PER_BLOCK:
+            judged = Severity.ERROR, f"is more than the {MAX_THREADS_PER_BLOCK} threads AMD GPUs launch"
+        else:
+            judged = judge_block((threads, 1, 1), lambda: False)
+        if judged is not None:
+            found.append(_Site(bounds, source.node_text(args[0]), (threads, 1, 1), *judged,
+                               _root_constant(context, None, args[0]), []))
+    return found
+
+
+def _table_sites(source: SourceFile, context: LaunchContext) -> list[_Site]:
+    found = []
+    root = source.tree.root_node
+    for match in _BLOCK_TABLE.finditer(source.data):
+        name = root.descendant_for_byte_range(match.start(1), match.end(1))
+        declarator = name.parent.parent if name is not None and name.parent is not None else None
+        if declarator is None or declarator.type != "init_declarator" or name.parent.type != "array_declarator":
+            continue
+        values = declarator.child_by_field_name("value")
+        sizes = [context.constants.value(v) for v in values.named_children] if values is not None else []
+        if len(sizes) < 2 or None in sizes or not _read_in_loop(source, name, declarator.parent):
+            continue
+        wave = targets.widest_wave()
+        partial = [s for s in sizes if s % wave.wave_size]
+        if max(sizes) > MAX_THREADS_PER_BLOCK:
+            judged = Severity.ERROR, f"holds {max(sizes)}, more than the {MAX_THREADS_PER_BLOCK} threads AMD GPUs launch"
+        elif partial:
+            judged = Severity.WARNING, (f"holds {', '.join(map(str, partial))}, leaving wavefront lanes idle: "
+                                        f"{wave.lanes()}")
+        else:
+            judged = Severity.NOTE, FIXED
+        found.append(_Site(declarator.parent, source.node_text(name), (None, 1, 1), *judged, None, []))
+    return found
+
+
+def _read_in_loop(source: SourceFile, name, declaration) -> bool:
+    """Is the table `name` subscripted inside a loop of the scope that declares it?"""
+    scope = declaration.parent
+    for use in identifiers_named(source, source.node_text(name), declaration.end_byte, scope.end_byte):
+        if use.parent.type == "subscript_expression" and any(
+                a.type in ("for_statement", "for_range_loop", "while_statement") for a in _ancestors(use, scope)):
+            return True
+    return False
+
+
+def _ancestors(node, stop):
+    node = node.parent
+    while node is not None and node.id != stop.id:
+        yield node
+        node = node.parent
+
+
+def _definition_span(source: SourceFile, node) -> tuple[int, int]:
+    """A definition without the comment and newline a `#define` node ends with."""
+    text = re.split(rb"//|/\*", source.data[node.start_byte:node.end_byte], maxsplit=1)[0]
+    return node.start_byte, node.start_byte + len(text.rstrip())
+
+
+@needs(*LAUNCH_TOKENS, b"__launch_bounds__")
 def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
-    if not has_launches(source):
+    if not has_launches(source) and b"__launch_bounds__" not in source.data:
         return []
     context = LaunchContext.of(source)
-    findings = []
-    for launch, shape in context.constant_blocks.within_limit:  # larger blocks are K001's
-        kernel = context.kernel_definition(launch)
-        if kernel is None or _is_port(shape.sources, source):
-            continue  # nothing to compare with, or a size chosen for ROCm (the port itself)
-        known, bound = context.launch_bound(kernel)
-        # Only HIP's default bound gives way to a device query: look for one only then.
-        queried = (bound is None and shape.threads > DEFAULT_LAUNCH_BOUND
-                   and context.has_device_query(context.function_of(launch)))
-        if not known or not _exceeds_bound(shape.threads, bound, queried):
+    findings: list[Finding] = []
+    sites: list[_Site] = []
+    if has_launches(source):
+        by_node = _launch_sites(source, context, findings)
+        _macro_launch_sites(source, context, by_node)
+        sites = list(by_node.values())
+    sites += _bounds_sites(source, context)
+    if has_launches(source):
+        sites += _table_sites(source, context)
+    by_root: dict[int, list[_Site]] = {}
+    for site in sites:
+        if site.root is not None:
+            by_root.setdefault(site.root.id, []).append(site)
+    reported: set[int] = set()
+    fix = Fix.advice(QUERY_ADVICE)
+    for site in sites:
+        shared = by_root.get(site.root.id, []) if site.root is not None else []
+        if len(shared) > 1:  # one constant, several launches: one finding, at the constant
+            if site.root.id in reported:
+                continue
+            reported.add(site.root.id)
+            worst = max(shared, key=lambda s: s.severity.rank)
+            start, end = _definition_span(source, site.root)
+            name = " ".join(source.data[start:end].decode("utf-8", "replace").split())
+            related = tuple(Related(source.location(s.node.start_byte, s.node.end_byte),
+                                    f"Read here: `{s.text}`") for s in shared)
+            message = f"Block size `{name}`, read in {len(shared)} places, {worst.why}."
+            findings.append(finding(source, start, end, message, fix, severity=worst.severity, related=related))
             continue
-        message, fix = over_bound(source.node_text(launch.kernel), shape.threads, bound,
-                                   context.largest_blocks[kernel.id], _global_token(kernel).end_byte)
-        findings.append(at_node(source, launch.block, message, fix,
-                                related=_where_set(launch, shape.sources, source)))
+        related = ()
+        if site.root is not None:
+            start, end = _definition_span(source, site.root)
+            related = (Related(source.location(start, end), "The size is defined here: "
+                               f"`{' '.join(source.data[start:end].decode('utf-8', 'replace').split())}`"),)
+        elif site.uses and not any(_within(site.node, c) for c in site.uses):  # a `dim3` variable
+            related = tuple(Related(source.location(c.start_byte, c.end_byte), "Launched with it here")
+                            for c in site.uses)
+        if site.node.type == "launch_bounds":
+            message = f"`__launch_bounds__({site.text})` {site.why}."
+        elif site.dims[0] is None:
+            message = f"Block-size table `{site.text}` {site.why}."
+        else:
+            message = _block_message(site.text, site.dims, site.why)
+        findings.append(at_node(source, site.node, message, fix, severity=site.severity, related=related))
     return findings
 
 
@@ -526,13 +934,21 @@ class OpenLaunch:
     dims: tuple  # per dimension: an int, an `Expr` with open names, or None
     set_at: tuple[Related, ...]  # the dim3 variable the block was read from
     port: bool  # the block is set in ROCm-only code
+    queried: bool = False  # the launching function asks the device for its limits
+    warp_ops: bool = False  # the launched kernel, defined in this file, uses warp operations
     # For K002, when this file defines the launched kernel:
     kernel: str | None = None
     bound: Expr | None = None  # its `__launch_bounds__`; None without one
     bound_known: bool = False
-    queried: bool = False  # the launching function asks the device for its limits
-    insert_at: Location | None = None  # after `__global__`, where a bound would go
-    largest: int = 0  # the largest constant block this file launches the kernel with
+
+
+def _open_dims(context: LaunchContext, launch: Launch, shape: BlockShape | None, kernel):
+    """(dims, sources) of a launch the project pass has to finish, else None: its block
+    names a header's constant, or the launched kernel's bound does."""
+    if shape is None or shape.threads is None:
+        return context.open_shape(launch, launch.block)
+    bound = context.launch_bound(kernel, context.constants.expression)[1] if kernel is not None else None
+    return (shape.dims, shape.sources) if isinstance(bound, tuple) else None
 
 
 def open_launches(source: SourceFile) -> list[OpenLaunch]:
@@ -543,13 +959,7 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
     found = []
     for launch in launches(source):
         kernel = context.kernel_definition(launch)
-        shape = context.block_shape(launch)
-        if shape is None or shape.threads is None:
-            opened = context.open_shape(launch, launch.block)
-        else:
-            # A constant block is still open for K002 when the kernel's bound is a header's constant.
-            bound = context.launch_bound(kernel, context.constants.expression)[1] if kernel is not None else None
-            opened = (shape.dims, shape.sources) if isinstance(bound, tuple) else None
+        opened = _open_dims(context, launch, context.block_shape(launch), kernel)
         if opened is None:
             continue
         dims, sources = opened
@@ -558,13 +968,12 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
             file=file_key(source), location=source.location(block.start_byte, block.end_byte),
             text=source.node_text(block), digest=source.digest, dims=dims,
             set_at=_where_set(launch, sources, source), port=_is_port(sources, source),
+            queried=context.has_device_query(context.function_of(launch)),
         )
         if kernel is not None:
             known, bound = context.launch_bound(kernel, context.constants.expression)
-            insert_at = _global_token(kernel).end_byte
             facts.update(kernel=source.node_text(launch.kernel), bound=bound, bound_known=known,
-                         queried=context.has_device_query(context.function_of(launch)),
-                         insert_at=source.location(insert_at), largest=context.largest_blocks.get(kernel.id, 0))
+                         warp_ops=source.node_text(launch.kernel) in context.warp_functions)
         found.append(OpenLaunch(**facts))
     return found
 
@@ -605,19 +1014,44 @@ def check_block_over_1024_across_files(index: ProjectIndex) -> list[Finding]:
 
 def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding]:
     findings = []
+    by_variable: dict[tuple, list] = {}  # a `dim3` variable several launches read: one finding, where it is set
     for fact in index.open_facts(OpenLaunch):
-        if fact.kernel is None or not fact.bound_known or fact.port:
+        if fact.port:
             continue
         dims, definitions = _resolved_dims(index, fact)
-        bound, bound_definitions = index.resolve(fact.file, fact.bound)
+        if prod(d for d in dims if d is not None) > MAX_THREADS_PER_BLOCK:
+            continue  # K001's
+        if any(d.status is Status.PORT for d in definitions):
+            continue
+        related = fact.set_at + defined_at(definitions)
         threads = None if None in dims else prod(dims)
-        if threads is None or threads > MAX_THREADS_PER_BLOCK or (fact.bound is not None and bound is None):
+        if fact.kernel is not None and fact.bound_known and threads is not None:
+            bound, bound_definitions = index.resolve(fact.file, fact.bound) if fact.bound is not None else (None, ())
+            exceeded = exceeded_bound(threads, fact.bound is None or bound is not None, bound, fact.kernel)
+            if exceeded is not None:
+                message, fix = exceeded
+                findings.append(finding_at(fact, message, fix, tuple(dict.fromkeys(
+                    related + defined_at(bound_definitions))), severity=Severity.ERROR))
+                continue
+        judged = None if fact.queried else judge_block(dims, lambda: fact.warp_ops)
+        if judged is None:
             continue
-        if any(d.status is Status.PORT for d in definitions) or not _exceeds_bound(threads, bound, fact.queried):
+        if fact.set_at:
+            key = (fact.set_at[0].location.path, fact.set_at[0].location.start_line, fact.set_at[0].location.start_column)
+            by_variable.setdefault(key, []).append((fact, dims, judged, definitions))
             continue
-        message, fix = over_bound(fact.kernel, threads, bound, fact.largest, fact.insert_at.start_byte)
-        related = fact.set_at + defined_at(dict.fromkeys(definitions + bound_definitions))
-        findings.append(finding_at(fact, message, fix, related, edits_at=fact.insert_at))
+        severity, why = judged
+        findings.append(finding_at(fact, _block_message(fact.text, dims, why), Fix.advice(QUERY_ADVICE),
+                                   related, severity=severity))
+    for facts in by_variable.values():
+        fact, dims, _, definitions = facts[0]
+        severity, why = max((judged for _, _, judged, _ in facts), key=lambda judged: judged[0].rank)
+        where = fact.set_at[0]
+        text = where.message.split("`", 1)[1].rsplit("`", 1)[0]  # `dim3 block(…);` as `_where_set` quotes it
+        launched = tuple(Related(f.location, "Launched with it here") for f, _, _, _ in facts)
+        findings.append(Finding(location=where.location, message=_block_message(text, dims, why),
+                                fix=Fix.advice(QUERY_ADVICE), severity=severity,
+                                related=launched + defined_at(definitions), matched=text, file_digest=fact.digest))
     return findings
 
 
@@ -656,54 +1090,6 @@ def check_launch_bounds_min_blocks(source: SourceFile) -> list[Finding]:
         findings.append(at_node(
             source, args[1], f"AMD reads `{minimum}` in `__launch_bounds__` as waves per EU, not blocks per SM.", fix,
         ))
-    return findings
-
-
-# ---- K004 block-not-wavefront-multiple -------------------------------------------------
-def _wavefront_suggestion(dims: tuple, threads: int | None) -> str:
-    x, y, z = dims
-    new_x = -(-x // WAVEFRONT) * WAVEFRONT
-    if y == 1 and z == 1:
-        return str(new_x)
-    rows = threads // (new_x * z) if threads and z and threads % (new_x * z) == 0 else y
-    parts = [new_x, rows] + ([z] if z != 1 else [])
-    return f"dim3({', '.join('k' if p is None else str(p) for p in parts)})"
-
-
-@needs(*LAUNCH_TOKENS)
-def check_block_not_wavefront_multiple(source: SourceFile) -> list[Finding]:
-    if not has_launches(source):
-        return []
-    context = LaunchContext.of(source)
-    findings = []
-    for launch in launches(source):
-        shape = context.block_shape(launch)
-        if shape is None or shape.dims[0] is None or shape.dims[0] % WAVEFRONT == 0:
-            continue
-        if _is_port(shape.sources, source):
-            continue  # a size chosen for ROCm is the port itself
-        (x, y, z), threads = shape.dims, shape.threads
-        kernel = context.kernel_definition(launch)
-        name = source.node_text(launch.kernel) if kernel is not None else None
-        warp_ops = name is not None and name in context.warp_functions
-        block = source.node_text(launch.block)
-        partial = threads is not None and threads % WAVEFRONT != 0 and threads >= 32
-        if warp_ops and (y != 1 or z != 1):
-            severity = Severity.WARNING
-            message = f"Block `{block}` has rows of {x} threads; a 64-lane AMD wavefront spans several rows."
-        elif warp_ops and partial:
-            severity = Severity.WARNING
-            message = f"Block `{block}` leaves lanes of a 64-lane AMD wavefront idle; warp operations see them."
-        elif partial:
-            severity = Severity.NOTE
-            sized = f"of {threads} threads" if block.strip() == str(threads) else f"`{block}` of {threads} threads"
-            message = f"Block {sized} fills 64-lane AMD wavefronts only in part."
-        else:
-            continue
-        fix = Fix.advice(f"Use a block x-size that is a multiple of {WAVEFRONT}, e.g. "
-                         f"`{_wavefront_suggestion(shape.dims, threads)}`, or derive it from `warpSize`")
-        findings.append(at_node(source, launch.block, message, fix, severity=severity,
-                                related=_where_set(launch, shape.sources, source)))
     return findings
 
 

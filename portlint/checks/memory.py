@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import prod
 
-from portlint import queries
+from portlint import queries, targets
 from portlint.checks.cpp import (
-    arguments, callee_name, calls, enclosing_function, memoized, open_constants, token_nodes, type_size,
+    arguments, callee_name, calls, enclosing_function, macro_bodies_root, memoized, open_constants, strip_parens,
+    token_nodes, type_size,
 )
 from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, defined_at, finding_at, has_launches, launches
 from portlint.finding import Finding, Related, Severity, at_node
@@ -24,11 +25,22 @@ from portlint.project import ProjectIndex, declared_name, file_key
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import needs
 
-# Bytes of LDS one block may use on MI100, MI200 and MI300 (gfx908, gfx90a, gfx942); MI350
-# (gfx950) has 160 KiB. hip-clang refuses more: "local memory (N) exceeds limit (65536)".
-LDS_LIMIT = 65536
+# Bytes of LDS one block may use: 64 KiB on MI100, MI200 and MI300 (gfx908, gfx90a, gfx942),
+# 160 KiB on MI350 (gfx950); the scan's targets decide (portlint.targets). hip-clang refuses
+# more: "local memory (N) exceeds limit (65536)".
+def lds_limit() -> int:
+    return targets.smallest_lds().lds_bytes
+
+
+def _lds_text() -> str:
+    target = targets.smallest_lds()
+    return f"on {target.name} a block has {target.lds_bytes // 1024} KiB"
+
 SET_ATTRIBUTE = frozenset({"cudaFuncSetAttribute", "hipFuncSetAttribute", "cuFuncSetAttribute"})
 SET_ATTRIBUTE_TOKENS = tuple(sorted(api.encode() for api in SET_ATTRIBUTE))
+# Words of a size read from the device's shared memory limit.
+LIMIT_WORDS = ("sharedMemPerBlock", "SharedMemoryPerBlock", "SHARED_MEMORY_PER_BLOCK")
+_CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
 # How the attribute that raises the dynamic shared memory limit ends, in each API.
 MAX_DYNAMIC_ATTRIBUTES = ("MaxDynamicSharedMemorySize", "MAX_DYNAMIC_SHARED_SIZE_BYTES")
 
@@ -133,29 +145,52 @@ def _array_notes(arrays: list[SharedArray], source: SourceFile) -> tuple[Related
 
 def _static_message(name: str, total: int, exact: bool) -> str:
     amount = f"{total}" if exact else f"at least {total}"
-    return f"`{name}` has {amount} bytes of `__shared__` memory; AMD GPUs give a block 64 KiB."
+    return f"`{name}` has {amount} bytes of `__shared__` memory; {_lds_text()}."
 
 
 def _dynamic_message(dynamic: int, static: int) -> str:
     if static:
-        return f"Launch asks for {dynamic} + {static} static bytes of shared memory; AMD gives 64 KiB."
-    return f"Launch asks for {dynamic} bytes of dynamic shared memory; AMD GPUs give a block 64 KiB."
+        return f"Launch asks for {dynamic} + {static} static bytes of shared memory; {_lds_text()}."
+    return f"Launch asks for {dynamic} bytes of dynamic shared memory; {_lds_text()}."
 
 
 def _attribute_message(limit: int) -> str:
-    return f"A dynamic shared memory limit of {limit} bytes is ignored on AMD, which has 64 KiB."
+    return f"Opt-in to {limit} bytes of dynamic shared memory; {_lds_text()} of LDS."
+
+
+def _unbounded_message(text: str) -> str:
+    target = targets.smallest_lds()
+    return (f"Opt-in to `{text}` bytes of dynamic shared memory, which may exceed {target.lds_bytes // 1024} KiB: "
+            f"the LDS of a block on {target.name}.")
 
 
 def _attribute_calls(source: SourceFile):
-    """(call, value argument) of each `cudaFuncSetAttribute(k, ...MaxDynamicSharedMemorySize, N)`."""
+    """(call, value argument) of each `cudaFuncSetAttribute(k, ...MaxDynamicSharedMemorySize, N)`,
+    `cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, N)` and the HIP
+    spellings, also inside `#define` bodies."""
     if not any(api in source.data for api in SET_ATTRIBUTE_TOKENS):
         return
-    for call in calls(source):
+    in_macros = macro_bodies_root(source, SET_ATTRIBUTE_TOKENS)
+    found = list(calls(source))
+    if in_macros is not None:
+        found += queries.nodes(CUDA, _CALLS, in_macros, "call")
+    for call in found:
         if callee_name(call, source) not in SET_ATTRIBUTE:
             continue
         args = arguments(call)
         if len(args) == 3 and source.node_text(args[1]).endswith(MAX_DYNAMIC_ATTRIBUTES):
             yield call, args[2]
+
+
+def _is_limit_query(node, source: SourceFile) -> bool:
+    """Is the size read from, or checked against, the device's shared memory limit
+    (`prop.sharedMemPerBlockOptin`, `hipDeviceAttributeMaxSharedMemoryPerBlock`) in the
+    function that opts in?"""
+    if any(word in source.node_text(node) for word in LIMIT_WORDS):
+        return True
+    function = enclosing_function(node)
+    return function is not None and any(
+        word.encode() in source.data[function.start_byte:function.end_byte] for word in LIMIT_WORDS)
 
 
 @needs(b"__shared__", *LAUNCH_TOKENS, *SET_ATTRIBUTE_TOKENS)
@@ -167,7 +202,7 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
     findings = []
     for function, arrays in memory.by_function.values():
         total = sum(a.bytes or 0 for a in arrays)
-        if total <= LDS_LIMIT:
+        if total <= lds_limit():
             continue
         name_node, name = _name_of(function, source)
         exact = all(a.bytes is not None and a.element_known for a in arrays)
@@ -181,15 +216,20 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
                 continue
             kernel = context.kernel_definition(launch)
             static = memory.static_bytes(kernel) if kernel is not None else 0
-            if dynamic + static <= LDS_LIMIT or static > LDS_LIMIT:
+            if dynamic + static <= lds_limit() or static > lds_limit():
                 continue  # fits, or the kernel's own arrays are reported
             findings.append(at_node(source, launch.shared_memory, _dynamic_message(dynamic, static),
                                     Fix.advice(DYNAMIC_ADVICE)))
     for call, argument in _attribute_calls(source):
         limit = constants.value(argument)
-        if limit is not None and limit > LDS_LIMIT:
-            findings.append(at_node(source, argument, _attribute_message(limit), Fix.advice(DYNAMIC_ADVICE),
-                                    severity=Severity.WARNING))
+        if limit is not None:
+            if limit > targets.smallest_lds().lds_bytes:
+                findings.append(at_node(source, argument, _attribute_message(limit), Fix.advice(DYNAMIC_ADVICE),
+                                        severity=Severity.ERROR))
+        elif not isinstance(constants.expression(argument), tuple) and not _is_limit_query(argument, source):
+            # Computed from run-time sizes or traits: nothing bounds it by the LDS.
+            findings.append(at_node(source, argument, _unbounded_message(source.node_text(argument)),
+                                    Fix.advice(DYNAMIC_ADVICE), severity=Severity.WARNING))
     return findings
 
 
@@ -248,7 +288,7 @@ def open_shared_memory(source: SourceFile) -> list[OpenSharedMemory]:
 def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
     findings = []
     for fact in index.open_facts(OpenSharedMemory):
-        if fact.known > LDS_LIMIT:
+        if fact.known > lds_limit():
             continue  # the file's own pass reported it
         opened, definitions, exact = 0, [], fact.exact
         for element, dims in fact.terms:
@@ -259,14 +299,17 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
             else:
                 exact = False
         related = fact.related + defined_at(dict.fromkeys(definitions))
-        if fact.kind == "static" and fact.known + opened > LDS_LIMIT:
+        if fact.kind == "static" and fact.known + opened > lds_limit():
             findings.append(finding_at(fact, _static_message(fact.name, fact.known + opened, exact),
                                         Fix.advice(STATIC_ADVICE.format(name=fact.name)), related))
-        elif fact.kind == "dynamic" and fact.known + opened > LDS_LIMIT:
+        elif fact.kind == "dynamic" and fact.known + opened > lds_limit():
             findings.append(finding_at(fact, _dynamic_message(opened, fact.known), Fix.advice(DYNAMIC_ADVICE),
                                         related))
-        elif fact.kind == "attribute" and opened > LDS_LIMIT:
+        elif fact.kind == "attribute" and exact and opened > targets.smallest_lds().lds_bytes:
             findings.append(finding_at(fact, _attribute_message(opened), Fix.advice(DYNAMIC_ADVICE), related,
+                                        severity=Severity.ERROR))
+        elif fact.kind == "attribute" and not exact:
+            findings.append(finding_at(fact, _unbounded_message(fact.text), Fix.advice(DYNAMIC_ADVICE), related,
                                         severity=Severity.WARNING))
     return findings
 
@@ -275,7 +318,7 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
 # M002-M005: managed memory, system fences, memory-type numbers, texture references.
 # Imported here so that this section stays an append to the module.
 from portlint.checks.cpp import (  # noqa: E402
-    calls_by_name, calls_named, expression_type, integer_value, strip_parens,
+    calls_by_name, calls_named, expression_type, integer_value,
 )
 from portlint.fix import Edit  # noqa: E402
 

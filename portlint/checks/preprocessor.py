@@ -6,6 +6,8 @@ These rules read the conditions the ROCm-path model has already parsed
 
 from __future__ import annotations
 
+import re
+
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition
@@ -108,6 +110,24 @@ def _needs_parentheses(node, root, negated: bool) -> bool:
     return True
 
 
+# Code that only nvcc compiles: a device-pass test widened to hip-clang's device pass would
+# hand it to hip-clang (`static_assert(__CUDA_ARCH__ >= 750)`, PTX, WMMA, libcu++).
+_NVIDIA_ONLY_CODE = re.compile(rb"\basm\b|\b__asm__\b|__CUDA_ARCH__|\bnvcuda::|\bwmma::|\b__nv_\w+"
+                               rb"|\bcuda::(?:barrier|pipeline|std)\b")
+_NVIDIA_ONLY_INCLUDE = re.compile(rb"<mma\.h>|<cuda/")  # a nested `#if __CUDA_ARCH__ >= N` is fine
+
+
+def _widening_fix(condition: Condition, source: SourceFile, title: str, *edits: Edit) -> Fix:
+    """The safe rewrite, unless the directive's branches hold NVIDIA-only code that the wider
+    test would expose to the ROCm device pass: then advice to guard that code first."""
+    body = source.data[condition.condition.end_byte:condition.node.end_byte]
+    if any((_NVIDIA_ONLY_INCLUDE if line.lstrip().startswith(b"#") else _NVIDIA_ONLY_CODE).search(line)
+           for line in body.splitlines()):
+        return Fix.advice(f"First guard the NVIDIA-only code of this branch with `#if !defined(__HIP_PLATFORM_AMD__)`"
+                          f" (or give it a HIP arm); then {title[0].lower()}{title[1:]}")
+    return Fix.safe(title, *edits)
+
+
 def _ifdef_finding(condition: Condition, source: SourceFile) -> Finding:
     token = condition.node.children[0]
     directive, test = IFDEF_DIRECTIVES[condition.directive]
@@ -117,8 +137,8 @@ def _ifdef_finding(condition: Condition, source: SourceFile) -> Finding:
     negated = test == HOST_PASS
     return at_node(
         source, condition.condition, _message(negated),
-        Fix.safe(f"Replace `{old}` with `{new.replace(hash_part, '#', 1)}`",
-                 Edit(token.start_byte, condition.condition.end_byte, new)),
+        _widening_fix(condition, source, f"Replace `{old}` with `{new.replace(hash_part, '#', 1)}`",
+                      Edit(token.start_byte, condition.condition.end_byte, new)),
     )
 
 
@@ -148,7 +168,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
                 replacement = f"({replacement})"
             findings.append(at_node(
                 source, node, _message(negated),
-                Fix.safe(f"Replace `{source.node_text(node)}` with `{replacement}`", Edit.replace(node, replacement)),
+                _widening_fix(condition, source, f"Replace `{source.node_text(node)}` with `{replacement}`",
+                              Edit.replace(node, replacement)),
             ))
     return findings
 

@@ -64,15 +64,30 @@ def _nvcc_flag_finding(source: SourceFile, arg: StringArg, index: int, flag: nvc
     token = flag.spelling
     message = f"On ROCm the `nvcc` list goes to hipcc, {flag.effect.format(flag=f'`{token}`')}."
     branch = f"`'nvcc': {ROCM_NVCC_LIST} if torch.version.hip else [...]`"
-    if flag.replacement is not None and arg.value_start is not None:
-        start, end = arg.token_range(index, token)
-        fix = Fix.unsafe(
-            f"Replace `{token}` with `{flag.replacement}`, or keep it for nvcc and branch: {branch}",
-            Edit(start, end, flag.replacement))
+    hip_test = _hip_test_name(source)
+    if flag.replacement is not None and arg.value_start is not None and arg.value.strip() == token and hip_test:
+        # A ROCm arm in place of the literal: the CUDA build keeps its flag, hipcc gets clang's.
+        quote = source.data[arg.start:arg.start + 1].decode()
+        arm = f"{quote}{flag.replacement}{quote} if {hip_test} else {source.data[arg.start:arg.end].decode()}"
+        fix = Fix.unsafe(f"Keep `{token}` for nvcc and give hipcc `{flag.replacement}`: `{arm}`",
+                         Edit(arg.start, arg.end, arm))
     else:
         fix = Fix.advice(f"Branch on `torch.version.hip` and, for hipcc, {flag.rocm}: {branch}")
     severity = Severity.ERROR if flag.picks_target else None
     return _flag_finding(source, arg, index, token, message, fix, severity=severity)
+
+
+def _hip_test_name(source: SourceFile) -> str | None:
+    """An expression true on a ROCm build that the script can already evaluate: its own
+    `IS_HIP_EXTENSION` import, else `torch.version.hip` where `torch` is imported."""
+    tree = source.python_ast
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "IS_HIP_EXTENSION" and a.asname is None for a in node.names):
+            return "IS_HIP_EXTENSION"
+    for node in tree.body:
+        if isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None for a in node.names):
+            return "torch.version.hip"
+    return None
 
 
 # ---- B001 nvcc-only-flag (setup.py) ----------------------------------------------------------

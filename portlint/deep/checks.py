@@ -19,7 +19,7 @@ from pathlib import Path
 
 from portlint import rocm_path
 from portlint.checks.launch import (
-    ATTRIBUTE_QUERIES, DEFAULT_LAUNCH_BOUND, DEVICE_QUERIES, MAX_THREADS_PER_BLOCK, PROPERTY_FIELDS,
+    ATTRIBUTE_QUERIES, DEVICE_QUERIES, MAX_THREADS_PER_BLOCK, PROPERTY_FIELDS,
     over_bound, too_many_threads,
 )
 from portlint.checks.preprocessor import CUDA_ARCH, DEVICE_PASS, HIP_MACROS
@@ -557,11 +557,6 @@ class UnitAnalysis:
             dims, sources = self._block_dims(arguments[1], function)
             if dims is not None:
                 launches.append((cursor, function, kernel, arguments[1], dims, sources))
-        largest: dict[str, int] = {}
-        for _, _, kernel, _, dims, _ in launches:
-            definition = self._kernel_definition(kernel)
-            if definition is not None and None not in dims and prod(dims) <= MAX_THREADS_PER_BLOCK:
-                largest[definition.get_usr()] = max(largest.get(definition.get_usr(), 0), prod(dims))
         for cursor, function, kernel, block, dims, sources in launches:
             where = self.span(block)
             if where is None:
@@ -574,7 +569,7 @@ class UnitAnalysis:
                     self.report("K001", where, message, fix, self._set_at(sources))
                 continue
             if "K002" in self.job.codes and None not in dims:
-                self._check_bound(where, function, kernel, known, largest, sources)
+                self._check_bound(where, function, kernel, known, sources)
 
     def _block_dims(self, block, function):
         """((x, y, z), defining cursors) of a launch's block when clang can evaluate a dimension."""
@@ -623,25 +618,17 @@ class UnitAnalysis:
         definition = declaration.get_definition() or declaration
         return definition if "global" in clang.attributes(definition) else None
 
-    def _check_bound(self, where, function, kernel, threads: int, largest, sources) -> None:
+    def _check_bound(self, where, function, kernel, threads: int, sources) -> None:
         definition = self._kernel_definition(kernel)
         if definition is None or self._has_device_query(function):
             return
-        source, start, _ = where
         if any(self._is_port(s) for s in sources):
             return  # a block size chosen in ROCm-only code is the port itself
         known, bound = self._launch_bound(definition)
-        if not known or (bound is not None and threads <= bound) or (bound is None and threads <= DEFAULT_LAUNCH_BOUND):
-            return
+        if not known or bound is None or threads <= bound:
+            return  # without a bound, clang allows 1024 threads (K001's limit)
         name = definition.spelling
-        global_attribute = next(c for c in definition.get_children() if c.kind == self.kinds.CUDAGLOBAL_ATTR)
-        attribute_at = self.span(global_attribute)
-        if attribute_at is not None and attribute_at[0].path == source.path:
-            message, fix = over_bound(name, threads, bound, largest.get(definition.get_usr(), threads), attribute_at[2])
-        else:
-            message, _ = over_bound(name, threads, bound, threads, 0)
-            fix = Fix.advice(f"Add `__launch_bounds__({max(threads, largest.get(definition.get_usr(), 0))})` "
-                             f"to `{name}` where it is defined")
+        message, fix = over_bound(threads, bound, name)
         related = self._set_at(sources) + self.related(definition, f"`{name}` is defined here")
         self.report("K002", where, message, fix, related)
 

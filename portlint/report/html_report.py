@@ -1,8 +1,12 @@
 """The port-readiness report: one self-contained HTML page for the people planning a port.
 
-Headline counts, findings per rule family and per top-level directory (inline SVG bar
-charts), the worst files, an effort estimate with its model stated, every finding with its
-rewrite, and the documentation of each rule found, rendered from `rules/*.md`.
+It opens with a verdict and the top blockers grouped by impact (will not compile, wrong
+results, slower, build: each rule's `impact`), then when, on which commit and with which
+configuration it was made; headline counts, findings per rule family and per directory two
+levels deep (inline SVG bar charts), the worst files, an effort estimate with its model
+stated, the findings per file (most severe first, each file collapsible; at most
+`MAX_DETAILED` in detail, so a huge scan stays a page a browser opens), and the
+documentation of each rule found, rendered from `rules/*.md`.
 
 The page loads nothing: inline CSS and SVG, no script, and a Content-Security-Policy that
 forbids any fetch, so it can be mailed or attached to a ticket. Findings quote source text,
@@ -22,8 +26,9 @@ from pathlib import PurePosixPath
 from portlint import __version__
 from portlint.finding import Severity
 from portlint.fix import Applicability
+from portlint.report import printable
 from portlint.report.text import FIX_LABELS
-from portlint.ruledocs import load_all
+from portlint.ruledocs import IMPACTS, load_all
 
 # The family letter opens every rule code (`RuleDoc.family`).
 FAMILIES = {
@@ -45,6 +50,9 @@ SEVERITIES = (Severity.ERROR, Severity.WARNING, Severity.NOTE)
 SCORE = {Severity.ERROR: 5, Severity.WARNING: 2, Severity.NOTE: 1}
 WORST_FILES = 15
 CHART_ROWS = 15  # directories drawn at most
+CHART_DEPTH = 2  # directory levels of the chart
+MAX_DETAILED = 2000  # findings shown one by one (27,000 made a 15.8 MB page); the rest counted
+TOP_BLOCKERS = 5  # rules listed per impact in the verdict
 
 # Families whose findings sit in device code: a hand rewrite there means changing a kernel
 # and testing it on an AMD GPU, which is what makes a port slow.
@@ -131,20 +139,22 @@ def render(result, context) -> str:
     body = [
         f"<header><h1>{_e(title)}</h1><p class='sub'>Hazards a CUDA → ROCm/HIP port meets, found by "
         f"portlint {_e(__version__)}. Each finding links to its rule's documentation below.</p></header>",
+        _verdict(findings, docs),
+        _provenance(context),
         _headline(result),
         _effort(findings),
         _charts(findings, base),
-        _family_table(findings),
+        _family_table(findings, docs),
         _worst_files(by_file, file_ids),
         _problems(result),
-        _findings(by_file, file_ids),
+        _findings(by_file, file_ids, docs),
         _rules(sorted({f.code for f in findings}), docs),
     ]
     return PAGE.format(title=_e(title), css=CSS, body="\n".join(b for b in body if b))
 
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(printable(str(text)), quote=True)
 
 
 def _plural(n: int, word: str) -> str:
@@ -153,6 +163,51 @@ def _plural(n: int, word: str) -> str:
 
 def _severity_counts(findings) -> Counter:
     return Counter(f.severity for f in findings)
+
+
+def _verdict(findings, docs) -> str:
+    """The answer first: can this code be built and trusted on ROCm, and what stops it."""
+    by_impact: dict[str, list] = defaultdict(list)
+    for f in findings:
+        by_impact[docs[f.code].impact].append(f)
+    loud = [f for f in findings if f.severity is not Severity.NOTE]
+    if any(f.severity is Severity.ERROR for f in by_impact["compile"]):
+        verdict, cls = "Not ready: the ROCm build fails until the compile blockers below are rewritten.", "error"
+    elif any(f.severity is not Severity.NOTE for f in by_impact["results"]):
+        verdict, cls = "Not ready: it may build, but kernels can compute wrong results or fail on AMD GPUs.", "error"
+    elif loud:
+        verdict, cls = "Nearly ready: the build configuration and slower paths below need work.", "warning"
+    elif findings:
+        verdict, cls = "Ready, with tuning notes: nothing found stops a ROCm build or changes results.", "note"
+    else:
+        verdict, cls = "Ready: no port hazard found.", "ok"
+    groups = []
+    for impact, label in IMPACTS.items():
+        fs = by_impact.get(impact)
+        if not fs:
+            continue
+        per_rule = Counter(f.code for f in fs)
+        worst = {code: min(f.severity.rank * -1 for f in fs if f.code == code) for code in per_rule}
+        ranked = sorted(per_rule, key=lambda c: (worst[c], -per_rule[c], c))
+        rows = "".join(
+            f"<li><a class='code' href='#rule-{_e(c)}'>{_e(c)}</a> <code>{_e(docs[c].name)}</code>: "
+            f"{_plural(per_rule[c], 'finding')} — {_inline(docs[c].summary, links=False)}</li>"
+            for c in ranked[:TOP_BLOCKERS]
+        )
+        more = len(ranked) - TOP_BLOCKERS
+        rest = f"<li class='more'>and {_plural(more, 'more rule')}</li>" if more > 0 else ""
+        groups.append(f"<div class='impact {impact}'><h3>{_e(label)} <span class='counts'>"
+                      f"{_plural(len(fs), 'finding')}</span></h3><ul>{rows}{rest}</ul></div>")
+    return (f"<section id='verdict' class='verdict {cls}'><p class='answer'>{_e(verdict)}</p>"
+            + ("<h2>Top blockers by impact</h2>" + "".join(groups) if groups else "") + "</section>")
+
+
+def _provenance(context) -> str:
+    """When, on what and how the scan ran, so a report read later can be trusted or redone."""
+    items = [("Generated", context.generated or "—"), ("Commit", context.commit or "not a git checkout"),
+             ("Configuration", context.configuration or "defaults")]
+    cells = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in items)
+    return f"<section id='provenance' aria-label='Provenance'><dl>{cells}</dl></section>"
 
 
 def _headline(result) -> str:
@@ -244,8 +299,8 @@ def _charts(findings, base: PurePosixPath) -> str:
         f"<p class='legend' aria-hidden='true'>{legend}</p><div class='charts'>"
         "<figure><figcaption>Per rule family (the letter that opens each code)</figcaption>"
         f"{bar_chart('Findings per rule family', 'Family', family_rows, 'chart-family')}</figure>"
-        f"<figure><figcaption>Per top-level directory below <code>{_e(where)}</code>{_e(left_out)}</figcaption>"
-        f"{bar_chart('Findings per top-level directory', 'Directory', dir_rows, 'chart-dir')}</figure>"
+        f"<figure><figcaption>Per directory ({CHART_DEPTH} levels) below <code>{_e(where)}</code>{_e(left_out)}"
+        f"</figcaption>{bar_chart('Findings per directory', 'Directory', dir_rows, 'chart-dir')}</figure>"
         "</div></section>"
     )
 
@@ -319,11 +374,13 @@ def _base_dir(paths) -> PurePosixPath:
 
 
 def _top_dir(path: str, base: PurePosixPath) -> str:
+    """The file's directory, `CHART_DEPTH` levels at most below `base`."""
     try:
         parts = PurePosixPath(path).relative_to(base).parts if str(base) != "." else PurePosixPath(path).parts
     except ValueError:
         parts = PurePosixPath(path).parts
-    return f"{parts[0]}/" if len(parts) > 1 else "(top level)"
+    folders = parts[:-1][:CHART_DEPTH]
+    return "/".join(folders) + "/" if folders else "(top level)"
 
 
 # ---- tables ---------------------------------------------------------------------
@@ -334,12 +391,13 @@ def _count_cells(findings) -> str:
     return "".join(f"<td class='num {s.value}'>{sev[s] or ''}</td>" for s in SEVERITIES)
 
 
-def _family_table(findings) -> str:
+def _family_table(findings, docs) -> str:
     if not findings:
         return ""
     rows = []
     for letter, fs in _by_family(findings).items():
-        codes = " ".join(f"<a href='#rule-{c}'>{c}</a>" for c in sorted({f.code for f in fs}))
+        codes = " ".join(f"<a href='#rule-{c}' title='{_e(docs[c].name)}'>{c} <small>{_e(docs[c].name)}</small></a>"
+                         for c in sorted({f.code for f in fs}))
         low, high = effort_minutes(fs)
         fixable = sum(1 for f in fs if f.fix.is_applicable)
         rows.append(f"<tr><th scope='row'>{_e(_family_label(letter))}</th><td>{codes}</td>"
@@ -382,28 +440,42 @@ def _problems(result) -> str:
 
 # ---- findings -------------------------------------------------------------------
 
-def _findings(by_file: dict[str, list], file_ids: dict[str, str]) -> str:
+def _findings(by_file: dict[str, list], file_ids: dict[str, str], docs) -> str:
     if not by_file:
         return "<section id='findings'><h2>Findings</h2><p>No port hazards found.</p></section>"
-    sections = []
-    for path in sorted(by_file):
-        fs = by_file[path]
+    # Files with the worst findings first; in a file, errors before warnings before notes.
+    def worst(path: str) -> tuple:
+        return (min(SEVERITIES.index(f.severity) for f in by_file[path]), path)
+
+    budget = MAX_DETAILED
+    sections, left_out = [], 0
+    for path in sorted(by_file, key=worst):
+        fs = sorted(by_file[path], key=lambda f: (SEVERITIES.index(f.severity), f.location.start_byte if f.location else 0))
         sev = _severity_counts(fs)
         counts = ", ".join(_plural(sev[s], s.value) for s in SEVERITIES if sev[s])
-        items = "".join(_finding(f) for f in fs)
+        shown_fs, budget = fs[:max(0, budget)], budget - len(fs)
+        left_out += len(fs) - len(shown_fs)
+        if not shown_fs:
+            continue
+        items = "".join(_finding(f, docs) for f in shown_fs)
+        more = (f"<p class='more'>{_plural(len(fs) - len(shown_fs), 'more finding')} in this file not shown.</p>"
+                if len(shown_fs) < len(fs) else "")
         shown = path or "(the machine)"
-        sections.append(f"<section class='file' id='{file_ids[path]}'><h3><code>{_e(shown)}</code> "
-                        f"<span class='counts'>{counts}</span></h3><ol class='findings'>{items}</ol></section>")
-    return "<section id='findings'><h2>Findings</h2>" + "".join(sections) + "</section>"
+        open_attr = " open" if sev[Severity.ERROR] else ""
+        sections.append(f"<details class='file' id='{file_ids[path]}'{open_attr}><summary><code>{_e(shown)}</code> "
+                        f"<span class='counts'>{counts}</span></summary><ol class='findings'>{items}</ol>{more}</details>")
+    note = (f"<p class='cap'>The {MAX_DETAILED} most severe findings are shown one by one; {_plural(left_out, 'more finding')} "
+            "are counted above but not listed (run <code>portlint scan</code> for all of them).</p>" if left_out else "")
+    return "<section id='findings'><h2>Findings</h2>" + note + "".join(sections) + "</section>"
 
 
-def _finding(f) -> str:
+def _finding(f, docs) -> str:
     loc = f.location
     where = f"{loc.start_line}:{loc.start_column}" if loc is not None and loc.has_region else "file"
     kind = "advice" if not f.fix.is_applicable else f.fix.applicability.value
     parts = [
         f"<li class='finding {f.severity.value}'><div class='head'><span class='loc'>{where}</span> "
-        f"<a class='code' href='#rule-{_e(f.code)}'>{_e(f.code)}</a> "
+        f"<a class='code' href='#rule-{_e(f.code)}'>{_e(f.code)}</a> <span class='name'>{_e(docs[f.code].name)}</span> "
         f"<span class='badge {f.severity.value}'>{f.severity.value}</span> "
         f"<span class='msg'>{_inline(f.message, links=False)}</span></div>",
     ]
@@ -674,5 +746,20 @@ mark { background: #ffe08a; }
 .related { color: var(--muted); font-size: 14px; }
 .rule { border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px 8px; margin: 14px 0; }
 .rule:target, .file:target { outline: 3px solid #9cc3ff; }
-@media print { .rule, .finding { break-inside: avoid; } }
+.verdict { margin-top: 18px; border: 1px solid var(--line); border-left: 6px solid var(--muted); border-radius: 6px;
+  padding: 4px 18px 10px; }
+.verdict.error { border-left-color: var(--error); } .verdict.warning { border-left-color: var(--warning); }
+.verdict.note { border-left-color: var(--note); } .verdict.ok { border-left-color: #2e7d32; }
+.verdict .answer { font-size: 19px; font-weight: 600; margin: 10px 0 4px; }
+.verdict h2 { border: none; margin: 14px 0 4px; font-size: 16px; }
+.impact h3 { margin: 12px 0 4px; font-size: 15px; }
+.impact ul { margin: 0; padding-left: 20px; } .impact li.more { color: var(--muted); list-style: none; }
+#provenance dl { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 14px 0 0; font-size: 13px; }
+#provenance dt { color: var(--muted); } #provenance dd { margin: 0; font-family: ui-monospace, Menlo, monospace; }
+details.file { border-top: 1px solid var(--line); padding: 4px 0; }
+details.file summary { cursor: pointer; font-weight: 600; padding: 6px 0; }
+.head .name { color: var(--muted); font-size: 13px; }
+small { color: var(--muted); }
+.cap, .more { color: var(--muted); font-style: italic; }
+@media print { .rule, .finding { break-inside: avoid; } details.file > :not(summary) { display: block; } }
 """

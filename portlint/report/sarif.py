@@ -1,28 +1,33 @@
 """SARIF 2.1.0 for GitHub code scanning and editors, built with sarif-om.
 
 Follows GitHub's ingestion rules: one run; rules with help text and markdown, tags,
-precision and `problem.severity`; URIs relative to the project root with `%SRCROOT%`;
-1-based regions with an exclusive end column counted in UTF-16 code units; `fixes` with
-`insertedContent.text` always present; portlint's own line-independent fingerprint under
-`portlint/v1` (GitHub computes `primaryLocationLineHash` itself).
+precision and `problem.severity`; URIs relative to the repository root (`ReportContext.
+uri_root`: the git top level, else the scan root) with `%SRCROOT%`, since code scanning
+ignores `originalUriBaseIds`; 1-based regions with an exclusive end column counted in UTF-16
+code units; related locations linked from the message (`[text](id)`), which is how GitHub
+shows them; `fixes` with `insertedContent.text` always present; portlint's own
+line-independent fingerprint under `portlint/v1` (GitHub computes `primaryLocationLineHash`
+itself); at most `max_results` results (GitHub rejects a run of more than 25,000 and shows
+5,000), the rest counted in a tool notification.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
 import attr
 import sarif_om as om
 
-from portlint import __version__
+from portlint import __version__, repository_url
 from portlint.baseline import identities
+from portlint.finding import Severity
+from portlint.report import to_json_text
 from portlint.ruledocs import load_all
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "%SRCROOT%"
-INFORMATION_URI = "https://pypi.org/project/portlint/"
 MAX_TAGS = 20
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
 # Fields written even when equal to sarif-om's default: a result's level must not fall
@@ -57,10 +62,11 @@ def _property_bag(tags=None, **extra) -> om.PropertyBag:
     return bag
 
 
-def _rule(doc) -> om.ReportingDescriptor:
+def _rule(doc, home: str | None) -> om.ReportingDescriptor:
     return om.ReportingDescriptor(
         id=doc.code,
         name=doc.name,
+        help_uri=f"{home}/blob/main/rules/{doc.code}.md" if home else None,
         short_description=om.MultiformatMessageString(text=doc.summary),
         full_description=om.MultiformatMessageString(text=" ".join(doc.why.split())),
         help=om.MultiformatMessageString(text=doc.body, markdown=doc.body),
@@ -75,7 +81,8 @@ def _rule(doc) -> om.ReportingDescriptor:
 
 def _uri(path: Path, root: Path) -> tuple[str, str | None]:
     try:
-        return quote(path.relative_to(root).as_posix()), ROOT_ID
+        # RFC 3986: percent-encode the name's bytes (a name need not be UTF-8).
+        return quote(os.fsencode(path.relative_to(root).as_posix())), ROOT_ID
     except ValueError:
         return path.as_uri(), None
 
@@ -97,14 +104,44 @@ def _physical(loc, files, root) -> om.PhysicalLocation:
                                region=_region(loc) if loc.has_region else None)
 
 
+def _escaped(text: str) -> str:
+    """Message text with its own brackets escaped, so only portlint's links are links."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _message(f) -> str:
+    """The finding's message and fix title, then each related location as a link to its
+    `relatedLocations` entry (`[text](id)`): GitHub hides related locations otherwise."""
+    text = _escaped(f"{f.message} {f.fix.title}.")
+    if f.related:
+        links = ", ".join(f"[{_escaped(r.message)}]({i})" for i, r in enumerate(f.related, start=1))
+        text += f" Related: {links}."
+    return text
+
+
+def _capped(findings, limit: int):
+    """(the findings kept, the ones left out): the most severe first when over `limit`."""
+    if not limit or len(findings) <= limit:
+        return list(findings), []
+    rank = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
+    order = sorted(range(len(findings)), key=lambda i: rank[findings[i].severity])
+    keep = set(order[:limit])
+    return ([f for i, f in enumerate(findings) if i in keep],
+            [f for i, f in enumerate(findings) if i not in keep])
+
+
 def build(result, context) -> om.SarifLog:
     docs = load_all()
-    codes = list(docs)  # the whole catalog, so an alert's rule is always described
+    # The catalog of the command that ran, so an alert's rule is always described: a scan
+    # lists no machine (`portlint doctor`) rules, doctor lists only those.
+    codes = [c for c, d in docs.items() if ("environment" in d.languages) == context.doctor]
     rule_index = {code: i for i, code in enumerate(codes)}
     results = []
-    fingerprints = identities(result.findings, result.files, context.root)
-    for f, fingerprint in zip(result.findings, fingerprints):
-        physical = _physical(f.location, result.files, context.root)
+    root = context.uri_root or context.root
+    findings, left_out = _capped(result.findings, context.max_results)
+    fingerprints = identities(findings, result.files, context.root)
+    for f, fingerprint in zip(findings, fingerprints):
+        physical = _physical(f.location, result.files, root)
         sarif_fixes = None
         if f.fix.edits:
             replacements = [
@@ -117,43 +154,52 @@ def build(result, context) -> om.SarifLog:
                                                     replacements=replacements)],
             )]
         related = [
-            om.Location(id=i, physical_location=_physical(r.location, result.files, context.root),
+            om.Location(id=i, physical_location=_physical(r.location, result.files, root),
                         message=om.Message(text=r.message))
-            for i, r in enumerate(f.related)
+            for i, r in enumerate(f.related, start=1)
         ] or None
         results.append(om.Result(
             rule_id=f.code,
             rule_index=rule_index[f.code],
             level=f.severity.value,
-            message=om.Message(text=f"{f.message} {f.fix.title}."),
+            message=om.Message(text=_message(f)),
             locations=[om.Location(physical_location=physical)],
             related_locations=related,
             partial_fingerprints={"portlint/v1": fingerprint},
             fixes=sarif_fixes,
             properties=_property_bag(applicability=f.fix.applicability.value),
         ))
+    home = repository_url()
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="portlint", version=__version__, semantic_version=__version__,
-            information_uri=INFORMATION_URI, rules=[_rule(docs[c]) for c in codes],
+            information_uri=home, rules=[_rule(docs[c], home) for c in codes],
         )),
         results=results,
-        invocations=_invocations(result, rule_index),
+        invocations=_invocations(result, rule_index, left_out, context.max_results),
         column_kind="utf16CodeUnits",
-        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=context.root.resolve().as_uri() + "/")},
+        original_uri_base_ids={ROOT_ID: om.ArtifactLocation(uri=root.resolve().as_uri() + "/")},
     )
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA, runs=[run])
 
 
-def _invocations(result, rule_index) -> list[om.Invocation] | None:
-    """Tool notifications: `portlint doctor`'s checks that could not run here, and what a scan
-    could not finish (a file or rule past the time budget, an internal error), which makes
-    the run unsuccessful."""
+def _invocations(result, rule_index, left_out, limit: int) -> list[om.Invocation] | None:
+    """Tool notifications: results left out by the cap (with counts per rule, most first),
+    `portlint doctor`'s checks that could not run here, and what a scan could not finish (a
+    file or rule past the time budget, an internal error), which makes the run unsuccessful."""
     notes = [
         om.Notification(message=om.Message(text=str(s)), level="note",
                         associated_rule=om.ReportingDescriptorReference(id=s.code, index=rule_index[s.code]))
         for s in result.skipped
     ]
+    if left_out:
+        counts: dict[str, int] = {}
+        for f in left_out:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        per_rule = ", ".join(f"{code} {n}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        notes.append(om.Notification(level="warning", message=om.Message(
+            text=f"{len(left_out)} of {len(result.findings)} results left out: at most {limit} per run "
+                 f"(--max-results); the most severe are kept. Left out per rule: {per_rule}.")))
     unfinished = [p for p in result.problems if p.internal or getattr(p, "timed_out", False)]
     notes.extend(om.Notification(message=om.Message(text=str(p)), level="error") for p in unfinished)
     if not notes:
@@ -162,4 +208,4 @@ def _invocations(result, rule_index) -> list[om.Invocation] | None:
 
 
 def render(result, context) -> str:
-    return json.dumps(to_json(build(result, context)), indent=2, ensure_ascii=False) + "\n"
+    return to_json_text(to_json(build(result, context)))

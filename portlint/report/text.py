@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from portlint.finding import root_cause
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
+MAX_RELATED = 5  # related places listed under a finding; the rest counted
 _COLORS = {"error": "31", "warning": "33", "note": "36", "code": "1", "dim": "2", "fix": "32"}
 # How each kind of fix is introduced ("= fix: ..."); the HTML report uses the same words.
 FIX_LABELS = {Applicability.SAFE: "fix", Applicability.UNSAFE: "unsafe fix", Applicability.DISPLAY_ONLY: "help"}
@@ -44,8 +46,9 @@ def _not_checked(result) -> list[str]:
 def render_concise(result, context) -> str:
     lines = [_headline(f, context.color) for f in result.findings]
     lines.extend(_not_checked(result))
-    lines.append(_summary(result, context))
-    return "\n".join(lines) + "\n"
+    if not context.quiet:
+        lines.append(_summary(result, context))
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def render(result, context) -> str:
@@ -68,12 +71,16 @@ def render(result, context) -> str:
         out.append(f"{gutter} | {' ' * len(prefix)}{_paint('^' * width, f.severity.value, context.color)}")
         label = FIX_LABELS[f.fix.applicability]
         out.append(f"{gutter} = {_paint(label, 'fix', context.color)}: {f.fix.title}")
-        for rel in f.related:
+        for rel in f.related[:MAX_RELATED]:
             r = rel.location
             out.append(f"{gutter} = note: {r.path}:{r.start_line}:{r.start_column}: {rel.message}")
+        if len(f.related) > MAX_RELATED:
+            out.append(f"{gutter} = note: and {len(f.related) - MAX_RELATED} more places (all of them in JSON and SARIF)")
         out.append("")
     if result.skipped:
         out.extend([*_not_checked(result), ""])
+    if context.quiet:
+        return "\n".join(out) + "\n" if out else ""
     out.append(_summary(result, context))
     return "\n".join(out) + "\n"
 
@@ -85,6 +92,8 @@ def _summary(result, context) -> str:
         parts.append(f"Fixed {context.fixed} finding{'s' if context.fixed != 1 else ''}.")
     if not findings:
         parts.append("No port hazards found.")
+        if not result.files and not result.skipped:  # not `doctor`, which reads no files
+            parts.append("0 files scanned: none of a kind portlint reads, or all excluded.")
     else:
         by_sev = Counter(f.severity.value for f in findings)
         counts = ", ".join(f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in ("error", "warning", "note") if by_sev[s])
@@ -106,12 +115,23 @@ def _summary(result, context) -> str:
 
 
 def render_statistics(result, context) -> str:
+    """A line per rule: its findings, the places they cover (a finding and its related
+    locations), its root causes (`finding.root_cause`), whether some fix applies, and the name."""
     docs = load_all()
     counts = Counter(f.code for f in result.findings)
+    places = Counter()
+    for f in result.findings:
+        places[f.code] += 1 + len(f.related)
     fixable = Counter(f.code for f in result.findings if f.fix.is_applicable)
-    lines = []
+    lines = [f"{'found':>5}  {'places':>6}  {'roots':>5}  rule"] if counts else []
+    roots = Counter(f.code for f in {root_cause(f): f for f in result.findings}.values())
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = "[*]" if fixable[code] else "   "
-        lines.append(f"{n:>5}  {code}  {mark} {docs[code].name}")
-    lines.append(_summary(result, context))
+        lines.append(f"{n:>5}  {places[code]:>6}  {roots[code]:>5}  {code}  {mark} {docs[code].name}")
+    if counts:
+        lines.append(f"{len(result.findings):>5}  {sum(places.values()):>6}  {sum(roots.values()):>5}  "
+                     f"(findings, places, root causes: {len(result.findings) / max(1, sum(roots.values())):.2f} "
+                     "findings per root cause)")
+    if not context.quiet:
+        lines.append(_summary(result, context))
     return "\n".join(lines) + "\n"

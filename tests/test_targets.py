@@ -1,0 +1,62 @@
+"""The AMD GPUs a scan checks for: `--target`, config `targets`, `PYTORCH_ROCM_ARCH`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from portlint import targets
+from portlint.cli import main
+
+# 96 threads: one and a half 64-lane wavefronts on CDNA, three whole ones on RDNA.
+LAUNCH = "__global__ void k(float* o) { o[threadIdx.x] = 0.f; }\nvoid run(float* o) { k<<<1, 96>>>(o); }\n"
+
+
+def scan(root: Path, *args: str, env: dict | None = None):
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        return CliRunner(env=env).invoke(main, ["scan", ".", "--no-cache", "--select", "K002", *args],
+                                         catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_wave_size_and_lds_per_family():
+    assert [t.wave_size for t in targets.parse("gfx90a;gfx942,gfx1100 gfx1201")] == [64, 64, 32, 32]
+    assert targets.target("gfx950").lds_bytes == 160 * 1024 and targets.target("gfx942").lds_bytes == 64 * 1024
+    assert targets.target("gfx90a:xnack+").name == "gfx90a"
+    assert targets.target("gfx1151").wave_size == 32  # not in the table: classified by family
+
+
+def test_target_option_names_the_target_and_changes_the_verdict(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(LAUNCH)
+    cdna = scan(tmp_path, "--target", "gfx942")
+    assert "warning" in cdna.output and "on gfx942 a wavefront has 64 lanes" in cdna.output
+    rdna = scan(tmp_path, "--target", "gfx1100")
+    assert "1 note" in rdna.output and "warning" not in rdna.output
+
+
+def test_targets_come_from_pytorch_rocm_arch_and_from_config(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(LAUNCH)
+    assert "warning" not in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx1100;gfx1101"}).output
+    (tmp_path / "portlint.toml").write_text('targets = ["gfx1100"]\n')
+    assert "warning" not in scan(tmp_path).output
+
+
+def test_unknown_target_is_one_line_and_exit_2(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(LAUNCH)
+    result = scan(tmp_path, "--target", "sm_80")
+    assert result.exit_code == 2 and "unknown target 'sm_80'" in result.output
+    assert "Traceback" not in result.output
+    (tmp_path / "portlint.toml").write_text('targets = ["volta"]\n')
+    assert scan(tmp_path).exit_code == 2
+
+
+def test_build_files_name_the_default_targets(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(LAUNCH)
+    (tmp_path / "CMakeLists.txt").write_text('project(k LANGUAGES HIP)\nset(CMAKE_HIP_ARCHITECTURES "gfx1100")\n')
+    assert "warning" not in scan(tmp_path).output  # wave32: 96 threads are three whole wavefronts
+    assert "on gfx942 a wavefront has 64 lanes" in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx942"}).output
