@@ -106,15 +106,19 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
     targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache)
-    for outcome in outcomes:
+    plan = _project_context(candidates, config, codes) if any(c.explicit for c in candidates) else []
+    # The context's files are analysed by the same workers as the named ones: each worker
+    # builds its parsers and queries once.
+    context_files = [c for c in plan if isinstance(c, Candidate)]
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files)
+    for outcome in outcomes[:len(candidates)]:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
             continue
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
-    context = _project_context(candidates, config, codes, cache) if any(c.explicit for c in candidates) else {}
+    context = _context_states(plan, outcomes[len(candidates):])
 
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
@@ -169,19 +173,19 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None) -> dict[str, FileState]:
+def _project_context(candidates: list[Candidate], config: Config, codes) -> list[FileState | Candidate]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
     reported, so a file alone gives the findings it gives in a full scan. C-family files are
     not parsed here: their facts load on demand, only when a project rule asks for a name
-    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual."""
-    project_codes = tuple(c for c in codes if PROJECT in REGISTRY[c])
-    if not project_codes:
-        return {}
+    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual: they
+    are returned as candidates, for `_analyze_all`."""
+    if not _project_codes(codes):
+        return []
     given = {c.resolved for c in candidates}
     others, _ = discover([config.root], config)
-    states: list[FileState | Candidate] = []
+    plan: list[FileState | Candidate] = []
     for candidate in others:
         if candidate.resolved in given:
             continue
@@ -189,20 +193,28 @@ def _project_context(candidates: list[Candidate], config: Config, codes, cache: 
         if isinstance(source, Problem):
             continue
         if source.language == CUDA and not project.needs_parse(source, Probe(source.data)):
-            states.append(_unparsed(source, wants_facts=True))
+            plan.append(_unparsed(source, wants_facts=True))
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
-            states.append(candidate)
-    # Analysed as the named files are: in a worker, under the time budget.
-    outcomes = iter(_analyze_all([s for s in states if isinstance(s, Candidate)], config, project_codes, 1, cache))
+            plan.append(candidate)
+    return plan
+
+
+def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
+    """The context's states: `plan` with each candidate replaced by its analysis."""
+    analysed = iter(outcomes)
     context: dict[str, FileState] = {}
-    for state in states:
+    for state in plan:
         if isinstance(state, Candidate):
-            outcome = next(outcomes)
+            outcome = next(analysed)
             if isinstance(outcome, Problem):
                 continue
             state = outcome[0]
         context[state.path] = state
     return context
+
+
+def _project_codes(codes) -> tuple[str, ...]:
+    return tuple(c for c in codes if PROJECT in REGISTRY[c])
 
 
 class _FactsLoader:
@@ -280,11 +292,19 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None):
+def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
+                 context: list[Candidate] = ()):
+    """The outcomes of `candidates`, then of `context` (analysed for the project rules only)."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
+    in_context = {id(c) for c in context}
+    project_codes = _project_codes(codes)
+    candidates = [*candidates, *context]
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
-    analyze = functools.partial(analyze_file, config=config, codes=codes, cache=cache)
+
+    def analyze(candidate: Candidate):
+        return analyze_file(candidate, config, project_codes if id(candidate) in in_context else codes, cache)
+
     if not candidates or not _in_workers(count, config.timeout):
         return [analyze(c) for c in candidates]
     # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
