@@ -95,7 +95,8 @@ _work_options = _options(
     click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
                  help="Worker processes; 0 picks one per core for large scans."),
     click.option("--timeout", type=click.FloatRange(min=0), metavar="SECONDS",
-                 help="Stop a file's analysis (or a project rule) after SECONDS; 0: no limit [default: 10]."),
+                 help="Stop a file's analysis (or a project rule) after SECONDS of CPU time (or 3 times as "
+                      "long waiting); 0: no limit [default: 10]."),
 )
 
 

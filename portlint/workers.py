@@ -3,8 +3,9 @@
 Work that runs too long (a backtracking regex, a superlinear walk, a tree-sitter query)
 cannot be stopped safely inside the process that runs it: C code checks no signals, and an
 exception raised at a random point of Python code can leave shared state half updated. So
-each item of work runs in a worker process, which can be killed: past its budget, a worker
-is sent SIGKILL and a fresh one is forked for the remaining items. With one worker too
+each item of work runs in a worker process, which can be killed: past its budget (CPU time
+of the worker, or three times as long on the clock: `_Pool._over`), a worker is sent
+SIGKILL and a fresh one is forked for the remaining items. With one worker too
 (`--jobs 1`): the main process never runs an unbounded analysis.
 
 Workers are forked: they inherit the function, its arguments and the list of items, so only
@@ -84,6 +85,10 @@ def _terminate(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+# A worker that got less of a CPU than the budget (a busy machine, or blocked) is given
+# more time on the clock, up to this many times the budget.
+WALL_FACTOR = 3
+
 # How many items a worker is given ahead: it goes from one to the next without waiting for
 # the main process (a round trip costs a scheduling delay on a busy machine), few enough
 # that the pipes never fill and that work stays balanced between workers.
@@ -95,10 +100,12 @@ class _Worker:
     pid: int
     tasks: int  # the main process's end of the task pipe (writes indices)
     results: int  # the main process's end of the result pipe (reads pickles)
-    # The items it was given, in order; the first is the one it works on, since `deadline`
-    # minus the budget (when it was given, or when the one before it came back).
+    # The items it was given, in order; the first is the one it works on, since `started`
+    # (when it was given, or when the one before it came back), with `cpu` CPU seconds used.
     queue: deque = field(default_factory=deque)
-    deadline: float = float("inf")
+    started: float = 0.0
+    cpu: float | None = None
+    deadline: float = float("inf")  # when to look again whether it is past the budget
 
 
 class _Pool:
@@ -131,7 +138,7 @@ class _Pool:
                     self._restart_clock(worker)
                 self._give(worker, pending, ahead)
             now = time.monotonic()
-            for worker in [w for w in self.workers.values() if w.queue and w.deadline <= now]:
+            for worker in [w for w in self.workers.values() if w.queue and w.deadline <= now and self._over(w, now)]:
                 results[worker.queue.popleft()] = TIMED_OUT
                 left -= 1
                 worker = self._replace(worker, pending)
@@ -155,7 +162,28 @@ class _Pool:
 
     def _restart_clock(self, worker: _Worker) -> None:
         """The worker starts on the first item of its queue now."""
-        worker.deadline = time.monotonic() + self.timeout if self.timeout and worker.queue else float("inf")
+        if not (self.timeout and worker.queue):
+            worker.deadline = float("inf")
+            return
+        worker.started = time.monotonic()
+        worker.cpu = _cpu_seconds(worker.pid)
+        worker.deadline = worker.started + self.timeout
+
+    def _over(self, worker: _Worker, now: float) -> bool:
+        """Whether the worker's item is past the budget: `timeout` seconds of CPU time, so that
+        a busy machine does not make a file too slow; but at most WALL_FACTOR times as long
+        on the clock, which also stops a worker that is blocked. Not over: the next look is
+        when it could have used the rest of the budget."""
+        if now - worker.started >= WALL_FACTOR * self.timeout:
+            return True
+        cpu = _cpu_seconds(worker.pid)
+        if cpu is None or worker.cpu is None:  # no /proc: the clock alone
+            return True
+        used = cpu - worker.cpu
+        if used >= self.timeout * 0.99:  # CPU time comes in clock ticks
+            return True
+        worker.deadline = now + self.timeout - used
+        return False
 
     def _fork(self) -> _Worker:
         task_read, task_write = os.pipe()
@@ -210,6 +238,19 @@ class _Pool:
         """End every worker: idle ones read EOF; one still working (an interrupted scan) is killed."""
         for worker in list(self.workers.values()):
             self._end(worker, signal.SIGKILL if worker.queue else None)
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User and system CPU time of a process so far (Linux /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15)
 
 
 _exited: list[int] = []  # workers told to end, not yet reaped

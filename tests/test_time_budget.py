@@ -1,7 +1,7 @@
 """The time budget (`--timeout`): a file or project rule that takes too long is stopped, named,
 and makes the scan incomplete; the rest of the scan is kept. Worker processes end with the scan.
 
-A planted slow check (a wrapper around W001's check that sleeps on files holding a marker)
+A planted slow check (a wrapper around W001's check that spins on files holding a marker)
 stands for a rule that hangs: the forked workers inherit it from this process.
 """
 
@@ -27,10 +27,17 @@ SLOW = f"// {SLOW_MARKER}\n{HAZARD}"
 TOO_SLOW = "skipped after 1 s: analysis too slow; please report"
 
 
-def _sleeps_on_marker(check):
+def _spin(seconds: float) -> None:
+    """Busy for `seconds`: analysis that is too slow uses CPU time, which the budget counts."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _slow_on_marker(check):
     def slow(source):
         if SLOW_MARKER.encode() in source.data:
-            time.sleep(60)
+            _spin(60)
         return check(source)
 
     return slow
@@ -38,8 +45,8 @@ def _sleeps_on_marker(check):
 
 @pytest.fixture
 def slow_check(monkeypatch):
-    """W001's per-file check sleeps on files holding the marker."""
-    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: _sleeps_on_marker(REGISTRY["W001"][CUDA])})
+    """W001's per-file check spins on files holding the marker."""
+    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: _slow_on_marker(REGISTRY["W001"][CUDA])})
     engine._checks_for.cache_clear()  # it caches the checks per registry key
     yield
     engine._checks_for.cache_clear()
@@ -106,7 +113,7 @@ def test_a_complete_scan_is_successful_in_sarif(tree):
 
 def test_a_project_rule_past_the_budget_is_stopped_and_the_findings_are_kept(tree, monkeypatch):
     def slow_project_rule(index):
-        time.sleep(60)
+        _spin(60)
         return []
 
     (tree / "b_slow.cu").unlink()
@@ -121,6 +128,25 @@ def test_the_report_command_takes_the_budget(tree, slow_check):
     result = run("report", ".", "--no-cache", "--timeout", "1", "-o", "r.html", cwd=tree)
     assert result.exit_code == 2
     assert TOO_SLOW in result.stderr and (tree / "r.html").is_file()
+
+
+def test_a_blocked_check_is_stopped_at_three_times_the_budget(tree, monkeypatch):
+    """A check that waits (uses no CPU time) is stopped by the clock."""
+    check = REGISTRY["W001"][CUDA]
+
+    def waits(source):
+        if SLOW_MARKER.encode() in source.data:
+            time.sleep(60)
+        return check(source)
+
+    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: waits})
+    engine._checks_for.cache_clear()
+    try:
+        result = run("scan", ".", "--no-cache", "--timeout", "0.5", cwd=tree)
+    finally:
+        engine._checks_for.cache_clear()
+    assert result.exit_code == 2
+    assert "b_slow.cu: skipped after 0.5 s: analysis too slow; please report" in result.stderr
 
 
 def test_a_check_that_kills_its_process_is_an_internal_error_of_that_file(tree, monkeypatch):
