@@ -105,6 +105,7 @@ class _Worker:
     queue: deque = field(default_factory=deque)
     started: float = 0.0
     cpu: float | None = None
+    cpu_read: float = float("-inf")  # when `cpu` was read
     deadline: float = float("inf")  # when to look again whether it is past the budget
 
 
@@ -166,7 +167,10 @@ class _Pool:
             worker.deadline = float("inf")
             return
         worker.started = time.monotonic()
-        worker.cpu = _cpu_seconds(worker.pid)
+        # Read at most ten times a second (reading costs tens of microseconds, items can take
+        # less): an older reading counts a little of the item before against this one.
+        if worker.started - worker.cpu_read > 0.1:
+            worker.cpu, worker.cpu_read = _cpu_seconds(worker.pid), worker.started
         worker.deadline = worker.started + self.timeout
 
     def _over(self, worker: _Worker, now: float) -> bool:
