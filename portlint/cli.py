@@ -18,7 +18,7 @@ from portlint.config import cache_root
 from portlint.discover import stdin_candidate
 from portlint.fileio import write_output
 from portlint.finding import Severity, group_root_causes
-from portlint.fix import plan_fixes, write_atomically
+from portlint.fix import NotFixed, plan_fixes, write_plan
 from portlint.report import FORMATS, ReportContext, render
 from portlint.ruledocs import RuleDocError, load_all
 
@@ -40,7 +40,16 @@ def _selectors(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (click would exit 1)
+            click.echo("portlint: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="portlint")
 def main() -> None:
     """Find CUDA → ROCm/HIP port hazards, with suggested rewrites."""
@@ -85,6 +94,9 @@ _work_options = _options(
                  help=f"Where to keep the cache [default: {DEFAULT_CACHE_DIR} in the project root]."),
     click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
                  help="Worker processes; 0 picks one per core for large scans."),
+    click.option("--timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+                 help="Stop a file's analysis (or a project rule) after SECONDS of CPU time (or 3 times as "
+                      "long waiting); 0: no limit [default: 10]."),
 )
 
 
@@ -121,7 +133,7 @@ _work_options = _options(
               help="List the files no ROCm build compiles (read from the build files), with the reason.")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names,
+         jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names,
          show_not_built) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
@@ -135,15 +147,15 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
     config = config.with_overrides(deep=deep, compile_commands=compile_commands,
-                                   targets=_target_names(target_names))
+                                   targets=_target_names(target_names), timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     try:
         if diff:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
-        fixed = 0
+        fixed, not_fixed = 0, []
         if fix:
-            result, fixed, refused = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
-            for line in refused:
+            result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
+            for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
             stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
@@ -158,7 +170,7 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     if write_baseline_path is not None:
         _write_baseline(write_baseline_path, result, config)
         click.echo(f"Wrote {len(result.findings)} finding(s) to the baseline {write_baseline_path}.")
-        sys.exit(2 if result.has_internal_error else 0)
+        sys.exit(2 if result.has_internal_error or result.timed_out else 0)  # an incomplete baseline
     if baseline_path is not None:
         try:
             known = baseline.load(baseline_path)
@@ -167,7 +179,8 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         result.findings, result.baselined = baseline.split(result.findings, result.files, config.root, known)
     if group:  # after the baseline: it knows each place, so a new use of a known hazard is new
         result.findings = group_root_causes(result.findings)
-    context = ReportContext(root=config.root, fixed=fixed, statistics=statistics, quiet=quiet,
+    context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
+                            statistics=statistics, quiet=quiet,
                             color=use_color(output),
                             uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
     text = render(output_format, result, context)
@@ -178,7 +191,8 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     if output_format == "sarif" and max_results and len(result.findings) > max_results:
         click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
                    f"left out (--max-results {max_results}); the most severe are kept", err=True)
-    if result.has_internal_error:
+    # An incomplete scan, or a fix that could not be written, is an error (like ruff's).
+    if result.has_internal_error or ((result.timed_out or any(n.failed for n in not_fixed)) and not exit_zero):
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
@@ -260,23 +274,27 @@ def _load_config(config_path, first_path: Path, select, extend_select, ignore, f
 
 
 def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None = None):
-    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap)."""
+    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap).
+
+    Returns the last scan, how many fixes were written, and the files left alone (NotFixed,
+    one each). Every file is tried; one that could not be fixed is left alone for the rest
+    of the run.
+    """
     applied_total = 0
-    refused: list[str] = []
+    not_fixed: dict[str, NotFixed] = {}
     for _ in range(MAX_FIX_PASSES):
         result = engine.scan(paths, config, jobs, cache)
-        plans, refused_now = plan_fixes(result.findings, result.files, unsafe)
-        refused = refused_now
+        plans, refused = plan_fixes([f for f in result.findings if f.path not in not_fixed], result.files, unsafe)
+        not_fixed.update((r.path, r) for r in refused)
         if not plans:
-            return result, applied_total, refused
+            return result, applied_total, list(not_fixed.values())
         for plan in plans:
-            try:
-                write_atomically(plan.absolute_path, plan.after)
-            except OSError as exc:
-                refused.append(f"{plan.path}: not fixed: cannot write: {exc.strerror}")
-                return engine.scan(paths, config, jobs, cache), applied_total, refused
-            applied_total += plan.applied
-    return engine.scan(paths, config, jobs, cache), applied_total, refused
+            problem = write_plan(plan, config.root)
+            if problem is None:
+                applied_total += plan.applied
+            else:
+                not_fixed[plan.path] = problem
+    return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
 
 
 def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
@@ -294,7 +312,7 @@ def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | Non
         click.echo("".join(diff), nl=False)
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
-    return 2 if result.has_internal_error else (1 if plans else 0)
+    return 2 if result.has_internal_error or result.timed_out else (1 if plans else 0)
 
 
 def _write_baseline(path: Path, result, config: Config) -> None:
@@ -323,7 +341,8 @@ def _write_report(path: Path, text: str) -> None:
 @_selection_options
 @_config_option
 @_work_options
-def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs) -> None:
+def report_command(paths, output, select, extend_select, ignore, config_path, no_cache, cache_dir, jobs,
+                   timeout) -> None:
     """Write a port-readiness report of PATHS (default: .) as one self-contained HTML page.
 
     Exits 0 once the page is written, whatever it reports.
@@ -332,7 +351,7 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
 
     paths = list(paths) or [Path(".")]
     _check_paths_exist(paths)
-    config = _load_config(config_path, paths[0], select, extend_select, ignore, None)
+    config = _load_config(config_path, paths[0], select, extend_select, ignore, None).with_overrides(timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
         result = engine.scan(paths, config, jobs, cache)
@@ -345,7 +364,8 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     findings, files = len(result.findings), len(result.files)
     click.echo(f"Wrote the port-readiness report ({findings} finding{'s' if findings != 1 else ''} in "
                f"{files} file{'s' if files != 1 else ''}) to {output}.")
-    sys.exit(2 if result.has_internal_error else 0)  # like `scan`: a crashed rule leaves the page incomplete
+    # like `scan`: a crashed rule or a file past the budget leaves the page incomplete
+    sys.exit(2 if result.has_internal_error or result.timed_out else 0)
 
 
 @main.command("rule")

@@ -20,7 +20,7 @@ from portlint.ruledocs import load_all
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "force-exclude", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands", "targets",
+    "deep", "deep-flags", "compile-commands", "targets", "timeout",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -56,6 +56,7 @@ class Config:
     deep: bool = False
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
+    timeout: float = 10.0  # seconds a file's analysis (or a project rule) may take; 0: no limit
     # AMD GPUs built for (`gfx942`); () = PYTORCH_ROCM_ARCH, else portlint.targets.DEFAULT.
     targets: tuple[str, ...] = ()
 
@@ -259,6 +260,8 @@ def from_table(table: dict, path: Path) -> Config:
         if not isinstance(table["compile-commands"], str):
             raise ConfigError(f"{path}: 'compile-commands' must be a path")
         values["compile_commands"] = path.parent.resolve() / table["compile-commands"]
+    if "timeout" in table:
+        values["timeout"] = parse_timeout(table["timeout"], f"{path}: 'timeout'")
     for key in ("respect-gitignore", "force-exclude"):
         if key in table:
             if not isinstance(table[key], bool):
@@ -287,3 +290,9 @@ def parse_severity(value, what: str) -> Severity:
         return Severity.parse(value) if isinstance(value, str) else Severity(value)
     except ValueError:
         raise ConfigError(f"{what}: {value!r} is not one of error, warning, note") from None
+
+
+def parse_timeout(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise ConfigError(f"{what}: {value!r} is not a number of seconds (0 or more; 0: no limit)")
+    return float(value)

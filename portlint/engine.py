@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import build_model, queries, rocm_path, suppress, targets
+from portlint import build_model, queries, rocm_path, suppress, targets, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
@@ -51,6 +51,7 @@ class Problem:
     path: str
     message: str
     internal: bool = False  # a bug in portlint rather than bad input
+    timed_out: bool = False  # stopped at the time budget: the scan is incomplete
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -92,6 +93,10 @@ class ScanResult:
     def has_internal_error(self) -> bool:
         return any(p.internal for p in self.problems)
 
+    @property
+    def timed_out(self) -> bool:
+        return any(p.timed_out for p in self.problems)
+
 
 def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
          stdin: Candidate | None = None) -> ScanResult:
@@ -111,33 +116,31 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
     build = model.files
-    environments = [model.environment(_absolute(c)) if c.language == CUDA else None for c in candidates]
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache, environments)
-    for outcome in outcomes:
+    plan = _project_context(candidates, config, codes) if any(c.explicit for c in candidates) else []
+    # The context's files are analysed by the same workers as the named ones: each worker
+    # builds its parsers and queries once.
+    context_files = [c for c in plan if isinstance(c, Candidate)]
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files, model)
+    for outcome in outcomes[:len(candidates)]:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
             continue
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
-    context = _project_context(candidates, config, codes, cache, model) if any(c.explicit for c in candidates) else {}
+    context = _context_states(plan, outcomes[len(candidates):])
 
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
-            index.defer(state.facts.path, _FactsLoader(state, config, cache, model))
+            # A context file was not analysed by the enabled rules: its state is not cached.
+            loader_cache = cache if state.path in result.files else None
+            index.defer(state.facts.path, _FactsLoader(state, config, loader_cache, model))
         else:
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
-    for code in codes:
-        check = REGISTRY[code].get(PROJECT)
-        if check is None:
-            continue
-        try:
-            findings.extend(replace(f, code=code) for f in check(index))
-        except Exception as exc:  # noqa: BLE001 - reported, never a traceback
-            result.problems.append(Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+    findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs)
 
@@ -185,20 +188,19 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes, cache: Cache | None,
-                     model: build_model.BuildModel) -> dict[str, FileState]:
+def _project_context(candidates: list[Candidate], config: Config, codes) -> list[FileState | Candidate]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
     reported, so a file alone gives the findings it gives in a full scan. C-family files are
     not parsed here: their facts load on demand, only when a project rule asks for a name
-    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual."""
-    project_codes = tuple(c for c in codes if PROJECT in REGISTRY[c])
-    if not project_codes:
-        return {}
+    they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual: they
+    are returned as candidates, for `_analyze_all`."""
+    if not _project_codes(codes):
+        return []
     given = {c.resolved for c in candidates}
     others, _ = discover([config.root], config)
-    context: dict[str, FileState] = {}
+    plan: list[FileState | Candidate] = []
     for candidate in others:
         if candidate.resolved in given:
             continue
@@ -206,15 +208,28 @@ def _project_context(candidates: list[Candidate], config: Config, codes, cache: 
         if isinstance(source, Problem):
             continue
         if source.language == CUDA and not project_facts.needs_parse(source, Probe(source.data)):
-            state = _unparsed(source, wants_facts=True)
+            plan.append(_unparsed(source, wants_facts=True))
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
-            environment = model.environment(_absolute(candidate)) if source.language == CUDA else None
-            outcome = analyze_file(candidate, config, project_codes, cache, environment)
+            plan.append(candidate)
+    return plan
+
+
+def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
+    """The context's states: `plan` with each candidate replaced by its analysis."""
+    analysed = iter(outcomes)
+    context: dict[str, FileState] = {}
+    for state in plan:
+        if isinstance(state, Candidate):
+            outcome = next(analysed)
             if isinstance(outcome, Problem):
                 continue
             state = outcome[0]
         context[state.path] = state
     return context
+
+
+def _project_codes(codes) -> tuple[str, ...]:
+    return tuple(c for c in codes if PROJECT in REGISTRY[c])
 
 
 class _FactsLoader:
@@ -311,22 +326,101 @@ def _absolute(candidate: Candidate) -> str:
 
 
 def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
-                 environments: list[FileEnvironment | None]):
+                 context: list[Candidate] = (), model: build_model.BuildModel | None = None):
+    """The outcomes of `candidates`, then of `context` (analysed for the project rules only,
+    and not cached: the cache holds what the enabled rules found)."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
-    if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD:
-        return [analyze_file(c, config, codes, cache, e) for c, e in zip(candidates, environments)]
-    n = len(candidates)
-    from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays its import
-    import multiprocessing
+    in_context = {id(c) for c in context}
+    project_codes = _project_codes(codes)
+    candidates = [*candidates, *context]
+    count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
-    # Parsers and query walks are built once, here: forked workers share them.
-    queries.precompile()
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        chunk = max(1, n // (jobs * 8))
-        return list(pool.map(analyze_file, candidates, [config] * n, [codes] * n, [cache] * n, environments,
-                             chunksize=chunk))
+    def environment(candidate: Candidate) -> FileEnvironment | None:
+        return model.environment(_absolute(candidate)) if model is not None and candidate.language == CUDA else None
+
+    def analyze(candidate: Candidate):
+        if id(candidate) in in_context:
+            return analyze_file(candidate, config, project_codes, None, environment(candidate))
+        return analyze_file(candidate, config, codes, cache, environment(candidate))
+
+    if not candidates or not _in_workers(count, config.timeout):
+        return [analyze(c) for c in candidates]
+    # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
+    # a warm scan sends nothing to a worker. A miss is read again by its worker.
+    outcomes = [_readable_or_cached(c, cache, environment(c)) if cache is not None and id(c) not in in_context
+                else None for c in candidates]
+    misses = [c for c, o in zip(candidates, outcomes) if o is None]
+    if misses:
+        count = 1 if len(misses) < PARALLEL_THRESHOLD else count
+        if count > 1:  # parsers and query walks are built once, here: forked workers share them
+            queries.precompile()
+        analysed = iter(workers.run(analyze, misses, count, config.timeout))
+        outcomes = [_file_outcome(c, next(analysed), config.timeout) if o is None else o
+                    for c, o in zip(candidates, outcomes)]
+    return outcomes
+
+
+def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None):
+    """A Problem, the cached outcome, or None when the file has to be analysed."""
+    source = read_source(candidate)
+    if isinstance(source, Problem):
+        return source
+    source.build = environment
+    return cache.get(cache.key(source, environment))
+
+
+def _in_workers(count: int, timeout: float) -> bool:
+    """Whether work runs in forked workers: for a budget, or for parallelism."""
+    return workers.can_fork() and (count > 1 or timeout > 0)
+
+
+def _too_slow(timeout: float) -> str:
+    return f"skipped after {timeout:g} s: analysis too slow; please report"
+
+
+def _file_outcome(candidate: Candidate, outcome, timeout: float):
+    if outcome is workers.TIMED_OUT:
+        return Problem(display_path(candidate.path), _too_slow(timeout), timed_out=True)
+    if isinstance(outcome, workers.Crashed):
+        return Problem(display_path(candidate.path), f"internal error: {outcome.reason}", True)
+    return outcome
+
+
+def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: list[Problem]) -> list[Finding]:
+    """Each project rule under the same budget as a file, in one forked worker.
+
+    A SIGALRM in the main process would not stop a regex or a tree-sitter query (C code that
+    checks no signals), so project rules are stopped the way files are: by killing their
+    worker. The rules run one after another in it, sharing the deferred facts it loaded; a
+    rule past the budget costs a fresh worker, which loads them again. What a worker
+    computes on the side (the ROCm-path model of a deferred file) stays in it: the central
+    filters below compute it again for the files a finding is in.
+    """
+    checks = [(code, check) for code in codes if (check := REGISTRY[code].get(PROJECT)) is not None]
+
+    def run_rule(item) -> list[Finding] | Problem:
+        code, check = item
+        try:
+            return [replace(f, code=code) for f in check(index)]
+        except Exception as exc:  # noqa: BLE001 - reported, never a traceback
+            return Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True)
+
+    if checks and _in_workers(1, timeout):
+        outcomes = workers.run(run_rule, checks, 1, timeout)
+    else:
+        outcomes = [run_rule(item) for item in checks]
+    findings: list[Finding] = []
+    for (code, _), outcome in zip(checks, outcomes):
+        if outcome is workers.TIMED_OUT:
+            problems.append(Problem("<project>", f"rule {code} {_too_slow(timeout)}", timed_out=True))
+        elif isinstance(outcome, workers.Crashed):
+            problems.append(Problem("<project>", f"internal error in {code}: {outcome.reason}", True))
+        elif isinstance(outcome, Problem):
+            problems.append(outcome)
+        else:
+            findings.extend(outcome)
+    return findings
 
 
 def read_source(candidate: Candidate) -> SourceFile | Problem:

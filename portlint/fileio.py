@@ -161,7 +161,23 @@ def _replace_regular(target: Path, data: bytes, info: os.stat_result | None) -> 
                     os.chown(tmp, info.st_uid, info.st_gid)
                 except OSError:
                     pass  # not ours to give away: the new file is ours, with the old mode
+            _copy_xattrs(target, tmp)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _copy_xattrs(source: Path, tmp: str) -> None:
+    """Extended attributes (POSIX ACLs among them) go over to the replacing file, where allowed."""
+    if not hasattr(os, "listxattr"):  # Linux only
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(tmp, name, os.getxattr(source, name))
+        except OSError:
+            pass  # e.g. security.* without the privilege: the rest is still kept

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+from portlint.fileio import write_output
 
 
 class Applicability(str, Enum):
@@ -84,30 +85,25 @@ def apply_edits(data: bytes, fixes: list[Fix]) -> tuple[bytes, int]:
             continue
         accepted.extend(edits)
         applied += 1
+    newline = _dominant_newline(data)
     out = data
     for edit in sorted(accepted, key=lambda e: e.start, reverse=True):
-        out = out[: edit.start] + edit.content.encode("utf-8") + out[edit.end :]
+        content = edit.content.encode("utf-8")
+        if newline != b"\n":  # checks write "\n"; a CRLF file keeps its line ending in new lines
+            content = content.replace(b"\r\n", b"\n").replace(b"\n", newline)
+        out = out[: edit.start] + content + out[edit.end :]
     return out, applied
+
+
+def _dominant_newline(data: bytes) -> bytes:
+    crlf = data.count(b"\r\n")
+    return b"\r\n" if crlf > data.count(b"\n") - crlf else b"\n"
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:
     if a.start == a.end == b.start == b.end:
         return True  # two insertions at one point: order would be arbitrary
     return a.start < b.end and b.start < a.end
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` by `data` via a temporary file and rename, keeping mode bits."""
-    mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".portlint")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)
@@ -121,12 +117,56 @@ class FilePlan:
     applied: int
 
 
-def plan_fixes(findings, files, unsafe: bool) -> tuple[list[FilePlan], list[str]]:
+@dataclass(frozen=True)
+class NotFixed:
+    """A file `--fix` left alone, and why: one line for the user."""
+
+    path: str
+    reason: str
+    failed: bool = False  # writing failed (an error), rather than a refusal on purpose
+
+    def __str__(self) -> str:
+        return f"{self.path}: not fixed: {self.reason}"
+
+
+def write_plan(plan: FilePlan, root: Path) -> NotFixed | None:
+    """Write one file's fixes, checking right before the write that this loses nothing.
+
+    Left alone: a file reached through a symbolic link that leaves the project root, a
+    read-only file (root could write it anyway), a file whose content changed since it was
+    planned (saved in an editor while other files were fixed). Mode, owner, extended
+    attributes and hard links are kept (`fileio.write_output`).
+    """
+    target = plan.absolute_path
+    if _through_a_link_out_of(Path(plan.path), target, root):
+        return NotFixed(plan.path, f"a symbolic link to {target}, outside the project root")
+    try:
+        stat = target.stat()
+        if not stat.st_mode & 0o222 or not os.access(target, os.W_OK):
+            return NotFixed(plan.path, "the file is read-only")
+        if target.read_bytes() != plan.before:
+            return NotFixed(plan.path, "the file changed while fixes were being applied")
+        write_output(target, plan.after)  # a hard-linked file in place, any other by a rename
+    except OSError as exc:
+        return NotFixed(plan.path, f"cannot write: {exc.strerror or exc}", failed=True)
+    return None
+
+
+def _through_a_link_out_of(shown: Path, target: Path, root: Path) -> bool:
+    """Whether `shown` reaches `target` through a symbolic link and `target` is outside `root`
+    (a file named outside the root without a link is the user's explicit choice)."""
+    if os.path.abspath(shown) == str(target):
+        return False
+    return not target.is_relative_to(root.resolve())
+
+
+def plan_fixes(findings, files, unsafe: bool) -> tuple[list[FilePlan], list[NotFixed]]:
     """Group applicable fixes by file and compute each file's new bytes.
 
     `files` maps a shown path to an object with `absolute_path`, `language` and `digest`
     (the engine's FileState). A file that changed since it was scanned, or whose fixed text
     would have more syntax errors than before, is left alone with a one-line reason.
+    `write_plan` checks each file again right before writing it.
     """
     from portlint.source import count_syntax_errors
 
@@ -140,16 +180,16 @@ def plan_fixes(findings, files, unsafe: bool) -> tuple[list[FilePlan], list[str]
         try:
             before = state.absolute_path.read_bytes()
         except OSError as exc:
-            refused.append(f"{path}: not fixed: cannot read: {exc.strerror}")
+            refused.append(NotFixed(path, f"cannot read: {exc.strerror}"))
             continue
         if hashlib.sha256(before).hexdigest() != state.digest:
-            refused.append(f"{path}: not fixed: the file changed since it was scanned")
+            refused.append(NotFixed(path, "the file changed since it was scanned"))
             continue
         after, applied = apply_edits(before, fixes)
         if after == before:
             continue
         if count_syntax_errors(state.language, after) > count_syntax_errors(state.language, before):
-            refused.append(f"{path}: not fixed: the rewrite would not parse (please report this)")
+            refused.append(NotFixed(path, "the rewrite would not parse (please report this)"))
             continue
         plans.append(FilePlan(path, state.absolute_path, before, after, applied))
     return plans, refused

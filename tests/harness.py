@@ -8,14 +8,20 @@ from pathlib import Path
 
 from portlint import engine
 from portlint.config import Config
-from portlint.fix import plan_fixes, write_atomically
+from portlint.fix import plan_fixes
 
 EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py", "make": "Makefile"}
 
 
+# Rule tests run the checks in this process (timeout 0: no worker, no budget): hundreds of
+# scans skip a fork each, and a coverage tool sees the checks. tests/test_time_budget.py and
+# the command-line tests cover the workers.
+IN_PROCESS = {"timeout": 0}
+
+
 def scan(paths: list[Path], root: Path, select: tuple[str, ...] = ("ALL",), **config) -> engine.ScanResult:
-    return engine.scan(paths, Config(root=root, select=select, **config))
+    return engine.scan(paths, Config(root=root, select=select, **{**IN_PROCESS, **config}))
 
 
 def expectations(path: Path, code: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
@@ -33,7 +39,7 @@ def fix_until_stable(paths: list[Path], root: Path, select: tuple[str, ...], uns
     """Apply fixes the way `portlint scan --fix` does; returns how many were applied."""
     from portlint.cli import run_fix_passes
 
-    config = Config(root=root, select=select)
+    config = Config(root=root, select=select, **IN_PROCESS)
     _, applied, _ = run_fix_passes(paths, config, jobs=1, unsafe=unsafe)
     return applied
 
@@ -51,4 +57,4 @@ def assert_findings(src: str, lang: str, *codes: str, tmp_path: Path, select=("A
     return result
 
 
-__all__ = ["scan", "expectations", "fix_until_stable", "assert_findings", "plan_fixes", "write_atomically"]
+__all__ = ["scan", "expectations", "fix_until_stable", "assert_findings", "plan_fixes"]

@@ -150,7 +150,7 @@ def test_fix_refuses_a_file_changed_since_the_scan(project: Path) -> None:
     target.write_text(HAZARD + "// edited meanwhile\n")
     plans, refused = plan_fixes(result.findings, result.files, unsafe=False)
     assert plans == []
-    assert refused == [f"{result.findings[0].path}: not fixed: the file changed since it was scanned"]
+    assert [str(r) for r in refused] == [f"{result.findings[0].path}: not fixed: the file changed since it was scanned"]
 
 
 @pytest.mark.parametrize(

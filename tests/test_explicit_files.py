@@ -42,3 +42,23 @@ def test_a_header_macro_reaches_a_file_scanned_alone(tmp_path: Path) -> None:
     result = scan([tmp_path / "k.cu"], tmp_path)
     assert [(Path(f.path).name, f.location.start_line, f.code) for f in result.findings] == [("k.cu", 2, "W001")]
     assert len(result.files) == 1, "only the named file counts as scanned"
+
+
+def test_a_file_scanned_alone_leaves_the_cache_right_for_a_full_scan(tmp_path: Path) -> None:
+    # Context files are analysed for the project rules only: their results must not be
+    # cached as if every rule had run.
+    from portlint import engine
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / ".git").mkdir()
+    shutil.copy(FIXTURES / "C003" / "bad.cmake", root / "CMakeLists.txt")
+    (root / "a.cu").write_text("__device__ float f(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n")
+    cache = tmp_path / "cache"
+    config = Config(root=root)
+    full = engine.scan([root], config, cache_dir=tmp_path / "fresh").findings
+    engine.scan([root / "a.cu"], config, cache_dir=cache)
+    again = engine.scan([root], config, cache_dir=cache).findings
+    assert [(f.path, f.code, f.location.start_line) for f in again] == [
+        (f.path, f.code, f.location.start_line) for f in full]

@@ -36,7 +36,8 @@ def scan_counting(paths: list[Path], root: Path, prefilter: bool = True, **confi
     saved = engine.PREFILTER
     engine.PREFILTER = prefilter
     try:
-        result = engine.scan(paths, Config(root=root, **config), jobs=1)
+        # timeout=0: the analysis runs in this process, where `files_parsed` counts it.
+        result = engine.scan(paths, Config(root=root, timeout=0, **config), jobs=1)
     finally:
         engine.PREFILTER = saved
     return result, source.files_parsed - before

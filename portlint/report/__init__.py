@@ -15,6 +15,7 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 class ReportContext:
     root: Path  # the project root (configuration, baseline identities)
     fixed: int = 0  # findings fixed by --fix in this run
+    not_fixed: frozenset[str] = frozenset()  # files --fix left alone: their fixes are not "fixable"
     statistics: bool = False
     color: bool = False
     quiet: bool = False  # findings only: no summary line

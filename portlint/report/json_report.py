@@ -39,7 +39,8 @@ def render(result, context) -> str:
     payload = {
         "findings": rows,
         "suppressed": result.suppressed,
-        "problems": [{"path": p.path, "message": p.message} for p in result.problems],
+        "problems": [{"path": p.path, "message": p.message, "timed_out": getattr(p, "timed_out", False)}
+                     for p in result.problems],
     }
     if context.statistics:  # `--statistics`: counts per rule, most first (as the text form)
         counts: dict[str, list[int]] = {}

@@ -184,8 +184,9 @@ def build(result, context) -> om.SarifLog:
 
 
 def _invocations(result, rule_index, left_out, limit: int) -> list[om.Invocation] | None:
-    """Tool notifications: results left out by the cap (with counts per rule, most first), and
-    `portlint doctor`'s checks that could not run here."""
+    """Tool notifications: results left out by the cap (with counts per rule, most first),
+    `portlint doctor`'s checks that could not run here, and what a scan could not finish (a
+    file or rule past the time budget, an internal error), which makes the run unsuccessful."""
     notes = [
         om.Notification(message=om.Message(text=str(s)), level="note",
                         associated_rule=om.ReportingDescriptorReference(id=s.code, index=rule_index[s.code]))
@@ -199,9 +200,11 @@ def _invocations(result, rule_index, left_out, limit: int) -> list[om.Invocation
         notes.append(om.Notification(level="warning", message=om.Message(
             text=f"{len(left_out)} of {len(result.findings)} results left out: at most {limit} per run "
                  f"(--max-results); the most severe are kept. Left out per rule: {per_rule}.")))
+    unfinished = [p for p in result.problems if p.internal or getattr(p, "timed_out", False)]
+    notes.extend(om.Notification(message=om.Message(text=str(p)), level="error") for p in unfinished)
     if not notes:
         return None
-    return [om.Invocation(execution_successful=True, tool_execution_notifications=notes)]
+    return [om.Invocation(execution_successful=not unfinished, tool_execution_notifications=notes)]
 
 
 def render(result, context) -> str:

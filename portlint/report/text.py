@@ -114,8 +114,9 @@ def _summary(result, context) -> str:
         by_sev = Counter(f.severity.value for f in findings)
         counts = ", ".join(f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in ("error", "warning", "note") if by_sev[s])
         parts.append(f"Found {len(findings)} port hazard{'s' if len(findings) != 1 else ''} ({counts}).")
-        safe = sum(1 for f in findings if f.fix.is_applicable and f.fix.applicability is Applicability.SAFE)
-        unsafe = sum(1 for f in findings if f.fix.is_applicable and f.fix.applicability is Applicability.UNSAFE)
+        fixable = [f for f in findings if f.fix.is_applicable and f.path not in context.not_fixed]
+        safe = sum(1 for f in fixable if f.fix.applicability is Applicability.SAFE)
+        unsafe = sum(1 for f in fixable if f.fix.applicability is Applicability.UNSAFE)
         if safe:
             parts.append(f"[*] {safe} fixable with `portlint scan --fix`.")
         if unsafe:
