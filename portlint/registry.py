@@ -39,6 +39,7 @@ REGISTRY = {
              MAKE: makefile.check_cuda_toolkit_path},
     "B005": {MAKE: makefile.check_nvcc_only_makefile},
     "B006": {MAKE: makefile.check_hip_runtime_not_linked},
+    "B007": {MAKE: makefile.check_nvidia_smi_query},
     "C001": {PROJECT: cmake.check_cmake_cuda_language},
     "C002": {PROJECT: cmake.check_cmake_cuda_architectures},
     "C003": {CMAKE: cmake.check_cmake_cuda_link_target},
