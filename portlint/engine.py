@@ -23,6 +23,7 @@ import pathspec
 
 from portlint import project, queries, rocm_path, suppress
 from portlint.cache import Cache
+from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
@@ -280,7 +281,8 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     except UnicodeDecodeError as exc:
         return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
     absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
-    return SourceFile(shown, candidate.language, data, absolute, build_script=candidate.build_script)
+    build_script = candidate.build_script or (candidate.language == PYTHON and python_build.is_build_helper(data))
+    return SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None):
