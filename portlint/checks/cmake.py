@@ -335,7 +335,7 @@ _CUDA_ROOT_NAMES = frozenset({
 # Directories `find_package(CUDAToolkit)` / FindCUDA set: the toolkit's own headers and libraries.
 _CUDA_TOOLKIT_DIRS = frozenset({
     "CUDAToolkit_INCLUDE_DIRS", "CUDAToolkit_LIBRARY_DIR", "CUDAToolkit_LIBRARY_ROOT", "CUDAToolkit_BIN_DIR",
-    "CUDA_INCLUDE_DIRS", "CUDA_TOOLKIT_INCLUDE",
+    "CUDA_INCLUDE_DIRS", "CUDA_TOOLKIT_INCLUDE", "CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES",
 })
 _CUDA_PATH_BYTES = (b"/usr/local/cuda",) + tuple(n.encode() for n in _CUDA_ROOT_NAMES | _CUDA_TOOLKIT_DIRS)
 _HARD_CODED_CUDA = re.compile(r"/usr/local/cuda(?:-[\d.]+)?(?![\w.-])")
@@ -546,6 +546,8 @@ def check_cmake_cuda_language(index: ProjectIndex) -> list[Finding]:
         if project.has_hip:
             continue
         for facts, place in project.places(CUDA_LANGUAGE, live_only=True):
+            if place.detail == "nvcc-flags":
+                continue  # B001 owns the flags of `CUDA_NVCC_FLAGS`; `find_package(CUDA)` is reported here
             plain = place.text.replace("cuda_", "", 1)
             findings.append(project_finding(
                 facts, place.location, place.text, _LANGUAGE_MESSAGE[place.detail].format(text=place.text),
