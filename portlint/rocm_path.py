@@ -35,7 +35,8 @@ CUDA_DEFINED = frozenset(
     {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
      "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
 )
-CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
+# `__CUDA__`: clang in CUDA mode (not nvcc, not hip-clang).
+CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__", "__CUDA__"})
 CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
 
 
