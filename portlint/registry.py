@@ -23,6 +23,7 @@ runs on every file of its language, which is then always parsed; every C-family 
 declare its tokens (a test checks it).
 """
 
+from portlint import embedded
 from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size
 from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
@@ -67,7 +68,7 @@ REGISTRY = {
     "P004": {CUDA: preprocessor.check_deprecated_hip_platform_macro},
     "P005": {PROJECT: preprocessor.check_unmacroed_global},
     "R001": {CUDA: runtime.check_compute_capability_check, PYTHON: runtime.check_compute_capability_check},
-    "R002": {PROJECT: runtime.check_module_kernel_not_extern_c},
+    "R002": {PROJECT: runtime.check_module_kernel_not_extern_c, PYTHON: embedded.check_kernel_lookup_by_name},
     "R003": {MAKE: makefile.check_missing_offload_arch, CMAKE: cmake.check_missing_offload_arch,
              CUDA: runtime.check_missing_offload_arch, PROJECT: cmake.check_missing_offload_arch_in_project},
     "R004": {CUDA: runtime.check_ptx_module_load},
