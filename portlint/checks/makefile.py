@@ -271,10 +271,13 @@ _ROCM_LINK_NAME = {"the CUDA runtime": "amdhip64", "NVRTC": "hiprtc"}
 
 
 def check_cuda_library(source: SourceFile) -> list[Finding]:
+    """`-lcublas` and `libcublas.so` in compile and link lines, and search paths into a CUDA
+    library's tree (`-I.../cudnn-frontend/include`)."""
     lowered = _lower(source)
-    if not any(name in lowered for name in _LINK_NAME_BYTES):
+    if not any(name in lowered for name in _LINK_NAME_BYTES + (b"cutlass",)):
         return []
     mk = read(source)
+    dirs = _library_dir_findings(source, mk)
     words = [w for a in mk.assignments if a.live for w in a.words]
     for command in mk.commands:  # compile and link commands, not `cp` or `echo`
         programs = mk.command_programs(command)
@@ -294,6 +297,37 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             source, word.start, word.end,
             f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
             _library_fix(text, lib), severity=lib.severity))
+    return sorted(findings + dirs, key=lambda f: f.location.start_byte)
+
+
+# `-I.../cudnn-frontend/include`, `-L"C:\Program Files\NVIDIA\CUDNN\v9.1\lib"`, `-I$(NCCL_HOME)/include`:
+# a search path into a CUDA library's install or source tree (names as the library spells its dirs).
+_LIBRARY_DIR = re.compile(r"-(?:I|L|isystem)\s*(\"[^\"]*\"|'[^']*'|\S+)")
+_LIBRARY_DIR_NAMES = (("cudnn-frontend", "cuDNN frontend"), ("cudnn_frontend", "cuDNN frontend"),
+                      ("cudnn", "cuDNN"), ("nccl", "NCCL"), ("cutlass", "CUTLASS"), ("nvtx", "NVTX"))
+_LIBRARIES_BY_NAME = {lib.name: lib for lib in CUDA_LIBRARIES}
+
+
+def _library_dir_findings(source: SourceFile, mk: Makefile) -> list[Finding]:
+    spans = [(a.words[0].start, a.words[-1].end) for a in mk.assignments if a.live and a.words]
+    spans += [(c.words[0].start, c.words[-1].end) for c in mk.commands if c.program.text not in _PRINTERS]
+    findings = []
+    for start, end in sorted(set(spans)):
+        text = source.data[start:end].decode("utf-8", errors="replace")
+        for m in _LIBRARY_DIR.finditer(text):
+            path = m.group(1).lower()
+            name = next((lib for key, lib in _LIBRARY_DIR_NAMES if key in path), None)
+            if name is None:
+                continue
+            lib = _LIBRARIES_BY_NAME[name]
+            at = start + len(text[:m.start()].encode())
+            shown = m.group()
+            findings.append(finding(
+                source, at, at + len(shown.encode()),
+                f"`{shown}` searches {lib.name}'s directory; ROCm builds have no {lib.name}"
+                + (f" ({lib.counterpart} is installed under `$(ROCM_PATH)`)." if lib.counterpart else "."),
+                Fix.advice(f"On the ROCm path use `-I$(ROCM_PATH)/include` / `-L$(ROCM_PATH)/lib`: {lib.port}"),
+                severity=lib.severity))
     return findings
 
 
