@@ -279,6 +279,7 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
 
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
     findings += _api_uses(source, own_names)
+    findings += _namespace_uses(source, own_names)
     findings += _drop_in_calls(source, root, included, own_names)
     return sorted(findings, key=lambda f: f.location.start_byte)
 
@@ -308,6 +309,41 @@ def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
                       else f"ROCm has no {lib.name}."))
         findings.append(finding(source, nodes[0].start_byte, nodes[-1].end_byte, message,
                                 _rename_fix(source, lib, nodes), severity=lib.severity))
+    return findings
+
+
+# Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API).
+_NAMESPACES = {"cub": ("CUB", "hipcub")}
+# Where a namespace name is used: `cub::BlockReduce`, `using namespace cub;`, `namespace a = cub;`.
+_NAMESPACE_USES = frozenset({"qualified_identifier", "using_declaration", "namespace_alias_definition"})
+
+
+def _namespace_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
+    """`cub::X` uses, one finding per line; not where the file maps the name itself
+    (`#define cub hipcub`, `namespace cub = hipcub;`) or defines that namespace."""
+    findings = []
+    for namespace, (lib_name, hip) in _NAMESPACES.items():
+        if namespace.encode() + b"::" not in source.data and b"namespace " + namespace.encode() not in source.data:
+            continue
+        if namespace in own_names:
+            continue  # `#define cub hipcub`: a project alias
+        lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
+        by_line: dict[int, list] = {}
+        for node in token_nodes(source, namespace.encode()):
+            parent = node.parent
+            if source.node_text(node) != namespace or parent is None or parent.type not in _NAMESPACE_USES:
+                continue
+            if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
+                return findings  # `namespace cub = hipcub;`: every use is the project's alias
+            by_line.setdefault(source.line_of(node.start_byte), []).append(node)
+        for nodes in by_line.values():
+            findings.append(finding(
+                source, nodes[0].start_byte, nodes[-1].end_byte,
+                f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}.",
+                Fix.unsafe(f"Use `{hip}::` for `{namespace}::` and include `<hipcub/hipcub.hpp>` "
+                           f"({lib.counterpart} mirrors {lib.name})",
+                           *(Edit.replace(n, hip) for n in nodes)),
+                severity=lib.severity))
     return findings
 
 
@@ -385,6 +421,8 @@ def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
     path_node = include.child_by_field_name("path")
     written = include_path(path_node, source)
     hip = _HEADER_RENAMES.get(written.rsplit("/", 1)[-1]) if written.startswith(("cu", "nvtx3/", "nv")) else None
+    if lib.name == "CUB":
+        hip = "hipcub/hipcub.hpp"  # one header declares all of hipCUB
     if hip is not None:
         text = source.node_text(path_node)
         return Fix.unsafe(f"Include `<{hip}>` for `{written}` ({lib.counterpart}; rename its API with it)",
