@@ -28,7 +28,7 @@ _LOADERS = {
     "RawKernel": (0, ("code",)),
     "RawModule": (0, ("code",)),
     "SourceModule": (0, ("source",)),
-    "load_inline": (None, ("cuda_sources",)),
+    "load_inline": (2, ("cuda_sources",)),  # load_inline(name, cpp_sources, cuda_sources)
 }
 TRIGGERS = (b"RawKernel", b"RawModule", b"SourceModule", b"load_inline")
 
@@ -64,6 +64,11 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
         for literal in _source_literals(node, loader, constants):
             found.append(_embedded(source, literal, loader, node))
     return sorted(found, key=lambda k: k.literal_start)
+
+
+def distinct(found: list[EmbeddedKernel]) -> list[EmbeddedKernel]:
+    """One kernel per string literal: a constant handed to two loaders is scanned once."""
+    return list({k.literal_start: k for k in reversed(found)}.values())[::-1]
 
 
 def _callee(call: ast.Call) -> str | None:

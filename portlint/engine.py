@@ -365,7 +365,7 @@ def _embedded_findings(host: SourceFile, config: Config, codes, problems: list[P
     checks = [(code, check) for code, check, _ in triggered]
     docs = load_all()
     out = []
-    for kernel in embedded.kernels(host):
+    for kernel in embedded.distinct(embedded.kernels(host)):
         source = kernel.source(host)
         source.rocm_path = model = rocm_path.build(source, config.rocm_macros)
         for f in _run_checks(source, checks, problems):
