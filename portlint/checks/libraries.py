@@ -440,6 +440,31 @@ def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
     )
 
 
+# ---- L002 late-cooperative-groups-api --------------------------------------------------------
+# Cooperative-groups members that HIP added years after CUDA (HIP 5.2's header has neither).
+_LATE_CG_MEMBERS = ("meta_group_rank", "meta_group_size")
+
+
+@needs(b"meta_group_")
+def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
+    findings = []
+    for node in token_nodes(source, b"meta_group_"):
+        name = source.node_text(node)
+        parent = node.parent
+        if name not in _LATE_CG_MEMBERS or node.type != "field_identifier" or parent is None:
+            continue
+        call = parent.parent
+        if parent.type != "field_expression" or call is None or call.type != "call_expression":
+            continue
+        findings.append(at_node(
+            source, node,
+            f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+            Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute it: "
+                       + ("`block.thread_rank() / tile.size()`" if name == "meta_group_rank"
+                          else "`(blockDim.x + tile.size() - 1) / tile.size()`") + " for a tile of a 1-D block")))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
