@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import build_model, queries, rocm_path, suppress, targets, workers
+from portlint import build_model, embedded, queries, rocm_path, suppress, targets, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
+from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
@@ -443,7 +444,8 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
     except UnicodeDecodeError as exc:
         return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
     absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
-    return SourceFile(shown, candidate.language, data, absolute, build_script=candidate.build_script)
+    build_script = candidate.build_script or (candidate.language == PYTHON and python_build.is_build_helper(data))
+    return SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
@@ -486,7 +488,8 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     if PREFILTER:
         probe = Probe(source.data)
         checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
-        if not checks and not (wants_facts and project_facts.needs_parse(source, probe)):
+        kernels_inside = source.language == PYTHON and embedded.has_kernels(source.data)
+        if not checks and not (wants_facts and project_facts.needs_parse(source, probe)) and not kernels_inside:
             return _unparsed(source, wants_facts)
     else:
         checks = [(code, check) for code, check, _ in triggered]
@@ -498,12 +501,9 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         _note_parse_errors(source, problems)
     model = rocm_path.build(source, config.rocm_macros)
     source.rocm_path = model
-    findings: list[Finding] = []
-    for code, check in checks:
-        try:
-            findings.extend(replace(f, code=code) for f in check(source))
-        except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
-            problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+    findings = _run_checks(source, checks, problems)
+    if source.language == PYTHON and embedded.has_kernels(source.data):
+        findings += _embedded_findings(source, config, codes, problems)
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
@@ -514,6 +514,34 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         suppressions=suppress.parse(source),
         facts=project_facts.collect(source, model) if wants_facts else FileFacts(),
     )
+
+
+def _run_checks(source: SourceFile, checks, problems: list[Problem]) -> list[Finding]:
+    findings: list[Finding] = []
+    for code, check in checks:
+        try:
+            findings.extend(replace(f, code=code) for f in check(source))
+        except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the scan
+            problems.append(Problem(source.path, f"internal error in {code}: {type(exc).__name__}: {exc}", True))
+    return findings
+
+
+def _embedded_findings(host: SourceFile, config: Config, codes, problems: list[Problem]) -> list[Finding]:
+    """The CUDA rules on each kernel string of a Python file, mapped back into the file; the
+    string's own dead code (`#ifndef __HIPCC__` arms) is dropped here, by its own model."""
+    _, triggered = _checks_for(tuple(codes), (CUDA,))
+    checks = [(code, check) for code, check, _ in triggered]
+    docs = load_all()
+    out = []
+    for kernel in embedded.distinct(embedded.kernels(host)):
+        source = kernel.source(host)
+        source.rocm_path = model = rocm_path.build(source, config.rocm_macros)
+        for f in _run_checks(source, checks, problems):
+            status = model.status(f.location.start_byte)
+            if status is Status.DEAD or (status is Status.PORT and docs[f.code].scope == "live"):
+                continue
+            out.append(embedded.remap(host, kernel, source, f))
+    return out
 
 
 def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:

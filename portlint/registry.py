@@ -23,6 +23,7 @@ runs on every file of its language, which is then always parsed; every C-family 
 declare its tokens (a test checks it).
 """
 
+from portlint import embedded
 from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size
 from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
@@ -39,6 +40,7 @@ REGISTRY = {
              MAKE: makefile.check_cuda_toolkit_path},
     "B005": {MAKE: makefile.check_nvcc_only_makefile},
     "B006": {MAKE: makefile.check_hip_runtime_not_linked},
+    "B007": {MAKE: makefile.check_nvidia_smi_query},
     "C001": {PROJECT: cmake.check_cmake_cuda_language},
     "C002": {PROJECT: cmake.check_cmake_cuda_architectures},
     "C003": {CMAKE: cmake.check_cmake_cuda_link_target},
@@ -49,6 +51,7 @@ REGISTRY = {
     "K006": {CUDA: launch.check_huge_grid},
     "L001": {CUDA: libraries.check_cuda_library, BUILD_SCRIPT: setup_py.check_cuda_library,
              MAKE: makefile.check_cuda_library},
+    "L002": {CUDA: libraries.check_late_cooperative_groups_api},
     "M001": {CUDA: memory.check_lds_over_64k, PROJECT: memory.check_lds_over_64k_across_files},
     "M002": {CUDA: memory.check_managed_memory},
     "M003": {CUDA: memory.check_threadfence_system},
@@ -65,7 +68,7 @@ REGISTRY = {
     "P004": {CUDA: preprocessor.check_deprecated_hip_platform_macro},
     "P005": {PROJECT: preprocessor.check_unmacroed_global},
     "R001": {CUDA: runtime.check_compute_capability_check, PYTHON: runtime.check_compute_capability_check},
-    "R002": {PROJECT: runtime.check_module_kernel_not_extern_c},
+    "R002": {PROJECT: runtime.check_module_kernel_not_extern_c, PYTHON: embedded.check_kernel_lookup_by_name},
     "R003": {MAKE: makefile.check_missing_offload_arch, CMAKE: cmake.check_missing_offload_arch,
              CUDA: runtime.check_missing_offload_arch, PROJECT: cmake.check_missing_offload_arch_in_project},
     "R004": {CUDA: runtime.check_ptx_module_load},

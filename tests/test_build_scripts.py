@@ -11,26 +11,31 @@ from portlint import engine
 from portlint.config import Config, load
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-OP_BUILDER = FIXTURES / "Y002" / "ok_op_builder_not_configured"
+OP_BUILDER = FIXTURES / "Y002" / "bad_op_builder"
 
 
 def _line_of(path: Path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
 
-def test_op_builder_is_a_build_script_only_when_configured(tmp_path: Path) -> None:
+def test_op_builder_is_a_build_script_by_content_or_when_configured(tmp_path: Path) -> None:
     project = tmp_path / "deepspeed_like"
     shutil.copytree(OP_BUILDER, project)
     builder = project / "op_builder" / "builder.py"
-    assert engine.scan([project], Config(root=project, select=("Y002",))).findings == []
-
-    (project / "portlint.toml").write_text('select = ["Y002"]\nextend-build-scripts = ["op_builder/*.py"]\n')
-    result = engine.scan([project], load(project / "portlint.toml", project))
-    found = [(Path(f.path).name, f.location.start_line) for f in result.findings]
-    assert found == [
+    expected = [
         ("builder.py", _line_of(builder, 'cuda_home + "/bin/nvcc"')),
         ("builder.py", _line_of(builder, "int(torch.version.cuda.split")),
     ]
+    # It imports torch.utils.cpp_extension and defines nvcc_args(): a build helper as it is.
+    result = engine.scan([project], Config(root=project, select=("Y002",)))
+    assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == expected
+    # Without those marks it is read as a build script only when configured.
+    text = builder.read_text()
+    builder.write_text(text.replace("torch.utils.cpp_extension", "torch_ext").replace("nvcc_args", "device_args"))
+    assert engine.scan([project], Config(root=project, select=("Y002",))).findings == []
+    (project / "portlint.toml").write_text('select = ["Y002"]\nextend-build-scripts = ["op_builder/*.py"]\n')
+    result = engine.scan([project], load(project / "portlint.toml", project))
+    assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == expected
     # `build-scripts` replaces the default list: setup.py is then no build script.
     (project / "setup.py").write_text("import torch\nv = torch.version.cuda.split('.')\n")
     (project / "portlint.toml").write_text('select = ["Y002"]\nbuild-scripts = ["op_builder/*.py"]\n')

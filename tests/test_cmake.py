@@ -271,3 +271,14 @@ def test_missing_offload_arch_is_reported_once_per_build_and_fixed_before_the_la
         "  enable_language(HIP)",
     ]
     assert not _scan(root, "R003").findings
+
+
+def test_nvcc_flag_lists_have_one_owner(tmp_path) -> None:
+    # B001 reports the nvcc flags of `CUDA_NVCC_FLAGS`; C001 reports FindCUDA itself, not the list.
+    result = assert_findings("""\
+        cmake_minimum_required(VERSION 3.18)
+        project(ops LANGUAGES CXX)
+        find_package(CUDA REQUIRED)
+        list(APPEND CUDA_NVCC_FLAGS -gencode arch=compute_80,code=sm_80 -lineinfo)
+        """, "cmake", "B001", "B001", "C001", tmp_path=tmp_path, select=("B001", "C001"))
+    assert {f.code: f.location.start_line for f in result.findings} == {"C001": 3, "B001": 4}

@@ -30,15 +30,19 @@ def test_headers_match_by_name_or_library_directory() -> None:
     assert library_for_header("kernels/thrust_helpers.h") is None
 
 
-def test_the_first_live_include_is_the_one_reported(tmp_path) -> None:
+def test_every_live_include_and_use_line_is_reported(tmp_path) -> None:
+    # A finding per place: each include and each line naming the API is an edit of the port.
     result = assert_findings("""\
         #ifndef USE_ROCM
         #include <cublas_v2.h>
         #endif
         #include <cublas_v2.h>
         #include <cublas_api.h>
-        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
-    assert result.findings[0].location.start_line == 4
+        cublasHandle_t handle;
+        cublasOperation_t op = CUBLAS_OP_T;
+        """, "cuda", "L001", "L001", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    assert [f.location.start_line for f in result.findings] == [4, 5, 6, 7]
+    assert "`cublasOperation_t`, `CUBLAS_OP_T`" in result.findings[3].message
 
 
 def test_library_without_rocm_port_is_an_error(tmp_path) -> None:

@@ -45,7 +45,7 @@ CUDA_DEFINED = frozenset(
     {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
      "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
 )
-CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__"})
+CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__", "__CUDA__"})  # `__CUDA__`: clang in CUDA mode
 CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
 # Macros hip-clang's device pass defines per AMD target (`__gfx942__`, `__GFX9__`, `__gfx90a`,
 # `__AMDGCN_CUMODE__`, ...): a CUDA build never defines them (their arms are PORT), the ROCm

@@ -335,7 +335,12 @@ def _insert_after(source: SourceFile, node, text: str) -> Edit:
 _CUDA_ROOT_NAMES = frozenset({
     "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDA_BIN_PATH", "CUDAToolkit_ROOT",
 })
-_CUDA_PATH_BYTES = (b"/usr/local/cuda",) + tuple(n.encode() for n in _CUDA_ROOT_NAMES)
+# Directories `find_package(CUDAToolkit)` / FindCUDA set: the toolkit's own headers and libraries.
+_CUDA_TOOLKIT_DIRS = frozenset({
+    "CUDAToolkit_INCLUDE_DIRS", "CUDAToolkit_LIBRARY_DIR", "CUDAToolkit_LIBRARY_ROOT", "CUDAToolkit_BIN_DIR",
+    "CUDA_INCLUDE_DIRS", "CUDA_TOOLKIT_INCLUDE", "CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES",
+})
+_CUDA_PATH_BYTES = (b"/usr/local/cuda",) + tuple(n.encode() for n in _CUDA_ROOT_NAMES | _CUDA_TOOLKIT_DIRS)
 _HARD_CODED_CUDA = re.compile(r"/usr/local/cuda(?:-[\d.]+)?(?![\w.-])")
 _ROCM_FALLBACK = re.compile(r"ROCM_PATH|ROCM_HOME|ROCM_ROOT|HIP_PATH|/opt/rocm", re.IGNORECASE)
 _ROOT_REFS = "(variable_ref [(normal_var (variable) @name) (env_var (variable) @name)]) @ref"
@@ -370,7 +375,11 @@ def _toolkit_path_culprits(arg, source: SourceFile):
     found = []
     for match in queries.matches(CMAKE, _ROOT_REFS, arg):
         ref, name = match["ref"][0], source.node_text(match["name"][0])
-        if name in _CUDA_ROOT_NAMES:
+        if name in _CUDA_TOOLKIT_DIRS:
+            text = source.node_text(ref)
+            found.append((ref.start_byte, ref.end_byte,
+                          f"`{text}` is a CUDA toolkit directory; a ROCm build has none and needs ROCm's."))
+        elif name in _CUDA_ROOT_NAMES:
             text = source.node_text(ref)
             if text.startswith("$ENV"):
                 message = f"`{text}` without a `ROCM_PATH` fallback points ROCm builds at CUDA."
@@ -540,6 +549,8 @@ def check_cmake_cuda_language(index: ProjectIndex) -> list[Finding]:
         if project.has_hip:
             continue
         for facts, place in project.places(CUDA_LANGUAGE, live_only=True):
+            if place.detail == "nvcc-flags":
+                continue  # B001 owns the flags of `CUDA_NVCC_FLAGS`; `find_package(CUDA)` is reported here
             plain = place.text.replace("cuda_", "", 1)
             findings.append(project_finding(
                 facts, place.location, place.text, _LANGUAGE_MESSAGE[place.detail].format(text=place.text),

@@ -12,8 +12,8 @@ import fnmatch
 from dataclasses import dataclass
 
 from portlint import queries
-from portlint.checks.cpp import callee_name, include_path
-from portlint.finding import Finding, Severity, at_node
+from portlint.checks.cpp import callee_name, include_path, token_nodes
+from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import needs
@@ -39,6 +39,13 @@ class CudaLibrary:
     same_headers: bool = False
     # For a drop-in API (RCCL keeps the `nccl*` names): the ROCm header to include instead.
     drop_in_header: str | None = None
+    # Enum constants and macros of the API: `CUBLAS_` matches `CUBLAS_OP_N`.
+    constant_prefixes: tuple[str, ...] = ()
+    # One-to-one renames of the API on ROCm (`cublas` -> `hipblas`), by prefix; a library
+    # without them gets advice at each use. `exact_renames` for APIs mirrored name by name.
+    renames: tuple[tuple[str, str], ...] = ()
+    exact_renames: tuple[tuple[str, str], ...] = ()
+    hip_header: str | None = None  # the counterpart's main header, named by the rename fix
 
     @property
     def severity(self) -> Severity:
@@ -53,32 +60,39 @@ CUDA_LIBRARIES: tuple[CudaLibrary, ...] = (
     CudaLibrary(
         "cuBLASLt", ("cublasLt.h",), ("cublasLt",), ("cublasLt",), "hipBLASLt",
         "Port to hipBLASLt: `#include <hipblaslt/hipblaslt.h>`, `hipblasLtMatmul`",
-        "roc::hipblaslt", "hipblaslt"),
+        "roc::hipblaslt", "hipblaslt", constant_prefixes=("CUBLASLT_",),
+        renames=(("cublasLt", "hipblasLt"), ("CUBLASLT_", "HIPBLASLT_")), hip_header="hipblaslt/hipblaslt.h"),
     CudaLibrary(
         "cuBLAS", ("cublas_v2.h", "cublas.h", "cublas_api.h", "cublasXt.h"), ("cublas",), ("cublas",),
         "hipBLAS",
         "Port to hipBLAS (`#include <hipblas/hipblas.h>`, `hipblasSgemm`, `hipblasGemmEx`) "
         "or rocBLAS (`rocblas_gemm_ex`)",
-        "roc::hipblas", "hipblas"),
+        "roc::hipblas", "hipblas", constant_prefixes=("CUBLAS_",),
+        renames=(("cublas", "hipblas"), ("CUBLAS_", "HIPBLAS_")), hip_header="hipblas/hipblas.h"),
     CudaLibrary(
         "cuFFT", ("cufft.h", "cufftXt.h", "cufftw.h"), ("cufft",), ("cufft", "cufftw"), "hipFFT",
         "Port to hipFFT: `#include <hipfft/hipfft.h>`, `hipfftPlan1d`, `hipfftExecC2C`",
-        "hip::hipfft", "hipfft"),
+        "hip::hipfft", "hipfft", constant_prefixes=("CUFFT_",),
+        renames=(("cufft", "hipfft"), ("CUFFT_", "HIPFFT_")), hip_header="hipfft/hipfft.h"),
     CudaLibrary(
         "cuSPARSE", ("cusparse.h", "cusparse_v2.h"), ("cusparse",), ("cusparse",), "hipSPARSE",
         "Port to hipSPARSE: `#include <hipsparse/hipsparse.h>`, `hipsparseSpMV`",
-        "roc::hipsparse", "hipsparse"),
+        "roc::hipsparse", "hipsparse", constant_prefixes=("CUSPARSE_",),
+        renames=(("cusparse", "hipsparse"), ("CUSPARSE_", "HIPSPARSE_")), hip_header="hipsparse/hipsparse.h"),
     CudaLibrary(
         "cuSOLVER", ("cusolverDn.h", "cusolverSp.h", "cusolverRf.h", "cusolverMg.h", "cusolver_common.h"),
         ("cusolver",), ("cusolver",), "hipSOLVER",
         "Port to hipSOLVER: `#include <hipsolver/hipsolver.h>`, `hipsolverDnSgetrf`",
-        "roc::hipsolver", "hipsolver"),
+        "roc::hipsolver", "hipsolver", constant_prefixes=("CUSOLVER_",),
+        renames=(("cusolver", "hipsolver"), ("CUSOLVER_", "HIPSOLVER_")), hip_header="hipsolver/hipsolver.h"),
     CudaLibrary(
         "cuRAND", ("curand.h", "curand_kernel.h", "curand_philox4x32_x.h", "curand_mtgp32_host.h"),
         ("curand", "curand_"), ("curand",), "hipRAND",
         "Port to hipRAND: `#include <hiprand/hiprand.h>` (`hiprandGenerateUniform`); "
         "device code `#include <hiprand/hiprand_kernel.h>` (`hiprand_init`, `hiprand_uniform`)",
-        "hip::hiprand", "hiprand"),
+        "hip::hiprand", "hiprand", constant_prefixes=("CURAND_",),
+        renames=(("curand_", "hiprand_"), ("curand", "hiprand"), ("CURAND_", "HIPRAND_")),
+        hip_header="hiprand/hiprand.h"),
     CudaLibrary(
         "cuDNN frontend", ("cudnn_frontend.h", "cudnn_frontend/*", "cudnn_frontend_*.h"),
         port="Keep the cuDNN frontend code under `#ifndef USE_ROCM` and write the ROCm path "
@@ -91,7 +105,7 @@ CUDA_LIBRARIES: tuple[CudaLibrary, ...] = (
         ("cudnn",), ("cudnn",), "MIOpen",
         "Port to MIOpen: `#include <miopen/miopen.h>`, `miopenConvolutionForward` "
         "(the API differs call by call)",
-        "MIOpen", "miopen"),
+        "MIOpen", "miopen", constant_prefixes=("CUDNN_",)),
     CudaLibrary(
         "NCCL", ("nccl.h", "nccl_net.h"), ("nccl",), ("nccl",), "RCCL",
         "Include `<rccl/rccl.h>` on ROCm: RCCL keeps the `nccl*` API names",
@@ -115,7 +129,23 @@ CUDA_LIBRARIES: tuple[CudaLibrary, ...] = (
         ("nvToolsExt", "nvtx3"), "roctx",
         "Port to roctx: `#include <roctracer/roctx.h>`, `roctxRangePushA`, `roctxRangePop`, "
         "and link `roctx64`",
-        hip_library="roctx64"),
+        hip_library="roctx64", hip_header="roctracer/roctx.h",
+        exact_renames=(("nvtxRangePushA", "roctxRangePushA"), ("nvtxRangePush", "roctxRangePushA"),
+                       ("nvtxRangePop", "roctxRangePop"), ("nvtxMarkA", "roctxMarkA"),
+                       ("nvtxMark", "roctxMarkA"))),
+    CudaLibrary(
+        "NVML", ("nvml.h",), ("nvml",), ("nvidia-ml",), "AMD SMI",
+        "Port to AMD SMI: `#include <amd_smi/amdsmi.h>`, `amdsmi_init`, `amdsmi_get_gpu_activity`, "
+        "and link `amd_smi` (or query `rocm-smi`/`amd-smi` on the command line)",
+        hip_library="amd_smi", constant_prefixes=("NVML_",)),
+    CudaLibrary(
+        "libcu++",
+        ("cuda/std/*", "cuda/barrier", "cuda/pipeline", "cuda/atomic", "cuda/latch", "cuda/semaphore",
+         "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref", "cuda/functional", "cuda/ptx",
+         "cuda/cmath", "cuda/type_traits", "cuda/utility", "cuda/memory"),
+        port="Keep the libcu++ code under `#ifndef USE_ROCM`; on ROCm use the standard library "
+             "(`<atomic>`, `<type_traits>`), `__syncthreads()` for `cuda::barrier` and plain loads "
+             "for `cuda::pipeline` (libhipcxx covers a subset as `<hip/std/...>`)"),
     CudaLibrary(
         "CUTLASS", ("cutlass/*", "cute/*"),
         port="Keep the CUTLASS code under `#ifndef USE_ROCM` and write the ROCm path with "
@@ -156,6 +186,12 @@ def library_for_header(path: str) -> CudaLibrary | None:
 _API_PREFIXES = sorted(
     ((prefix, lib) for lib in CUDA_LIBRARIES for prefix in lib.api_prefixes), key=lambda p: -len(p[0])
 )
+_CONSTANT_PREFIXES = sorted(
+    ((prefix, lib) for lib in CUDA_LIBRARIES for prefix in lib.constant_prefixes), key=lambda p: -len(p[0])
+)
+# Project helpers named after a library (`cublasCheck`, `cudnnErrCheck`, `cufftSafeCall`):
+# no library API starts so.
+_PROJECT_HELPER = ("Check", "Err", "Assert", "Safe", "Call", "Try", "Wrapper", "Helper")
 
 
 def library_for_api(name: str) -> CudaLibrary | None:
@@ -166,6 +202,40 @@ def library_for_api(name: str) -> CudaLibrary | None:
         rest = name[len(prefix):]
         if prefix.endswith("_") or not rest or rest[0].isupper():
             return lib
+    return None
+
+
+def library_for_name(name: str) -> CudaLibrary | None:
+    """The library an API name of any kind belongs to: a function or type (`cublasHandle_t`)
+    or an enum constant (`CUBLAS_OP_N`); not a project helper (`cublasCheck`, `CUBLAS_CHECK`)."""
+    for prefix, lib in _CONSTANT_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return None if name[len(prefix):].startswith(("CHECK", "CALL", "ERR", "SAFE", "TRY")) else lib
+    lib = library_for_api(name)
+    if lib is None:
+        return None
+    rest = next(name[len(p):] for p, candidate in _API_PREFIXES if candidate is lib and name.startswith(p))
+    return None if rest.startswith(_PROJECT_HELPER) else lib
+
+
+# Renamed on ROCm but with other parameter types (`cudaDataType` becomes `hipDataType`,
+# `cublasMath_t` has no counterpart): the call needs a person, not a rename.
+_SIGNATURE_DIFFERS = frozenset({
+    "cublasGemmEx", "cublasGemmBatchedEx", "cublasGemmStridedBatchedEx", "cublasSetMathMode",
+    "cublasGetMathMode", "cublasLtMatrixLayoutCreate", "cublasLtMatmulDescCreate",
+})
+
+
+def rocm_name(name: str, lib: CudaLibrary) -> str | None:
+    """The ROCm counterpart's spelling of `name` where the port renames one to one."""
+    if name in _SIGNATURE_DIFFERS:
+        return None
+    for cuda, hip in lib.exact_renames:
+        if name == cuda:
+            return hip
+    for cuda, hip in lib.renames:
+        if name.startswith(cuda):
+            return hip + name[len(cuda):].removesuffix("_v2")
     return None
 
 
@@ -180,51 +250,146 @@ _OWN_NAMES = """
  (function_definition declarator: (function_declarator declarator: (identifier) @name))]
 """
 _API_BYTES = tuple(p.encode() for p, _ in _API_PREFIXES)
+_CONSTANT_BYTES = tuple(p.encode() for p, _ in _CONSTANT_PREFIXES)
 _HEADER_BYTES = (b"cublas", b"cufft", b"cusparse", b"cusolver", b"curand", b"cudnn", b"nccl", b"cub/",
-                 b"thrust/", b"nvToolsExt", b"nvtx3/", b"cutlass/", b"cute/")
+                 b"thrust/", b"nvToolsExt", b"nvtx3/", b"cutlass/", b"cute/", b"nvml", b"cuda/")
 # Either arm of this guard is read by portlint's ROCm-path model as ROCm vs CUDA.
 _ROCM_GUARD = "#if defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__)"
 
 
-@needs(*_HEADER_BYTES, *_API_BYTES)
+@needs(*_HEADER_BYTES, *_API_BYTES, *_CONSTANT_BYTES)
 def check_cuda_library(source: SourceFile) -> list[Finding]:
+    """Every include of a library header, and every line that uses a renamed library's API
+    (calls, handle and status types, enum constants): each is a place the port edits."""
     data = source.data
-    if not any(b in data for b in _HEADER_BYTES + _API_BYTES):
+    if not any(b in data for b in _HEADER_BYTES + _API_BYTES + _CONSTANT_BYTES):
         return []
     root = source.tree.root_node
     findings: list[Finding] = []
     included: set[str] = set()  # libraries whose header the file includes, in any branch
-    reported: set[str] = set()
     for include, path_node in _includes(source, root):
         path = include_path(path_node, source)
         lib = library_for_header(path)
         if lib is None:
             continue
         included.add(lib.name)
-        if lib.name in reported or not _is_live(source, include.start_byte):
-            continue
-        reported.add(lib.name)
         findings.append(at_node(
             source, path_node, _include_message(lib, path),
             _include_fix(lib, include, source), severity=lib.severity))
 
-    if not any(b in data for b in _API_BYTES):
-        return findings
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
-    seen_calls: set[str] = set()
+    findings += _api_uses(source, own_names)
+    findings += _namespace_uses(source, own_names)
+    findings += _drop_in_calls(source, root, included, own_names)
+    return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
+    """One finding per line and library for the API names of libraries whose port renames
+    or rewrites them (not RCCL's drop-in `nccl*`, not rocThrust's same headers)."""
+    by_line: dict[tuple[int, str], list] = {}
+    libs: dict[str, CudaLibrary] = {}
+    needles = {p for lib in CUDA_LIBRARIES if _uses_change(lib) for p in lib.api_prefixes + lib.constant_prefixes}
+    for needle in sorted(needles):
+        for node in token_nodes(source, needle.encode()):
+            name = source.node_text(node)
+            lib = library_for_name(name)
+            if lib is None or not _uses_change(lib) or name in own_names or _is_member(node):
+                continue
+            if source.shim(name, node.start_byte) is not None:
+                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
+            libs[lib.name] = lib
+            by_line.setdefault((source.line_of(node.start_byte), lib.name), []).append(node)
+    findings = []
+    for (_, lib_name), nodes in sorted(by_line.items()):
+        lib = libs[lib_name]
+        nodes = sorted({n.start_byte: n for n in nodes}.values(), key=lambda n: n.start_byte)
+        names = [source.node_text(n) for n in nodes]
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+        message = (f"{shown} {'names' if len(set(names)) == 1 else 'name'} the {lib.name} API; "
+                   + (f"ROCm has no {lib.name}, its port is {lib.counterpart}." if lib.counterpart
+                      else f"ROCm has no {lib.name}."))
+        findings.append(finding(source, nodes[0].start_byte, nodes[-1].end_byte, message,
+                                _rename_fix(source, lib, nodes), severity=lib.severity))
+    return findings
+
+
+# Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API).
+_NAMESPACES = {"cub": ("CUB", "hipcub")}
+# Where a namespace name is used: `cub::BlockReduce`, `using namespace cub;`, `namespace a = cub;`.
+_NAMESPACE_USES = frozenset({"qualified_identifier", "using_declaration", "namespace_alias_definition"})
+
+
+def _namespace_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
+    """`cub::X` uses, one finding per line; not where the file maps the name itself
+    (`#define cub hipcub`, `namespace cub = hipcub;`) or defines that namespace."""
+    findings = []
+    for namespace, (lib_name, hip) in _NAMESPACES.items():
+        if namespace.encode() + b"::" not in source.data and b"namespace " + namespace.encode() not in source.data:
+            continue
+        if namespace in own_names:
+            continue  # `#define cub hipcub`: a project alias
+        lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
+        by_line: dict[int, list] = {}
+        for node in token_nodes(source, namespace.encode()):
+            parent = node.parent
+            if source.node_text(node) != namespace or parent is None or parent.type not in _NAMESPACE_USES:
+                continue
+            if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
+                return findings  # `namespace cub = hipcub;`: every use is the project's alias
+            by_line.setdefault(source.line_of(node.start_byte), []).append(node)
+        for nodes in by_line.values():
+            findings.append(finding(
+                source, nodes[0].start_byte, nodes[-1].end_byte,
+                f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}.",
+                Fix.unsafe(f"Use `{hip}::` for `{namespace}::` and include `<hipcub/hipcub.hpp>` "
+                           f"({lib.counterpart} mirrors {lib.name})",
+                           *(Edit.replace(n, hip) for n in nodes)),
+                severity=lib.severity))
+    return findings
+
+
+def _uses_change(lib: CudaLibrary) -> bool:
+    return lib.drop_in_header is None and not lib.same_headers
+
+
+def _is_member(node) -> bool:
+    """`obj.cublasHandle` or `ptr->cublas_handle`: a field of the project's own struct."""
+    return node.type == "field_identifier"
+
+
+def _rename_fix(source: SourceFile, lib: CudaLibrary, nodes) -> Fix:
+    edits, renamed = [], []
+    for node in nodes:
+        name = source.node_text(node)
+        hip = rocm_name(name, lib)
+        if hip is None:
+            return Fix.advice(lib.port)
+        edits.append(Edit.replace(node, hip))
+        renamed.append(f"`{name}` to `{hip}`")
+    renamed = list(dict.fromkeys(renamed))
+    # Unsafe: the counterpart must be included and linked, and most calls keep their
+    # signature but not all (`cublasGemmEx` takes `cudaDataType`, hipBLAS its own enum).
+    header = f" and include `<{lib.hip_header}>`" if lib.hip_header else ""
+    return Fix.unsafe(f"Rename {', '.join(renamed)}{header} ({lib.counterpart} mirrors {lib.name})", *edits)
+
+
+def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[str]) -> list[Finding]:
+    """A drop-in library's call in a file that does not include its header (it comes through
+    a wrapper header): the include to change is elsewhere, so the first call says so."""
+    findings, seen = [], set()
     for call in queries.nodes(CUDA, _CALLS, root, "call"):
         name = callee_name(call, source)
         lib = library_for_api(name) if name else None
-        if lib is None or lib.name in included or name in own_names or name in seen_calls:
+        if lib is None or _uses_change(lib) or lib.name in included or name in own_names or lib.name in seen:
             continue
         if source.shim(name, call.start_byte) is not None:
             continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
         if not _is_live(source, call.start_byte):
             continue
-        seen_calls.add(name)
-        function = call.child_by_field_name("function")
+        seen.add(lib.name)
         findings.append(at_node(
-            source, function,
+            source, call.child_by_field_name("function"),
             f"`{name}` is a {lib.name} call; ROCm has no {lib.name}, its port is {lib.counterpart}.",
             Fix.advice(lib.port), severity=lib.severity))
     return findings
@@ -248,7 +413,24 @@ def _include_message(lib: CudaLibrary, written: str) -> str:
     return f"{lib.name} header `{written}` does not exist on ROCm; its port is {lib.counterpart}."
 
 
+# Headers whose counterpart declares the same API under the renamed names (see `rocm_name`).
+_HEADER_RENAMES = {
+    "cublas_v2.h": "hipblas/hipblas.h", "cublas.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "cufft.h": "hipfft/hipfft.h", "cusparse.h": "hipsparse/hipsparse.h", "curand.h": "hiprand/hiprand.h",
+    "curand_kernel.h": "hiprand/hiprand_kernel.h", "nvToolsExt.h": "roctracer/roctx.h",
+}
+
+
 def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
+    path_node = include.child_by_field_name("path")
+    written = include_path(path_node, source)
+    hip = _HEADER_RENAMES.get(written.rsplit("/", 1)[-1]) if written.startswith(("cu", "nvtx3/", "nv")) else None
+    if lib.name == "CUB":
+        hip = "hipcub/hipcub.hpp"  # one header declares all of hipCUB
+    if hip is not None:
+        text = source.node_text(path_node)
+        return Fix.unsafe(f"Include `<{hip}>` for `{written}` ({lib.counterpart}; rename its API with it)",
+                          Edit.replace(path_node, text[0] + hip + text[-1]))
     if lib.drop_in_header is None:
         return Fix.advice(lib.port)
     # Same API names under another header: include it on ROCm, keep the CUDA include.
@@ -260,6 +442,31 @@ def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
         Edit.insert(include.start_byte, f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"),
         Edit.insert(end, f"{newline}#endif\n"),
     )
+
+
+# ---- L002 late-cooperative-groups-api --------------------------------------------------------
+# Cooperative-groups members that HIP added years after CUDA (HIP 5.2's header has neither).
+_LATE_CG_MEMBERS = ("meta_group_rank", "meta_group_size")
+
+
+@needs(b"meta_group_")
+def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
+    findings = []
+    for node in token_nodes(source, b"meta_group_"):
+        name = source.node_text(node)
+        parent = node.parent
+        if name not in _LATE_CG_MEMBERS or node.type != "field_identifier" or parent is None:
+            continue
+        call = parent.parent
+        if parent.type != "field_expression" or call is None or call.type != "call_expression":
+            continue
+        findings.append(at_node(
+            source, node,
+            f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+            Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute it: "
+                       + ("`block.thread_rank() / tile.size()`" if name == "meta_group_rank"
+                          else "`(blockDim.x + tile.size() - 1) / tile.size()`") + " for a tile of a 1-D block")))
+    return findings
 
 
 # Answered from one combined query run per file (portlint.queries.shared).

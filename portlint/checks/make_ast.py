@@ -405,7 +405,16 @@ class Makefile:
             # `$(shell which nvcc)`, `$(shell command -v hipcc)`
             command = next((c for c in node.children if c.type == "shell_command"), None)
             text = self.source.node_text(command).split() if command is not None else []
-            return {text[-1].rsplit("/", 1)[-1]} if len(text) >= 2 and text[0] in ("which", "command") else {""}
+            if not text or text[0] not in ("which", "command"):
+                return {""}
+            # The program looked up: the first operand, before any redirection or pipe.
+            operands = []
+            for token in text[1:]:
+                if token in ("|", ";", "&&", "||") or ">" in token or "<" in token:
+                    break
+                if not token.startswith("-"):
+                    operands.append(token)
+            return {operands[0].rsplit("/", 1)[-1]} if operands else {""}
         if node is not None:
             return {""}
         tail = word.text.rsplit("/", 1)[-1].strip("\"'")

@@ -28,7 +28,7 @@ _SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c", ".C")
 _INPUT_AUTOMATICS = frozenset({"$^", "$+", "$<", "$?"})
 _HIP_WORD = re.compile(r"hipcc|amdclang|offload-arch", re.IGNORECASE)
 _HIP_OR_ROCM = re.compile(r"hip|rocm|amdgpu", re.IGNORECASE)
-_LIB_FLAG = re.compile(r"-l(\w+)")
+_LIB_FLAG = re.compile(r"-l(\w[\w-]*)")
 _LIB_FILE = re.compile(r"(?:.*/)?lib(\w+?)(?:_static)?\.(?:so|a)(?:\.[\d.]+)?")
 _PRINTERS = frozenset({"echo", "printf", "@echo", "true", ":"})
 
@@ -177,10 +177,14 @@ _HIP_FLAG_VARIABLE = re.compile(r"HIP(?:CC)?_?(?:COMPILE_)?FLAGS", re.IGNORECASE
 
 
 def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
+    """nvcc flags that reach hipcc; in a Makefile with no HIP path at all, the nvcc flags of
+    its nvcc commands, which the hipcc build it needs would reject or ignore."""
     lowered = _lower(source)
     if b"hipcc" not in lowered and b"amdclang" not in lowered:
-        return []
+        return _nvcc_flags_without_hip_path(source) if b"nvcc" in lowered else []
     mk = read(source)
+    if not has_hip_path(mk):  # `hipcc` only in comments
+        return _nvcc_flags_without_hip_path(source)
     reaching: dict[int, Word] = {}
     for command, _ in _hip_commands(mk):
         for word in _command_words(mk, command, HIP_COMPILERS).words:
@@ -207,6 +211,58 @@ def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
     return findings
 
 
+def _nvcc_flags_without_hip_path(source: SourceFile) -> list[Finding]:
+    mk = read(source)
+    if has_hip_path(mk):
+        return []
+    reaching: dict[int, Word] = {}
+    for command in mk.commands:
+        if NVCC in mk.command_programs(command):
+            for word in _command_words(mk, command, frozenset({NVCC})).words:
+                reaching.setdefault(word.start, word)
+    findings = []
+    for start in sorted(reaching):
+        word = reaching[start]
+        flag = nvcc_flags.classify(word.text.strip("\"'"))
+        if flag is None:
+            continue
+        token = flag.spelling
+        title = (f"Add a hipcc arm whose flags use `{flag.replacement}` for `{token}`" if flag.replacement
+                 else f"Add a hipcc arm; there, {flag.rocm}")
+        findings.append(finding(
+            source, word.start, word.end,
+            f"`{token}` is an nvcc-only flag and this Makefile has no hipcc path: hipcc, "
+            f"{flag.effect.format(flag='it')}.", Fix.advice(title)))
+    return findings
+
+
+# ---- B007 nvidia-smi-query ------------------------------------------------------------------
+# `nvidia-smi --query-gpu=compute_cap ...`, `nvidia-smi -L`: a query, not a test for the tool.
+_NVIDIA_SMI_QUERY = re.compile(rb"nvidia-smi(?:\.exe)?[ \t]+-")
+# Any of these in the file is a ROCm query next to it.
+_ROCM_QUERY = re.compile(r"rocminfo|rocm-smi|amd-smi|rocm_agent_enumerator|amdgpu-arch|offload-arch=native")
+
+
+def check_nvidia_smi_query(source: SourceFile) -> list[Finding]:
+    if b"nvidia-smi" not in source.data:
+        return []
+    mk = read(source)
+    if any(_ROCM_QUERY.search(text) for text in mk.code_texts()):
+        return []
+    findings = []
+    for m in _NVIDIA_SMI_QUERY.finditer(source.data):
+        line_start = source.line_start(source.line_of(m.start()))
+        before = source.data[line_start:m.start()]
+        if b"#" in before or re.search(rb"\$\((?:info|warning|error)\b|\becho\b", before):
+            continue  # a comment, or a message that names the tool
+        findings.append(finding(
+            source, m.start(), m.start() + len(b"nvidia-smi"),
+            "`nvidia-smi` queries NVIDIA GPUs only; on an AMD host it is missing and the value is empty.",
+            Fix.advice("On ROCm, query `rocminfo` (`rocminfo | grep -m1 -o 'gfx[0-9a-f]*'`) or "
+                       "`amd-smi`, or take the targets from `PYTORCH_ROCM_ARCH`/`--offload-arch`")))
+    return findings
+
+
 # ---- L001 cuda-library (Makefiles) ----------------------------------------------------------
 _LINK_NAME_BYTES = tuple(
     name.lower().encode() for lib in CUDA_LIBRARIES + CUDA_RUNTIME_LIBRARIES for name in lib.link_names)
@@ -215,10 +271,13 @@ _ROCM_LINK_NAME = {"the CUDA runtime": "amdhip64", "NVRTC": "hiprtc"}
 
 
 def check_cuda_library(source: SourceFile) -> list[Finding]:
+    """`-lcublas` and `libcublas.so` in compile and link lines, and search paths into a CUDA
+    library's tree (`-I.../cudnn-frontend/include`)."""
     lowered = _lower(source)
-    if not any(name in lowered for name in _LINK_NAME_BYTES):
+    if not any(name in lowered for name in _LINK_NAME_BYTES + (b"cutlass",)):
         return []
     mk = read(source)
+    dirs = _library_dir_findings(source, mk)
     words = [w for a in mk.assignments if a.live for w in a.words]
     for command in mk.commands:  # compile and link commands, not `cp` or `echo`
         programs = mk.command_programs(command)
@@ -238,6 +297,37 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             source, word.start, word.end,
             f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
             _library_fix(text, lib), severity=lib.severity))
+    return sorted(findings + dirs, key=lambda f: f.location.start_byte)
+
+
+# `-I.../cudnn-frontend/include`, `-L"C:\Program Files\NVIDIA\CUDNN\v9.1\lib"`, `-I$(NCCL_HOME)/include`:
+# a search path into a CUDA library's install or source tree (names as the library spells its dirs).
+_LIBRARY_DIR = re.compile(r"-(?:I|L|isystem)\s*(\"[^\"]*\"|'[^']*'|\S+)")
+_LIBRARY_DIR_NAMES = (("cudnn-frontend", "cuDNN frontend"), ("cudnn_frontend", "cuDNN frontend"),
+                      ("cudnn", "cuDNN"), ("nccl", "NCCL"), ("cutlass", "CUTLASS"), ("nvtx", "NVTX"))
+_LIBRARIES_BY_NAME = {lib.name: lib for lib in CUDA_LIBRARIES}
+
+
+def _library_dir_findings(source: SourceFile, mk: Makefile) -> list[Finding]:
+    spans = [(a.words[0].start, a.words[-1].end) for a in mk.assignments if a.live and a.words]
+    spans += [(c.words[0].start, c.words[-1].end) for c in mk.commands if c.program.text not in _PRINTERS]
+    findings = []
+    for start, end in sorted(set(spans)):
+        text = source.data[start:end].decode("utf-8", errors="replace")
+        for m in _LIBRARY_DIR.finditer(text):
+            path = m.group(1).lower()
+            name = next((lib for key, lib in _LIBRARY_DIR_NAMES if key in path), None)
+            if name is None:
+                continue
+            lib = _LIBRARIES_BY_NAME[name]
+            at = start + len(text[:m.start()].encode())
+            shown = m.group()
+            findings.append(finding(
+                source, at, at + len(shown.encode()),
+                f"`{shown}` searches {lib.name}'s directory; ROCm builds have no {lib.name}"
+                + (f" ({lib.counterpart} is installed under `$(ROCM_PATH)`)." if lib.counterpart else "."),
+                Fix.advice(f"On the ROCm path use `-I$(ROCM_PATH)/include` / `-L$(ROCM_PATH)/lib`: {lib.port}"),
+                severity=lib.severity))
     return findings
 
 

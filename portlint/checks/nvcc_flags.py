@@ -58,6 +58,10 @@ _NAMED = {
     "--prec-div": (_REJECTS, _DROP),
     "--prec-sqrt": (_REJECTS, _DROP),
     "--fmad": (_REJECTS, _DROP),
+    "-G": (_REJECTS, "use `-g -O0` for device debug information"),
+    "--device-debug": (_REJECTS, "use `-g -O0` for device debug information"),
+    "--machine": (_REJECTS, f"{_DROP} (clang builds 64-bit code by default; `-m64` where needed)"),
+    "-Wno-deprecated-gpu-targets": (_IGNORES, _DROP),
 }
 _TARGET_NAMES = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 # Whole tokens with a mechanical ROCm spelling.

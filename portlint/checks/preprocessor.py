@@ -416,8 +416,9 @@ NVCC_ONLY_MACROS = {
     "__CUDACC_VER_BUILD__": "HIP_VERSION_PATCH",
     "CUDART_VERSION": "HIP_VERSION",
     "CUDA_VERSION": "HIP_VERSION",
+    "__CUDA__": "__HIP__",  # clang's CUDA mode: `defined(__clang__) && defined(__CUDA__)`
 }
-_NVCC_MARKERS = (b"__CUDACC", b"__NVCC__", b"CUDART_VERSION", b"CUDA_VERSION")
+_NVCC_MARKERS = (b"__CUDACC", b"__NVCC__", b"CUDART_VERSION", b"CUDA_VERSION", b"__CUDA__")
 _PLATFORM_TEST = {  # what stands in the HIP test for a compiler-version macro
     "HIP_VERSION_MAJOR": "__HIPCC__", "HIP_VERSION_MINOR": "__HIPCC__", "HIP_VERSION_PATCH": "__HIPCC__",
     "HIP_VERSION": "__HIP_PLATFORM_AMD__",

@@ -19,6 +19,7 @@ ROCm-only branch (`if torch.version.hip: flags = [...]`) hides its earlier value
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -30,6 +31,17 @@ from portlint.source import SourceFile
 EXTENSION_CALLS = frozenset({"CUDAExtension", "CppExtension", "Extension"})
 # `glob.glob(...)`, `glob(...)`, `Path(...).glob(...)`, `.rglob(...)`: lists of files.
 GLOB_CALLS = frozenset({"glob", "iglob", "rglob"})
+# A Python file that builds GPU extensions, whatever its name: it imports PyTorch's extension
+# builder, or defines the compiler-argument methods of a builder class (`nvcc_args()`,
+# `cxx_args()`, as DeepSpeed's `op_builder/*.py` do).
+_BUILD_HELPER = re.compile(
+    rb"^[ \t]*(?:from[ \t]+torch\.utils\.cpp_extension[ \t]+import|import[ \t]+torch\.utils\.cpp_extension"
+    rb"|def[ \t]+(?:nvcc_args|cxx_args)[ \t]*\()", re.MULTILINE)
+
+
+def is_build_helper(data: bytes) -> bool:
+    """Is this Python file a build script by its content (see `_BUILD_HELPER`)?"""
+    return (b"cpp_extension" in data or b"_args" in data) and _BUILD_HELPER.search(data) is not None
 # Builtins and helpers that return (a copy of) their first argument's items.
 _PASS_THROUGH = frozenset({"list", "tuple", "sorted", "copy", "deepcopy"})
 
@@ -115,11 +127,16 @@ class BuildScript:
         self._functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._bindings: dict[str, list[_Binding]] = {}
         self._calls: list[ast.Call] = []
+        # `from torch.utils.cpp_extension import CUDAExtension as ExtensionBuilder` builds too.
+        self._extension_names = set(EXTENSION_CALLS)
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Call):
                 self._calls.append(node)
+            elif isinstance(node, ast.ImportFrom):
+                self._extension_names.update(
+                    a.asname for a in node.names if a.asname and a.name in EXTENSION_CALLS)
             self._collect_bindings(node)
         self._active: set[tuple[str, int]] = set()  # nodes being followed, to stop at cycles
 
@@ -163,7 +180,7 @@ class BuildScript:
         return [c for c in self._calls if callee_name(c) in names and not self.is_dead(c)]
 
     def extension_calls(self) -> list[ast.Call]:
-        return self.calls(EXTENSION_CALLS)
+        return self.calls(self._extension_names)
 
     def argument(self, call: ast.Call, keyword: str) -> list[ast.expr]:
         """The expressions that may give keyword argument `keyword` (explicit or from `**kwargs`)."""
@@ -387,6 +404,10 @@ class BuildScript:
         if isinstance(expr, ast.IfExp):
             return self._values(expr.body, scope) + self._values(expr.orelse, scope)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            gen = expr.generators[0]
+            if (len(expr.generators) == 1 and isinstance(expr.elt, ast.Name) and isinstance(gen.target, ast.Name)
+                    and gen.target.id == expr.elt.id):
+                return self._values(gen.iter, scope)  # `[x for x in args if x]`: a filtered copy
             return [(expr.elt, scope)]
         if isinstance(expr, ast.Name):
             out = []
@@ -418,10 +439,16 @@ class BuildScript:
         if name in _PASS_THROUGH and len(call.args) == 1:
             return follow(call.args[0], scope)
         out = []
+        on_self = isinstance(func, ast.Attribute) and _is_self(func.value)
         for function in self._functions.get(name or "", []):
-            if isinstance(func, ast.Attribute):
-                continue  # a method, not this module-level function
-            bound = _Scope(function, _bind_parameters(function, call, scope))
+            is_method = isinstance(self._parents.get(id(function)), ast.ClassDef)
+            if isinstance(func, ast.Attribute) and not (on_self and is_method):
+                continue  # `mod.f()`, `obj.f()`: not this file's function
+            if on_self != is_method:
+                continue
+            # `self.libraries_args()`: the file's methods of that name (a builder class and
+            # its subclasses), `self` not among the bound parameters.
+            bound = _Scope(function, _bind_parameters(function, call, scope, skip_self=is_method))
             for node in ast.walk(function):
                 if isinstance(node, ast.Return) and node.value is not None and self.function_of(node) is function:
                     if not self.is_dead(node):
@@ -616,11 +643,20 @@ def _call_argument(call: ast.Call, name: str, index: int | None) -> list[ast.exp
     return []
 
 
-def _bind_parameters(function: ast.AST, call: ast.Call, scope: _Scope) -> dict[str, tuple[ast.expr, _Scope]]:
+def _is_self(node: ast.expr) -> bool:
+    """`self`, `cls` or `super()`: the receiver of a call of the class's own method."""
+    if isinstance(node, ast.Name):
+        return node.id in ("self", "cls")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _bind_parameters(function: ast.AST, call: ast.Call, scope: _Scope,
+                     skip_self: bool = False) -> dict[str, tuple[ast.expr, _Scope]]:
     """Parameters of `function` bound to the arguments of `call` (or their defaults)."""
     bound = {}
     outer = _Scope(None)
-    for i, a in enumerate(_positional_parameters(function)):
+    positional = _positional_parameters(function)
+    for i, a in enumerate(positional[1:] if skip_self else positional):
         values = _call_argument(call, a.arg, i)
         if values:
             bound[a.arg] = (values[0], scope)

@@ -1,0 +1,216 @@
+"""CUDA kernels written as Python strings: `cupy.RawKernel`, `cupy.RawModule`,
+`pycuda.compiler.SourceModule`, `torch.utils.cpp_extension.load_inline`.
+
+Their source text is C++ like any `.cu` file, so the engine scans each string with the CUDA
+rules (`EmbeddedKernel.source`) and maps the findings back into the Python file
+(`remap`). A string whose literal spells its value byte for byte (no escapes, no implicit
+concatenation: the usual triple-quoted or raw kernel) maps exactly, and its fixes keep their
+edits; any other string maps each finding to the literal's first line and its fixes become
+advice.
+
+R002 has a Python side here too: a kernel looked up by its plain name (`RawKernel(code,
+"k")`, `module.get_function("k")`) from a source that never declares it `extern "C"`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+
+from portlint.finding import Finding, Related, Severity, finding
+from portlint.fix import Edit, Fix
+from portlint.source import CUDA, SourceFile
+from portlint.triggers import needs
+
+# Loader -> where its source text is: (positional index, keyword names).
+_LOADERS = {
+    "RawKernel": (0, ("code",)),
+    "RawModule": (0, ("code",)),
+    "SourceModule": (0, ("source",)),
+    "load_inline": (2, ("cuda_sources",)),  # load_inline(name, cpp_sources, cuda_sources)
+}
+TRIGGERS = (b"RawKernel", b"RawModule", b"SourceModule", b"load_inline")
+
+
+@dataclass(frozen=True)
+class EmbeddedKernel:
+    text: str
+    literal_start: int  # byte offset of the literal (its first quote or prefix) in the file
+    value_start: int | None  # byte offset of text[0] when the literal spells it byte for byte
+    loader: str  # `RawKernel`, `SourceModule`, ...
+    call: ast.Call
+
+    def source(self, host: SourceFile) -> SourceFile:
+        """The string as a CUDA file, under the Python file's path."""
+        return SourceFile(host.path, CUDA, self.text.encode("utf-8"), host.absolute_path)
+
+
+def has_kernels(data: bytes) -> bool:
+    return any(t in data for t in TRIGGERS)
+
+
+def kernels(source: SourceFile) -> list[EmbeddedKernel]:
+    """Every kernel source string the file hands a loader, in file order."""
+    tree = source.python_ast
+    constants = _module_strings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        loader = _callee(node)
+        if loader not in _LOADERS:
+            continue
+        for literal in _source_literals(node, loader, constants):
+            found.append(_embedded(source, literal, loader, node))
+    return sorted(found, key=lambda k: k.literal_start)
+
+
+def distinct(found: list[EmbeddedKernel]) -> list[EmbeddedKernel]:
+    """One kernel per string literal: a constant handed to two loaders is scanned once."""
+    return list({k.literal_start: k for k in reversed(found)}.values())[::-1]
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _module_strings(tree: ast.Module) -> dict[str, ast.Constant]:
+    """`KERNEL = r'''...'''` at module level (assigned once): the usual home of a kernel."""
+    seen: dict[str, list] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            seen.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    return {name: values[0] for name, values in seen.items()
+            if len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str)}
+
+
+def _source_literals(call: ast.Call, loader: str, constants: dict[str, ast.Constant]) -> list[ast.Constant]:
+    index, keywords = _LOADERS[loader]
+    values = [kw.value for kw in call.keywords if kw.arg in keywords]
+    if not values and index is not None and len(call.args) > index:
+        values = [call.args[index]]
+    out = []
+    for value in values:
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        for item in items:
+            if isinstance(item, ast.Name):
+                item = constants.get(item.id)
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                out.append(item)
+    return out
+
+
+_PREFIX = re.compile(r"[rRuU]{0,2}")
+
+
+def _embedded(source: SourceFile, literal: ast.Constant, loader: str, call: ast.Call) -> EmbeddedKernel:
+    start, end = source.python_range(literal)
+    written = source.data[start:end].decode("utf-8", errors="replace")
+    prefix = _PREFIX.match(written).group()
+    body = written[len(prefix):]
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    value_start = None
+    if body.startswith(quote) and body.endswith(quote) and len(body) >= 2 * len(quote):
+        inner = body[len(quote):len(body) - len(quote)]
+        if inner == literal.value and ("r" in prefix.lower() or "\\" not in inner):
+            value_start = start + len(prefix) + len(quote)
+    return EmbeddedKernel(literal.value, start, value_start, loader, call)
+
+
+def remap(host: SourceFile, kernel: EmbeddedKernel, embedded: SourceFile, f: Finding) -> Finding:
+    """`f`, found in the kernel's text, as a finding of the Python file."""
+    def place(start: int, end: int) -> tuple[int, int]:
+        if kernel.value_start is None:
+            line_end = host.data.find(b"\n", kernel.literal_start)
+            return kernel.literal_start, line_end if line_end != -1 else len(host.data)
+        return kernel.value_start + start, kernel.value_start + end
+
+    loc = f.location
+    start, end = place(loc.start_byte, loc.end_byte)
+    fix = f.fix
+    if fix.edits:
+        if kernel.value_start is None:
+            fix = Fix.advice(fix.title)
+        else:
+            fix = replace(fix, edits=tuple(Edit(e.start + kernel.value_start, e.end + kernel.value_start, e.content)
+                                           for e in fix.edits))
+    related = tuple(Related(host.location(*place(r.location.start_byte, r.location.end_byte)), r.message)
+                    for r in f.related if r.location is not None and r.location.path == embedded.path)
+    moved = finding(host, start, end, f.message, fix, severity=f.severity, related=related)
+    return replace(moved, code=f.code)
+
+
+# ---- R002 on the Python side ----------------------------------------------------------------
+_EXTERN_C = re.compile(r'extern\s*"C"')
+_GLOBAL = re.compile(r"__global__\s+(?:(?:static|inline|__launch_bounds__\s*\([^)]*\))\s+)*void\s+(\w+)\s*\(")
+
+
+@needs(*TRIGGERS)
+def check_kernel_lookup_by_name(source: SourceFile) -> list[Finding]:
+    """A kernel a Python loader looks up by its plain name while the source gives it C++
+    linkage: the lookup finds only the mangled symbol."""
+    if not has_kernels(source.data):
+        return []
+    findings = []
+    by_call = {id(k.call): k for k in kernels(source)}
+    lookups = _lookups(source, by_call)
+    for kernel, name_node, name in lookups:
+        text = kernel.text
+        if _EXTERN_C.search(text) or name not in set(_GLOBAL.findall(text)):
+            continue
+        if kernel.loader == "RawModule" and any(kw.arg == "name_expressions" for kw in kernel.call.keywords):
+            continue  # cupy compiles those names and maps them to the mangled symbols
+        start, end = source.python_range(name_node)
+        if kernel.loader == "SourceModule":
+            if any(kw.arg == "no_extern_c" and isinstance(kw.value, ast.Constant) and kw.value.value
+                   for kw in kernel.call.keywords):
+                message = f"`{name}` is looked up by name, but `no_extern_c=True` leaves it C++-mangled."
+            else:
+                # pycuda wraps the source in `extern "C" { }` itself; a HIP loader that stands in
+                # for it (hiprtc, a pycuda replacement on ROCm) compiles the text as written.
+                findings.append(finding(
+                    source, start, end,
+                    f"`{name}` relies on `SourceModule`'s implicit `extern \"C\"` wrapper; a ROCm loader "
+                    "compiling this source as written finds only the mangled symbol.",
+                    Fix.advice(f'Declare the kernel `extern "C" __global__ void {name}(...)` in the source'),
+                    severity=Severity.NOTE))
+                continue
+        else:
+            message = f"`{name}` is looked up by name, but the source gives it C++ linkage (a mangled symbol)."
+        findings.append(finding(
+            source, start, end, message,
+            Fix.advice(f'Declare the kernel `extern "C" __global__ void {name}(...)`'
+                       + (" or list it in `name_expressions`" if kernel.loader == "RawModule" else ""))))
+    return findings
+
+
+def _lookups(source: SourceFile, by_call: dict[int, EmbeddedKernel]):
+    """(kernel, name node, name) for `RawKernel(code, "k")` and `<module>.get_function("k")`,
+    the module a loader call or a name bound to one."""
+    out = []
+    bound: dict[str, EmbeddedKernel] = {}
+    tree = source.python_ast
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and id(node.value) in by_call:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = by_call[id(node.value)]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        kernel = by_call.get(id(node))
+        if kernel is not None and kernel.loader == "RawKernel":
+            names = [kw.value for kw in node.keywords if kw.arg == "name"] or node.args[1:2]
+            out.extend((kernel, n, n.value) for n in names if isinstance(n, ast.Constant) and isinstance(n.value, str))
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get_function" and node.args:
+            receiver = func.value
+            module = by_call.get(id(receiver)) if isinstance(receiver, ast.Call) else (
+                bound.get(receiver.id) if isinstance(receiver, ast.Name) else None)
+            arg = node.args[0]
+            if module is not None and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                out.append((module, arg, arg.value))
+    return out
