@@ -2,8 +2,11 @@
 
 `fixtures/deep/<CODE>_bad_<case>.cu` carry `// expect: CODE` markers that deep mode must
 match exactly and fast mode must miss; `<CODE>_ok_<case>.cu` hold a fast-mode false
-positive that deep mode removes. Each case is scanned alone, so the headers it includes
-from `fixtures/deep/include/` are seen by clang only.
+positive that deep mode removes (for a rule only deep mode has, X001: a near miss that
+stays silent). Where `<CODE>_bad_<case>.fixed.cu` exists, deep mode's fixes must give it,
+and it must give no finding. Each case is scanned alone, so the headers it includes
+from `fixtures/deep/include/` are seen by clang only. X001's cases run twice: with the
+installed HIP headers (skipped where there are none) and with the bundled stand-ins.
 
 These tests need the PyPI `libclang` wheel (the `test` extra installs it). Without it they
 skip with the reason shown, except under CI (`CI` set), where that is a failure.
@@ -22,14 +25,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness import expectations, scan
+from harness import expectations, fix_until_stable, scan
 from portlint import deep
 from portlint.cli import main
 from portlint.config import Config
-from portlint.deep import translation_unit
+from portlint.deep import translation_unit, workers
+from portlint.registry import DEEP, REGISTRY
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "deep"
-CASES = sorted(FIXTURES.glob("*.cu"))
+CASES = sorted(p for p in FIXTURES.glob("*.cu") if ".fixed" not in p.name)
+HEADER_SETS = ("real", "stand-ins")
 
 
 @pytest.fixture(autouse=True)
@@ -51,15 +56,25 @@ def _details(result) -> str:
         "\n" + "\n".join(f"  note: {n}" for n in result.notes)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: f"deep/{p.name}")
-def test_deep_fixture(case: Path, tmp_path: Path) -> None:
+def _header_sets():
+    for case in CASES:
+        for headers in HEADER_SETS if DEEP in REGISTRY[case.name[:4]] else ("as found",):
+            yield pytest.param(case, headers, id=f"deep/{case.name}" + (f"[{headers}]" if headers != "as found" else ""))
+
+
+@pytest.mark.parametrize("case, headers", list(_header_sets()))
+def test_deep_fixture(case: Path, headers: str, tmp_path: Path, monkeypatch) -> None:
+    if headers == "real" and translation_unit.real_hip_headers() is None:
+        pytest.skip("no HIP headers installed (/opt/rocm/include or /usr/include/hip, with a clang resource dir)")
+    if headers == "stand-ins":  # workers are forked: they see the patched lookup
+        monkeypatch.setattr(translation_unit, "real_hip_headers", lambda: None)
     shutil.copytree(FIXTURES, tmp_path / "deep")
     path = tmp_path / "deep" / case.name
     code = case.name[:4]
     fast = scan([path], tmp_path, select=(code,))
     deeper = scan([path], tmp_path, select=(code,), deep=True)
     assert not deeper.problems, [str(p) for p in deeper.problems]
-    assert not [n for n in deeper.notes if "could not parse" in n or "not found" in n], deeper.notes
+    assert not [n for n in deeper.notes if "could not parse" in n or "partly parsed" in n], deeper.notes
     expected, todo = expectations(path, code)
     found = _positions(deeper, code)
     missing, extra = sorted(expected - found), sorted(found - expected - todo)
@@ -67,9 +82,17 @@ def test_deep_fixture(case: Path, tmp_path: Path) -> None:
     if "_bad_" in case.name:
         assert expected, "a bad case must carry expect markers"
         assert not expected & _positions(fast, code), f"fast mode finds these already:\n{_details(fast)}"
+    elif DEEP in REGISTRY[code]:
+        assert not found  # a near miss: nothing for fast mode to get wrong, nothing for deep mode to find
     else:
         assert _positions(fast, code), "an ok case shows a fast-mode false positive that deep mode removes"
         assert not found
+    fixed = case.with_name(case.name[: -len(case.suffix)] + ".fixed" + case.suffix)
+    if fixed.exists():
+        assert fix_until_stable([path], tmp_path, (code,), deep=True) > 0
+        assert path.read_text(encoding="utf-8") == fixed.read_text(encoding="utf-8")
+        again = scan([path], tmp_path, select=(code,), deep=True)
+        assert not _positions(again, code), _details(again)
 
 
 def test_deep_and_fast_findings_merge(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from portlint.checks.launch import (
 from portlint.checks.preprocessor import CUDA_ARCH, DEVICE_PASS, HIP_MACROS
 from portlint.checks.wavefront import BIT_FUNCTIONS
 from portlint.checks.wavefront import HOST_ADVICE, MASK_INTRINSICS, MASK_TYPE
+from portlint.deep import diagnostics
 from portlint.deep import translation_unit as clang
 from portlint.deep.compile_db import CompileFlags
 from portlint.finding import Finding, Related, finding
@@ -98,6 +99,8 @@ class UnitResult:
     lowered: set[str] = field(default_factory=set)
     missing: list[str] = field(default_factory=list)
     failure: str | None = None  # why the unit could not be parsed: the file keeps fast mode only
+    stopped: list[str] = field(default_factory=list)  # checks that stopped on this unit, and why
+    headers: str = ""  # the header set X001 read: `diagnostics.STAND_INS` or `HipHeaders.describe()`
 
 
 def analyze_unit(job: Job) -> UnitResult:
@@ -130,20 +133,52 @@ class UnitAnalysis:
         host = clang.parse(self.job.path, self.job.flags, clang.HIP_HOST)
         self.result.missing = clang.missing_includes(host)
         codes = self.job.codes
-        device_nodes, host_nodes = self._nodes(device), self._nodes(host)
+        if "X001" in codes:
+            self._guarded("X001", self.check_clang_errors, device, host)
+        if not codes - {"X001"}:
+            return
+        device_nodes, host_nodes = self._guarded("the AST walk", lambda: (self._nodes(device), self._nodes(host))) \
+            or ([], [])
         self._host_nodes = host_nodes
         if "W001" in codes:
-            self.check_lane_constants(device_nodes)
+            self._guarded("W001", self.check_lane_constants, device_nodes)
         if "W003" in codes:
-            self.check_mask_widths(device_nodes)
+            self._guarded("W003", self.check_mask_widths, device_nodes)
         if "R002" in codes:
-            self.collect_symbols(device_nodes, host_nodes)
+            self._guarded("R002", self.collect_symbols, device_nodes, host_nodes)
         if codes & {"K001", "K002"}:
-            self.check_launches(host_nodes)
+            self._guarded("K001/K002", self.check_launches, host_nodes)
         if "W008" in codes:
-            self.check_host_warp_size(host_nodes)
+            self._guarded("W008", self.check_host_warp_size, host_nodes)
         if "P001" in codes:
-            self.check_pass_macros(device, host)
+            self._guarded("P001", self.check_pass_macros, device, host)
+
+    def _guarded(self, name: str, check, *args):
+        """Run one check: whatever libclang or the bindings throw at it (a node they cannot
+        describe, a crash in a cursor method) stops that check on this unit only."""
+        try:
+            return check(*args)
+        except RecursionError:
+            self.result.stopped.append(f"{name}: nesting too deep to analyse")
+        except Exception as exc:  # noqa: BLE001 - one line for the unit, the other checks go on
+            self.result.stopped.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        return None
+
+    def check_clang_errors(self, device, host) -> None:
+        """X001: hip-clang's errors in project code, read from the real HIP headers' passes
+        where they are installed, else from the stand-in passes already parsed."""
+        headers = clang.real_hip_headers()
+        passes = (device, host)
+        if headers is not None:
+            try:
+                passes = tuple(clang.parse(self.job.path, self.job.flags, mode, headers)
+                               for mode in (clang.HIP_DEVICE, clang.HIP_HOST))
+            except clang.ParseFailure:
+                headers = None  # the real headers' macros break the file's syntax: the stand-ins' view
+        self.result.headers = headers.describe() if headers is not None else diagnostics.STAND_INS
+        missing = diagnostics.missing_headers(passes[1])
+        for tu in passes:
+            diagnostics.clang_errors(self, tu, header_independent_only=headers is None or bool(missing))
 
     # ---- where things are ----------------------------------------------------------
     def _path(self, file) -> str | None:
