@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,68 @@ def test_fast_mode_unchanged_without_deep(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "W001_ok_byte_offset.cu", tmp_path / "k.cu")
     result = _cli(["scan", "--no-cache", "k.cu"], tmp_path)
     assert result.exit_code == 1 and "deep" not in result.stderr
+
+
+def _unit_of_work(job: str) -> str:
+    """A stand-in for one unit's analysis: `crash` dies as libclang does, `hang` never ends."""
+    if job == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if job == "hang":
+        time.sleep(600)
+    return job.upper()
+
+
+def test_a_crashed_or_hung_unit_costs_that_unit_only() -> None:
+    jobs = ["a", "crash", "b", "hang", "c", "d"]
+    results = workers.run(_unit_of_work, jobs, workers=2, timeout=2, shown=lambda job: f"{job}.cu")
+    assert results[0::2] == ["A", "B", "C"]
+    assert results[5] == "D"
+    assert results[1] == workers.Lost("crash.cu", "libclang crashed (SIGSEGV); fast mode only")
+    assert results[3] == workers.Lost("hang.cu", "skipped after 2 s")
+
+
+def test_a_type_kind_the_bindings_do_not_know_costs_no_check(tmp_path: Path) -> None:
+    """`_Float16` (HIP's `__half`) is a type kind the Python bindings of libclang 18 lack:
+    reading it raised "Unknown template argument kind 32" and lost the unit's checks."""
+    path = tmp_path / "half.cu"
+    path.write_text(textwrap.dedent("""\
+        typedef unsigned mask_t;
+        __global__ void vote(const _Float16* values, unsigned* out) {
+          _Float16 v = values[threadIdx.x];
+          mask_t m = __ballot_sync(~0ull, v > _Float16(0));
+          out[0] = m;
+        }
+        """), encoding="utf-8")
+    deeper = scan([path], tmp_path, select=("W003",), deep=True)
+    assert _positions(deeper, "W003") == {("half.cu", 4), ("half.cu", 5)}, _details(deeper)
+    assert not [n for n in deeper.notes if "deep: W003" in n], deeper.notes
+
+
+def test_compile_commands_paths_are_read_from_the_entry_directory(tmp_path: Path) -> None:
+    """Relative `file`, `-I`, `-isystem` glued on, a response file: all from `directory`, as the compiler did."""
+    for folder in ("src", "include", "third", "build"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "include" / "lanes.h").write_text("#pragma once\n#include <width.h>\n", encoding="utf-8")
+    (tmp_path / "third" / "width.h").write_text("#pragma once\n#define LANES 32\n", encoding="utf-8")
+    (tmp_path / "build" / "includes.rsp").write_text("-isystem../third\n", encoding="utf-8")
+    (tmp_path / "src" / "k.cu").write_text(textwrap.dedent("""\
+        #include "lanes.h"
+        __global__ void k(int* out) { out[threadIdx.x] = threadIdx.x % LANES; }
+        """), encoding="utf-8")
+    (tmp_path / "build" / "compile_commands.json").write_text(json.dumps([{
+        "directory": ".", "file": "../src/k.cu",  # a relative directory is the database's folder
+        "arguments": ["nvcc", "-I../include", "@includes.rsp", "-c", "../src/k.cu"],
+    }]), encoding="utf-8")
+    proc = _run(["scan", "--deep", "--no-cache", "--select", "W001", "src"], tmp_path)
+    assert "src/k.cu:2:" in proc.stdout and "`LANES` is 32 here" in proc.stdout, proc.stdout + proc.stderr
+    assert "partly parsed" not in proc.stderr
+
+
+def test_deep_timeout_is_validated(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    proc = _run(["scan", "--deep", "--deep-timeout", "0", "a.cu"], tmp_path)
+    assert proc.returncode == 2 and "--deep-timeout" in proc.stderr and "Traceback" not in proc.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.portlint]\ndeep-timeout = "soon"\n', encoding="utf-8")
+    proc = _run(["scan", "--deep", "a.cu"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("pyproject.toml: 'deep-timeout' must be a positive number of seconds"), proc.stderr

@@ -106,6 +106,11 @@ class UnitResult:
 def analyze_unit(job: Job) -> UnitResult:
     """Parse one unit in its passes and run the deep checks (in a worker process)."""
     result = UnitResult(path=job.scanned.get(str(job.path), str(job.path)))
+    if job.flags.directory is not None:
+        try:  # where the build ran the compiler: what a relative path left in the flags means
+            os.chdir(job.flags.directory)
+        except OSError:
+            pass
     try:
         UnitAnalysis(job, result).run()
     except clang.ParseFailure as exc:
