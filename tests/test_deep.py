@@ -14,6 +14,7 @@ skip with the reason shown, except under CI (`CI` set), where that is a failure.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import shutil
@@ -245,6 +246,7 @@ def test_fast_mode_unchanged_without_deep(tmp_path: Path) -> None:
 def _unit_of_work(job: str) -> str:
     """A stand-in for one unit's analysis: `crash` dies as libclang does, `hang` never ends."""
     if job == "crash":
+        faulthandler.disable()  # pytest's, inherited by the forked worker: no dump of the expected crash
         os.kill(os.getpid(), signal.SIGSEGV)
     if job == "hang":
         time.sleep(600)
@@ -305,3 +307,19 @@ def test_deep_timeout_is_validated(tmp_path: Path) -> None:
     proc = _run(["scan", "--deep", "a.cu"], tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith("pyproject.toml: 'deep-timeout' must be a positive number of seconds"), proc.stderr
+
+
+def test_warm_deep_scan_parses_nothing_and_an_edited_header_reparses_its_units(tmp_path: Path) -> None:
+    (tmp_path / "lanes.h").write_text("#pragma once\n#define LANES 32\n", encoding="utf-8")
+    (tmp_path / "a.cu").write_text('#include "lanes.h"\n__global__ void a(int* o) { o[0] = threadIdx.x % LANES; }\n',
+                                   encoding="utf-8")
+    (tmp_path / "b.cu").write_text("__global__ void b(int* o) { o[0] = 1; }\n", encoding="utf-8")
+    args = ["scan", "--deep", "--select", "W001", "--cache-dir", "cache", "a.cu", "b.cu"]
+    cold, warm = _run(args, tmp_path), _run(args, tmp_path)
+    assert cold.stdout == warm.stdout and "`LANES` is 32 here" in warm.stdout
+    assert "from the cache" not in cold.stderr
+    assert "deep analysis: 2 translation units in" in warm.stderr and ", 2 from the cache" in warm.stderr
+    (tmp_path / "lanes.h").write_text("#pragma once\n#define LANES 64\n", encoding="utf-8")
+    edited = _run(args, tmp_path)
+    assert ", 1 from the cache" in edited.stderr, edited.stderr  # b.cu never read lanes.h
+    assert "`LANES` is 32 here" not in edited.stdout

@@ -13,6 +13,7 @@ findings: deep mode only ever adds to them, or removes what clang disproves.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -38,8 +39,10 @@ class DeepReport:
     internal_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message): portlint's bugs
 
 
-def analyze(files, config: Config, codes, jobs: int) -> DeepReport:
-    """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed)."""
+def analyze(files, config: Config, codes, jobs: int, cache=None) -> DeepReport:
+    """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed).
+    With a `cache` (portlint.cache.Cache), a unit whose flags and every file it read are
+    unchanged is not parsed again."""
     report = DeepReport()
     wanted = frozenset(codes) & CODES
     scanned = {str(state.absolute_path.resolve()): state.path for state in files if state.language == "cuda"}
@@ -65,12 +68,64 @@ def analyze(files, config: Config, codes, jobs: int) -> DeepReport:
     if not flags.database:
         report.notes.append(f"deep: {flags.description}")
     started = time.perf_counter()
-    results = _run(_jobs(units, flags, scanned, config, wanted), jobs, config.deep_timeout)
+    work = _jobs(units, flags, scanned, config, wanted)
+    stored = _UnitCache(cache, work) if cache is not None else None
+    results = [stored.get(i) if stored else None for i in range(len(work))]
+    todo = [i for i, r in enumerate(results) if r is None]
+    for i, result in zip(todo, _run([work[i] for i in todo], jobs, config.deep_timeout) if todo else []):
+        results[i] = result
+        if stored:
+            stored.put(i, result)
     _collect(results, report)
     elapsed = time.perf_counter() - started
+    reused = f", {len(units) - len(todo)} from the cache" if len(todo) < len(units) else ""
     report.notes.append(f"deep analysis: {len(units)} translation unit{'s' if len(units) != 1 else ''} "
-                        f"in {elapsed:.1f} s")
+                        f"in {elapsed:.1f} s{reused}")
     return report
+
+
+class _UnitCache:
+    """Deep results of units in the scan cache, under keys of their own: the unit's path and
+    flags, the rules, the header set, the scanned files; an entry holds the digest of every
+    file clang read for the unit (the unit, its headers, the prelude), so an edited header
+    re-parses every unit that included it."""
+
+    def __init__(self, cache, work: list):
+        from portlint.deep import translation_unit
+
+        self.cache = cache
+        headers = translation_unit.real_hip_headers()
+        common = repr((cache.salt, "deep", headers, sorted(work[0].scanned.items()) if work else ()))
+        self.keys = [hashlib.sha256(repr((common, str(job.path), job.flags, sorted(job.codes),
+                                          sorted(job.rocm_macros), str(job.root))).encode()).hexdigest()
+                     for job in work]
+        self._digests: dict[str, str | None] = {}
+
+    def digest(self, path: str) -> str | None:
+        if path not in self._digests:
+            try:
+                with open(path, "rb") as handle:
+                    self._digests[path] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+            except OSError:
+                self._digests[path] = None
+        return self._digests[path]
+
+    def get(self, index: int):
+        entry = self.cache.get(self.keys[index])
+        if entry is None:
+            return None
+        result, included = entry
+        if all(self.digest(path) == digest for path, digest in included):
+            return result
+        return None
+
+    def put(self, index: int, result) -> None:
+        from portlint.deep.checks import UnitResult
+
+        # Lost units (killed, crashed) and parse failures are tried again next time.
+        if isinstance(result, UnitResult) and result.failure is None and result.included:
+            included = tuple((path, self.digest(path)) for path in sorted(result.included))
+            self.cache.put(self.keys[index], (result, included))
 
 
 def _jobs(units, flags, scanned, config: Config, codes):
