@@ -127,7 +127,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         except Exception as exc:  # noqa: BLE001 - reported, never a traceback
             result.problems.append(Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True))
     if config.deep:
-        findings = _with_deep_findings(findings, result, config, codes, jobs, cache)
+        findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
 
     docs = load_all()
     for state in result.files.values():
@@ -162,11 +162,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
 
 
 def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Config, codes, jobs: int,
-                        cache: Cache | None) -> list[Finding]:
+                        cache: Cache | None, candidates: list[Candidate]) -> list[Finding]:
     """Deep mode's hook: libclang's findings join the fast ones before the central filters."""
     from portlint import deep
 
-    report = deep.analyze(result.files.values(), config, codes, jobs, cache)
+    report = deep.analyze(result.files.values(), config, codes, jobs, cache, candidates)
     result.notes.extend(report.notes)
     result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
     return deep.merge(findings, report)

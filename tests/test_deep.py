@@ -323,3 +323,22 @@ def test_warm_deep_scan_parses_nothing_and_an_edited_header_reparses_its_units(t
     edited = _run(args, tmp_path)
     assert ", 1 from the cache" in edited.stderr, edited.stderr  # b.cu never read lanes.h
     assert "`LANES` is 32 here" not in edited.stdout
+
+
+def test_without_compile_commands_the_build_files_give_the_flags(tmp_path: Path, monkeypatch) -> None:
+    """A project never configured: include directories and ROCm defines from its build files."""
+    from portlint.build_model import build_files
+
+    (tmp_path / "csrc" / "include").mkdir(parents=True)
+    (tmp_path / "csrc" / "include" / "lanes.h").write_text("#pragma once\n#define LANES 32\n", encoding="utf-8")
+    (tmp_path / "csrc" / "k.cu").write_text(textwrap.dedent("""\
+        #include "lanes.h"
+        #ifdef WITH_LANES
+        __global__ void k(int* out) { out[threadIdx.x] = threadIdx.x % LANES; }
+        #endif
+        """), encoding="utf-8")
+    facts = build_files.BuildFiles(include_dirs=(str(tmp_path / "csrc" / "include"),), rocm_defines={"WITH_LANES": "1"})
+    monkeypatch.setattr(build_files, "read_build_files", lambda candidates, config: facts)
+    result = scan([tmp_path / "csrc"], tmp_path, select=("W001",), deep=True)
+    assert any("`LANES` is 32 here" in f.message for f in result.findings), _details(result)
+    assert any("the build files' 1 include directory and 1 ROCm define" in n for n in result.notes), result.notes

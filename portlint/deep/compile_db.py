@@ -59,8 +59,12 @@ def locate(root: Path, explicit: Path | None) -> Path | None:
     return None
 
 
-def flag_source(root: Path, explicit: Path | None, configured: tuple[str, ...], config_file: Path | None) -> FlagSource:
-    default = parse_flags(configured, root) if configured else parse_flags(("-I", "."), root)
+def flag_source(root: Path, explicit: Path | None, configured: tuple[str, ...], config_file: Path | None,
+                build=None) -> FlagSource:
+    """`build` (a `build_model.BuildFiles`, optional): the include directories and ROCm
+    defines the project's build files give, used when neither a database nor 'deep-flags' does."""
+    from_build = _build_flags(build) if build is not None and not configured else ()
+    default = parse_flags(configured or ("-I", ".", *from_build), root)
     path = locate(root, explicit)
     if path is not None:
         database = load(path)
@@ -68,9 +72,22 @@ def flag_source(root: Path, explicit: Path | None, configured: tuple[str, ...], 
     where = f"{_shown(root)} or {_shown(root / 'build')}/"
     if configured:
         used = f"'deep-flags' from {_shown(config_file)}" if config_file else "'deep-flags'"
+    elif from_build:
+        dirs, defines = len(build.include_dirs), len(build.rocm_defines)
+        used = (f"-I {_shown(root)} and the build files' {dirs} include director{'y' if dirs == 1 else 'ies'} "
+                f"and {defines} ROCm define{'' if defines == 1 else 's'}")
     else:
         used = f"default flags (-I {_shown(root)})"
     return FlagSource({}, default, f"no {FILE_NAME} in {where}; using {used}")
+
+
+def _build_flags(build) -> tuple[str, ...]:
+    flags: list[str] = []
+    for directory in build.include_dirs:
+        flags += ["-I", str(directory)]
+    for name, value in build.rocm_defines.items():
+        flags.append(f"-D{name}" if value is None else f"-D{name}={value}")
+    return tuple(flags)
 
 
 def load(path: Path) -> dict[Path, CompileFlags]:
