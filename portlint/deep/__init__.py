@@ -74,10 +74,10 @@ def analyze(files, config: Config, codes, jobs: int, cache=None, candidates=None
     stored = _UnitCache(cache, work) if cache is not None else None
     results = [stored.get(i) if stored else None for i in range(len(work))]
     todo = [i for i, r in enumerate(results) if r is None]
-    for i, result in zip(todo, _run([work[i] for i in todo], jobs, config.deep_timeout) if todo else []):
-        results[i] = result
-        if stored:
-            stored.put(i, result)
+    if todo:
+        keep = (lambda n, result: stored.put(todo[n], result)) if stored else None
+        for i, result in zip(todo, _run([work[i] for i in todo], jobs, config.deep_timeout, keep)):
+            results[i] = result
     _collect(results, report)
     elapsed = time.perf_counter() - started
     reused = f", {len(units) - len(todo)} from the cache" if len(todo) < len(units) else ""
@@ -150,11 +150,11 @@ def _jobs(units, flags, scanned, config: Config, codes):
                 rocm_macros=config.rocm_macros, codes=codes) for path in units]
 
 
-def _run(jobs: list, workers: int, timeout: float) -> list:
+def _run(jobs: list, workers: int, timeout: float, done=None) -> list:
     from portlint.deep import workers as pool
 
     workers = min(workers or os.cpu_count() or 1, len(jobs))
-    return pool.run(_safely, jobs, workers, timeout, lambda job: job.scanned.get(str(job.path), str(job.path)))
+    return pool.run(_safely, jobs, workers, timeout, lambda job: job.scanned.get(str(job.path), str(job.path)), done)
 
 
 def _safely(job):

@@ -49,9 +49,11 @@ def _serve(function, connection) -> None:
         connection.send((index, function(job)))
 
 
-def run(function, jobs: list, workers: int, timeout: float, shown) -> list:
+def run(function, jobs: list, workers: int, timeout: float, shown, done=None) -> list:
     """`function(job)` for every job, in order; a `Lost` where a job was killed or crashed.
-    `function` must catch its own exceptions; `shown(job)` names a job for the user."""
+    `function` must catch its own exceptions; `shown(job)` names a job for the user;
+    `done(index, result)`, if given, is called as each result arrives (an interrupted run
+    keeps what it finished)."""
     context = _context()
     results: list = [None] * len(jobs)
     pending = list(range(len(jobs)))[::-1]
@@ -99,6 +101,8 @@ def run(function, jobs: list, workers: int, timeout: float, shown) -> list:
                         continue
                     results[index] = result
                     worker.index = None
+                    if done is not None:
+                        done(index, result)
                 elif worker.process.sentinel in ready or not worker.process.is_alive():
                     results[worker.index] = Lost(shown(jobs[worker.index]), _death(worker.process))
                     retire(worker, kill=True)
