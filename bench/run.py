@@ -13,7 +13,10 @@ each command in a fresh process so interpreter start-up and imports count alike:
   `--jobs 1` and `--jobs 2`;
 - a warm re-scan: `--jobs 1` with a result cache filled by an untimed run, nothing changed;
 - one file: parse-only and `portlint scan FILE --no-cache` (the pre-commit case), with
-  `python -c pass` and `portlint --version` as start-up floors.
+  `python -c pass` and `portlint --version` as start-up floors;
+- deep mode (where libclang is installed; `--no-deep` skips it): `portlint scan --deep
+  --jobs 2` of the corpus's CUDA translation units (`--deep-units`, evenly picked), cold and
+  warm, next to the fast scan of the same files.
 
 Each time is the best of --repeat runs (wall clock, time.perf_counter). Peak memory is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of a wrapper process that ran only that
@@ -50,6 +53,7 @@ TARGETS = (
     ("one_file_seconds", "one-file scan, seconds", 0.3, "<="),
 )
 QUICK_SIZE_MB = 2.0
+DEEP_TARGET = ("ratio_deep_warm", "deep warm / deep cold", 0.1, "<=")
 
 # Runs one command in a child process and reports its wall time and rusage as JSON.
 _WRAPPER = r"""
@@ -295,6 +299,17 @@ def render(report: dict) -> str:
         ok = value <= limit if direction == "<=" else value >= limit
         unit = " s" if key.endswith("seconds") else "×"
         lines.append(f"  {what:<40}{value:>9.3f}{unit[-1]}  {direction} {limit:<5}  {'PASS' if ok else 'MISS'}")
+    if "deep_cold" in m:
+        d = report["deep"]
+        lines.append("")
+        lines += [f"  deep mode: {d['units']} CUDA units of the corpus, {d['lines']:,} lines, --jobs 2"]
+        for key in ("fast_units", "deep_cold", "deep_warm"):
+            r = m[key]
+            lines.append(f"  {r['label']:<40}{r['seconds']:>7.3f} s  {d['lines'] / r['seconds']:>9,.0f} lines/s  "
+                         f"{r['seconds'] / m['fast_units']['seconds']:>6.1f}× fast")
+        key, what, limit, direction = DEEP_TARGET
+        value = s[key]
+        lines.append(f"  {what:<40}{value:>9.3f}×  {direction} {limit:<5}  {'PASS' if value <= limit else 'MISS'}")
     lines.append(f"  {'peak RSS (largest process)':<40}{s['peak_rss_scan_mib']:>6.0f} MiB  (--jobs 1; --jobs 2: "
                  f"{m['scan_jobs2']['peak_rss_mib']:.0f} MiB per process, warm: {m['scan_warm']['peak_rss_mib']:.0f} MiB, "
                  f"one file: {m['one_scan']['peak_rss_mib']:.0f} MiB)  reported")
@@ -324,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", metavar="PATH", help="interpreter for the parse-only baseline "
                                                          "(default: the one portlint runs on)")
     parser.add_argument("--no-walk", action="store_true", help="skip the parse + walk and parse + query measurements")
+    parser.add_argument("--no-deep", action="store_true", help="skip the deep-mode rows (they need libclang)")
+    parser.add_argument("--deep-units", type=int, default=24,
+                        help="CUDA translation units of the corpus the deep rows scan (default %(default)s)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="run with PYTHONDONTWRITEBYTECODE=1: every run compiles portlint's sources again")
     args = parser.parse_args(argv)
@@ -394,12 +412,25 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if args.no_walk:
             plan = [p for p in plan if p[0] not in ("parse_walk", "parse_query")]
+        units = [] if args.no_deep or not _has_libclang(python) else _deep_units(corpus_dir, args.deep_units)
+        deep_cache = Path(tempfile.mkdtemp(prefix="portlint-bench-deep-"))
+        if units:
+            names = [str(u) for u in units]
+            deep = scan + names + flags + ["--jobs", "2", "--deep"]
+            run_once(deep + ["--cache-dir", str(deep_cache)], cwd)  # fills the deep cache, untimed
+            plan += [
+                ("fast_units", "fast scan of the units (cold)", scan + names + cold + ["--jobs", "2"]),
+                ("deep_cold", "scan --deep --jobs 2 (cold)", deep + ["--no-cache"]),
+                ("deep_warm", "scan --deep --jobs 2 (warm)", deep + ["--cache-dir", str(deep_cache)]),
+            ]
         print(f"bench: measuring, best of {args.repeat}:", file=sys.stderr)
         env["load_before"] = _load()
         measurements = {key: measure(label, cmd, cwd, args.repeat) for key, label, cmd in plan}
         env["load_after"] = _load()
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
+        if "deep_cache" in locals():
+            shutil.rmtree(deep_cache, ignore_errors=True)
 
     m = {k: v["seconds"] for k, v in measurements.items()}
     mib = stats["bytes"] / MIB
@@ -425,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_scan_mib": measurements["scan_jobs1"]["peak_rss_mib"],
         "jobs_agree": findings["digest"] == findings_j2["digest"] == findings_warm["digest"],
     }
+    if "deep_cold" in m:
+        summary["ratio_deep_warm"] = m["deep_warm"] / m["deep_cold"]
+        summary["ratio_deep_to_fast"] = m["deep_cold"] / m["fast_units"]
     summary["targets"] = {
         key: {"what": what, "measured": summary[key], "limit": limit, "direction": direction,
               "pass": summary[key] <= limit if direction == "<=" else summary[key] >= limit}
@@ -440,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         "measurements": measurements,
         "summary": summary,
     }
+    if "deep_cold" in m:
+        report["deep"] = {"units": len(units), "lines": sum(len(u.read_bytes().splitlines()) for u in units),
+                          "lines_per_second_cold": sum(len(u.read_bytes().splitlines()) for u in units) / m["deep_cold"]}
     text = render(report)
     if args.json == "-":
         sys.stderr.write(text)
@@ -453,6 +490,20 @@ def main(argv: list[str] | None = None) -> int:
         print("bench: warning: portlint reported no findings on a corpus with planted hazards; "
               "did it see the files?", file=sys.stderr)
     return 0
+
+
+def _has_libclang(python: str) -> bool:
+    probe = subprocess.run([python, "-c", "import clang.cindex as c; c.conf.lib"], capture_output=True)
+    return probe.returncode == 0
+
+
+def _deep_units(corpus_dir: Path, count: int) -> list[Path]:
+    """`count` CUDA translation units spread evenly over the corpus (deterministic)."""
+    units = sorted(p for p in corpus_dir.rglob("*") if p.suffix in (".cu", ".hip") and p.is_file())
+    if count <= 0 or not units:
+        return []
+    step = max(1, len(units) // count)
+    return units[::step][:count]
 
 
 def _load() -> float | None:

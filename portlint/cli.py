@@ -126,6 +126,8 @@ _work_options = _options(
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
+@click.option("--deep-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="--deep: time budget per translation unit; a unit past it is skipped [default: 30].")
 @click.option("--target", "target_names", multiple=True, metavar="GFX",
               help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
@@ -133,8 +135,8 @@ _work_options = _options(
               help="List the files no ROCm build compiles (read from the build files), with the reason.")
 def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
-         jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, target_names,
-         show_not_built) -> None:
+         jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, deep_timeout,
+         target_names, show_not_built) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
     stdin_data = _stdin(paths, stdin_filename, fix or diff)
@@ -146,7 +148,7 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     config = config.with_overrides(force_exclude=force_exclude)
     if compile_commands is not None and not compile_commands.exists():
         raise Failure(f"--compile-commands: {compile_commands}: no such file or directory")
-    config = config.with_overrides(deep=deep, compile_commands=compile_commands,
+    config = config.with_overrides(deep=deep, compile_commands=compile_commands, deep_timeout=deep_timeout,
                                    targets=_target_names(target_names), timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     try:

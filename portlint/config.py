@@ -20,7 +20,7 @@ from portlint.ruledocs import load_all
 KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "rocm-macros", "fail-on", "severity", "respect-gitignore", "force-exclude", "build-scripts", "extend-build-scripts",
-    "deep", "deep-flags", "compile-commands", "targets", "timeout",
+    "deep", "deep-flags", "deep-timeout", "compile-commands", "targets", "timeout",
 }
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
@@ -57,6 +57,7 @@ class Config:
     deep_flags: tuple[str, ...] = ()
     compile_commands: Path | None = None
     timeout: float = 10.0  # seconds a file's analysis (or a project rule) may take; 0: no limit
+    deep_timeout: float = 30.0  # seconds per translation unit; past it the unit's worker is killed
     # AMD GPUs built for (`gfx942`); () = PYTORCH_ROCM_ARCH, else portlint.targets.DEFAULT.
     targets: tuple[str, ...] = ()
 
@@ -256,6 +257,11 @@ def from_table(table: dict, path: Path) -> Config:
     deep_flags = strings("deep-flags")
     if deep_flags is not None:
         values["deep_flags"] = deep_flags
+    if "deep-timeout" in table:
+        timeout = table["deep-timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigError(f"{path}: 'deep-timeout' must be a positive number of seconds")
+        values["deep_timeout"] = float(timeout)
     if "compile-commands" in table:
         if not isinstance(table["compile-commands"], str):
             raise ConfigError(f"{path}: 'compile-commands' must be a path")

@@ -143,7 +143,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if config.deep:
-        findings = _with_deep_findings(findings, result, config, codes, jobs)
+        findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
 
     docs = load_all()
     for state in result.files.values():
@@ -179,11 +179,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     return result
 
 
-def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Config, codes, jobs: int) -> list[Finding]:
+def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Config, codes, jobs: int,
+                        cache: Cache | None, candidates: list[Candidate]) -> list[Finding]:
     """Deep mode's hook: libclang's findings join the fast ones before the central filters."""
     from portlint import deep
 
-    report = deep.analyze(result.files.values(), config, codes, jobs)
+    report = deep.analyze(result.files.values(), config, codes, jobs, cache, candidates)
     result.notes.extend(report.notes)
     result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
     return deep.merge(findings, report)

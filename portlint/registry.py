@@ -2,7 +2,9 @@
 
 A value maps a language (`cuda`, `cmake`, `python`, `make`, `requirements`, `pyproject`) or
 the role `build-script` (setup.py and configured build scripts) to a function `check(source)`, or
-`PROJECT` to a function `check(index)` that runs once on the cross-file index. Rule
+`PROJECT` to a function `check(index)` that runs once on the cross-file index, or `DEEP` to
+the function deep mode (`--deep`, libclang) reports the rule with, for a rule only deep mode
+has: fast mode never fires it, and its fixtures are `fixtures/deep/<CODE>_*.cu`. Rule
 metadata lives in `rules/<CODE>.md`, never here.
 
 Trigger tokens: a per-file check declares the bytes without which it cannot fire with the
@@ -25,9 +27,11 @@ declare its tokens (a test checks it).
 
 from portlint import embedded
 from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size
+from portlint.deep import diagnostics
 from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
 PROJECT = "project"
+DEEP = "deep"
 
 REGISTRY = {
     "A001": {CUDA: assembly.check_inline_ptx},
@@ -83,6 +87,7 @@ REGISTRY = {
     "W008": {CUDA: wavefront_size.check_warpsize_not_constexpr},
     "W009": {CUDA: wavefront_size.check_arch_macro_warp_size, PROJECT: wavefront_size.check_arch_macro_warp_size_on_host},
     "W010": {CUDA: wavefront_ops.check_warp_matrix_api},
+    "X001": {DEEP: diagnostics.clang_errors},
     "Y001": {BUILD_SCRIPT: setup_py.check_cudaextension_nvcc_args},
     "Y002": {BUILD_SCRIPT: setup_py.check_cuda_toolkit_probe},
     "Y003": {BUILD_SCRIPT: setup_py.check_unpinned_triton, REQUIREMENTS: requirements.check_unpinned_triton,

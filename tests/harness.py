@@ -35,11 +35,11 @@ def expectations(path: Path, code: str) -> tuple[set[tuple[str, int]], set[tuple
     return expected, todo
 
 
-def fix_until_stable(paths: list[Path], root: Path, select: tuple[str, ...], unsafe: bool = True) -> int:
+def fix_until_stable(paths: list[Path], root: Path, select: tuple[str, ...], unsafe: bool = True, **config) -> int:
     """Apply fixes the way `portlint scan --fix` does; returns how many were applied."""
     from portlint.cli import run_fix_passes
 
-    config = Config(root=root, select=select, **IN_PROCESS)
+    config = Config(root=root, select=select, **{**IN_PROCESS, **config})
     _, applied, _ = run_fix_passes(paths, config, jobs=1, unsafe=unsafe)
     return applied
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from portlint.doctor import DOCTOR_CHECKS
-from portlint.registry import PROJECT, REGISTRY
+from portlint.registry import DEEP, PROJECT, REGISTRY
 from portlint.ruledocs import load_all, rules_dir
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -43,6 +43,8 @@ def test_rule_doc(code: str) -> None:
     assert not BANNED_NAME.search(doc.name), f"{doc.name}: describe what is caught"
     if ENVIRONMENT in doc.languages:  # a doctor check: DOCTOR_CHECKS, not the registry
         assert code in DOCTOR_CHECKS
+    elif DEEP in REGISTRY[code]:  # deep mode's only: a C-family rule with no fast check
+        assert set(REGISTRY[code]) == {DEEP} and doc.languages == ("cuda",)
     else:
         languages = set(REGISTRY[code]) - {PROJECT}
         assert set(doc.languages) - {"project"} <= {"cuda", "cmake", "python", "build-script", "make",
@@ -59,6 +61,9 @@ def test_rule_doc(code: str) -> None:
 def test_rule_has_fixtures(code: str) -> None:
     folder = FIXTURES / code
     cases = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+    if DEEP in REGISTRY[code]:  # fixtures/deep/<CODE>_bad_<case>.cu and the like (tests/test_deep.py)
+        assert not cases, f"{code}: a deep-only rule's fixtures belong in fixtures/deep/"
+        cases = [p.name[len(code) + 1:] for p in (FIXTURES / "deep").glob(f"{code}_*")]
     assert any(c.startswith("bad") and ".fixed" not in c for c in cases), f"{code}: no bad* fixture"
     assert any(c.startswith("ok") for c in cases), f"{code}: no ok* fixture"
     has_fixed = any(".fixed" in c for c in cases)

@@ -1,6 +1,7 @@
 """Deep mode: libclang parses each translation unit for what text cannot see.
 
-`analyze` parses the scanned C++/CUDA/HIP sources (a process pool sized by `--jobs`) and
+`analyze` parses the scanned C++/CUDA/HIP sources (`--jobs` worker processes, each unit
+killed past `--deep-timeout`: see `workers.py`) and
 returns a `DeepReport`: findings under the rules' own codes, regions where clang shows a
 fast-mode finding to be wrong, and one-line notes for stderr (the flags used, files that
 fell back to fast mode, the time taken). `merge` joins it with the fast findings before
@@ -12,9 +13,9 @@ findings: deep mode only ever adds to them, or removes what clang disproves.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from portlint.deep.compile_db import CompileDbError
 from portlint.finding import Finding
 
 # Codes deep mode has checks for; a scan that selects none of them parses nothing.
-CODES = frozenset({"W001", "W003", "K001", "K002", "R002", "W008", "P001"})
+CODES = frozenset({"W001", "W003", "K001", "K002", "R002", "W008", "P001", "X001"})
 # Translation units: files compiled on their own. Headers are reached through them.
 UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx"})
 INSTALL_HINT = "pip install 'portlint[deep]'"
@@ -38,8 +39,11 @@ class DeepReport:
     internal_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message): portlint's bugs
 
 
-def analyze(files, config: Config, codes, jobs: int) -> DeepReport:
-    """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed)."""
+def analyze(files, config: Config, codes, jobs: int, cache=None, candidates=None) -> DeepReport:
+    """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed).
+    With a `cache` (portlint.cache.Cache), a unit whose flags and every file it read are
+    unchanged is not parsed again. `candidates` (discovery's) give the build files' flags
+    when there is no compile_commands.json."""
     report = DeepReport()
     wanted = frozenset(codes) & CODES
     scanned = {str(state.absolute_path.resolve()): state.path for state in files if state.language == "cuda"}
@@ -58,19 +62,85 @@ def analyze(files, config: Config, codes, jobs: int) -> DeepReport:
         report.notes.append(f"deep: libclang could not be loaded ({exc}); fast mode only ({INSTALL_HINT})")
         return report
     try:
-        flags = compile_db.flag_source(config.root, config.compile_commands, config.deep_flags, config.source)
+        flags = compile_db.flag_source(config.root, config.compile_commands, config.deep_flags, config.source,
+                                       _build_files(candidates, config))
     except CompileDbError as exc:
         report.notes.append(f"deep: {exc}; fast mode only")
         return report
     if not flags.database:
         report.notes.append(f"deep: {flags.description}")
     started = time.perf_counter()
-    results = _run(_jobs(units, flags, scanned, config, wanted), jobs)
+    work = _jobs(units, flags, scanned, config, wanted)
+    stored = _UnitCache(cache, work) if cache is not None else None
+    results = [stored.get(i) if stored else None for i in range(len(work))]
+    todo = [i for i, r in enumerate(results) if r is None]
+    if todo:
+        keep = (lambda n, result: stored.put(todo[n], result)) if stored else None
+        for i, result in zip(todo, _run([work[i] for i in todo], jobs, config.deep_timeout, keep)):
+            results[i] = result
     _collect(results, report)
     elapsed = time.perf_counter() - started
+    reused = f", {len(units) - len(todo)} from the cache" if len(todo) < len(units) else ""
     report.notes.append(f"deep analysis: {len(units)} translation unit{'s' if len(units) != 1 else ''} "
-                        f"in {elapsed:.1f} s")
+                        f"in {elapsed:.1f} s{reused}")
     return report
+
+
+class _UnitCache:
+    """Deep results of units in the scan cache, under keys of their own: the unit's path and
+    flags, the rules, the header set, the scanned files; an entry holds the digest of every
+    file clang read for the unit (the unit, its headers, the prelude), so an edited header
+    re-parses every unit that included it."""
+
+    def __init__(self, cache, work: list):
+        from portlint.deep import translation_unit
+
+        self.cache = cache
+        headers = translation_unit.real_hip_headers()
+        common = repr((cache.salt, "deep", headers, sorted(work[0].scanned.items()) if work else ()))
+        self.keys = [hashlib.sha256(repr((common, str(job.path), job.flags, sorted(job.codes),
+                                          sorted(job.rocm_macros), str(job.root))).encode()).hexdigest()
+                     for job in work]
+        self._digests: dict[str, str | None] = {}
+
+    def digest(self, path: str) -> str | None:
+        if path not in self._digests:
+            try:
+                with open(path, "rb") as handle:
+                    self._digests[path] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+            except OSError:
+                self._digests[path] = None
+        return self._digests[path]
+
+    def get(self, index: int):
+        entry = self.cache.get(self.keys[index])
+        if entry is None:
+            return None
+        result, included = entry
+        if all(self.digest(path) == digest for path, digest in included):
+            return result
+        return None
+
+    def put(self, index: int, result) -> None:
+        from portlint.deep.checks import UnitResult
+
+        # Lost units (killed, crashed) and parse failures are tried again next time.
+        if isinstance(result, UnitResult) and result.failure is None and result.included:
+            included = tuple((path, self.digest(path)) for path in sorted(result.included))
+            self.cache.put(self.keys[index], (result, included))
+
+
+def _build_files(candidates, config: Config):
+    if candidates is None:
+        return None
+    try:
+        from portlint.build_model.build_files import read_build_files
+    except ImportError:
+        return None
+    try:
+        return read_build_files(candidates, config)
+    except Exception:  # noqa: BLE001 - the build model is a help here, never a reason to stop
+        return None
 
 
 def _jobs(units, flags, scanned, config: Config, codes):
@@ -80,18 +150,17 @@ def _jobs(units, flags, scanned, config: Config, codes):
                 rocm_macros=config.rocm_macros, codes=codes) for path in units]
 
 
-def _run(jobs: list, workers: int) -> list:
-    from portlint.deep.checks import analyze_unit
+def _run(jobs: list, workers: int, timeout: float, done=None) -> list:
+    from portlint.deep import workers as pool
 
     workers = min(workers or os.cpu_count() or 1, len(jobs))
-    if workers <= 1:
-        return [_safely(analyze_unit, job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_safely, [analyze_unit] * len(jobs), jobs))
+    return pool.run(_safely, jobs, workers, timeout, lambda job: job.scanned.get(str(job.path), str(job.path)), done)
 
 
-def _safely(analyze_unit, job):
+def _safely(job):
     """A bug in a deep check is one unit's internal error, never a traceback."""
+    from portlint.deep.checks import analyze_unit
+
     try:
         return analyze_unit(job)
     except Exception as exc:  # noqa: BLE001 - reported as an internal error of that file
@@ -99,24 +168,36 @@ def _safely(analyze_unit, job):
 
 
 def _collect(results: list, report: DeepReport) -> None:
+    from portlint.deep import diagnostics
     from portlint.deep.checks import check_module_lookups
+    from portlint.deep.workers import Lost
 
     parsed = []
     missing: dict[str, list[str]] = {}
     for result in results:
         if isinstance(result, tuple):
             report.internal_errors.append(result)
+        elif isinstance(result, Lost):
+            report.notes.append(f"{result.path}: deep: {result.reason}")
         elif result.failure is not None:
             report.notes.append(f"{result.path}: deep: could not parse ({result.failure}); fast mode only")
         else:
             parsed.append(result)
+            report.notes += [f"{result.path}: deep: {why}; the unit's other checks ran" for why in result.stopped]
             if result.missing:
                 missing[result.path] = result.missing
     if missing:
         first, headers = next(iter(missing.items()))
-        report.notes.append(f"deep: {sum(map(len, missing.values()))} include(s) not found in {len(missing)} "
-                            f"unit(s) (first: {first}: {headers[0]}); give their directories in "
+        names = sorted({_header_name(h) for found in missing.values() for h in found})
+        shown = ", ".join(f"<{n}>" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        report.notes.append(f"deep: {len(missing)} unit{'s' if len(missing) != 1 else ''} partly parsed: missing "
+                            f"{shown} (first: {first}: {headers[0]}); give their directories in "
                             "compile_commands.json or 'deep-flags'")
+    header_sets = sorted({r.headers for r in parsed if r.headers})
+    if header_sets:
+        report.notes.append(f"deep: X001 read {' and '.join(header_sets)}" + (
+            " (no HIP headers installed: only errors that do not depend on header contents)"
+            if header_sets == [diagnostics.STAND_INS] else ""))
     seen = set()
     for found in [f for r in parsed for f in r.findings] + check_module_lookups(parsed):
         key = (found.code, found.path, found.location.start_byte, found.location.end_byte)
@@ -124,6 +205,12 @@ def _collect(results: list, report: DeepReport) -> None:
             seen.add(key)
             report.findings.append(found)
     report.cleared = [c for r in parsed for c in r.cleared]
+
+
+def _header_name(diagnostic: str) -> str:
+    """`'cutlass/gemm.h' file not found` -> `cutlass/...`: the library, not each of its headers."""
+    name = diagnostic.split("'")[1] if diagnostic.count("'") >= 2 else diagnostic
+    return name.split("/")[0] + "/..." if "/" in name else name
 
 
 def merge(fast: list[Finding], report: DeepReport) -> list[Finding]:

@@ -25,6 +25,7 @@ from portlint.checks.launch import (
 from portlint.checks.preprocessor import CUDA_ARCH, DEVICE_PASS, HIP_MACROS
 from portlint.checks.wavefront import BIT_FUNCTIONS
 from portlint.checks.wavefront import HOST_ADVICE, MASK_INTRINSICS, MASK_TYPE
+from portlint.deep import diagnostics
 from portlint.deep import translation_unit as clang
 from portlint.deep.compile_db import CompileFlags
 from portlint.finding import Finding, Related, finding
@@ -98,11 +99,19 @@ class UnitResult:
     lowered: set[str] = field(default_factory=set)
     missing: list[str] = field(default_factory=list)
     failure: str | None = None  # why the unit could not be parsed: the file keeps fast mode only
+    stopped: list[str] = field(default_factory=list)  # checks that stopped on this unit, and why
+    included: set[str] = field(default_factory=set)  # every file clang read for the unit: the cache's key
+    headers: str = ""  # the header set X001 read: `diagnostics.STAND_INS` or `HipHeaders.describe()`
 
 
 def analyze_unit(job: Job) -> UnitResult:
     """Parse one unit in its passes and run the deep checks (in a worker process)."""
     result = UnitResult(path=job.scanned.get(str(job.path), str(job.path)))
+    if job.flags.directory is not None:
+        try:  # where the build ran the compiler: what a relative path left in the flags means
+            os.chdir(job.flags.directory)
+        except OSError:
+            pass
     try:
         UnitAnalysis(job, result).run()
     except clang.ParseFailure as exc:
@@ -126,24 +135,71 @@ class UnitAnalysis:
         self._host_nodes: list[tuple] = []
 
     def run(self) -> None:
-        device = clang.parse(self.job.path, self.job.flags, clang.HIP_DEVICE)
-        host = clang.parse(self.job.path, self.job.flags, clang.HIP_HOST)
-        self.result.missing = clang.missing_includes(host)
         codes = self.job.codes
-        device_nodes, host_nodes = self._nodes(device), self._nodes(host)
+        real = clang.real_hip_headers() if "X001" in codes else None
+        if codes == {"X001"} and real is not None:  # the stand-in passes would be parsed for nothing
+            try:
+                passes = (self.parse(clang.HIP_DEVICE, real), self.parse(clang.HIP_HOST, real))
+            except clang.ParseFailure:
+                pass  # the stand-ins' view, below: the same failure, or the header-independent errors
+            else:
+                self.result.missing = clang.missing_includes(passes[1])
+                self._guarded("X001", self.check_clang_errors, passes, real)
+                return
+        device = self.parse(clang.HIP_DEVICE)
+        host = self.parse(clang.HIP_HOST)
+        self.result.missing = clang.missing_includes(host)
+        if "X001" in codes:
+            passes = (device, host)
+            if real is not None:
+                try:
+                    passes = (self.parse(clang.HIP_DEVICE, real), self.parse(clang.HIP_HOST, real))
+                except clang.ParseFailure:
+                    real = None  # the real headers' macros break the file's syntax: the stand-ins' view
+            self._guarded("X001", self.check_clang_errors, passes, real)
+        if not codes - {"X001"}:
+            return
+        device_nodes, host_nodes = self._guarded("the AST walk", lambda: (self._nodes(device), self._nodes(host))) \
+            or ([], [])
         self._host_nodes = host_nodes
         if "W001" in codes:
-            self.check_lane_constants(device_nodes)
+            self._guarded("W001", self.check_lane_constants, device_nodes)
         if "W003" in codes:
-            self.check_mask_widths(device_nodes)
+            self._guarded("W003", self.check_mask_widths, device_nodes)
         if "R002" in codes:
-            self.collect_symbols(device_nodes, host_nodes)
+            self._guarded("R002", self.collect_symbols, device_nodes, host_nodes)
         if codes & {"K001", "K002"}:
-            self.check_launches(host_nodes)
+            self._guarded("K001/K002", self.check_launches, host_nodes)
         if "W008" in codes:
-            self.check_host_warp_size(host_nodes)
+            self._guarded("W008", self.check_host_warp_size, host_nodes)
         if "P001" in codes:
-            self.check_pass_macros(device, host)
+            self._guarded("P001", self.check_pass_macros, device, host)
+
+    def parse(self, mode, headers=None):
+        tu = clang.parse(self.job.path, self.job.flags, mode, headers)
+        self.result.included.add(str(self.job.path))
+        # Absolute here, where the worker runs from the entry's directory: the parent reads them.
+        self.result.included.update(os.path.abspath(i.include.name) for i in tu.get_includes() if i.include is not None)
+        return tu
+
+    def _guarded(self, name: str, check, *args):
+        """Run one check: whatever libclang or the bindings throw at it (a node they cannot
+        describe, a crash in a cursor method) stops that check on this unit only."""
+        try:
+            return check(*args)
+        except RecursionError:
+            self.result.stopped.append(f"{name}: nesting too deep to analyse")
+        except Exception as exc:  # noqa: BLE001 - one line for the unit, the other checks go on
+            self.result.stopped.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        return None
+
+    def check_clang_errors(self, passes, headers) -> None:
+        """X001: hip-clang's errors in project code, from the device and host `passes` parsed
+        with the real HIP `headers` (a `HipHeaders`), or with the stand-ins (None)."""
+        self.result.headers = headers.describe() if headers is not None else diagnostics.STAND_INS
+        missing = diagnostics.missing_headers(passes[1])
+        for tu in passes:
+            diagnostics.clang_errors(self, tu, header_independent_only=headers is None or bool(missing))
 
     # ---- where things are ----------------------------------------------------------
     def _path(self, file) -> str | None:
@@ -747,8 +803,8 @@ class UnitAnalysis:
         if not any(CUDA_ARCH.encode() in self._bytes(p) for p in self._project_files(host)):
             return
         try:
-            cuda_device = clang.parse(self.job.path, self.job.flags, clang.CUDA_DEVICE)
-            cuda_host = clang.parse(self.job.path, self.job.flags, clang.CUDA_HOST)
+            cuda_device = self.parse(clang.CUDA_DEVICE)
+            cuda_host = self.parse(clang.CUDA_HOST)
         except clang.ParseFailure:
             return  # the CUDA view is a bonus: without it, P001 stays the fast rule's
         cd, ch = self._macros(cuda_device), self._macros(cuda_host)

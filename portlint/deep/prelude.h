@@ -122,5 +122,15 @@ __PORTLINT_SHUFFLES(float)
 __PORTLINT_SHUFFLES(double)
 #undef __PORTLINT_SHUFFLES
 
+/* HIP builtins that CUDA projects define themselves as shims for old GPUs or toolkits
+ * (`__ldg` before sm_35, `atomicAdd(double*)` before sm_60): HIP's headers define them,
+ * so they are defined here too, and a project's own definition is a redefinition (X001). */
+__device__ inline float __ldg(const float* p) { return *p; }
+__device__ inline double __ldg(const double* p) { return *p; }
+__device__ inline int __ldg(const int* p) { return *p; }
+__device__ inline unsigned __ldg(const unsigned* p) { return *p; }
+__device__ inline double atomicAdd(double* address, double value) {
+  return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
 #endif /* PORTLINT_REAL_HEADERS */
 #endif /* PORTLINT_DEEP_PRELUDE_H */

@@ -82,7 +82,30 @@ def cindex():
         if function is None:
             raise LibclangUnavailable(f"libclang lacks {name} (libclang>=18 is needed)")
         function.argtypes, function.restype = argtypes, restype
+    _tolerate_unknown_kinds(module)
     return module
+
+
+def _tolerate_unknown_kinds(module) -> None:
+    """The bindings raise ValueError ("Unknown template argument kind 32") for any cursor,
+    type or template-argument kind libclang has and they lack (`_Float16`, HIP's `__half`,
+    is type kind 32): a kind they do not know becomes a placeholder that equals no known
+    kind, so checks skip that node instead of losing the whole unit."""
+    base = module.BaseEnumeration
+    if getattr(base, "_portlint_tolerant", False):
+        return
+    known = base.from_id.__func__
+
+    def from_id(cls, id):
+        try:
+            return known(cls, id)
+        except ValueError:
+            placeholder = cls(id)  # registers itself in `cls._kinds`
+            setattr(cls, f"UNKNOWN_{id}", placeholder)  # `.name` looks kinds up in the class
+            return placeholder
+
+    base.from_id = classmethod(from_id)
+    base._portlint_tolerant = True
 
 
 @functools.cache
@@ -99,6 +122,56 @@ def gcc_include_dir() -> str | None:
         return None
     path = out.stdout.strip()
     return path if out.returncode == 0 and Path(path).is_dir() else None
+
+
+@dataclass(frozen=True)
+class HipHeaders:
+    """An installed HIP (its `include/hip/hip_runtime.h`) and a clang resource directory
+    holding `__clang_hip_runtime_wrapper.h`, which the wheel lacks."""
+
+    rocm_path: Path  # the prefix: /opt/rocm, /usr
+    resource_dir: Path
+    version: str  # "5.2", from hip_version.h; "" if unknown
+
+    def describe(self) -> str:
+        version = f"HIP {self.version} " if self.version else "HIP "
+        return f"{version}headers in {self.rocm_path / 'include'} (clang resources {self.resource_dir})"
+
+
+ROCM_PREFIXES = (Path("/opt/rocm"), Path("/usr"))
+_RESOURCE_GLOBS = ("/opt/rocm/llvm/lib/clang/*", "/opt/rocm/lib/llvm/lib/clang/*", "/usr/lib/clang/*",
+                   "/usr/lib/llvm-*/lib/clang/*")
+
+
+@functools.cache
+def real_hip_headers() -> HipHeaders | None:
+    """The installed HIP headers libclang can parse, else None (the stand-ins are used)."""
+    import glob
+    import re
+
+    prefix = next((p for p in ROCM_PREFIXES if (p / "include" / "hip" / "hip_runtime.h").is_file()), None)
+    if prefix is None:
+        return None
+    resources = sorted((Path(d) for g in _RESOURCE_GLOBS for d in glob.glob(g)
+                        if (Path(d) / "include" / "__clang_hip_runtime_wrapper.h").is_file()),
+                       key=lambda d: [int(n) for n in re.findall(r"\d+", d.name)] or [0], reverse=True)
+    if not resources:
+        return None
+    version = ""
+    try:
+        text = (prefix / "include" / "hip" / "hip_version.h").read_text(errors="replace")
+        numbers = [re.search(rf"#define\s+HIP_VERSION_{part}\s+(\d+)", text) for part in ("MAJOR", "MINOR")]
+        version = ".".join(m.group(1) for m in numbers) if all(numbers) else ""
+    except OSError:
+        pass
+    return HipHeaders(prefix, resources[0], version)
+
+
+def real_arguments(flags: CompileFlags, mode: Pass, headers: HipHeaders) -> list[str]:
+    """A HIP pass as hipcc would run it: the real HIP headers and clang's HIP wrapper, no prelude."""
+    base = [f for f in mode.flags if f != "-nogpuinc"]
+    return [*base, "-ferror-limit=0", "-resource-dir", str(headers.resource_dir),
+            f"--rocm-path={headers.rocm_path}", "-I", str(CUDA_STAND_INS), *flags.arguments]
 
 
 def uses_real_rocm_headers(flags: CompileFlags) -> bool:
@@ -118,12 +191,14 @@ def arguments(flags: CompileFlags, mode: Pass) -> list[str]:
     return [*args, "-include", str(PRELUDE), *flags.arguments]
 
 
-def parse(path: Path, flags: CompileFlags, mode: Pass):
-    """The translation unit of `path` in `mode`; raises ParseFailure when it cannot be judged."""
+def parse(path: Path, flags: CompileFlags, mode: Pass, headers: HipHeaders | None = None):
+    """The translation unit of `path` in `mode` (with the stand-ins, or the real `headers`);
+    raises ParseFailure when it cannot be judged."""
     module = cindex()
+    args = arguments(flags, mode) if headers is None else real_arguments(flags, mode, headers)
+    options = module.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD if headers is None else 0
     try:
-        tu = _index().parse(str(path), args=arguments(flags, mode),
-                            options=module.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        tu = _index().parse(str(path), args=args, options=options)
     except module.TranslationUnitLoadError:
         raise ParseFailure("libclang could not parse it") from None
     syntax = next((d for d in tu.diagnostics if d.severity >= module.Diagnostic.Error
