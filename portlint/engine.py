@@ -122,7 +122,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # The context's files are analysed by the same workers as the named ones: each worker
     # builds its parsers and queries once.
     context_files = [c for c in plan if isinstance(c, Candidate)]
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files, model)
+    # Context results are cached apart: they hold what the project rules need, not every rule's findings.
+    context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
+                     if cache_dir is not None and context_files else None)
+    outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files, model, context_cache)
     for outcome in outcomes[:len(candidates)]:
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
@@ -135,8 +138,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
-            # A context file was not analysed by the enabled rules: its state is not cached.
-            loader_cache = cache if state.path in result.files else None
+            # A context file was not analysed by the enabled rules: its state goes to the context cache.
+            loader_cache = cache if state.path in result.files else context_cache
             index.defer(state.facts.path, _FactsLoader(state, config, loader_cache, model))
         else:
             index.add(state.facts)
@@ -328,9 +331,10 @@ def _absolute(candidate: Candidate) -> str:
 
 
 def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
-                 context: list[Candidate] = (), model: build_model.BuildModel | None = None):
+                 context: list[Candidate] = (), model: build_model.BuildModel | None = None,
+                 context_cache: Cache | None = None):
     """The outcomes of `candidates`, then of `context` (analysed for the project rules only,
-    and not cached: the cache holds what the enabled rules found)."""
+    cached in `context_cache`: `cache` holds what the enabled rules found)."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
     in_context = {id(c) for c in context}
@@ -343,15 +347,18 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
 
     def analyze(candidate: Candidate):
         if id(candidate) in in_context:
-            return analyze_file(candidate, config, project_codes, None, environment(candidate))
+            return analyze_file(candidate, config, project_codes, context_cache, environment(candidate))
         return analyze_file(candidate, config, codes, cache, environment(candidate))
 
     if not candidates or not _in_workers(count, config.timeout):
         return [analyze(c) for c in candidates]
     # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
     # a warm scan sends nothing to a worker. A miss is read again by its worker.
-    outcomes = [_readable_or_cached(c, cache, environment(c)) if cache is not None and id(c) not in in_context
-                else None for c in candidates]
+    def cache_of(candidate: Candidate) -> Cache | None:
+        return context_cache if id(candidate) in in_context else cache
+
+    outcomes = [_readable_or_cached(c, cache_of(c), environment(c)) if cache_of(c) is not None else None
+                for c in candidates]
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
     if misses:
         count = 1 if len(misses) < PARALLEL_THRESHOLD else count
