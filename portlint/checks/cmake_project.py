@@ -98,8 +98,10 @@ _IPO_VARIABLE = re.compile(r"CMAKE_INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
 _IPO_PROPERTY = re.compile(r"INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
 _COMPILE_PROPERTY = re.compile(r"(?:INTERFACE_)?(?:COMPILE_OPTIONS|COMPILE_FLAGS)(?:_\w+)?")
 _LINK_PROPERTY = re.compile(r"(?:INTERFACE_)?(?:LINK_OPTIONS|LINK_FLAGS)(?:_\w+)?")
-# hipcc, amdclang++, or a clang++ from the ROCm tree: one compiler for C++ and HIP.
-HIP_CLANG = re.compile(r"hipcc|amdclang\+\+|CMAKE_HIP_COMPILER|(?:rocm|hip).*clang\+\+", re.IGNORECASE)
+# hipcc, amdclang++, or a clang++ from the ROCm tree: one compiler for C++ and HIP. The
+# ROCm-tree form is anchored at the first `rocm`/`hip` (atomic): trying each occurrence of it
+# with its own `.*` scan was quadratic in a word repeating it.
+HIP_CLANG = re.compile(r"hipcc|amdclang\+\+|CMAKE_HIP_COMPILER|^(?>.*?(?:rocm|hip)).*clang\+\+", re.IGNORECASE)
 TRUE_CONSTANTS = frozenset({"ON", "TRUE", "YES", "Y", "1"})
 _FALSE_CONSTANTS = frozenset({"OFF", "FALSE", "NO", "N", "0", ""})
 

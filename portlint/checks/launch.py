@@ -70,7 +70,7 @@ _DEVICE_QUERY_NAMES = re.compile(b"|".join(
 # Calls that work across the lanes of a warp: shuffles, votes, warp-level CUB, cooperative
 # groups tiles, and helpers named as warp reductions.
 WARP_OPERATIONS = re.compile(
-    r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_\w+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
+    r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_[a-z]+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
     r"|tiled_partition|(?i:warp_?(reduce|scan|sum|max|min|broadcast))"
 )
 
