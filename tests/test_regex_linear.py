@@ -360,6 +360,25 @@ def test_inventory_reaches_every_route() -> None:
     assert how["portlint.checks.wavefront._NARROW_SHIFT"] == {"finditer"}  # a trigger: searched
 
 
+BANNERS = PACKAGE.parent / "fixtures" / "adversarial" / "comment_banners.cuh"
+
+
+def test_comment_banner_header_scans() -> None:
+    """The header shape that hung a scan: `1` and `0` before long runs of `////` banners
+    with no `<<`, and `return x >>`, a banner, `2;`. The triggers of W001 and W003 must reach
+    their patterns here (so the scan runs them), and the scan must end (a generous guard;
+    the time itself is measured by the linear test above)."""
+    from portlint.checks import wavefront
+    data = BANNERS.read_bytes()
+    assert wavefront._NARROW_SHIFT.search(data) and wavefront._SHIFT_BY_5.search(data)
+    try:
+        done = subprocess.run([sys.executable, "-m", "portlint", "scan", str(BANNERS), "--no-cache", "--exit-zero"],
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`portlint scan {BANNERS.name}` did not finish in 60 s")
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+
+
 def test_dynamic_patterns_are_accounted_for() -> None:
     """A pattern compiled inside a function from a run-time value is invisible to the walk:
     each such call must say in DYNAMIC_SITES how it is covered."""
