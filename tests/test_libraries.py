@@ -47,3 +47,19 @@ def test_library_without_rocm_port_is_an_error(tmp_path) -> None:
         #include <thrust/sort.h>
         """, "cuda", "L001", "L001", tmp_path=tmp_path, select=("L001",))
     assert [f.severity.value for f in result.findings] == ["error", "note"]
+
+
+def test_one_fix_pass_guards_every_include_of_a_library(tmp_path):
+    """One L001 finding per library, and its fix wraps each live include: after a single
+    `--fix` pass none is left, so `--fix` needs no second pass per include."""
+    from harness import plan_fixes, scan, write_atomically
+
+    path = tmp_path / "comm.cu"
+    path.write_text("#include <nccl.h>\nint ranks(int n) { return n; }\n#include <nccl.h>\n#include <nccl.h>\n")
+    result = scan([path], tmp_path, select=("L001",))
+    assert [f.code for f in result.findings] == ["L001"]
+    plans, _ = plan_fixes(result.findings, result.files, True)
+    for plan in plans:
+        write_atomically(plan.absolute_path, plan.after)
+    assert scan([path], tmp_path, select=("L001",)).findings == []
+    assert path.read_text().count("#include <rccl/rccl.h>") == 2  # the adjacent two share one guard

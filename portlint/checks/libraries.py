@@ -194,19 +194,20 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     root = source.tree.root_node
     findings: list[Finding] = []
     included: set[str] = set()  # libraries whose header the file includes, in any branch
-    reported: set[str] = set()
+    live: dict[str, list] = {}  # library -> its live includes: one finding, one fix for all
     for include, path_node in _includes(source, root):
         path = include_path(path_node, source)
         lib = library_for_header(path)
         if lib is None:
             continue
         included.add(lib.name)
-        if lib.name in reported or not _is_live(source, include.start_byte):
-            continue
-        reported.add(lib.name)
+        if _is_live(source, include.start_byte):
+            live.setdefault(lib.name, []).append((lib, include, path_node, path))
+    for sites in live.values():
+        lib, _, path_node, path = sites[0]
         findings.append(at_node(
             source, path_node, _include_message(lib, path),
-            _include_fix(lib, include, source), severity=lib.severity))
+            _include_fix(lib, [include for _, include, _, _ in sites], source), severity=lib.severity))
 
     if not any(b in data for b in _API_BYTES):
         return findings
@@ -246,17 +247,34 @@ def _include_message(lib: CudaLibrary, written: str) -> str:
     return f"{lib.name} header `{written}` does not exist on ROCm; its port is {lib.counterpart}."
 
 
-def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
+def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
+    """Each live include of the library (a run of adjacent ones as one) wrapped in the ROCm
+    guard: all in one fix, so one `--fix` pass leaves none for the next."""
     if lib.drop_in_header is None:
         return Fix.advice(lib.port)
     # Same API names under another header: include it on ROCm, keep the CUDA include.
-    end = include.end_byte
-    newline = "" if source.data[end - 1:end] == b"\n" else "\n"
+    opening = f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"
+    runs: list[list[int]] = []
+    for include in includes:
+        if source.data[:include.start_byte].endswith(opening.encode()):
+            # Wrapped already, though the ROCm-path model does not see it (an `#else` or
+            # `#endif` without its `#if` elsewhere in the file): another edit would nest one
+            # more wrapper on every `--fix` pass.
+            continue
+        if runs and runs[-1][1] == include.start_byte:
+            runs[-1][1] = include.end_byte
+        else:
+            runs.append([include.start_byte, include.end_byte])
+    if not runs:
+        return Fix.advice(lib.port)
+    edits = []
+    for start, end in runs:
+        newline = "" if source.data[end - 1:end] == b"\n" else "\n"
+        edits += [Edit.insert(start, opening), Edit.insert(end, f"{newline}#endif\n")]
     return Fix.unsafe(
         f"Include `<{lib.drop_in_header}>` under `{_ROCM_GUARD}`: {lib.counterpart} keeps the "
         f"{lib.name} API names",
-        Edit.insert(include.start_byte, f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"),
-        Edit.insert(end, f"{newline}#endif\n"),
+        *edits,
     )
 
 
