@@ -48,6 +48,7 @@ from portlint.checks.cmake_project import (
     IPO,
     LINK,
     SOURCE,
+    parses,
     CMakeBuild,
     CMakeFacts,
     Flag,
@@ -249,11 +250,8 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
         what = what.split("(")[0] + "(...)"
     title = (f"Add `{_DEFINE_USE_ROCM}` after `{what}`, so sources that test `USE_ROCM` "
              "compile their ROCm branch")
-    # In a file that does not parse, the added line can land inside the broken command
-    # (`project(x(` runs to the end of the file): the next scan would not see it and
-    # `--fix` would add it again on every pass. Such a file gets the advice only.
-    fix = Fix.advice(title) if source.tree.root_node.has_error else Fix.unsafe(
-        title, _insert_after(source, head, _DEFINE_USE_ROCM))
+    # A file that does not parse gets the advice only (`cmake_project.parses`).
+    fix = Fix.unsafe(title, _insert_after(source, head, _DEFINE_USE_ROCM)) if parses(source) else Fix.advice(title)
     return [at_node(
         source, head,
         "ROCm build never defines `USE_ROCM`; `#ifdef USE_ROCM` code takes the CUDA branch.",
