@@ -77,8 +77,12 @@ def apply_edits(data: bytes, fixes: list[Fix]) -> tuple[bytes, int]:
     """
     accepted: list[Edit] = []
     applied = 0
+    seen: set[tuple[Edit, ...]] = set()
     for fix in sorted(fixes, key=lambda f: min(e.start for e in f.edits)):
         edits = sorted(fix.edits, key=lambda e: e.start)
+        if tuple(edits) in seen:
+            continue  # one fix carried by several findings (every include it guards) applies once
+        seen.add(tuple(edits))
         if any(_overlaps(e, a) for e in edits for a in accepted):
             continue
         if any(_overlaps(a, b) for a, b in zip(edits, edits[1:])):

@@ -21,7 +21,8 @@ import tomllib
 from dataclasses import dataclass
 
 # pip's COMMENT_RE: a `#` at the start of a line or after whitespace (so `x.whl#sha256=` is no comment).
-_PIP_COMMENT = re.compile(r"(^|\s+)#.*$")
+# The blanks are matched from the start of their run only: from every blank it was quadratic.
+_PIP_COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")
 
 
 @dataclass(frozen=True)

@@ -618,7 +618,7 @@ def _predicates(pattern: _Pattern):
 class _Reader:
     """Reads a query source into `_Pattern`s; raises `_Unsupported` for what it does not know."""
 
-    _TOKEN = re.compile(r'\s+|;[^\n]*|"(?:[^"\\]|\\.)*"|[()\[\]]|@[\w.-]+|#[\w?!-]+|[\w.-]+:|[\w.-]+|\S')
+    _TOKEN = re.compile(r'\s+|;[^\n]*|(?<!\\)"(?:[^"\\]|\\.)*"|[()\[\]]|@[\w.-]+|#[\w?!-]+|[\w.-]+:|[\w.-]+|\S')
 
     def __init__(self, source: str) -> None:
         self.tokens = [t for t in self._TOKEN.findall(source) if t.strip() and not t.startswith(";")]

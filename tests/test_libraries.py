@@ -51,3 +51,20 @@ def test_library_without_rocm_port_is_an_error(tmp_path) -> None:
         #include <thrust/sort.h>
         """, "cuda", "L001", "L001", tmp_path=tmp_path, select=("L001",))
     assert [f.severity.value for f in result.findings] == ["error", "note"]
+
+
+def test_one_fix_pass_guards_every_include_of_a_library(tmp_path):
+    """An L001 finding per include, each carrying the one fix that wraps every live include:
+    after a single `--fix` pass none is left, so `--fix` needs no second pass per include."""
+    from harness import plan_fixes, scan
+    from portlint.fix import write_plan
+
+    path = tmp_path / "comm.cu"
+    path.write_text("#include <nccl.h>\nint ranks(int n) { return n; }\n#include <nccl.h>\n#include <nccl.h>\n")
+    result = scan([path], tmp_path, select=("L001",))
+    assert [f.location.start_line for f in result.findings] == [1, 3, 4]
+    plans, _ = plan_fixes(result.findings, result.files, True)
+    for plan in plans:
+        assert write_plan(plan, tmp_path) is None
+    assert scan([path], tmp_path, select=("L001",)).findings == []
+    assert path.read_text().count("#include <rccl/rccl.h>") == 2  # the adjacent two share one guard

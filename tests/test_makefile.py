@@ -261,3 +261,18 @@ def test_seed_003_link_fails_as_reported_and_the_fix_links(tmp_path: Path) -> No
     after = _make(project, tools)
     assert after.returncode == 0, after.stdout[-2000:] + after.stderr[-2000:]
     assert (project / "vector_add_app").exists()
+
+
+def test_nvcc_fallback_fix_drops_a_continuation_into_nothing(tmp_path):
+    """`NVCC ?= nvcc\\` as the last line: the copy in the `else` arm must not keep the
+    backslash, or it would swallow the `endif` after it."""
+    from harness import fix_until_stable
+
+    from portlint.source import count_syntax_errors
+
+    path = tmp_path / "Makefile"
+    path.write_bytes(b"NVCC ?= nvcc\\\n")
+    assert fix_until_stable([path], tmp_path, ("B005",)) == 1
+    fixed = path.read_bytes()
+    assert b"else\nNVCC ?= nvcc\nendif\n" in fixed
+    assert count_syntax_errors("make", fixed) == 0

@@ -255,7 +255,8 @@ _DIRECTIVE = re.compile(
     rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b"
     rb"((?:[^\\\n]+|\\.)*)", re.M | re.S)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
-_INCLUDE = re.compile(r'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
+# Linear from any start (no re-scan of a blank run; an include path is short).
+_INCLUDE = re.compile(r'(?<!\s)\s*+(?:"([^"\n]{1,1024})"|<([^>\n]{1,1024})>)')
 # A function whose name has a CUDA intrinsic's spelling (`__vsub4`, `__trap`), defined here.
 _INTRINSIC_DEFINITION = re.compile(
     rb"\b(__[A-Za-z]\w*)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")

@@ -48,6 +48,7 @@ from portlint.checks.cmake_project import (
     IPO,
     LINK,
     SOURCE,
+    parses,
     CMakeBuild,
     CMakeFacts,
     Flag,
@@ -140,13 +141,13 @@ def _link_culprits(arg, source: SourceFile):
     return [found[k] for k in sorted(found)]
 
 
-_ROCM_IF = re.compile(rb"\$<IF:[^,]*(?:ROCM|HIP)[^,]*,[^,>]*,$", re.IGNORECASE)
+_ROCM_IF = re.compile(rb"\$<IF:[^,]{0,256}(?:ROCM|HIP)[^,]{0,256},[^,>]{0,256},$", re.IGNORECASE)
 
 
 def _in_rocm_arm(before: bytes) -> bool:
     """Whether a culprit preceded by `before` (its argument's text) is the CUDA value of a
     `$<IF:<ROCm test>,<ROCm item>,...>` generator expression."""
-    return _ROCM_IF.search(before) is not None
+    return _ROCM_IF.search(before[-1024:]) is not None
 
 
 def _link_message(text: str, lib: CudaLibrary | None) -> str:
@@ -265,12 +266,14 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
     what = source.node_text(head)
     if "\n" in what:
         what = what.split("(")[0] + "(...)"
+    title = (f"Add `{_DEFINE_USE_ROCM}` after `{what}`, so sources that test `USE_ROCM` "
+             "compile their ROCm branch")
+    # A file that does not parse gets the advice only (`cmake_project.parses`).
+    fix = Fix.unsafe(title, _insert_after(source, head, _DEFINE_USE_ROCM)) if parses(source) else Fix.advice(title)
     return [at_node(
         source, head,
         "ROCm build never defines `USE_ROCM`; `#ifdef USE_ROCM` code takes the CUDA branch.",
-        Fix.unsafe(f"Add `{_DEFINE_USE_ROCM}` after `{what}`, so sources that test `USE_ROCM` "
-                   "compile their ROCm branch",
-                   _insert_after(source, head, _DEFINE_USE_ROCM)),
+        fix,
     )]
 
 

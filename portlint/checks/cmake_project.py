@@ -98,8 +98,10 @@ _IPO_VARIABLE = re.compile(r"CMAKE_INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
 _IPO_PROPERTY = re.compile(r"INTERPROCEDURAL_OPTIMIZATION(?:_\w+)?")
 _COMPILE_PROPERTY = re.compile(r"(?:INTERFACE_)?(?:COMPILE_OPTIONS|COMPILE_FLAGS)(?:_\w+)?")
 _LINK_PROPERTY = re.compile(r"(?:INTERFACE_)?(?:LINK_OPTIONS|LINK_FLAGS)(?:_\w+)?")
-# hipcc, amdclang++, or a clang++ from the ROCm tree: one compiler for C++ and HIP.
-HIP_CLANG = re.compile(r"hipcc|amdclang\+\+|CMAKE_HIP_COMPILER|(?:rocm|hip).*clang\+\+", re.IGNORECASE)
+# hipcc, amdclang++, or a clang++ from the ROCm tree: one compiler for C++ and HIP. The
+# ROCm-tree form is anchored at the first `rocm`/`hip` (atomic): trying each occurrence of it
+# with its own `.*` scan was quadratic in a word repeating it.
+HIP_CLANG = re.compile(r"hipcc|amdclang\+\+|CMAKE_HIP_COMPILER|^(?>.*?(?:rocm|hip)).*clang\+\+", re.IGNORECASE)
 TRUE_CONSTANTS = frozenset({"ON", "TRUE", "YES", "Y", "1"})
 _FALSE_CONSTANTS = frozenset({"OFF", "FALSE", "NO", "N", "0", ""})
 
@@ -481,8 +483,11 @@ def _is_true(values: list[str]) -> bool:
     return bool(values) and values[0].upper() in TRUE_CONSTANTS
 
 
-def _insert_after(source: SourceFile, node, text: str) -> Edit:
-    """An edit putting `text` on its own line after the line where `node` ends."""
+def _insert_after(source: SourceFile, node, text: str) -> Edit | None:
+    """An edit putting `text` on its own line after the line where `node` ends; None in a
+    file that does not parse (see `parses`)."""
+    if not parses(source):
+        return None
     indent = line_indent(source, node.start_byte)
     line = source.line_of(node.end_byte)
     if line < source.line_of(len(source.data)):
@@ -490,10 +495,20 @@ def _insert_after(source: SourceFile, node, text: str) -> Edit:
     return Edit.insert(len(source.data), f"\n{indent}{text}\n")
 
 
-def _insert_before(source: SourceFile, node, text: str) -> Edit:
-    """An edit putting `text` on its own line before the line where `node` starts."""
+def _insert_before(source: SourceFile, node, text: str) -> Edit | None:
+    """An edit putting `text` on its own line before the line where `node` starts; None in
+    a file that does not parse (see `parses`)."""
+    if not parses(source):
+        return None
     line = source.line_of(node.start_byte)
     return Edit.insert(source.line_start(line), f"{line_indent(source, node.start_byte)}{text}\n")
+
+
+def parses(source: SourceFile) -> bool:
+    """Does the CMake file parse? In one that does not, an added line can land inside the
+    broken command (`set(X 8` runs to the end of the file): the next scan would not see it
+    and `--fix` would add it again on every pass, so such files get advice only."""
+    return not source.tree.root_node.has_error
 
 
 # ---- joining the files of a scan -------------------------------------------------------------

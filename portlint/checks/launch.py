@@ -76,7 +76,7 @@ _DEVICE_QUERY_NAMES = re.compile(b"|".join(
 # Calls that work across the lanes of a warp: shuffles, votes, warp-level CUB, cooperative
 # groups tiles, and helpers named as warp reductions.
 WARP_OPERATIONS = re.compile(
-    r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_\w+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
+    r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_[a-z]+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
     r"|tiled_partition|(?i:warp_?(reduce|scan|sum|max|min|broadcast))"
 )
 
@@ -571,7 +571,7 @@ QUERY_ADVICE = ("Size the block from the device: `hipOccupancyMaxPotentialBlockS
                 "a multiple of `prop.warpSize`")
 FIXED = "is fixed at compile time, not sized from the device"
 # A table of block sizes a benchmark or tuner loops over: `int block_sizes[] = {32, 64, …};`.
-_BLOCK_TABLE = re.compile(rb"(?i)\b(\w*(?:block|thread)\w*)\s*\[\s*\w*\s*\]\s*=\s*\{")
+_BLOCK_TABLE = re.compile(rb"(?i)\b(\w{0,64}?(?:block|thread)\w{0,64})\s*+\[\s*+\w*+\s*+\]\s*+=\s*+\{")
 
 
 def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:

@@ -267,15 +267,22 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     root = source.tree.root_node
     findings: list[Finding] = []
     included: set[str] = set()  # libraries whose header the file includes, in any branch
+    live: dict[str, list] = {}  # library -> its live includes, in order
     for include, path_node in _includes(source, root):
         path = include_path(path_node, source)
         lib = library_for_header(path)
         if lib is None:
             continue
         included.add(lib.name)
-        findings.append(at_node(
-            source, path_node, _include_message(lib, path),
-            _include_fix(lib, include, source), severity=lib.severity))
+        if _is_live(source, include.start_byte):
+            live.setdefault(lib.name, []).append((lib, include, path_node, path))
+    for sites in live.values():
+        # A finding per include (each is a line to change). A drop-in library's includes are
+        # all guarded by one fix (each finding carries it), so one `--fix` pass leaves none.
+        all_includes = [include for _, include, _, _ in sites]
+        for lib, include, path_node, path in sites:
+            fix = _include_fix(lib, [include] if _renamed_header(lib, include, source) else all_includes, source)
+            findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
     findings += _api_uses(source, own_names)
@@ -421,12 +428,21 @@ _HEADER_RENAMES = {
 }
 
 
-def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
+def _renamed_header(lib: CudaLibrary, include, source: SourceFile) -> str | None:
+    """The hip* header that declares `include`'s API under renamed names, if there is one."""
+    written = include_path(include.child_by_field_name("path"), source)
+    if lib.name == "CUB":
+        return "hipcub/hipcub.hpp"  # one header declares all of hipCUB
+    return _HEADER_RENAMES.get(written.rsplit("/", 1)[-1]) if written.startswith(("cu", "nvtx3/", "nv")) else None
+
+
+def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
+    """A renamed library's include points at its hip* header; a drop-in library's live
+    includes (a run of adjacent ones as one) are wrapped in the ROCm guard, all in one fix."""
+    include = includes[0]
     path_node = include.child_by_field_name("path")
     written = include_path(path_node, source)
-    hip = _HEADER_RENAMES.get(written.rsplit("/", 1)[-1]) if written.startswith(("cu", "nvtx3/", "nv")) else None
-    if lib.name == "CUB":
-        hip = "hipcub/hipcub.hpp"  # one header declares all of hipCUB
+    hip = _renamed_header(lib, include, source)
     if hip is not None:
         text = source.node_text(path_node)
         return Fix.unsafe(f"Include `<{hip}>` for `{written}` ({lib.counterpart}; rename its API with it)",
@@ -434,13 +450,28 @@ def _include_fix(lib: CudaLibrary, include, source: SourceFile) -> Fix:
     if lib.drop_in_header is None:
         return Fix.advice(lib.port)
     # Same API names under another header: include it on ROCm, keep the CUDA include.
-    end = include.end_byte
-    newline = "" if source.data[end - 1:end] == b"\n" else "\n"
+    opening = f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"
+    runs: list[list[int]] = []
+    for include in includes:
+        if source.data[:include.start_byte].endswith(opening.encode()):
+            # Wrapped already, though the ROCm-path model does not see it (an `#else` or
+            # `#endif` without its `#if` elsewhere in the file): another edit would nest one
+            # more wrapper on every `--fix` pass.
+            continue
+        if runs and runs[-1][1] == include.start_byte:
+            runs[-1][1] = include.end_byte
+        else:
+            runs.append([include.start_byte, include.end_byte])
+    if not runs:
+        return Fix.advice(lib.port)
+    edits = []
+    for start, end in runs:
+        newline = "" if source.data[end - 1:end] == b"\n" else "\n"
+        edits += [Edit.insert(start, opening), Edit.insert(end, f"{newline}#endif\n")]
     return Fix.unsafe(
         f"Include `<{lib.drop_in_header}>` under `{_ROCM_GUARD}`: {lib.counterpart} keeps the "
         f"{lib.name} API names",
-        Edit.insert(include.start_byte, f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"),
-        Edit.insert(end, f"{newline}#endif\n"),
+        *edits,
     )
 
 

@@ -167,6 +167,8 @@ def _nvcc_assignment_fix(source: SourceFile, a, add_root: bool) -> Fix:
         return Fix.advice(title)
     original = source.data[start:end].decode("utf-8", errors="replace").rstrip("\n")
     end = min(start + len(original.encode()) + 1, len(source.data))  # keep blank lines after it
+    if original.endswith("\\"):  # a continuation into nothing: copied, it would swallow `endif`
+        original = original[:-1].rstrip()
     lines = [_ROCM_ROOT_LINE] if add_root else []
     lines += [_HIPCC_TEST, f"{a.name} {a.operator} $(ROCM_PATH)/bin/hipcc", "else", original, "endif"]
     return Fix.unsafe(title, Edit(line_start, end, "".join(f"{indent}{line}\n" for line in lines)))

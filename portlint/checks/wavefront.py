@@ -211,11 +211,12 @@ def _roots(source: SourceFile):
 
 
 def _at_token_start(spelling: str) -> str:
-    """The regex `spelling` where a token starts: no letter, digit or `_` just before it.
-    The look-behind follows the first character, a literal one: a regex that starts with a
-    look-behind is searched for at every byte (~10x slower)."""
+    """The regex `spelling` where a token starts: no letter, digit, `_` or `'` just before it
+    (a `'` before a digit is a digit separator or opens a character literal; as a start it
+    made `0'0'0'...` quadratic). The look-behind follows the first character, a literal one:
+    a regex that starts with a look-behind is searched for at every byte (~10x slower)."""
     first = spelling[0]
-    return f"{first}(?<![0-9A-Za-z_]{first}){spelling[1:]}"
+    return f"{first}(?<![0-9A-Za-z_']{first}){spelling[1:]}"
 
 
 # What may stand between two tokens of a trigger pattern: blanks and line continuations
@@ -301,13 +302,22 @@ def _is_thread_expr(node, source: SourceFile, thread_vars=frozenset()) -> bool:
 # as a lane or thread index. A thread index holds a word `threadid`/`threadidx`, or `thread`
 # and an index word (`_INDEX_WORDS`) in either order (`threadIdx`, `hipThreadIdx_x`).
 _THREAD_WORD, _INDEX_WORD = _word_starts("thread"), _word_starts("id", "index", "rank")
-_IN_ONE_NAME = r"[\w$\x80-\xff]*?"  # what stands between two words of one name
+
+
+def _in_one_name_before(second: str, first: str) -> str:
+    """`first`, then the rest of one name up to `second`. The gap holds no other start of
+    `first`: the match from the last `first` before `second` is as good (the two words cannot
+    overlap), and without the rule every `first` in `ThreadThread...` re-scanned the name to
+    its end (quadratic)."""
+    return f"(?:{first})(?:(?!{first})[\\w$\\x80-\\xff])*?(?:{second})"
+
+
 THREAD_EXPRESSION_BYTES = any_of(
     nocase(b"blockdim"),
     re.compile(_word_starts("lane", "tid", "ltid").encode()),
-    re.compile(f"(?:{_THREAD_WORD})(?:(?i:id)|{_IN_ONE_NAME}(?:{_INDEX_WORD}))".encode()),
+    re.compile(f"(?:{_THREAD_WORD})(?i:id)|{_in_one_name_before(_INDEX_WORD, _THREAD_WORD)}".encode()),
     # Last: the costliest search (it starts at every `i` and `r`), and the rarest order.
-    re.compile(f"(?:{_INDEX_WORD}){_IN_ONE_NAME}(?:{_THREAD_WORD})".encode()),
+    re.compile(_in_one_name_before(_THREAD_WORD, _INDEX_WORD).encode()),
 )
 
 
@@ -960,7 +970,7 @@ def _has_warp_phase(function, source: SourceFile) -> bool:
 
 
 # A call of a function named for warps: `warpReduce(sdata, tid)`, `__syncwarp()`, `last_warp_sum<T>(...)`.
-_WARP_CALL = re.compile(rb"(?i)warp\w*\s*[<(]")
+_WARP_CALL = re.compile(rb"(?i)warp\w{0,64}+\s*+[<(]")
 
 
 # `WarpReduce<T, 32>` is a template type; `WarpReduce<T, 32>(...)` may read as a template function.

@@ -33,7 +33,8 @@ _ARCH_MACRO = re.compile(r"__(?:GFX\d+|gfx\w+|AMDGCN_WAVEFRONT_SIZE)(?:__)?")
 _DEVICE_WORDS = (b"threadIdx", b"blockIdx", b"blockDim", b"gridDim", b"__shfl", b"__syncthreads", b"__ballot",
                  b"__lane_id", b"hipThreadIdx", b"__activemask", b"atomic")
 # A project macro standing for `__device__`, `__global__`, `__host__ __device__`, ...
-_QUALIFIER_MACRO = re.compile(r"[A-Z0-9_]*(?:DEVICE|GLOBAL|KERNEL|HOST|INLINE)[A-Z0-9_]*")
+_QUALIFIER_WORD = re.compile(r"DEVICE|GLOBAL|KERNEL|HOST|INLINE")  # searched: a macro in a broken declaration
+_QUALIFIER_MACRO = re.compile(rf"[A-Z0-9_]*(?:{_QUALIFIER_WORD.pattern})[A-Z0-9_]*")  # fullmatch-ed only
 
 
 def function_space(function, source: SourceFile) -> str:
@@ -53,7 +54,7 @@ def function_space(function, source: SourceFile) -> str:
             return "unknown"
     previous = function.prev_sibling  # `C10_DEVICE void f()` may leave the macro in a broken declaration
     if previous is not None and previous.type in ("ERROR", "declaration") and previous.end_byte + 2 >= \
-            function.start_byte and _QUALIFIER_MACRO.search(source.node_text(previous)):
+            function.start_byte and _QUALIFIER_WORD.search(source.node_text(previous)):
         return "unknown"
     body = source.data[function.start_byte:function.end_byte]
     return "unknown" if any(word in body for word in _DEVICE_WORDS) else "host"

@@ -571,9 +571,12 @@ def _rules(codes: list[str], docs) -> str:
     return "<section id='rules'><h2>Rules found</h2>" + "".join(sections) + "</section>"
 
 
+# A code span opens and closes with whole runs of backticks (as in CommonMark) and link text
+# holds no `[`: tried from every backtick of a run, or every `[` of `[[[`, each scanned the
+# rest of the line (quadratic in finding messages that quote such text).
 _INLINE = re.compile(
-    r"(?P<code>`+)(?P<code_text>.+?)(?P=code)"
-    r"|\[(?P<link_text>[^\]\n]+)\]\((?P<link_url>[^)\s]+)\)"
+    r"(?<!`)(?P<code>`+)(?!`)(?P<code_text>.+?)(?<!`)(?P=code)(?!`)"
+    r"|\[(?P<link_text>[^\[\]\n]+)\]\((?P<link_url>[^)\s]+)\)"
     r"|(?P<url>https?://[^\s<>()\"']+[^\s<>()\"'.,;:])"
 )
 _SAFE_URL = re.compile(r"^(https?://|#)", re.IGNORECASE)

@@ -1,0 +1,40 @@
+"""Fuzzing, bounded for CI: mutated fixtures and generated C/CMake/Makefile/setup.py
+fragments (tests/fuzzing.py), each scanned with every rule and fixed with `--fix
+--unsafe-fixes` in-process. No internal error, no fix that breaks the syntax, a second
+`--fix` that changes nothing (the properties are listed in tests/fuzzing.py).
+
+New cases are drawn for at most GENERATE_SECONDS (a few thousand on an idle machine; a
+longer run is `python bench/fuzz.py --minutes N`). Once a case has failed, every later
+case runs in full, so Hypothesis can shrink the failure to a small one and print it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import fuzzing
+
+GENERATE_SECONDS = 45
+_clock = {"started": None, "failed": False}
+
+
+@pytest.fixture(scope="module")
+def case_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@settings(max_examples=2500, deadline=None, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(files=fuzzing.projects())
+def test_fuzzed_projects_scan_and_fix_cleanly(files, case_root) -> None:
+    if _clock["started"] is None:
+        _clock["started"] = time.monotonic()
+    if time.monotonic() - _clock["started"] > GENERATE_SECONDS and not _clock["failed"]:
+        return  # the time is up: the remaining examples pass unrun
+    failures = fuzzing.check_case(files, case_root)
+    if failures:
+        _clock["failed"] = True
+    assert not failures, "\n".join(failures)
