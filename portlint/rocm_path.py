@@ -171,28 +171,6 @@ def _add_amd_builtin_functions(source: SourceFile, model: RocmPathModel) -> None
     while at != -1:
         node = root.descendant_for_byte_range(at, at + len(_AMD_BUILTIN))
         if node is not None and node.type == "identifier":
-            while node is not None and node.type != "function_definition":
-                node = node.parent
-            body = node.child_by_field_name("body") if node is not None else None
-            if body is not None and body.id not in done:
-                done.add(body.id)
-                model.ranges.append((body.start_byte, body.end_byte, Status.PORT))
-        at = data.find(_AMD_BUILTIN, at + 1)
-
-
-_AMD_BUILTIN = b"__builtin_amdgcn_"
-
-
-def _add_amd_builtin_functions(source: SourceFile, model: RocmPathModel) -> None:
-    """A function that calls an AMDGPU builtin (`__builtin_amdgcn_mfma_*`, `_ds_bpermute`, ...)
-    compiles only for AMD, whatever guards it: its body is PORT."""
-    data = source.data
-    at = data.find(_AMD_BUILTIN)
-    root = source.tree.root_node if at != -1 else None
-    done: set[int] = set()
-    while at != -1:
-        node = root.descendant_for_byte_range(at, at + len(_AMD_BUILTIN))
-        if node is not None and node.type == "identifier":
             function = queries.nearest_ancestor(node, "function_definition")
             body = function.child_by_field_name("body") if function is not None else None
             if body is not None and body.id not in done:
