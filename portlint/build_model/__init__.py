@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portlint.fileio import NotReadable, read_regular
-from portlint.build_model.build_files import BuildFiles, read_build_files
 from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
-__all__ = ["BuildFiles", "BuildModel", "FileEnvironment", "build"]
+if TYPE_CHECKING:
+    from portlint.build_model.build_files import BuildFiles
+
+__all__ = ["BuildModel", "FileEnvironment", "build"]
 
 # Larger files are skipped by the scan too (`engine.MAX_FILE_BYTES`).
 _MAX_BYTES = 8 * 1024 * 1024
@@ -28,7 +31,7 @@ _C_FAMILY = "cuda"
 class BuildModel:
     """What the per-file checks get from the build: per file, its macro environment."""
 
-    def __init__(self, files: BuildFiles, macros: BuildMacros) -> None:
+    def __init__(self, files: "BuildFiles", macros: BuildMacros) -> None:
         self.files, self.macros = files, macros
         self._environments: dict[str, FileEnvironment] = {}
 
@@ -50,6 +53,10 @@ class BuildModel:
 
 def build(candidates, config) -> BuildModel:
     """The build model of one scan, from the discovered files (before any is analysed)."""
+    # Imported here: the build-file reader uses `rocm_path`, which imports this package's
+    # macro modules (a module-level import would make importing `rocm_path` first a cycle).
+    from portlint.build_model.build_files import read_build_files
+
     files = read_build_files(candidates, config)
     sources: dict[str, bytes] = {}
     torch_extension = False
