@@ -338,7 +338,9 @@ def test_without_compile_commands_the_build_files_give_the_flags(tmp_path: Path,
         __global__ void k(int* out) { out[threadIdx.x] = threadIdx.x % LANES; }
         #endif
         """), encoding="utf-8")
-    facts = build_files.BuildFiles(include_dirs=(str(tmp_path / "csrc" / "include"),), rocm_defines={"WITH_LANES": "1"})
+    # Both builds define it, so the kernel is compiled for ROCm and CUDA alike (LIVE).
+    facts = build_files.BuildFiles(include_dirs=(str(tmp_path / "csrc" / "include"),), rocm_defines={"WITH_LANES": "1"},
+                                   cuda_defines={"WITH_LANES": "1"})
     monkeypatch.setattr(build_files, "read_build_files", lambda candidates, config: facts)
     result = scan([tmp_path / "csrc"], tmp_path, select=("W001",), deep=True)
     assert any("`LANES` is 32 here" in f.message for f in result.findings), _details(result)
