@@ -204,6 +204,9 @@ def _project_context(candidates: list[Candidate], config: Config, codes) -> list
     if not _project_codes(codes):
         return []
     given = {c.resolved for c in candidates}
+    root = config.root.resolve()
+    if not all(c.resolved is not None and root in c.resolved.parents for c in candidates):
+        return []  # a configuration from elsewhere (`--config /dev/null`): its folder is no project
     others, _ = discover([config.root], config)
     plan: list[FileState | Candidate] = []
     for candidate in others:
