@@ -196,11 +196,7 @@ def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
             for word in mk.expand(a.words).words:
                 reaching.setdefault(word.start, word)
     findings = []
-    for start in sorted(reaching):
-        word = reaching[start]
-        flag = nvcc_flags.classify(word.text.strip("\"'"))
-        if flag is None:
-            continue
+    for word, flag in _nvcc_only_words(reaching):
         token = flag.spelling
         if flag.replacement is not None:
             title = f"Replace `{token}` with `{flag.replacement}` for hipcc; keep `{token}` only where nvcc compiles"
@@ -213,6 +209,15 @@ def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
     return findings
 
 
+def _nvcc_only_words(reaching: dict[int, Word]):
+    """(word, flag) for each word (by offset, in file order) that is an nvcc-only flag."""
+    for start in sorted(reaching):
+        word = reaching[start]
+        flag = nvcc_flags.classify(word.text.strip("\"'"))
+        if flag is not None:
+            yield word, flag
+
+
 def _nvcc_flags_without_hip_path(source: SourceFile) -> list[Finding]:
     mk = read(source)
     if has_hip_path(mk):
@@ -223,11 +228,7 @@ def _nvcc_flags_without_hip_path(source: SourceFile) -> list[Finding]:
             for word in _command_words(mk, command, frozenset({NVCC})).words:
                 reaching.setdefault(word.start, word)
     findings = []
-    for start in sorted(reaching):
-        word = reaching[start]
-        flag = nvcc_flags.classify(word.text.strip("\"'"))
-        if flag is None:
-            continue
+    for word, flag in _nvcc_only_words(reaching):
         token = flag.spelling
         title = (f"Add a hipcc arm whose flags use `{flag.replacement}` for `{token}`" if flag.replacement
                  else f"Add a hipcc arm; there, {flag.rocm}")
