@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import sys
@@ -300,6 +299,8 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path |
 
 
 def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
+    import difflib  # only `--diff` needs it: every other run spares its import
+
     result = engine.scan(paths, config, jobs, cache)
     _echo_problems(result)
     plans, refused = plan_fixes(result.findings, result.files, unsafe)

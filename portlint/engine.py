@@ -350,7 +350,8 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
 
     def analyze(candidate: Candidate):
         if id(candidate) in in_context:
-            return analyze_file(candidate, config, project_codes, context_cache, environment(candidate))
+            return analyze_file(candidate, config, project_codes, context_cache, environment(candidate),
+                                facts_only=True)
         return analyze_file(candidate, config, codes, cache, environment(candidate))
 
     if not candidates or not _in_workers(count, config.timeout):
@@ -460,11 +461,13 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
-                 environment: FileEnvironment | None = None):
+                 environment: FileEnvironment | None = None, facts_only: bool = False):
     """One file: (FileState, problems) or a Problem if it could not be read at all.
 
     `environment`: the macros the builds define where the file stands (from the build model);
-    the file's result is cached under it, so editing a header re-checks its includers."""
+    the file's result is cached under it, so editing a header re-checks its includers.
+    `facts_only`: a context file, read for the project rules of `codes` and never reported:
+    only its project facts are collected."""
     source = read_source(candidate)
     if isinstance(source, Problem):
         return source
@@ -474,7 +477,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return hit
     problems: list[Problem] = []
     try:
-        outcome = _analyze_source(source, config, codes, problems), problems
+        outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:
             cache.put(key, outcome)
         return outcome
@@ -494,8 +497,14 @@ def _checks_for(codes: tuple[str, ...], keys: tuple[str, ...]) -> tuple[bool, tu
     return wants_facts, checks
 
 
-def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem]) -> FileState:
+def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Problem],
+                    facts_only: bool = False) -> FileState:
     wants_facts, triggered = _checks_for(tuple(codes), source.check_keys)
+    if facts_only:
+        if not (wants_facts and project_facts.needs_parse(source, Probe(source.data))):
+            return _unparsed(source, wants_facts)
+        model = source.rocm_path = rocm_path.build(source, config.rocm_macros)
+        return _state(source, [], model, project_facts.collect(source, model))
     if PREFILTER:
         probe = Probe(source.data)
         checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
@@ -515,6 +524,10 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
     findings = _run_checks(source, checks, problems)
     if source.language == PYTHON and embedded.has_kernels(source.data):
         findings += _embedded_findings(source, config, codes, problems)
+    return _state(source, findings, model, project_facts.collect(source, model) if wants_facts else FileFacts())
+
+
+def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts) -> FileState:
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
@@ -523,7 +536,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         findings=findings,
         ranges=model.ranges,
         suppressions=suppress.parse(source),
-        facts=project_facts.collect(source, model) if wants_facts else FileFacts(),
+        facts=facts,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from portlint import queries
-from portlint.checks.cpp import enclosing_function
+from portlint.checks.cpp import STRING_PIECES, enclosing_function
 from portlint.finding import Finding, at_node
 from portlint.fix import Fix
 from portlint.source import CUDA, SourceFile
@@ -115,7 +115,7 @@ def _template(asm, source: SourceFile) -> str:
     template = next((c for c in asm.named_children if c.type in _TEMPLATE_TYPES), None)
     if template is None:
         return ""
-    pieces = queries.nodes(CUDA, "[(string_content) (raw_string_content)] @text", template, "text")
+    pieces = queries.nodes(CUDA, STRING_PIECES, template, "text")
     return "\n".join(source.node_text(p) for p in pieces)
 
 

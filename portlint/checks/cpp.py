@@ -188,7 +188,7 @@ class IntegerConstants:
         if arg.id not in self._macro_values:
             snippet = _Snippet(b"int __portlint_value = (" + self.source.data[arg.start_byte:arg.end_byte] + b"\n);")
             tree = queries.parse("cuda", snippet.data)
-            values = queries.nodes("cuda", "(init_declarator value: (_) @value)", tree.root_node, "value")
+            values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
             # Names in a macro body resolve at file scope (the root node is outside any function).
             result = None
             if values and not tree.root_node.has_error:
@@ -715,7 +715,7 @@ class OpenConstants(IntegerConstants):
         if arg.id not in self._macro_expressions:
             snippet = _Snippet(b"int __portlint_value = (" + self.source.data[arg.start_byte:arg.end_byte] + b"\n);")
             tree = queries.parse("cuda", snippet.data)
-            values = queries.nodes("cuda", "(init_declarator value: (_) @value)", tree.root_node, "value")
+            values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
             result = None
             if values and not tree.root_node.has_error:
                 result = self._expression(values[0], snippet, self.source.tree.root_node, resolving | {name})
@@ -807,6 +807,13 @@ def macro_tree(source):
     checks that also read code written in macros; None without macro bodies."""
     return memoized(source, "macro_tree", lambda s: macro_bodies_root(s, (b"",)))
 
+
+# Generic query sources the checks ask of small nodes (a function, an expression, a macro body).
+IDENTIFIERS = "(identifier) @id"
+STRING_PIECES = "[(string_content) (raw_string_content)] @text"
+INIT_VALUES = "(init_declarator value: (_) @value)"
+# Compiled as one tree-sitter query (portlint.queries.grouped).
+queries.grouped("cuda", IDENTIFIERS, STRING_PIECES, INIT_VALUES, _LOCAL_TEMPLATE_PARAMETERS)
 
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(

@@ -6,7 +6,7 @@ import re
 
 from portlint import queries
 from portlint.checks.cpp import (
-    DEVICE_CODE, arguments, callee_name, calls_named, enclosing_function, expression_type,
+    DEVICE_CODE, STRING_PIECES, arguments, callee_name, calls_named, enclosing_function, expression_type,
     in_device_code, include_path, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Severity, at_node
@@ -386,11 +386,10 @@ def check_clock_timing(source: SourceFile) -> list[Finding]:
 # N005 device-assert-trap
 
 _ASM = "(gnu_asm_expression assembly_code: (_) @code) @asm"
-_STRING_PIECES = "[(string_content) (raw_string_content)] @text"
 
 
 def _asm_text(code, source: SourceFile) -> str:
-    return "".join(source.node_text(p) for p in queries.nodes(CUDA, _STRING_PIECES, code, "text"))
+    return "".join(source.node_text(p) for p in queries.nodes(CUDA, STRING_PIECES, code, "text"))
 
 
 @needs(all_of(b"assert", DEVICE_CODE), all_of(b"trap", b"asm"))

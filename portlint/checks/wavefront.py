@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix,
+    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix,
     integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
@@ -133,7 +133,6 @@ _HIP_THREAD_BUILTINS = frozenset({
 })
 _SIGNED_32 = frozenset({"int", "signed", "signed int", "int32_t", "std::int32_t"})
 _UNSIGNED_32 = frozenset({"unsigned", "unsigned int", "uint32_t", "std::uint32_t", "uint"})
-_IDENTIFIERS = "(identifier) @id"
 
 
 def _words(name: str) -> list[str]:
@@ -199,7 +198,7 @@ def _mentions(node, name: str, source: SourceFile) -> bool:
         return source.node_text(node) == name
     if not _may_name(node, name, source):
         return False
-    return any(source.node_text(n) == name for n in queries.nodes(CUDA, _IDENTIFIERS, node, "id"))
+    return any(source.node_text(n) == name for n in queries.nodes(CUDA, IDENTIFIERS, node, "id"))
 
 
 def _roots(source: SourceFile):
@@ -1528,8 +1527,9 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
 
 
 # Answered from one combined query run per file (portlint.queries.shared). The queries asked
-# per function (`_STORES`, `_INITIALISED`, `_REASSIGNED`, `_DECLARATIONS`) are not: tree-sitter
-# runs them over the function alone, cheaper than matching the whole file in Python.
+# per function are not: tree-sitter runs them over the function alone, cheaper than matching
+# the whole file in Python; they compile as one query (portlint.queries.grouped).
+queries.grouped(CUDA, _STORES, _INITIALISED, _REASSIGNED, _DECLARATIONS)
 queries.shared(
     CUDA,
     "(for_statement) @loop",

@@ -13,7 +13,8 @@ import re
 
 from portlint import queries
 from portlint.checks.cpp import (
-    ancestors_of, callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized, strip_parens,
+    IDENTIFIERS, ancestors_of, callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized,
+    strip_parens,
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
@@ -467,7 +468,7 @@ def _names_warp_count(name: str) -> bool:
 
 def _names_thread_count(node, source: SourceFile) -> bool:
     """An expression over a block's thread count: `BLOCK`, `kBlockSize`, `NUM_THREADS + 31`."""
-    names = [node] if node.type == "identifier" else queries.nodes(CUDA, "(identifier) @id", node, "id")
+    names = [node] if node.type == "identifier" else queries.nodes(CUDA, IDENTIFIERS, node, "id")
     for name in names:
         words = set(_words(source.node_text(name)))
         if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"}:
@@ -498,7 +499,7 @@ class _PerWarpScan:
 
     def identifiers(self):
         if self._identifiers is None:
-            self._identifiers = queries.nodes(CUDA, "(identifier) @id", self.source.tree.root_node, "id")
+            self._identifiers = queries.nodes(CUDA, IDENTIFIERS, self.source.tree.root_node, "id")
         return self._identifiers
 
     def counts(self, root, in_macro: bool) -> None:
@@ -764,6 +765,8 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
     return findings
 
 
+# Asked per function: compiled with the other such queries (portlint.queries.grouped).
+queries.grouped(CUDA, _LOCAL_WARP_SIZE)
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -771,5 +774,4 @@ queries.shared(
     _LAMBDAS,
     _SHARED_ARRAYS,
     _WARP_SIZE_NAMES,
-    _LOCAL_WARP_SIZE,
 )
