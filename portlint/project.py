@@ -41,7 +41,8 @@ class KernelDefinition:
     specifiers: tuple[str, ...]  # keywords before the return type: `static`, `__device__`, ...
     is_template: bool
     scope: str  # enclosing namespaces, `a::b`; "" at global scope
-    insertion_point: Location  # empty, where `extern "C" ` or `__global__ ` would go (after `template <...>`)
+    insertion_point: Location  # empty, where `extern "C" ` would go (after `template <...>`)
+    return_type_point: Location  # empty, before `void`: where `__global__ ` goes
     status: Status
 
 
@@ -294,7 +295,8 @@ class _Files(Mapping):
 
 
 def finding_at_definition(fn: KernelDefinition, message: str, fix: Fix, related: tuple[Related, ...]) -> Finding:
-    """A project rule's finding at a kernel's name; its edits insert at `fn.insertion_point`."""
+    """A project rule's finding at a kernel's name; its edits insert at `fn.insertion_point`
+    or, for a specifier, at `fn.return_type_point`."""
     return Finding(
         location=fn.location,
         message=message,
@@ -302,7 +304,8 @@ def finding_at_definition(fn: KernelDefinition, message: str, fix: Fix, related:
         related=related,
         matched=fn.name,
         file_digest=fn.file_digest,
-        edit_locations=(fn.insertion_point,) * len(fix.edits),
+        edit_locations=tuple(fn.return_type_point if e.start == fn.return_type_point.start_byte else fn.insertion_point
+                             for e in fix.edits),
     )
 
 
@@ -420,16 +423,18 @@ def _collect_function(source, model, facts, definition, declarator, parse_errors
         return
     has_global, returns_void = False, False
     qualifiers, specifiers = [], []
+    void_at = (head or definition).start_byte
     for child in _head_tokens(head, definition, declarator):
         text = source.node_text(child)
         if child.type == "__global__":
             has_global = True
         elif text == "void":
-            returns_void = True
+            returns_void, void_at = True, child.start_byte
         elif child.type in _SPECIFIERS or child.type == "storage_class_specifier":
             specifiers.append(text)
         elif child.type in ("type_identifier", "identifier") and text not in _NOT_QUALIFIERS:
             qualifiers.append(text)
+    has_global = has_global or _global_just_before(source.data, void_at)
     if not (has_global or returns_void) or (qualified_scope and not has_global):
         return  # not a kernel; a non-global `A::f` is an out-of-line method
     ancestors = list(ancestors_of(definition))  # each `Node.parent` descends from the root: read them once
@@ -449,8 +454,22 @@ def _collect_function(source, model, facts, definition, declarator, parse_errors
         is_template=is_template,
         scope="::".join(n for n in (*namespaces, qualified_scope) if n),
         insertion_point=source.location((head or definition).start_byte),
+        return_type_point=source.location(void_at),
         status=model.status(definition.start_byte),
     ))
+
+
+_HEAD_WINDOW = 256  # bytes of a definition's head read back from its return type
+_COMMENTS = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|$)")
+
+
+def _global_just_before(data: bytes, at: int) -> bool:
+    """Is `__global__` written in the same head, before `at`, where the tree did not see it?
+    After an unclosed brace or a declaration missing its `;`, tree-sitter may fold the keyword
+    into an ERROR node or into the declaration before: the bytes still say it."""
+    window = _COMMENTS.sub(" ", data[max(0, at - _HEAD_WINDOW):at].decode("latin-1"))
+    cut = max(window.rfind(";"), window.rfind("{"), window.rfind("}"))
+    return GLOBAL.search(window, cut + 1) is not None
 
 
 def _split_head(definition):

@@ -216,7 +216,7 @@ def check_case(files: list[tuple[str, bytes]], root: Path) -> list[str]:
             _, _, refused = run_fix_passes(paths, config, 1, True)  # the real applier, as `--fix --unsafe-fixes`
             # The applier refuses a rewrite with more syntax errors than before: the safety net
             # of a broken file, but a bug in the fix where the file parsed cleanly.
-            failures += [f"fix refused: {r}" for r in refused if "would not parse" in r
+            failures += [f"fix refused: {r}" for r in map(str, refused) if "would not parse" in r
                          and any(before[p] == 0 and f"{p.parent.name}/{p.name}:" in r for p in paths)]
             for p in paths:
                 after = count_syntax_errors(languages[p], p.read_bytes())

@@ -38,3 +38,20 @@ def test_fuzzed_projects_scan_and_fix_cleanly(files, case_root) -> None:
     if failures:
         _clock["failed"] = True
     assert not failures, "\n".join(failures)
+
+
+# Cases longer runs found, kept so that they stay fixed.
+FOUND = {
+    # A fix refused as unparsable in a file that did not parse before: the refusal is right.
+    "refused-fix-in-a-broken-file": [("kernel.cu", (
+        b"__global__ void kernel(float* out, const float* in, int n) {\n" * 3
+        + b"}\n}\n}\n#ifdef __CUDA_ARCH__ .ballot\n.ballot\n;\n"))],
+    # A stray `[` folds `__global__` into an ERROR node: P005 must see it and fix once.
+    "global-hidden-by-a-stray-bracket": [("k.cu", b"[ a,\nstatic void k(float* x) { x[0] = 1; }\n"
+                                                  b"void g() { k<<<1, 1>>>(0); }\n")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_cases_found_by_longer_runs_stay_fixed(name, tmp_path) -> None:
+    assert fuzzing.check_case(FOUND[name], tmp_path) == []

@@ -137,3 +137,31 @@ def test_facts_survive_worker_processes(tmp_path: Path) -> None:
         (root / f"filler{i}.cu").write_text(f"__global__ void k{i}(float* x) {{ x[0] = {i}; }}\n", encoding="utf-8")
     (finding,) = _scan(root, "R002", jobs=2).findings
     assert Path(finding.path).name == "kernels.cu" and Path(finding.related[0].location.path).name == "loader.cpp"
+
+
+
+def test_global_goes_before_the_return_type(tmp_path: Path) -> None:
+    # A declaration missing its `;` folds into the kernel's head: `__global__` goes before
+    # `void`, not before `struct S`.
+    from tests.harness import fix_until_stable
+
+    path = tmp_path / "k.cu"
+    path.write_text("struct S\nstatic void k(float* x) { x[0] = 1; }\nvoid g() { k<<<1, 1>>>(0); }\n", encoding="utf-8")
+    assert fix_until_stable([tmp_path], tmp_path, ("P005",)) == 1
+    assert path.read_text(encoding="utf-8").splitlines()[1] == "static __global__ void k(float* x) { x[0] = 1; }"
+
+
+def test_global_in_a_head_the_tree_could_not_read_still_counts(tmp_path: Path) -> None:
+    # After a stray `[`, tree-sitter folds `__global__` into an ERROR node the head does not
+    # hold: the keyword written there still makes the function a kernel, so the fix applies
+    # once; a comment that says `__global__` does not count.
+    from tests.harness import fix_until_stable
+
+    path = tmp_path / "k.cu"
+    path.write_text("[ a,\nstatic void k(float* x) { x[0] = 1; }\nvoid g() { k<<<1, 1>>>(0); }\n", encoding="utf-8")
+    assert fix_until_stable([tmp_path], tmp_path, ("P005",)) == 1
+    assert path.read_text(encoding="utf-8").count("__global__") == 1
+    assert fix_until_stable([tmp_path], tmp_path, ("P005",)) == 0
+    path.write_text("[ a,\n// not __global__\nstatic void k(float* x) { x[0] = 1; }\nvoid g() { k<<<1, 1>>>(0); }\n",
+                    encoding="utf-8")
+    assert [f.code for f in _scan(tmp_path, "P005").findings] == ["P005"]

@@ -259,7 +259,7 @@ def _global_fix(fn: KernelDefinition, cuda_only_kernel: bool) -> Fix:
     if fn.qualifiers:  # project macros that are not `__global__`: where it goes is a human call
         return Fix.advice(f"Declare `{fn.name}` as {declaration}")
     return Fix.unsafe(
-        f"Declare `{fn.name}` as {declaration}", Edit.insert(fn.insertion_point.start_byte, "__global__ ")
+        f"Declare `{fn.name}` as {declaration}", Edit.insert(fn.return_type_point.start_byte, "__global__ ")
     )
 
 
