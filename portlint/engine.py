@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import build_model, embedded, queries, rocm_path, suppress, targets, workers
+from portlint import build_model, context_snapshot, embedded, queries, rocm_path, suppress, targets, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
@@ -118,13 +118,16 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         model = build_model.build([], config)
     build = model.files
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
-    plan = _project_context(candidates, config, codes) if any(c.explicit for c in candidates) else []
+    explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))
+    # Context results are cached apart: they hold what the project rules need, not every rule's findings.
+    context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
+                     if cache_dir is not None and explicit else None)
+    root_key = config.root.resolve().as_posix()
+    snapshot = context_snapshot.load(context_cache, root_key) if explicit else {}
+    plan, signatures = _project_context(candidates, config, codes, snapshot) if explicit else ([], {})
     # The context's files are analysed by the same workers as the named ones: each worker
     # builds its parsers and queries once.
     context_files = [c for c in plan if isinstance(c, Candidate)]
-    # Context results are cached apart: they hold what the project rules need, not every rule's findings.
-    context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
-                     if cache_dir is not None and context_files else None)
     outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files, model, context_cache)
     for outcome in outcomes[:len(candidates)]:
         if isinstance(outcome, Problem):
@@ -145,6 +148,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             index.add(state.facts)
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
+    if explicit:  # after the rules: the facts they loaded are kept too
+        context_snapshot.save(context_cache, root_key, {
+            state.absolute: (signatures[state.absolute][0], signatures[state.absolute][1], state)
+            for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None
+        }, snapshot)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
 
@@ -193,24 +201,34 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes) -> list[FileState | Candidate]:
+def _project_context(candidates: list[Candidate], config: Config, codes, snapshot: context_snapshot.Snapshot
+                     ) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
     reported, so a file alone gives the findings it gives in a full scan. C-family files are
     not parsed here: their facts load on demand, only when a project rule asks for a name
     they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual: they
-    are returned as candidates, for `_analyze_all`."""
-    if not _project_codes(codes):
-        return []
+    are returned as candidates, for `_analyze_all`.
+
+    A file whose state the `snapshot` of an earlier run still answers for is not read at all
+    (`context_snapshot`). Also returns each context file's (signature, shapes others), for
+    the next snapshot."""
     given = {c.resolved for c in candidates}
     root = config.root.resolve()
     if not all(c.resolved is not None and root in c.resolved.parents for c in candidates):
-        return []  # a configuration from elsewhere (`--config /dev/null`): its folder is no project
-    others, _ = discover([config.root], config)
+        return [], {}  # a configuration from elsewhere (`--config /dev/null`): its folder is no project
+    others = [c for c in discover([config.root], config)[0] if c.resolved not in given]
+    current = {_absolute(c): _context_signature(c, snapshot) for c in others}
+    named = {_absolute(c): (None if c.content is not None else context_snapshot.signature(_absolute(c)),
+                            context_snapshot.shapes_others(_absolute(c), c.language, c.build_script))
+             for c in candidates}
+    kept = context_snapshot.reusable(snapshot, current, named)
     plan: list[FileState | Candidate] = []
     for candidate in others:
-        if candidate.resolved in given:
+        entry = kept.get(_absolute(candidate))
+        if entry is not None:
+            plan.append(entry[2])
             continue
         source = read_source(candidate)
         if isinstance(source, Problem):
@@ -219,7 +237,23 @@ def _project_context(candidates: list[Candidate], config: Config, codes) -> list
             plan.append(_unparsed(source, wants_facts=True))
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
             plan.append(candidate)
-    return plan
+    return plan, current
+
+
+def _context_signature(candidate: Candidate, snapshot: context_snapshot.Snapshot) -> tuple:
+    """(stat signature, whether the file shapes others) of a context file. A Python file
+    that changed is read: whether it is a build helper is in its bytes."""
+    path = _absolute(candidate)
+    now = context_snapshot.signature(path)
+    build_script = candidate.build_script
+    if candidate.language == PYTHON and not build_script:
+        before = snapshot.get(path)
+        if before is not None and before[0] == now:
+            build_script = before[1]
+        else:
+            source = read_source(candidate)
+            build_script = not isinstance(source, Problem) and source.build_script
+    return now, context_snapshot.shapes_others(path, candidate.language, build_script)
 
 
 def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:

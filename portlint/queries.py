@@ -14,13 +14,6 @@ on a subtree keeps the matches whose outermost node lies inside it, as a query r
 subtree would. Other queries, and trees not parsed with `parse_indexed`, run in tree-sitter
 as before. `tests/test_queries.py` checks that both give the same matches, in the same order.
 `precompile()` prepares everything up front: the engine calls it before forking workers.
-
-Grouped queries: most of a compile is a fixed analysis of the grammar, not of the pattern (a
-one-pattern query costs about as much as one of twenty). Sources registered with
-`grouped(lang, src)` compile together into one tree-sitter query; a request on a small node
-(a function, a declaration) runs the group there and keeps its own patterns' matches. A large
-node runs the source's own query: there the other patterns' matches would cost more than a
-compile.
 """
 
 from __future__ import annotations
@@ -103,7 +96,7 @@ def captures(lang: str, source: str, node) -> list[tuple[str, tree_sitter.Node]]
     """All captures of `source` under `node` as (name, node), in source order."""
     shared = _shared_matches(lang, source, node)
     if shared is None:
-        found_by_name = _run_captures(lang, source, node)
+        found_by_name = tree_sitter.QueryCursor(query(lang, source)).captures(node)
         pairs = [(name, n) for name, nodes in found_by_name.items() for n in nodes]
     else:
         found, inside = shared
@@ -120,7 +113,7 @@ def nodes(lang: str, source: str, node, capture: str) -> list[tree_sitter.Node]:
     """The nodes of one capture name, in source order."""
     shared = _shared_matches(lang, source, node)
     if shared is None:
-        return sorted(_run_captures(lang, source, node).get(capture, []), key=_order)
+        return sorted(tree_sitter.QueryCursor(query(lang, source)).captures(node).get(capture, []), key=_order)
     found, inside = shared
     if inside is found.everything:
         return list(found.nodes(capture))
@@ -132,76 +125,11 @@ def matches(lang: str, source: str, node) -> list[dict[str, list[tree_sitter.Nod
     """Each match as {capture: [nodes]}, in order of the match's first node."""
     shared = _shared_matches(lang, source, node)
     if shared is None:
-        found = _run_matches(lang, source, node)
+        found = [m for _, m in tree_sitter.QueryCursor(query(lang, source)).matches(node)]
         found.sort(key=_first_start)
         return found
     found, inside = shared
     return found.dicts(inside)
-
-
-# ---- grouped queries: compiled together, run in tree-sitter -------------------------------
-_GROUPED: dict[str, list[str]] = {}  # language -> query sources, in order of registration
-# Above this many bytes a node runs the source's own query (`grouped` explains why).
-GROUP_MAX_BYTES = 8192
-
-
-def grouped(lang: str, *sources: str) -> str:
-    """Compile these query sources with the language's other grouped ones; returns the first."""
-    table = _GROUPED.setdefault(lang, [])
-    table.extend(s for s in sources if s not in table)
-    return sources[0]
-
-
-@cache
-def _group(lang: str, registered: int) -> tuple[tree_sitter.Query, dict[str, range]]:
-    """The group's query once `registered` sources are grouped, and each source's patterns
-    (a source registered later compiles a new group)."""
-    sources = _GROUPED[lang][:registered]
-    text, starts = "", []
-    for source in sources:
-        starts.append(len(text.encode()))
-        text += source + "\n"
-    combined = tree_sitter.Query(language(lang), text)
-    owner = [bisect.bisect_right(starts, combined.start_byte_for_pattern(i)) - 1
-             for i in range(combined.pattern_count)]
-    patterns: dict[str, range] = {}
-    for number, source in enumerate(sources):
-        first = owner.index(number) if number in owner else len(owner)
-        patterns[source] = range(first, first + owner.count(number))
-    return combined, patterns
-
-
-def _group_of(lang: str, source: str, node) -> tuple[tree_sitter.Query, range] | None:
-    table = _GROUPED.get(lang)
-    if not table or source not in table or node.end_byte - node.start_byte > GROUP_MAX_BYTES:
-        return None
-    combined, patterns = _group(lang, len(table))
-    return combined, patterns[source]
-
-
-def _run_matches(lang: str, source: str, node) -> list[dict[str, list[tree_sitter.Node]]]:
-    """`source`'s matches under `node` in tree-sitter's order, from its group where it has one."""
-    group = _group_of(lang, source, node)
-    if group is None:
-        return [m for _, m in tree_sitter.QueryCursor(query(lang, source)).matches(node)]
-    combined, own = group
-    return [m for number, m in tree_sitter.QueryCursor(combined).matches(node) if number in own]
-
-
-def _run_captures(lang: str, source: str, node) -> dict[str, list[tree_sitter.Node]]:
-    """`source`'s captures under `node` by name (each node once per name)."""
-    group = _group_of(lang, source, node)
-    if group is None:
-        return tree_sitter.QueryCursor(query(lang, source)).captures(node)
-    combined, own = group
-    by_name: dict[str, dict[int, tree_sitter.Node]] = {}
-    for number, match in tree_sitter.QueryCursor(combined).matches(node):
-        if number in own:
-            for name, found in match.items():
-                seen = by_name.setdefault(name, {})
-                for n in found:
-                    seen.setdefault(n.id, n)
-    return {name: list(found.values()) for name, found in by_name.items()}
 
 
 # ---- shared queries: matched in Python against one walk per tree ---------------------------
@@ -238,8 +166,6 @@ def precompile() -> None:
         _parser(lang)
         if _SHARED.get(lang):
             _walk_query(lang, _first_walk(lang))
-        if _GROUPED.get(lang):
-            _group(lang, len(_GROUPED[lang]))
 
 
 def _first_walk(lang: str) -> frozenset[str]:

@@ -4,7 +4,9 @@ never reported."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,60 @@ def test_a_file_scanned_alone_leaves_the_cache_right_for_a_full_scan(tmp_path: P
     again = engine.scan([root], config, cache_dir=cache).findings
     assert [(f.path, f.code, f.location.start_line) for f in again] == [
         (f.path, f.code, f.location.start_line) for f in full]
+
+
+def _warp_project(root: Path) -> None:
+    (root / ".git").mkdir(parents=True)
+    (root / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    (root / "k.cu").write_text('#include "warp.h"\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n')
+    for i in range(3):
+        (root / f"other{i}.cu").write_text(f'#include "warp.h"\n__global__ void k{i}(int* x) {{ x[0] = WARP_SIZE; }}\n')
+
+
+def _codes(result) -> list[tuple[str, int, str]]:
+    return [(Path(f.path).name, f.location.start_line, f.code) for f in result.findings]
+
+
+def test_a_second_run_on_named_files_reads_only_them(tmp_path: Path, monkeypatch) -> None:
+    # The context of a pre-commit run is kept in the cache with each file's stat signature:
+    # the next run takes the unchanged files' states without reading them.
+    from portlint import engine
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    _warp_project(root)
+    for path in root.glob("*.*"):  # written a while ago: a file written just now is read again
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=root), tmp_path / "cache"
+    first = engine.scan([root / "k.cu"], config, cache_dir=cache)
+    read = []
+    real_read = engine.read_source
+    monkeypatch.setattr(engine, "read_source", lambda c: read.append(Path(c.path).name) or real_read(c))
+    second = engine.scan([root / "k.cu"], config, cache_dir=cache)
+    assert _codes(second) == _codes(first) == [("k.cu", 2, "W001")]
+    assert set(read) == {"k.cu"}
+
+
+def test_named_file_runs_follow_edits_of_headers_and_sources(tmp_path: Path) -> None:
+    # A header's change can change every includer's facts: the kept context is then dropped.
+    # A changed source file is analysed again alone.
+    from portlint import engine
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    _warp_project(root)
+    config, cache = Config(root=root), tmp_path / "cache"
+    assert _codes(engine.scan([root / "k.cu"], config, cache_dir=cache)) == [("k.cu", 2, "W001")]
+    (root / "warp.h").write_text("#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n#define WARP_SIZE warpSize\n"
+                                 "#else\n#define WARP_SIZE 32\n#endif\n")
+    assert _codes(engine.scan([root / "k.cu"], config, cache_dir=cache)) == []
+    # A function launched from a context file lacks `__global__`: P005 in the named file
+    # follows the launch as it comes and goes.
+    (root / "impl.cu").write_text("void scale(float* x) { x[0] = 1; }\n")
+    launch = "void scale(float* x);\nvoid run() { scale<<<1, 1>>>(0); }\n"
+    (root / "ops.cu").write_text(launch)
+    assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == [("impl.cu", 1, "P005")]
+    (root / "ops.cu").write_text("void run() {}\n")
+    assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == []
+    (root / "ops.cu").write_text(launch + "// again\n")
+    assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == [("impl.cu", 1, "P005")]

@@ -1,7 +1,6 @@
 """Shared queries are matched in Python (`portlint.queries`): every one must give what
 tree-sitter gives, match for match and in the same order, on every fixture, for the whole
-tree, for subtrees and for the tree of macro bodies. Grouped queries, compiled together, give
-what each source compiled alone gives."""
+tree, for subtrees and for the tree of macro bodies."""
 
 from __future__ import annotations
 
@@ -58,29 +57,6 @@ def test_python_matches_equal_tree_sitter_matches(path: Path) -> None:
     macros = cpp.macro_tree(source)
     if macros is not None:
         _compare(macros)
-
-
-def _shown_captures(by_name: dict) -> list:
-    return sorted((name, n.type, n.start_byte, n.end_byte) for name, nodes in by_name.items() for n in nodes)
-
-
-@pytest.mark.parametrize("path", FILES[::3], ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_grouped_queries_give_what_their_own_query_gives(path: Path) -> None:
-    # A grouped source run on a small node keeps only its own patterns' matches: the same
-    # matches, in the same order, and the same captures as the source compiled alone.
-    root = SourceFile(path.name, CUDA, path.read_bytes()).tree.root_node
-    small = [n for n in queries.nodes(CUDA, "(function_definition) @f", root, "f")
-             if n.end_byte - n.start_byte <= queries.GROUP_MAX_BYTES][:6]
-    small += queries.nodes(CUDA, "(declaration) @d", root, "d")[:6]
-    assert queries._GROUPED[CUDA]
-    for source in queries._GROUPED[CUDA]:
-        alone = queries.query(CUDA, source)
-        for node in small:
-            assert queries._group_of(CUDA, source, node) is not None
-            expected = [_shown(m) for _, m in tree_sitter.QueryCursor(alone).matches(node)]
-            assert [_shown(m) for m in queries._run_matches(CUDA, source, node)] == expected, (source, node.start_byte)
-            assert (_shown_captures(queries._run_captures(CUDA, source, node))
-                    == _shown_captures(tree_sitter.QueryCursor(alone).captures(node))), (source, node.start_byte)
 
 
 def test_a_tree_that_is_not_indexed_runs_the_query_in_tree_sitter() -> None:

@@ -410,6 +410,7 @@ class BuildMacros:
         # files costs time, so it waits for an include that only a file's name can resolve.
         self._project_files = project_files
         self._by_name: dict[str, list[str]] | None = None
+        self._listings: dict[str, frozenset[str]] = {}
         self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
 
     # ---- includes -------------------------------------------------------------------------
@@ -423,7 +424,23 @@ class BuildMacros:
     def _exists(self, path: str) -> bool:
         if path in self._sources:
             return self._sources[path] is not None
-        return self._read is not None and os.path.isfile(path)
+        if self._read is None:
+            return False
+        directory, name = posixpath.split(path)
+        return name in self._files_in(directory)
+
+    def _files_in(self, directory: str) -> frozenset[str]:
+        """The regular files of a directory, listed once: an `#include` is looked for in
+        every include directory, and a stat per candidate was most of a warm scan."""
+        found = self._listings.get(directory)
+        if found is None:
+            try:
+                with os.scandir(directory or ".") as entries:
+                    found = frozenset(e.name for e in entries if _is_regular_file(e))
+            except OSError:
+                found = frozenset()
+            self._listings[directory] = found
+        return found
 
     def resolve(self, including: str, include: str, quoted: bool) -> str | None:
         """The project file `#include` names: beside the including file (quoted form), in an
@@ -686,6 +703,13 @@ class BuildMacros:
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status)
+
+
+def _is_regular_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()  # follows a symlink, as `os.path.isfile` does
+    except OSError:
+        return False
 
 
 _EMPTY_WALK = _Walk(([], []), ({}, {}), {})

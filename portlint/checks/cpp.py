@@ -812,8 +812,6 @@ def macro_tree(source):
 IDENTIFIERS = "(identifier) @id"
 STRING_PIECES = "[(string_content) (raw_string_content)] @text"
 INIT_VALUES = "(init_declarator value: (_) @value)"
-# Compiled as one tree-sitter query (portlint.queries.grouped).
-queries.grouped("cuda", IDENTIFIERS, STRING_PIECES, INIT_VALUES, _LOCAL_TEMPLATE_PARAMETERS)
 
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(

@@ -1089,8 +1089,6 @@ def check_hip7_runtime_semantics(source: SourceFile) -> list[Finding]:
     return _Hip7Scan(source).run()
 
 
-# Read where a comparison was found: compiled with other such queries (portlint.queries.grouped).
-queries.grouped(CUDA, _R001_GUARDS)
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,

@@ -1527,9 +1527,8 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
 
 
 # Answered from one combined query run per file (portlint.queries.shared). The queries asked
-# per function are not: tree-sitter runs them over the function alone, cheaper than matching
-# the whole file in Python; they compile as one query (portlint.queries.grouped).
-queries.grouped(CUDA, _STORES, _INITIALISED, _REASSIGNED, _DECLARATIONS)
+# per function (`_STORES`, `_INITIALISED`, `_REASSIGNED`, `_DECLARATIONS`) are not: tree-sitter
+# runs them over the function alone, cheaper than matching the whole file in Python.
 queries.shared(
     CUDA,
     "(for_statement) @loop",

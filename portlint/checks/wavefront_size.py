@@ -765,8 +765,6 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
     return findings
 
 
-# Asked per function: compiled with the other such queries (portlint.queries.grouped).
-queries.grouped(CUDA, _LOCAL_WARP_SIZE)
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -774,4 +772,5 @@ queries.shared(
     _LAMBDAS,
     _SHARED_ARRAYS,
     _WARP_SIZE_NAMES,
+    _LOCAL_WARP_SIZE,
 )
