@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -39,8 +40,16 @@ def _selectors(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(s.strip() for v in values for s in v.split(",") if s.strip())
 
 
+# A scan allocates millions of small objects that live to its end (facts, findings, cached
+# results): at the default threshold (700 allocations) the collector traverses them again
+# and again, 10-15% of a cold scan. Per-file structures are freed without it
+# (`engine.analyze_file`), so collecting less often does not grow memory.
+GC_THRESHOLDS = (200_000, 30, 30)
+
+
 class _Group(click.Group):
     def invoke(self, ctx):
+        gc.set_threshold(*GC_THRESHOLDS)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (click would exit 1)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-from portlint import build_model, context_snapshot, embedded, queries, rocm_path, suppress, targets, workers
+from portlint import build_model, embedded, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
 from portlint.cache import Cache
@@ -122,21 +122,32 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # Context results are cached apart: they hold what the project rules need, not every rule's findings.
     context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
                      if cache_dir is not None and explicit else None)
-    root_key = config.root.resolve().as_posix()
-    snapshot = context_snapshot.load(context_cache, root_key) if explicit else {}
-    plan, signatures = _project_context(candidates, config, codes, snapshot) if explicit else ([], {})
+    context_kind = ("project context", config.root.resolve().as_posix())
+    context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
+    plan, signatures = _project_context(candidates, config, codes, context_before) if explicit else ([], {})
     # The context's files are analysed by the same workers as the named ones: each worker
     # builds its parsers and queries once.
     context_files = [c for c in plan if isinstance(c, Candidate)]
-    outcomes = _analyze_all(candidates, config, codes, jobs, cache, context_files, model, context_cache)
-    for outcome in outcomes[:len(candidates)]:
+    # A scan of directories takes each unchanged file's outcome from the last such scan.
+    scan_kind = ("scan", os.getcwd(), *sorted(os.path.abspath(p) for p in paths))  # `resolve` fails on a link loop
+    scan_before = unchanged.load(cache, *scan_kind) if not explicit else {}
+    current = {_absolute(c): _signature_of(c, scan_before) for c in candidates if c.content is None}
+    kept = unchanged.reusable(scan_before, current, {})
+    fresh = [c for c in candidates if _absolute(c) not in kept]
+    analysed = _analyze_all(fresh, config, codes, jobs, cache, context_files, model, context_cache)
+    fresh_outcomes = iter(analysed[:len(fresh)])
+    outcomes = [kept[_absolute(c)][2] if _absolute(c) in kept else next(fresh_outcomes) for c in candidates]
+    scan_after: unchanged.Snapshot = {}
+    for candidate, outcome in zip(candidates, outcomes):
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
             continue
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
-    context = _context_states(plan, outcomes[len(candidates):])
+        if current.get(_absolute(candidate), (None,))[0] is not None and not any(p.internal for p in problems):
+            scan_after[_absolute(candidate)] = (*current[_absolute(candidate)], outcome)
+    context = _context_states(plan, analysed[len(fresh):])
 
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
@@ -149,10 +160,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if explicit:  # after the rules: the facts they loaded are kept too
-        context_snapshot.save(context_cache, root_key, {
-            state.absolute: (signatures[state.absolute][0], signatures[state.absolute][1], state)
+        unchanged.save(context_cache, {
+            state.absolute: (*signatures[state.absolute], state)
             for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None
-        }, snapshot)
+        }, context_before, *context_kind)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
 
@@ -187,6 +198,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.findings.append(replace(f, severity=severity))
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     result.problems.sort(key=lambda p: p.path)
+    if not explicit:  # after the central filters: what they completed of each state is kept too
+        unchanged.save(cache, scan_after, scan_before, *scan_kind)
     return result
 
 
@@ -201,7 +214,7 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes, snapshot: context_snapshot.Snapshot
+def _project_context(candidates: list[Candidate], config: Config, codes, before: unchanged.Snapshot
                      ) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
@@ -211,19 +224,19 @@ def _project_context(candidates: list[Candidate], config: Config, codes, snapsho
     they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual: they
     are returned as candidates, for `_analyze_all`.
 
-    A file whose state the `snapshot` of an earlier run still answers for is not read at all
-    (`context_snapshot`). Also returns each context file's (signature, shapes others), for
-    the next snapshot."""
+    A file whose state the snapshot of an earlier run (`before`) still answers for is not read
+    at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
+    others), for the next snapshot."""
     given = {c.resolved for c in candidates}
     root = config.root.resolve()
     if not all(c.resolved is not None and root in c.resolved.parents for c in candidates):
         return [], {}  # a configuration from elsewhere (`--config /dev/null`): its folder is no project
     others = [c for c in discover([config.root], config)[0] if c.resolved not in given]
-    current = {_absolute(c): _context_signature(c, snapshot) for c in others}
-    named = {_absolute(c): (None if c.content is not None else context_snapshot.signature(_absolute(c)),
-                            context_snapshot.shapes_others(_absolute(c), c.language, c.build_script))
+    current = {_absolute(c): _signature_of(c, before) for c in others}
+    named = {_absolute(c): (None if c.content is not None else unchanged.signature(_absolute(c)),
+                            unchanged.shapes_others(_absolute(c), c.language, c.build_script))
              for c in candidates}
-    kept = context_snapshot.reusable(snapshot, current, named)
+    kept = unchanged.reusable(before, current, named)
     plan: list[FileState | Candidate] = []
     for candidate in others:
         entry = kept.get(_absolute(candidate))
@@ -240,20 +253,20 @@ def _project_context(candidates: list[Candidate], config: Config, codes, snapsho
     return plan, current
 
 
-def _context_signature(candidate: Candidate, snapshot: context_snapshot.Snapshot) -> tuple:
-    """(stat signature, whether the file shapes others) of a context file. A Python file
-    that changed is read: whether it is a build helper is in its bytes."""
+def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
+    """(stat signature, whether the file shapes others) of a file. A Python file that
+    changed is read: whether it is a build helper is in its bytes."""
     path = _absolute(candidate)
-    now = context_snapshot.signature(path)
+    now = unchanged.signature(path)
     build_script = candidate.build_script
     if candidate.language == PYTHON and not build_script:
-        before = snapshot.get(path)
-        if before is not None and before[0] == now:
-            build_script = before[1]
+        entry = before.get(path)
+        if entry is not None and entry[0] == now:
+            build_script = entry[1]
         else:
             source = read_source(candidate)
             build_script = not isinstance(source, Problem) and source.build_script
-    return now, context_snapshot.shapes_others(path, candidate.language, build_script)
+    return now, unchanged.shapes_others(path, candidate.language, build_script)
 
 
 def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
@@ -519,6 +532,8 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return Problem(source.path, f"skipped: Python syntax error at line {exc.lineno}: {exc.msg}")
     except RecursionError:
         return Problem(source.path, "skipped: nesting too deep to analyse")
+    finally:  # what the checks kept on the file refers back to it: freed now, not by the collector
+        source.memo.clear()
 
 
 @functools.cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from portlint import engine, source
@@ -109,6 +110,8 @@ def test_corrupt_entries_are_recomputed_and_never_change_the_findings(tmp_path: 
         else:
             data[offset:offset] = rng.randbytes(rng.randint(1, 8))
         entry.write_bytes(bytes(data))
+        for path in tmp_path.glob("*.*"):  # just written: no snapshot answers for them (see below)
+            os.utime(path)
         result = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
         found = [(f.path, f.code, f.location.start_byte, f.message) for f in result.findings]
         assert found == expected, f"trial {trial}: {damage} at {offset} of {entry.name}"
@@ -150,3 +153,33 @@ def test_the_cache_is_in_the_project_root_whatever_config_file_is_named(tmp_path
     result = CliRunner().invoke(main, ["scan", "--config", str(project / "portlint.toml"), "a.cu"],
                                 catch_exceptions=False)
     assert result.exit_code == 1 and not (project / "src" / ".portlint_cache").exists()
+
+
+def test_unchanged_files_come_from_the_snapshot_and_a_damaged_one_changes_nothing(tmp_path: Path, monkeypatch) -> None:
+    """A directory scan keeps every file's outcome with its stat signature: the next scan of
+    the same paths reads no unchanged file. A damaged snapshot (or per-file entry) is
+    recomputed and never changes the findings."""
+    import random
+
+    (tmp_path / "kernels.cu").write_text(KERNEL)
+    (tmp_path / "loader.cpp").write_text(LOADER)
+    (tmp_path / "a.cu").write_text(HAZARD * 3)
+    for path in tmp_path.glob("*.*"):  # written a while ago: the snapshot keeps them
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    expected = codes(engine.scan([tmp_path], Config(root=tmp_path)))
+    cache = tmp_path / ".portlint_cache"
+    engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+    read = []
+    real_read = engine.read_source
+    monkeypatch.setattr(engine, "read_source", lambda c: read.append(c.path.name) or real_read(c))
+    assert codes(engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)) == expected
+    assert read == []
+    monkeypatch.setattr(engine, "read_source", real_read)
+    rng = random.Random(3)
+    for trial in range(40):
+        entry = rng.choice(sorted(cache.rglob("*.pickle")))
+        data = bytearray(entry.read_bytes())
+        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        entry.write_bytes(bytes(data))
+        result = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
+        assert codes(result) == expected and not result.problems, f"trial {trial}: {entry.name}"

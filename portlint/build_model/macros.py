@@ -411,6 +411,7 @@ class BuildMacros:
         self._project_files = project_files
         self._by_name: dict[str, list[str]] | None = None
         self._listings: dict[str, frozenset[str]] = {}
+        self._resolved: dict[tuple[str | None, str], str | None] = {}
         self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
 
     # ---- includes -------------------------------------------------------------------------
@@ -445,6 +446,14 @@ class BuildMacros:
     def resolve(self, including: str, include: str, quoted: bool) -> str | None:
         """The project file `#include` names: beside the including file (quoted form), in an
         include directory of the build, else the one project file of that path's name."""
+        # The answer depends on the including file's directory only (quoted form) or on
+        # nothing but the name: files of one directory include the same headers.
+        key = (posixpath.dirname(including) if quoted else None, include)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(including, include, quoted)
+        return self._resolved[key]
+
+    def _resolve(self, including: str, include: str, quoted: bool) -> str | None:
         if quoted:
             beside = posixpath.normpath(posixpath.join(posixpath.dirname(including), include))
             if self._exists(beside):

@@ -1,15 +1,15 @@
-"""The project around explicitly named files, kept from one run to the next.
+"""Files' results kept from one run to the next by their stat signatures.
 
-A pre-commit hook names a few files; the cross-file rules still need the facts of all the
-others (`engine._project_context`). Reading, hashing and looking up each of thousands of
-files on every commit cost more than the scan of the named ones, so a run with named files
-keeps the context states it used in one cache entry, each with the file's stat signature
-(mtime, size, inode). The next such run takes a state as is when the file's signature is
-unchanged: no read, no macro environment, no lookup of its own entry.
+The per-file cache (`portlint.cache`) finds a result by the file's content and macro
+environment, so a warm run still reads and hashes every file and works out every
+environment. A snapshot keeps the results of a whole run in one cache entry, each with the
+file's stat signature (mtime, size, inode): the next run takes a result as is when the
+signature is unchanged. Two kinds: the outcomes of a scan of the same paths, and the project
+context of a run on named files (what a pre-commit hook passes; `engine._project_context`).
 
 A signature stands for the file's own content, not for what other files make of it: a
-header or a build file can change the facts of every file that includes it or that it
-builds. So the snapshot is used only while every header and build file it covers is
+header or a build file can change the results of every file that includes it or that it
+builds. So a snapshot is used only while every header and build file it covers is
 unchanged (named files included); a changed source file is analysed again alone.
 """
 
@@ -24,8 +24,7 @@ from portlint.cache import Cache
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT
 
 Signature = tuple[int, int, int]
-# path (absolute, posix) -> (signature, whether it shapes others, the file's context state:
-# an engine FileState)
+# path (absolute, posix) -> (signature, whether it shapes others, what the run kept of it)
 Snapshot = dict[str, tuple[Signature, bool, object]]
 
 
@@ -37,14 +36,11 @@ def signature(path: str) -> Signature | None:
     return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
-def _key(cache: Cache, root: str) -> str:
-    return cache.key_for("project context", root)
-
-
-def load(cache: Cache | None, root: str) -> Snapshot:
+def load(cache: Cache | None, *kind: str) -> Snapshot:
+    """The snapshot of this `kind` (what it holds and for which paths), or an empty one."""
     if cache is None:
         return {}
-    hit = cache.get(_key(cache, root))
+    hit = cache.get(cache.key_for("snapshot", *kind))
     return hit[0] if hit is not None and isinstance(hit[0], dict) else {}
 
 
@@ -53,14 +49,14 @@ def load(cache: Cache | None, root: str) -> Snapshot:
 RACY_NS = 2_000_000_000
 
 
-def save(cache: Cache | None, root: str, snapshot: Snapshot, previous: Snapshot) -> None:
+def save(cache: Cache | None, snapshot: Snapshot, previous: Snapshot, *kind: str) -> None:
     """Store the snapshot unless it is the one the run started from."""
     if cache is None:
         return
     settled = time.time_ns() - RACY_NS
     snapshot = {path: entry for path, entry in snapshot.items() if entry[0][0] < settled}
     if snapshot != previous:
-        cache.put(_key(cache, root), (snapshot, []))
+        cache.put(cache.key_for("snapshot", *kind), (snapshot, []))
 
 
 def shapes_others(path: str, language: str, build_script: bool) -> bool:
@@ -74,8 +70,9 @@ def reusable(snapshot: Snapshot, current: dict[str, tuple[Signature | None, bool
              named: dict[str, tuple[Signature | None, bool]]) -> Snapshot:
     """The entries still good for this run, or none at all.
 
-    `current`: each context file's signature and whether it shapes others; `named`: the same
-    for the named files (signature None for standard input, whose bytes are not the file's).
+    `current`: each file's signature and whether it shapes others; `named`: the same for files
+    the snapshot does not answer for but whose change matters (the named files around a
+    context; signature None for standard input, whose bytes are not the file's).
     """
     if not snapshot:
         return {}
