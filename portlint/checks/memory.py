@@ -203,7 +203,8 @@ def _attribute_calls(source: SourceFile) -> list[OptIn]:
         if not read:
             opt_ins.append(OptIn(args[2]))
             continue
-        opt_ins.extend(_invoked_opt_ins(source, macro, parameters, read, args[2]))
+        # A macro this file never invokes (a header's) is judged in its body, as other code is.
+        opt_ins.extend(_invoked_opt_ins(source, macro, parameters, read, args[2]) or [OptIn(args[2])])
     return opt_ins
 
 
