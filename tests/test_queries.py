@@ -71,7 +71,8 @@ def test_grouped_queries_give_what_their_own_query_gives(path: Path) -> None:
     root = SourceFile(path.name, CUDA, path.read_bytes()).tree.root_node
     small = [n for n in queries.nodes(CUDA, "(function_definition) @f", root, "f")
              if n.end_byte - n.start_byte <= queries.GROUP_MAX_BYTES][:6]
-    small += queries.nodes(CUDA, "(declaration) @d", root, "d")[:6]
+    small += [n for n in queries.nodes(CUDA, "(declaration) @d", root, "d")
+              if n.end_byte - n.start_byte <= queries.GROUP_MAX_BYTES][:6]
     assert queries._GROUPED[CUDA]
     for source in queries._GROUPED[CUDA]:
         alone = queries.query(CUDA, source)
