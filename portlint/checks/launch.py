@@ -810,8 +810,10 @@ def _range_site(source: SourceFile, context: LaunchContext, launch: Launch) -> _
     the kernel's bound) allow, or idle wavefront lanes."""
     function = context.function_of(launch)
     scope = function if function is not None else launch.call
-    if _BOUNDING_CALL.search(source.data, scope.start_byte, scope.end_byte) is None:
-        return None  # (asked for every launch with a run-time block: most have no `min`)
+    # Asked for every launch with a run-time block, once per function: most have no `min`.
+    if not context._once("bounding calls", scope, lambda s: _BOUNDING_CALL.search(
+            source.data, s.start_byte, s.end_byte) is not None):
+        return None
     low, high, sources = context.block_range(launch)
     if (low is None and high is None) or _is_port(sources, source) or context.has_device_query(function):
         return None
