@@ -102,3 +102,28 @@ def test_retired_k004_still_selects_and_suppresses_k002(tmp_path):
     """
     (finding,) = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K004",)).findings
     assert finding.location.start_line == 5
+
+
+def test_capped_block_is_reported_by_what_it_reaches(tmp_path):
+    result = assert_findings(KERNEL + """
+        void run(float* out, int n) {
+          k<<<n, std::min(n, 256)>>>(out);
+          k<<<n, std::min(n, 96)>>>(out);
+          k<<<n, std::min(n, 2048)>>>(out);
+        }
+    """, "cuda", "K002", "K002", tmp_path=tmp_path, select=("K001", "K002"))
+    by_line = {f.location.start_line: f for f in result.findings}
+    assert set(by_line) == {5, 6}  # a cap of whole wavefronts is no fixed size: silent
+    assert by_line[5].severity.value == "warning" and "capped at 96 threads" in by_line[5].message
+    assert by_line[6].severity.value == "error" and "can reach 2048 threads" in by_line[6].message
+
+
+def test_driver_launch_block_is_its_three_arguments(tmp_path):
+    result = assert_findings("""
+        void run(CUfunction f, CUstream s, void** args, unsigned n) {
+          cuLaunchKernel(f, n, 1, 1, 32, 3, 1, 0, s, args, nullptr);
+        }
+    """, "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    (finding,) = result.findings
+    assert "`32, 3, 1` (96 threads)" in finding.message and finding.severity.value == "warning"
+    assert (finding.location.start_column, finding.location.end_column) == (30, 38)  # `32, 3, 1`

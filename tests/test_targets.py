@@ -60,3 +60,13 @@ def test_build_files_name_the_default_targets(tmp_path: Path):
     (tmp_path / "CMakeLists.txt").write_text('project(k LANGUAGES HIP)\nset(CMAKE_HIP_ARCHITECTURES "gfx1100")\n')
     assert "warning" not in scan(tmp_path).output  # wave32: 96 threads are three whole wavefronts
     assert "on gfx942 a wavefront has 64 lanes" in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx942"}).output
+
+
+def test_opt_in_through_a_macro_is_judged_against_the_target_lds(tmp_path: Path):
+    (tmp_path / "k.cu").write_text(
+        "#define SET_SMEM(k, kib) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (kib) * 1024)\n"
+        "__global__ void k(float* o) { extern __shared__ float s[]; o[0] = s[0]; }\n"
+        "void run() { SET_SMEM(k, 96); }\n")
+    cdna3 = scan(tmp_path, "--select", "M001", "--target", "gfx942")
+    assert "k.cu:3:" in cdna3.output and "98304 bytes" in cdna3.output and "on gfx942 a block has 64 KiB" in cdna3.output
+    assert "M001" not in scan(tmp_path, "--select", "M001", "--target", "gfx950").output  # 160 KiB of LDS

@@ -186,15 +186,19 @@ class IntegerConstants:
     def _macro_value(self, arg, name: str, resolving: frozenset[str]) -> int | None:
         """A macro body is text: parse it on its own as an expression."""
         if arg.id not in self._macro_values:
-            snippet = _Snippet(b"int __portlint_value = (" + self.source.data[arg.start_byte:arg.end_byte] + b"\n);")
-            tree = queries.parse("cuda", snippet.data)
-            values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
-            # Names in a macro body resolve at file scope (the root node is outside any function).
-            result = None
-            if values and not tree.root_node.has_error:
-                result = self._evaluate(values[0], snippet, self.source.tree.root_node, None, resolving | {name})
-            self._macro_values[arg.id] = result
+            self._macro_values[arg.id] = self.text_value(self.source.data[arg.start_byte:arg.end_byte],
+                                                         resolving | {name})
         return self._macro_values[arg.id]
+
+    def text_value(self, text: bytes, resolving: frozenset[str] = frozenset()) -> int | None:
+        """The value of expression `text` (a macro body, a macro's expansion) at file scope:
+        its names resolve as outside any function."""
+        snippet = _Snippet(b"int __portlint_value = (" + text + b"\n);")
+        tree = queries.parse("cuda", snippet.data)
+        values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
+        if not values or tree.root_node.has_error:
+            return None
+        return self._evaluate(values[0], snippet, self.source.tree.root_node, None, resolving)
 
     # ---- expressions --------------------------------------------------------------
     @bounded(None)

@@ -43,10 +43,16 @@ SHARED_MEMORY_ARGUMENT = {
     "cudaLaunchKernel": 4, "hipLaunchKernel": 4, "cudaLaunchCooperativeKernel": 4, "hipLaunchCooperativeKernel": 4,
 }
 
+# Driver and module APIs launch a function handle, with each dimension its own argument:
+# `cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared_bytes, stream, args, extra)`.
+DRIVER_LAUNCH_APIS = ("cuLaunchKernel", "cuLaunchCooperativeKernel",
+                      "hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel")
+DRIVER_GRID, DRIVER_BLOCK, DRIVER_SHARED_MEMORY = slice(1, 4), slice(4, 7), 7
+
 # Trigger tokens of every rule that reads launches (`has_launches`); `<< <` is how a C++
 # formatter spaces a launch, and the grammar reads it as one.
 LAUNCH_OPENERS = (b"<<<", b"<< <")
-LAUNCH_TOKENS = (*LAUNCH_OPENERS, *(api.encode() for api in LAUNCH_APIS))
+LAUNCH_TOKENS = (*LAUNCH_OPENERS, *(api.encode() for api in (*LAUNCH_APIS, *DRIVER_LAUNCH_APIS)))
 
 _KERNELS = "(function_definition declarator: (function_declarator) @declarator) @definition"
 _BOUNDED_DECLARATIONS = "(declaration (launch_bounds) declarator: (function_declarator) @declarator)"
@@ -73,12 +79,37 @@ PROPERTY_FIELDS = frozenset({"maxThreadsPerBlock", "maxThreadsDim"})
 # Every name `_asks_device` looks for, as bytes.
 _DEVICE_QUERY_NAMES = re.compile(b"|".join(
     re.escape(name.encode()) for name in sorted(DEVICE_QUERIES | ATTRIBUTE_QUERIES | PROPERTY_FIELDS)))
+# `min(n, 256)`, `std::max(x, 64)`, `MIN(a, b)`: a size chosen at run time between bounds.
+BOUNDING_CALLS = frozenset({"min", "max", "MIN", "MAX"})
+_BOUNDING_CALL = re.compile(rb"\b(?:min|max|MIN|MAX)\s*[(<]")
 # Calls that work across the lanes of a warp: shuffles, votes, warp-level CUB, cooperative
 # groups tiles, and helpers named as warp reductions.
 WARP_OPERATIONS = re.compile(
     r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_[a-z]+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
     r"|tiled_partition|(?i:warp_?(reduce|scan|sum|max|min|broadcast))"
 )
+
+
+@dataclass(frozen=True)
+class ArgumentSpan:
+    """Consecutive arguments read as one size, `bx, by, bz` of `cuLaunchKernel`: stands where
+    the rules expect the node of a block or grid argument (a finding covers the span)."""
+
+    parts: tuple
+    type = "argument_span"
+    parent = None
+
+    @property
+    def start_byte(self) -> int:
+        return self.parts[0].start_byte
+
+    @property
+    def end_byte(self) -> int:
+        return self.parts[-1].end_byte
+
+    @property
+    def id(self) -> tuple:
+        return ("span", self.start_byte, self.end_byte)
 
 
 @dataclass(frozen=True)
@@ -147,6 +178,18 @@ def _find_launches(source: SourceFile) -> list[Launch]:
                 shared = SHARED_MEMORY_ARGUMENT.get(api)
                 found.append(Launch(call, kernel_argument(args[0]), args[BLOCK_ARGUMENT], args[GRID_ARGUMENT],
                                     args[shared] if shared is not None and len(args) > shared else None))
+    for api in DRIVER_LAUNCH_APIS:
+        if api.encode() not in data:
+            continue
+        for name in identifiers_named(source, api):
+            call = name.parent
+            if call.type != "call_expression" or call.child_by_field_name("function") != name \
+                    or not has_argument_list(call):
+                continue
+            args = arguments(call)
+            if len(args) > DRIVER_SHARED_MEMORY:  # the launched function is a handle: no kernel to read
+                found.append(Launch(call, None, ArgumentSpan(tuple(args[DRIVER_BLOCK])),
+                                    ArgumentSpan(tuple(args[DRIVER_GRID])), args[DRIVER_SHARED_MEMORY]))
     found.sort(key=lambda launch: launch.call.start_byte)
     return found
 
@@ -242,6 +285,43 @@ class LaunchContext:
             used.append(declarator.parent)
         return value
 
+    def block_range(self, launch: Launch) -> tuple[int | None, int | None, tuple]:
+        """(at least, at most, sources) threads of a block sized at run time between constant
+        bounds, `min(n, 256)` or `std::max(x, 64)` (None for a bound not known)."""
+        used: list = []
+        dims = self._read_dims(launch, launch.block, used, lambda n: self._range(n, used))
+        if dims is None:
+            return None, None, ()
+        ranges = [(d, d) if isinstance(d, int) else d if isinstance(d, tuple) else (None, None) for d in dims]
+        lows, highs = [lo for lo, _ in ranges], [hi for _, hi in ranges]
+        return (prod(lows) if None not in lows else None, prod(highs) if None not in highs else None, tuple(used))
+
+    @bounded((None, None))
+    def _range(self, node, used: list) -> tuple[int | None, int | None]:
+        """(lowest, highest) value of a size: a constant, a local variable set once, or `min`
+        and `max` of those and run-time values."""
+        value = self._read(node, used, lambda m: self.constants.value(m, used))
+        if isinstance(value, int):
+            return value, value
+        node = strip_parens(node)
+        if node is None:
+            return None, None
+        if node.type == "identifier":
+            declarator = self._local_variable(node)
+            found = self._range(declarator.child_by_field_name("value"), used) if declarator is not None else None
+            if found is None or found == (None, None):
+                return None, None
+            used.append(declarator.parent)
+            return found
+        name = callee_name(node, self.source) if node.type == "call_expression" else None
+        if name not in BOUNDING_CALLS or len(arguments(node)) < 2:
+            return None, None
+        ranges = [self._range(a, used) for a in arguments(node)]
+        lows, highs = [lo for lo, _ in ranges], [hi for _, hi in ranges]
+        if name.lower() == "min":
+            return min(lows) if None not in lows else None, min((h for h in highs if h is not None), default=None)
+        return max((lo for lo in lows if lo is not None), default=None), max(highs) if None not in highs else None
+
     def _local_variable(self, use):
         """The `init_declarator` of the local variable `use` names, when the function
         declares it once, before `use`, and never writes it again."""
@@ -263,7 +343,7 @@ class LaunchContext:
         return found[0]
 
     def _read_dims(self, launch: Launch, node, used: list, read) -> tuple | None:
-        node = strip_parens(node)
+        node = _dim3_of_fields(strip_parens(node), self.source)
         declarator = self._dim3_variable(launch, node) if node.type == "identifier" else None
         if declarator is None:
             fields = self._dim3_fields(launch, node) if node.type == "identifier" else None
@@ -281,7 +361,10 @@ class LaunchContext:
                      for axis in ("x", "y", "z"))
 
     def _dims(self, node, used: list, read) -> tuple | None:
-        """(x, y, z) of an integer, `dim3(x, y)`, `dim3{x}`, `{x, y}`, or a dim3 declarator."""
+        """(x, y, z) of an integer, `dim3(x, y)`, `dim3{x}`, `{x, y}`, a dim3 declarator, or
+        the three arguments of a driver API launch."""
+        if isinstance(node, ArgumentSpan):
+            return self._dim3_arguments(list(node.parts), read)
         if node.type == "init_declarator":  # dim3 b(…), dim3 b{…}, dim3 b = dim3(…), dim3 b = 256
             value = node.child_by_field_name("value")
             if value is None:
@@ -510,6 +593,19 @@ class LaunchContext:
         return using
 
 
+def _dim3_of_fields(node, source: SourceFile):
+    """`b` for the driver API's block `b.x, b.y, b.z` (one `dim3` variable's fields, in
+    order), else `node`."""
+    if not isinstance(node, ArgumentSpan) or any(p.type != "field_expression" for p in node.parts):
+        return node
+    variables = [p.child_by_field_name("argument") for p in node.parts]
+    fields = [source.node_text(p.child_by_field_name("field")) for p in node.parts]
+    if fields != ["x", "y", "z"] or any(v is None or v.type != "identifier" for v in variables) \
+            or len({source.node_text(v) for v in variables}) != 1:
+        return node
+    return variables[0]
+
+
 def _written_part(expression):
     """The part of `b.x`, `b[i]` or `(b)` that a write to it writes to."""
     return expression.child_by_field_name("argument") or (expression.named_children or [None])[0]
@@ -527,7 +623,7 @@ def has_launches(source: SourceFile) -> bool:
 
 def _where_set(launch: Launch, sources: tuple, source: SourceFile) -> tuple[Related, ...]:
     """Point at the variable a block given by name was read from."""
-    if strip_parens(launch.block).type != "identifier" or not sources:
+    if _dim3_of_fields(strip_parens(launch.block), source).type != "identifier" or not sources:
         return ()
     node = sources[0]
     if node.parent is not None and node.parent.type == "declaration":
@@ -641,6 +737,7 @@ class _Site:
     why: str
     root: object | None  # the one constant definition the whole size is, if it is a name
     uses: list  # launches (call nodes) that read it
+    message: str | None = None  # when the size is no constant (`min(n, 96)`): its own message
 
 
 def _root_constant(context: LaunchContext, launch: Launch | None, node):
@@ -664,7 +761,10 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
         if shape is None or shape.threads is None:
             instantiated = _template_argument_sites(source, context, launch)
             sites.update((site.node.id, site) for site in instantiated)
-            if shape is None or instantiated:
+            bounded_site = None if instantiated else _range_site(source, context, launch)
+            if bounded_site is not None:
+                sites[bounded_site.node.id] = bounded_site
+            if shape is None or instantiated or bounded_site is not None:
                 continue
         if _is_port(shape.sources, source):
             continue
@@ -687,7 +787,7 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
                              and source.node_text(launch.kernel) in context.warp_functions)
         if judged is None:
             continue
-        block = strip_parens(launch.block)
+        block = _dim3_of_fields(strip_parens(launch.block), source)
         origin = shape.sources[0] if shape.sources and block.type == "identifier" else None
         if origin is not None and origin.type in ("init_declarator", "function_declarator", "identifier",
                                                   "assignment_expression"):
@@ -702,6 +802,56 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
                                           root, [])
         site.uses.append(launch.call)
     return sites
+
+
+def _range_site(source: SourceFile, context: LaunchContext, launch: Launch) -> _Site | None:
+    """A block sized at run time under a constant cap (`min(n, 256)`) is no fixed size: it is
+    reported only for what happens when it reaches a bound, more threads than AMD GPUs (or
+    the kernel's bound) allow, or idle wavefront lanes."""
+    function = context.function_of(launch)
+    scope = function if function is not None else launch.call
+    # Asked for every launch with a run-time block, once per function: most have no `min`.
+    if not context._once("bounding calls", scope, lambda s: _BOUNDING_CALL.search(
+            source.data, s.start_byte, s.end_byte) is not None):
+        return None
+    low, high, sources = context.block_range(launch)
+    if (low is None and high is None) or _is_port(sources, source) or context.has_device_query(function):
+        return None
+    text = " ".join(source.node_text(launch.block).split())
+    judged, message = _bounded_block(context, launch, text, low, high)
+    if judged is None:
+        return None
+    node = launch.block
+    origin = sources[0] if sources and _dim3_of_fields(strip_parens(node), source).type == "identifier" else None
+    if origin is not None and origin.type in ("init_declarator", "function_declarator", "identifier"):
+        node = origin.parent  # a `dim3` variable: reported where it is built, as a fixed one is
+        text = " ".join(source.node_text(node).split())
+        message = message.replace(f"`{source.node_text(launch.block)}`", f"`{text}`", 1)
+    return _Site(node, text, (low, 1, 1), *judged, None, [launch.call], message)
+
+
+def _bounded_block(context: LaunchContext, launch: Launch, text: str, low: int | None, high: int | None):
+    """((severity, why), message) of a block between `low` and `high` threads, or (None, None)."""
+    kernel = context.kernel_definition(launch)
+    known, bound = context.launch_bound(kernel) if kernel is not None else (False, None)
+    limit, limit_name = MAX_THREADS_PER_BLOCK, f"the {MAX_THREADS_PER_BLOCK} threads AMD GPUs launch"
+    if known and bound is not None and bound < limit:
+        limit, limit_name = bound, f"`{context.source.node_text(launch.kernel)}`'s bound of {bound}"
+    if low is not None and low > limit:
+        at_least = "" if low == high else "at least "
+        why, fails = f"has {at_least}{low} threads, more than {limit_name}", "the launch fails"
+    elif high is not None and high > limit:
+        why, fails = f"can reach {high} threads, more than {limit_name}", "a launch that does fails"
+    elif low is not None and low == high:  # `std::min(256, 512)`: a constant after all
+        judged = judge_block((low, 1, 1), lambda: False)
+        return (judged, _block_message(text, (low, 1, 1), judged[1])) if judged is not None else (None, None)
+    elif high is not None and high >= 32 and high % targets.widest_wave().wave_size:
+        why = f"is capped at {high} threads, which leaves lanes of its last wavefront idle: " \
+              f"{targets.widest_wave().lanes()}"
+        return (Severity.WARNING, why), f"Block `{text}` {why}."
+    else:
+        return None, None
+    return (Severity.ERROR, why), f"Block `{text}` {why}; {fails}."
 
 
 def _template_parameters(function) -> list[str | None]:
@@ -914,7 +1064,9 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
         elif site.uses and not any(_within(site.node, c) for c in site.uses):  # a `dim3` variable
             related = tuple(Related(source.location(c.start_byte, c.end_byte), "Launched with it here")
                             for c in site.uses)
-        if site.node.type == "launch_bounds":
+        if site.message is not None:
+            message = site.message
+        elif site.node.type == "launch_bounds":
             message = f"`__launch_bounds__({site.text})` {site.why}."
         elif site.dims[0] is None:
             message = f"Block-size table `{site.text}` {site.why}."

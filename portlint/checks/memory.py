@@ -12,16 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from math import prod
+from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    arguments, callee_name, calls, enclosing_function, macro_bodies_root, memoized, open_constants, strip_parens,
-    token_nodes, type_size,
+    IDENTIFIERS, arguments, callee_name, calls, calls_named, enclosing_function, macro_bodies_root, memoized,
+    open_constants, strip_parens, token_nodes, type_size,
 )
 from portlint.checks.launch import LAUNCH_TOKENS, LaunchContext, defined_at, finding_at, has_launches, launches
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
 from portlint.project import ProjectIndex, declared_name, file_key
+from portlint.rocm_path import Status
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import needs
 
@@ -164,22 +166,99 @@ def _unbounded_message(text: str) -> str:
             f"the LDS of a block on {target.name}.")
 
 
-def _attribute_calls(source: SourceFile):
-    """(call, value argument) of each `cudaFuncSetAttribute(k, ...MaxDynamicSharedMemorySize, N)`,
+class OptIn(NamedTuple):
+    """One opt-in to more dynamic shared memory: `argument` is the size as written where it is
+    reported; `expansion` the size's text when it is a macro's body with the invocation's
+    arguments put in (`(n) * 1024`), else None."""
+
+    argument: object
+    expansion: bytes | None = None
+    macro: object | None = None  # the `#define` whose body opts in, for an invocation
+
+
+def _attribute_calls(source: SourceFile) -> list[OptIn]:
+    """Each `cudaFuncSetAttribute(k, ...MaxDynamicSharedMemorySize, N)`,
     `cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, N)` and the HIP
-    spellings, also inside `#define` bodies."""
+    spellings. In a `#define` body whose size reads the macro's parameters
+    (`#define SET_SMEM(k, n) cudaFuncSetAttribute(k, ..., n)`), the size is judged at each
+    invocation, with the invocation's arguments."""
     if not any(api in source.data for api in SET_ATTRIBUTE_TOKENS):
-        return
+        return []
     in_macros = macro_bodies_root(source, SET_ATTRIBUTE_TOKENS)
-    found = list(calls(source))
+    found = [(call, False) for call in calls(source)]
     if in_macros is not None:
-        found += queries.nodes(CUDA, _CALLS, in_macros, "call")
-    for call in found:
+        found += [(call, True) for call in queries.nodes(CUDA, _CALLS, in_macros, "call")]
+    opt_ins, model = [], source.rocm_path
+    for call, in_macro in found:
         if callee_name(call, source) not in SET_ATTRIBUTE:
             continue
         args = arguments(call)
-        if len(args) == 3 and source.node_text(args[1]).endswith(MAX_DYNAMIC_ATTRIBUTES):
-            yield call, args[2]
+        if len(args) != 3 or not source.node_text(args[1]).endswith(MAX_DYNAMIC_ATTRIBUTES):
+            continue
+        macro = _macro_around(source, call) if in_macro else None
+        if macro is not None and model is not None and model.status(macro.start_byte) is Status.DEAD:
+            continue  # the CUDA build's definition: the ROCm build invokes another one
+        parameters = _macro_parameters(macro, source) if macro is not None else []
+        read = [n for n in queries.nodes(CUDA, IDENTIFIERS, args[2], "id") if source.node_text(n) in parameters]
+        if not read:
+            opt_ins.append(OptIn(args[2]))
+            continue
+        # A macro this file never invokes (a header's) is judged in its body, as other code is.
+        opt_ins.extend(_invoked_opt_ins(source, macro, parameters, read, args[2]) or [OptIn(args[2])])
+    return opt_ins
+
+
+def _macro_around(source: SourceFile, node):
+    """The `#define` of the main tree whose body holds `node` (a node of the macro tree)."""
+    macro = source.tree.root_node.descendant_for_byte_range(node.start_byte, node.end_byte)
+    while macro is not None and macro.type not in ("preproc_function_def", "preproc_def"):
+        macro = macro.parent
+    return macro
+
+
+def _macro_parameters(macro, source: SourceFile) -> list[str]:
+    parameters = macro.child_by_field_name("parameters") if macro.type == "preproc_function_def" else None
+    return [source.node_text(p) for p in parameters.named_children if p.type == "identifier"] \
+        if parameters is not None else []
+
+
+def _invoked_opt_ins(source: SourceFile, macro, parameters: list[str], read: list, size) -> list[OptIn]:
+    """The opt-in of macro `macro`'s body at each invocation: its size is the argument given
+    for the parameter it names, or the body's expression with the arguments put in.
+    `read`: the parameter names in the size, as nodes of the macro tree."""
+    name = source.node_text(macro.child_by_field_name("name"))
+    found = []
+    for invocation in calls_named(source, name):
+        given = arguments(invocation)
+        if len(given) != len(parameters):
+            continue
+        bound = dict(zip(parameters, given))
+        if strip_parens(size).type == "identifier":  # `cudaFuncSetAttribute(k, ..., n)`: the argument itself
+            found.append(OptIn(bound[source.node_text(strip_parens(size))], None, macro))
+            continue
+        pieces, at = [], size.start_byte
+        for parameter in read:  # in source order
+            pieces += [source.data[at:parameter.start_byte],
+                       _operand(bound[source.node_text(parameter)], source).encode()]
+            at = parameter.end_byte
+        pieces.append(source.data[at:size.end_byte])
+        first = min((bound[source.node_text(p)] for p in read), key=lambda a: a.start_byte)
+        found.append(OptIn(first, b"".join(pieces), macro))
+    return found
+
+
+def _operand(argument, source: SourceFile) -> str:
+    """A macro argument as it is put into the body: in parentheses unless it is one token."""
+    text = source.node_text(argument)
+    return text if argument.type in ("identifier", "number_literal") else f"({text})"
+
+
+def _macro_note(opt_in: OptIn, source: SourceFile) -> tuple[Related, ...]:
+    if opt_in.macro is None:
+        return ()
+    name = opt_in.macro.child_by_field_name("name")
+    return (Related(source.location(name.start_byte, name.end_byte),
+                    f"`{source.node_text(name)}` is defined here: it opts in to the size it is given"),)
 
 
 def _is_limit_query(node, source: SourceFile) -> bool:
@@ -220,16 +299,18 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
                 continue  # fits, or the kernel's own arrays are reported
             findings.append(at_node(source, launch.shared_memory, _dynamic_message(dynamic, static),
                                     Fix.advice(DYNAMIC_ADVICE)))
-    for call, argument in _attribute_calls(source):
-        limit = constants.value(argument)
+    for opt_in in _attribute_calls(source):
+        argument, expansion = opt_in.argument, opt_in.expansion
+        limit = constants.value(argument) if expansion is None else constants.text_value(expansion)
         if limit is not None:
             if limit > targets.smallest_lds().lds_bytes:
                 findings.append(at_node(source, argument, _attribute_message(limit), Fix.advice(DYNAMIC_ADVICE),
-                                        severity=Severity.ERROR))
+                                        severity=Severity.ERROR, related=_macro_note(opt_in, source)))
         elif not isinstance(constants.expression(argument), tuple) and not _is_limit_query(argument, source):
             # Computed from run-time sizes or traits: nothing bounds it by the LDS.
-            findings.append(at_node(source, argument, _unbounded_message(source.node_text(argument)),
-                                    Fix.advice(DYNAMIC_ADVICE), severity=Severity.WARNING))
+            written = source.node_text(argument) if expansion is None else " ".join(expansion.decode().split())
+            findings.append(at_node(source, argument, _unbounded_message(written), Fix.advice(DYNAMIC_ADVICE),
+                                    severity=Severity.WARNING, related=_macro_note(opt_in, source)))
     return findings
 
 
@@ -274,7 +355,8 @@ def open_shared_memory(source: SourceFile) -> list[OpenSharedMemory]:
             if launch.shared_memory is not None:
                 kernel = context.kernel_definition(launch)
                 sizes.append(("dynamic", launch.shared_memory, memory.static_bytes(kernel) if kernel else 0))
-    sizes.extend(("attribute", argument, 0) for _, argument in _attribute_calls(source))
+    # A size computed in a macro's body from its arguments is judged by the file alone.
+    sizes.extend(("attribute", opt_in.argument, 0) for opt_in in _attribute_calls(source) if opt_in.expansion is None)
     for kind, argument, static in sizes:
         expr = memory.constants.expression(argument)
         if isinstance(expr, tuple):
@@ -318,7 +400,7 @@ def check_lds_over_64k_across_files(index: ProjectIndex) -> list[Finding]:
 # M002-M005: managed memory, system fences, memory-type numbers, texture references.
 # Imported here so that this section stays an append to the module.
 from portlint.checks.cpp import (  # noqa: E402
-    calls_by_name, calls_named, expression_type, integer_value,
+    calls_by_name, expression_type, integer_value,
 )
 from portlint.fix import Edit  # noqa: E402
 

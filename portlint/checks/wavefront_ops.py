@@ -376,12 +376,14 @@ _TILE_ADVICE = ("Size the tile from a per-architecture warp constant (64 under "
 
 
 def _tile_size(name, source: SourceFile):
-    """The size node of `tiled_partition<N>(g)`, `thread_block_tile<N>`, `tiled_partition(g, N)`,
-    and of `thread_block_tile<N> t = ...` in a function body (parsed as `a < N > b`)."""
+    """The size node of `tiled_partition<N>(g)`, `thread_block_tile<N>` (also with its parent
+    group type, `thread_block_tile<N, cg::thread_block>`), `tiled_partition(g, N)`, and of
+    `thread_block_tile<N> t = ...` in a function body (parsed as `a < N > b`)."""
     parent = name.parent
     if parent is not None and parent.type in ("template_function", "template_type"):
         args = [a for a in parent.child_by_field_name("arguments").named_children if a.type != "comment"]
-        return args[0] if len(args) == 1 else None
+        with_parent = parent.type == "template_type" and len(args) == 2 and args[1].type == "type_descriptor"
+        return args[0] if len(args) == 1 or with_parent else None
     top = name
     while top.parent is not None and top.parent.type == "qualified_identifier":
         top = top.parent
