@@ -135,7 +135,8 @@ _work_options = _options(
 @click.option("--compile-commands", type=click.Path(path_type=Path),
               help="compile_commands.json (or its directory) for --deep [default: in the project root or build/].")
 @click.option("--deep-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="--deep: time budget per translation unit; a unit past it is skipped [default: 30].")
+              help="--deep: time budget per translation unit (CPU seconds, as --timeout); a unit past it is "
+                   "skipped [default: 30].")
 @click.option("--target", "target_names", multiple=True, metavar="GFX",
               help="AMD GPUs to check for (gfx90a, gfx942, gfx950, gfx1100; comma-separated) "
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")

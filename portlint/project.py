@@ -453,8 +453,9 @@ def _collect_function(source, model, facts, definition, declarator, parse_errors
         specifiers=tuple(specifiers),
         is_template=is_template,
         scope="::".join(n for n in (*namespaces, qualified_scope) if n),
-        insertion_point=source.location((head or definition).start_byte),
-        return_type_point=source.location(void_at),
+        insertion_point=(insertion_point := source.location((head or definition).start_byte)),
+        # Most often the head starts with `void`: one location for both.
+        return_type_point=insertion_point if void_at == insertion_point.start_byte else source.location(void_at),
         status=model.status(definition.start_byte),
     ))
 

@@ -56,11 +56,14 @@ def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-def run(function: Callable, items: Sequence, workers: int, timeout: float) -> list:
+def run(function: Callable, items: Sequence, workers: int, timeout: float,
+        on_result: Callable[[int, object], None] | None = None) -> list:
     """`[function(item) for item in items]` in `workers` forked processes, each call stopped
-    after `timeout` seconds (0: no limit): its result is then TIMED_OUT. A call that raises
-    gives a Crashed. Results come back in the order of `items`."""
-    pool = _Pool(function, items, timeout)
+    after `timeout` seconds (0: no limit): its result is then TIMED_OUT. A call that raises,
+    or whose worker dies (a crash in C code), gives a Crashed. Results come back in the order
+    of `items`; `on_result(index, result)` is called as each arrives (an interrupted run
+    keeps what it finished)."""
+    pool = _Pool(function, items, timeout, on_result)
     previous = signal.getsignal(signal.SIGTERM)
     # SIGTERM of the main process: end the workers (the `finally` below), then exit as a
     # terminated process would. Only the main thread may install a handler.
@@ -110,8 +113,9 @@ class _Worker:
 
 
 class _Pool:
-    def __init__(self, function: Callable, items: Sequence, timeout: float) -> None:
+    def __init__(self, function: Callable, items: Sequence, timeout: float, on_result=None) -> None:
         self.function, self.items, self.timeout = function, items, timeout
+        self.on_result = on_result
         self.workers: dict[int, _Worker] = {}  # by result fd
 
     def run(self, count: int) -> list:
@@ -131,20 +135,27 @@ class _Pool:
                 message = _receive(fd)
                 index = worker.queue.popleft()
                 left -= 1
-                if message is None:  # the worker died (killed from outside, out of memory)
-                    results[index] = Crashed("worker process died")
+                if message is None:  # the worker died (a crash in C code, killed from outside, out of memory)
+                    results[index] = Crashed(f"worker process died ({_death_of(worker.pid)})")
                     worker = self._replace(worker, pending)
                 else:
                     results[index] = message
                     self._restart_clock(worker)
+                self._arrived(index, results[index])
                 self._give(worker, pending, ahead)
             now = time.monotonic()
             for worker in [w for w in self.workers.values() if w.queue and w.deadline <= now and self._over(w, now)]:
-                results[worker.queue.popleft()] = TIMED_OUT
+                index = worker.queue.popleft()
+                results[index] = TIMED_OUT
                 left -= 1
+                self._arrived(index, TIMED_OUT)
                 worker = self._replace(worker, pending)
                 self._give(worker, pending, ahead)
         return results
+
+    def _arrived(self, index: int, result) -> None:
+        if self.on_result is not None:
+            self.on_result(index, result)
 
     def _give(self, worker: _Worker | None, pending: deque, ahead: int) -> None:
         if worker is None:
@@ -258,6 +269,26 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 _exited: list[int] = []  # workers told to end, not yet reaped
+
+
+def _death_of(pid: int) -> str:
+    """How a worker whose result pipe closed ended: `SIGSEGV`, `exit code 1`. It closed the
+    pipe by ending, so it is reaped within moments; one that is not is left to `_reap`."""
+    for _ in range(100):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return "reaped elsewhere"
+        if done:
+            if os.WIFSIGNALED(status):
+                number = os.WTERMSIG(status)
+                try:
+                    return signal.Signals(number).name
+                except ValueError:
+                    return f"signal {number}"
+            return f"exit code {os.WEXITSTATUS(status)}"
+        time.sleep(0.01)
+    return "still exiting"
 
 
 def _reap() -> None:

@@ -138,7 +138,7 @@ def test_the_cache_is_in_the_project_root_whatever_config_file_is_named(tmp_path
         beside = config.parent / ".portlint_cache"
         was_there = beside.exists()  # /dev/.portlint_cache, from an older portlint
         result = CliRunner().invoke(main, ["scan", "--config", str(config), "a.cu"], catch_exceptions=False)
-        assert result.exit_code == 1
+        assert result.exit_code == 1, result.output
         assert was_there or not beside.exists(), f"--config {config}: no cache beside it"
         assert (project / ".portlint_cache" / "CACHEDIR.TAG").is_file()
     # Without a marker above the scanned path, the cache goes beside what is scanned.

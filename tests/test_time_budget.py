@@ -164,7 +164,7 @@ def test_a_check_that_kills_its_process_is_an_internal_error_of_that_file(tree, 
     finally:
         engine._checks_for.cache_clear()
     assert result.exit_code == 2
-    assert "portlint: b_slow.cu: internal error: worker process died\n" in result.stderr
+    assert "portlint: b_slow.cu: internal error: worker process died (SIGKILL)\n" in result.stderr
     assert sum("W002" in line for line in result.stdout.splitlines()) == 2
 
 

@@ -1,7 +1,8 @@
 """Deep mode: libclang parses each translation unit for what text cannot see.
 
-`analyze` parses the scanned C++/CUDA/HIP sources (`--jobs` worker processes, each unit
-killed past `--deep-timeout`: see `workers.py`) and
+`analyze` parses the scanned C++/CUDA/HIP sources (`--jobs` worker processes of
+`portlint.workers`, each unit killed past `--deep-timeout`: libclang can crash, which takes
+the process with it, or take minutes on one heavy template unit; that unit alone is lost) and
 returns a `DeepReport`: findings under the rules' own codes, regions where clang shows a
 fast-mode finding to be wrong, and one-line notes for stderr (the flags used, files that
 fell back to fast mode, the time taken). `merge` joins it with the fast findings before
@@ -29,6 +30,14 @@ CODES = frozenset({"W001", "W003", "K001", "K002", "R002", "W008", "P001", "X001
 # Translation units: files compiled on their own. Headers are reached through them.
 UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx"})
 INSTALL_HINT = "pip install 'portlint[deep]'"
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A unit that gave no result: its worker was killed past the budget, or died."""
+
+    path: str  # display path
+    reason: str  # "skipped after 30 s", "libclang crashed (SIGSEGV); fast mode only"
 
 
 @dataclass
@@ -150,11 +159,29 @@ def _jobs(units, flags, scanned, config: Config, codes):
                 rocm_macros=config.rocm_macros, codes=codes) for path in units]
 
 
-def _run(jobs: list, workers: int, timeout: float, done=None) -> list:
-    from portlint.deep import workers as pool
+def run_units(function, jobs: list, workers: int, timeout: float, shown, done=None) -> list:
+    """`function(job)` for each job in worker processes (`portlint.workers`), a `Lost` where
+    a unit was killed past `timeout` (CPU seconds; three times that on the clock) or crashed;
+    `shown(job)` names a unit for the user, `done(n, result)` sees each result as it comes."""
+    from portlint import workers as pool
 
-    workers = min(workers or os.cpu_count() or 1, len(jobs))
-    return pool.run(_safely, jobs, workers, timeout, lambda job: job.scanned.get(str(job.path), str(job.path)), done)
+    def lost(index: int, result):
+        if result is pool.TIMED_OUT:
+            return Lost(shown(jobs[index]), f"skipped after {timeout:g} s")
+        if isinstance(result, pool.Crashed):
+            how = result.reason.removeprefix("worker process died (").removesuffix(")")
+            crash = result.reason.startswith("worker process died")
+            return Lost(shown(jobs[index]), f"libclang crashed ({how}); fast mode only" if crash
+                        else f"internal error in deep mode: {result.reason}")
+        return result
+
+    arrived = (lambda index, result: done(index, lost(index, result))) if done is not None else None
+    results = pool.run(function, jobs, max(1, min(workers or os.cpu_count() or 1, len(jobs))), timeout, arrived)
+    return [lost(i, r) for i, r in enumerate(results)]
+
+
+def _run(jobs: list, workers: int, timeout: float, done=None) -> list:
+    return run_units(_safely, jobs, workers, timeout, lambda job: job.scanned.get(str(job.path), str(job.path)), done)
 
 
 def _safely(job):
@@ -170,7 +197,6 @@ def _safely(job):
 def _collect(results: list, report: DeepReport) -> None:
     from portlint.deep import diagnostics
     from portlint.deep.checks import check_module_lookups
-    from portlint.deep.workers import Lost
 
     parsed = []
     missing: dict[str, list[str]] = {}
