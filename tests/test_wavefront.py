@@ -163,3 +163,21 @@ def test_an_octal_one_shifted_by_a_lane_is_a_narrow_mask(tmp_path):
     """, "cuda", "W003", tmp_path=tmp_path, select=("W003",))
     assert not result.problems
     assert "01 << lane" in _only(result).message
+
+
+def test_a_wmma_file_is_one_finding_with_its_uses_related(tmp_path):
+    # The file is ported to rocWMMA as a whole: one finding at its first live use, the other
+    # uses listed under it; a use only the CUDA build compiles is neither.
+    result = assert_findings("""
+        #include <mma.h>
+        __global__ void k(const half* a, float* c) {
+          nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc;
+          nvcuda::wmma::fill_fragment(acc, 0.0f);
+        #ifndef __HIP_PLATFORM_AMD__
+          nvcuda::wmma::store_matrix_sync(c, acc, 16, nvcuda::wmma::mem_row_major);
+        #endif
+        }
+    """, "cuda", "W010", tmp_path=tmp_path, select=("W010",))
+    (finding,) = result.findings
+    assert finding.location.start_line == 2 and "2 more uses" in finding.message
+    assert [r.location.start_line for r in finding.related] == [4, 5]

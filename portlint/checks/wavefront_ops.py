@@ -19,6 +19,7 @@ from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.nesting import bounded
+from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import needs
 
@@ -465,10 +466,12 @@ _ROCWMMA_ADVICE = ("Port to rocWMMA: `#include <rocwmma/rocwmma.hpp>` and `rocwm
 
 @needs(b"wmma", b"mma.h")
 def check_warp_matrix_api(source: SourceFile) -> list[Finding]:
+    """One finding per file: its first use of the API on the ROCm path, the others related
+    (the whole file is ported to rocWMMA at once, not use by use)."""
     data = source.data
     if b"wmma" not in data and b"mma.h" not in data:
         return []
-    findings = []
+    sites = []  # (node, what is written there)
     matches = queries.matches(CUDA, _WMMA, source.tree.root_node)
     # `namespace wmma = rocwmma;` makes `wmma::` the port.
     aliased = any("alias" in m and "rocwmma" in source.node_text(m["alias"][0]) for m in matches)
@@ -476,21 +479,29 @@ def check_warp_matrix_api(source: SourceFile) -> list[Finding]:
         if "include" in match:
             path = match["include"][0]
             if source.node_text(path) in ("<mma.h>", "<crt/mma.h>"):
-                findings.append(at_node(source, path, "`<mma.h>` is CUDA's warp matrix API; ROCm has no such header.",
-                                        Fix.advice(_ROCWMMA_ADVICE)))
+                sites.append((path, source.node_text(path)))
         elif "using" in match:
             target = match["using"][0]
             if source.node_text(target).replace(" ", "") in ("nvcuda", "nvcuda::wmma"):
-                findings.append(at_node(source, target, f"`{source.node_text(target)}` is CUDA's warp matrix API; "
-                                        "ROCm has none.", Fix.advice(_ROCWMMA_ADVICE)))
+                sites.append((target, source.node_text(target)))
         elif "qualified" in match:
-            finding = _wmma_use(match, source, aliased)
-            if finding is not None:
-                findings.append(finding)
-    return findings
+            site = _wmma_use(match, source, aliased)
+            if site is not None:
+                sites.append(site)
+    # Uses a ROCm build skips (a CUDA-only arm) are neither the finding nor its related places.
+    sites = [(node, written) for node, written in sites if source.rocm_path.status(node.start_byte) is not Status.DEAD]
+    if not sites:
+        return []
+    (first, written), rest = sites[0], sites[1:]
+    what = "header" if written.startswith("<") else "API"
+    more = f" (and {len(rest)} more use{'s' if len(rest) != 1 else ''} in this file)" if rest else ""
+    return [at_node(source, first, f"`{written}` is CUDA's warp matrix {what}; ROCm has none{more}.",
+                    Fix.advice(_ROCWMMA_ADVICE),
+                    related=tuple(Related(source.location(n.start_byte, n.end_byte), f"`{w}` here") for n, w in rest))]
 
 
-def _wmma_use(match, source: SourceFile, aliased: bool) -> Finding | None:
+def _wmma_use(match, source: SourceFile, aliased: bool):
+    """(node, `nvcuda::wmma::mma_sync` as written) of a use of the API, or None."""
     qualified, scope, name = match["qualified"][0], match["scope"][0], match["name"][0]
     if qualified.parent is not None and qualified.parent.type == "qualified_identifier":
         return None  # `nvcuda::wmma::x`: judged at its outermost node
@@ -506,10 +517,7 @@ def _wmma_use(match, source: SourceFile, aliased: bool) -> Finding | None:
         return None
     if scopes[0] not in ("nvcuda", "wmma"):
         return None
-    written = "::".join([*scopes, api])
-    return at_node(source, qualified, f"`{written}` is CUDA's warp matrix API; ROCm has none.",
-                   Fix.advice(_ROCWMMA_ADVICE))
-
+    return qualified, "::".join([*scopes, api])
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
