@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from harness import scan
 from portlint.cli import main
-from portlint.finding import Severity
+from portlint.finding import Severity, root_cause
 from portlint.report import ReportContext
 from portlint.report.html_report import EFFORT, markdown_to_html, person_days, render, rewritten_line
 
@@ -111,9 +111,11 @@ def test_headline_shows_the_counts(demo_result, demo_page: str) -> None:
     page = Page(demo_page)
     severities = Counter(f.severity for f in demo_result.findings)
     shown = {key: int(re.match(r"\d+", page.text_by_id[f"count-{key}"]).group()) for key in
-             ("files", "findings", "error", "warning", "note", "safe", "unsafe", "suppressed")}
+             ("files", "findings", "roots", "error", "warning", "note", "safe", "unsafe", "suppressed")}
     assert shown["files"] == len(demo_result.files)
     assert shown["findings"] == len(demo_result.findings)
+    # Root causes as --statistics counts them (a constant's definition and its uses are one).
+    assert shown["roots"] == len({root_cause(f) for f in demo_result.findings})
     assert (shown["error"], shown["warning"], shown["note"]) == (
         severities[Severity.ERROR], severities[Severity.WARNING], severities[Severity.NOTE])
     assert shown["safe"] > 0 and shown["unsafe"] > 0

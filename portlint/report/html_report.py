@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from portlint import __version__
-from portlint.finding import Severity
+from portlint.finding import Severity, root_cause
 from portlint.fix import Applicability
 from portlint.report import printable
 from portlint.report.text import FIX_LABELS
@@ -187,11 +187,13 @@ def _verdict(findings, docs) -> str:
         if not fs:
             continue
         per_rule = Counter(f.code for f in fs)
+        roots = Counter(code for code, *_ in {(f.code, root_cause(f)) for f in fs})
         worst = {code: min(f.severity.rank * -1 for f in fs if f.code == code) for code in per_rule}
         ranked = sorted(per_rule, key=lambda c: (worst[c], -per_rule[c], c))
         rows = "".join(
             f"<li><a class='code' href='#rule-{_e(c)}'>{_e(c)}</a> <code>{_e(docs[c].name)}</code>: "
-            f"{_plural(per_rule[c], 'finding')} — {_inline(docs[c].summary, links=False)}</li>"
+            f"{_plural(per_rule[c], 'finding')}{_of_roots(per_rule[c], roots[c])} — "
+            f"{_inline(docs[c].summary, links=False)}</li>"
             for c in ranked[:TOP_BLOCKERS]
         )
         more = len(ranked) - TOP_BLOCKERS
@@ -210,6 +212,11 @@ def _provenance(context) -> str:
     return f"<section id='provenance' aria-label='Provenance'><dl>{cells}</dl></section>"
 
 
+def _of_roots(findings: int, roots: int) -> str:
+    """`, 3 root causes` where findings share causes (a constant's uses, a file's library)."""
+    return f" ({_plural(roots, 'root cause')})" if roots != findings else ""
+
+
 def _headline(result) -> str:
     findings = result.findings
     sev = _severity_counts(findings)
@@ -218,6 +225,7 @@ def _headline(result) -> str:
     cards = [
         ("files", "Files scanned", len(result.files)),
         ("findings", "Findings", len(findings)),
+        ("roots", "Root causes", len({root_cause(f) for f in findings})),
         ("error", "Errors", sev[Severity.ERROR]),
         ("warning", "Warnings", sev[Severity.WARNING]),
         ("note", "Notes", sev[Severity.NOTE]),
