@@ -165,33 +165,29 @@ def _find_launches(source: SourceFile) -> list[Launch]:
                 fn = call.child_by_field_name("function")
                 found.append(Launch(call, kernel_argument(fn) if fn is not None else None, args[1], args[0],
                                     args[2] if len(args) > 2 else None))
-    for api in LAUNCH_APIS:
-        if api.encode() not in data:
-            continue
-        for name in identifiers_named(source, api):
-            call = name.parent
-            if call.type != "call_expression" or call.child_by_field_name("function") != name \
-                    or not has_argument_list(call):
-                continue
-            args = arguments(call)
-            if len(args) > BLOCK_ARGUMENT:
-                shared = SHARED_MEMORY_ARGUMENT.get(api)
-                found.append(Launch(call, kernel_argument(args[0]), args[BLOCK_ARGUMENT], args[GRID_ARGUMENT],
-                                    args[shared] if shared is not None and len(args) > shared else None))
-    for api in DRIVER_LAUNCH_APIS:
-        if api.encode() not in data:
-            continue
-        for name in identifiers_named(source, api):
-            call = name.parent
-            if call.type != "call_expression" or call.child_by_field_name("function") != name \
-                    or not has_argument_list(call):
-                continue
-            args = arguments(call)
-            if len(args) > DRIVER_SHARED_MEMORY:  # the launched function is a handle: no kernel to read
-                found.append(Launch(call, None, ArgumentSpan(tuple(args[DRIVER_BLOCK])),
-                                    ArgumentSpan(tuple(args[DRIVER_GRID])), args[DRIVER_SHARED_MEMORY]))
+    for api, call, args in _api_calls(source, LAUNCH_APIS):
+        if len(args) > BLOCK_ARGUMENT:
+            shared = SHARED_MEMORY_ARGUMENT.get(api)
+            found.append(Launch(call, kernel_argument(args[0]), args[BLOCK_ARGUMENT], args[GRID_ARGUMENT],
+                                args[shared] if shared is not None and len(args) > shared else None))
+    for api, call, args in _api_calls(source, DRIVER_LAUNCH_APIS):
+        if len(args) > DRIVER_SHARED_MEMORY:  # the launched function is a handle: no kernel to read
+            found.append(Launch(call, None, ArgumentSpan(tuple(args[DRIVER_BLOCK])),
+                                ArgumentSpan(tuple(args[DRIVER_GRID])), args[DRIVER_SHARED_MEMORY]))
     found.sort(key=lambda launch: launch.call.start_byte)
     return found
+
+
+def _api_calls(source: SourceFile, apis):
+    """(api, call, arguments) of each call of one of `apis` by its plain name."""
+    for api in apis:
+        if api.encode() not in source.data:
+            continue
+        for name in identifiers_named(source, api):
+            call = name.parent
+            if call.type == "call_expression" and call.child_by_field_name("function") == name \
+                    and has_argument_list(call):
+                yield api, call, arguments(call)
 
 
 class LaunchContext:
