@@ -132,7 +132,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     scan_kind = ("scan", os.getcwd(), *sorted(os.path.abspath(p) for p in paths))  # `resolve` fails on a link loop
     scan_before = unchanged.load(cache, *scan_kind) if not explicit else {}
     current = {_absolute(c): _signature_of(c, scan_before) for c in candidates if c.content is None}
-    kept = unchanged.reusable(scan_before, current, {})
+    kept = unchanged.reusable(scan_before, current, _outside(scan_before))
     fresh = [c for c in candidates if _absolute(c) not in kept]
     analysed = _analyze_all(fresh, config, codes, jobs, cache, context_files, model, context_cache)
     fresh_outcomes = iter(analysed[:len(fresh)])
@@ -160,10 +160,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if explicit:  # after the rules: the facts they loaded are kept too
-        unchanged.save(context_cache, {
-            state.absolute: (*signatures[state.absolute], state)
-            for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None
-        }, context_before, *context_kind)
+        context_after = {state.absolute: (*signatures[state.absolute], state)
+                         for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
+        context_after.update(_headers_outside(model, context_after))
+        unchanged.save(context_cache, context_after, context_before, *context_kind)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
 
@@ -199,6 +199,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     result.problems.sort(key=lambda p: p.path)
     if not explicit:  # after the central filters: what they completed of each state is kept too
+        scan_after.update(_headers_outside(model, scan_after))
         unchanged.save(cache, scan_after, scan_before, *scan_kind)
     return result
 
@@ -236,7 +237,7 @@ def _project_context(candidates: list[Candidate], config: Config, codes, before:
     named = {_absolute(c): (None if c.content is not None else unchanged.signature(_absolute(c)),
                             unchanged.shapes_others(_absolute(c), c.language, c.build_script))
              for c in candidates}
-    kept = unchanged.reusable(before, current, named)
+    kept = unchanged.reusable(before, current, {**named, **_outside(before)})
     plan: list[FileState | Candidate] = []
     for candidate in others:
         entry = kept.get(_absolute(candidate))
@@ -251,6 +252,18 @@ def _project_context(candidates: list[Candidate], config: Config, codes, before:
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
             plan.append(candidate)
     return plan, current
+
+
+def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot) -> unchanged.Snapshot:
+    """Entries for the headers the build model read beyond the scanned files (no result of
+    their own): a change to one of them drops the snapshot like a change to a scanned header."""
+    return {path: (signature, True, None) for path in model.headers_read() if path not in covered
+            if (signature := unchanged.signature(path)) is not None}
+
+
+def _outside(before: unchanged.Snapshot) -> dict[str, tuple]:
+    """The headers outside the scanned files a snapshot depends on, as they are now."""
+    return {path: (unchanged.signature(path), True) for path, entry in before.items() if entry[2] is None}
 
 
 def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:

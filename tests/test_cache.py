@@ -183,3 +183,23 @@ def test_unchanged_files_come_from_the_snapshot_and_a_damaged_one_changes_nothin
         entry.write_bytes(bytes(data))
         result = engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
         assert codes(result) == expected and not result.problems, f"trial {trial}: {entry.name}"
+
+
+def test_a_header_outside_the_scanned_paths_that_changes_drops_the_snapshot(tmp_path: Path) -> None:
+    # `portlint scan src` reads `include/shim.h` through an include: its change changes the
+    # findings of src/ even though it is not scanned itself.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "include").mkdir()
+    (tmp_path / "src").mkdir()
+    header = tmp_path / "include" / "shim.h"
+    header.write_text("#pragma once\n")
+    (tmp_path / "src" / "k.cu").write_text('#include "../include/shim.h"\n'
+                                           "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n")
+    for path in (header, tmp_path / "src" / "k.cu"):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=tmp_path), tmp_path / ".portlint_cache"
+    assert [c for _, c in codes(engine.scan([tmp_path / "src"], config, cache_dir=cache))] == ["W002"]
+    # The ROCm build's shim drops the mask: nothing left to report.
+    header.write_text("#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n"
+                      "#define __shfl_xor_sync(mask, v, o) __shfl_xor(v, o)\n#endif\n")
+    assert codes(engine.scan([tmp_path / "src"], config, cache_dir=cache)) == []

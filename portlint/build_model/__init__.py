@@ -46,6 +46,11 @@ class BuildModel:
             self._environments[absolute] = env
         return env
 
+    def headers_read(self) -> list[str]:
+        """Files the macro environments read that were not among the scanned ones (a header
+        in `include/` for a scan of `src/`): what the results also depend on."""
+        return self.macros.headers_read()
+
     @property
     def problems(self) -> list[tuple[str, str]]:
         return self.macros.problems

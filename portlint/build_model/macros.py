@@ -385,6 +385,7 @@ class BuildMacros:
         # `sources`: absolute posix path -> bytes of the scanned C-family files. `read(path)`
         # gives the bytes of a project header that was not scanned (explicit files), or None.
         self._sources = dict(sources)
+        self._scanned = frozenset(self._sources)
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
@@ -421,6 +422,9 @@ class BuildMacros:
         data = self._read(path) if self._read is not None else None
         self._sources[path] = data
         return data
+
+    def headers_read(self) -> list[str]:
+        return [path for path in self._sources if path not in self._scanned]
 
     def _exists(self, path: str) -> bool:
         if path in self._sources:
