@@ -732,13 +732,66 @@ def check_arch_macro_warp_size(source: SourceFile) -> list[Finding]:
         if data[end:end + 2] == b"__":
             end += 2
         node = root.descendant_for_byte_range(at, end)
-        if node is not None and node.type not in ("comment", "string_content", "string_literal", "system_lib_string"):
+        if node is not None and node.type not in ("comment", "string_content", "string_literal",
+                                                  "system_lib_string") and not _kept_from_newer_llvm(node, source):
             written = data[at:end].decode()
             findings.append(finding(source, at, end,
                                     f"`{written}` is deprecated and gone from newer LLVM (ROCm 7.2).",
                                     Fix.advice(_WAVEFRONT_MACRO_ADVICE)))
         at = data.find(b"__AMDGCN_WAVEFRONT_SIZE", end)
     return findings
+
+
+_WAVEFRONT_MACROS = frozenset({"__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__"})  # removed together
+_DIRECTIVES = frozenset({"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"})
+
+
+def _kept_from_newer_llvm(node, source: SourceFile) -> bool:
+    """Is this mention one a compiler without the macro never compiles, with another way taken
+    then? The `defined(__AMDGCN_WAVEFRONT_SIZE)` test itself and the code of its arm, when the
+    chain has an `#elif`/`#else` for when it is gone; the `#else` of an `#ifndef` test."""
+    child = node
+    for parent in ancestors_of(node):
+        if parent.type in _DIRECTIVES:
+            test = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
+            alternative = parent.child_by_field_name("alternative")
+            requires, excludes = _tests_defined(parent, test, source)
+            if child == alternative:
+                if excludes:
+                    return True  # `#ifndef X ... #else <use> #endif`
+            elif requires and alternative is not None:
+                return True  # the test, or its arm: `#if defined(X) <use> #elif ... #endif`
+            elif excludes and child == test and parent.named_child_count > 1:
+                return True  # `#ifndef X <the alternative> #endif`: the test alone
+        child = parent
+    return False
+
+
+def _tests_defined(directive, test, source: SourceFile) -> tuple[bool, bool]:
+    """(the arm needs the wavefront macro defined, the arm needs it undefined) for one directive."""
+    if test is None:
+        return False, False
+    if directive.type in ("preproc_ifdef", "preproc_elifdef"):
+        named = source.node_text(test) in _WAVEFRONT_MACROS
+        negated = directive.children[0].type in ("#ifndef", "#elifndef")
+        return named and not negated, named and negated
+    test = strip_parens(test)
+    if test.type == "unary_expression" and test.child_by_field_name("operator").type == "!":
+        return False, _requires_defined(test.child_by_field_name("argument"), source)
+    return _requires_defined(test, source), False
+
+
+def _requires_defined(test, source: SourceFile) -> bool:
+    """`defined(X)`, or `defined(X) && ...`, for one of the wavefront macros."""
+    test = strip_parens(test)
+    if test is None:
+        return False
+    if test.type == "preproc_defined":
+        return any(source.node_text(c) in _WAVEFRONT_MACROS for c in test.named_children)
+    if test.type == "binary_expression" and test.child_by_field_name("operator").type == "&&":
+        return _requires_defined(test.child_by_field_name("left"), source) or \
+            _requires_defined(test.child_by_field_name("right"), source)
+    return False
 
 
 def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
