@@ -498,6 +498,70 @@ def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
     return function is not None and function.id in logical_warp_functions(source)
 
 
+# A block-wide scan given a prefix callback (cub/hipcub `BlockScan::InclusiveScan(in, out, op,
+# prefix_op)`, `ExclusiveSum(in, out, prefix_op)`): the callback comes last.
+_SCAN_WITH_CALLBACK = re.compile(rb"\.\s*(?:Inclusive|Exclusive)\w*\s*\(")
+_COMMENTS = frozenset({"comment", "string_content", "string_literal", "char_literal"})
+
+
+def seeds_scan_callback(expr, source: SourceFile) -> bool:
+    """Is `expr` (`threadIdx.x % 32`) the lane-0 test of `v = ... tid % 32 == 0 ? seed : identity`
+    where `v` only seeds block-scan prefix callbacks (`Op prefix_op(v);` passed last to a
+    `BlockScan` scan)? The callback runs in the first warp and only lane 0's return value seeds
+    the scan: thread 0, which `% 32 == 0` selects on any warp size (64 is a multiple of 32)."""
+    test, parent = expr, expr.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        test, parent = parent, parent.parent
+    if parent is None or parent.type != "binary_expression" or parent.child_by_field_name("operator").type != "==":
+        return False
+    other = parent.child_by_field_name("right" if parent.child_by_field_name("left") == test else "left")
+    if integer_value(strip_parens(other), source) != 0:
+        return False
+    condition, parent = parent, parent.parent  # up through `chunk > 0 && ...` to the `?:`
+    while parent is not None and (parent.type == "parenthesized_expression" or (
+            parent.type == "binary_expression" and parent.child_by_field_name("operator").type == "&&")):
+        condition, parent = parent, parent.parent
+    if parent is None or parent.type != "conditional_expression" or parent.child_by_field_name("condition") != condition:
+        return False
+    name, function = _receiver_name(parent, source), enclosing_function(expr)
+    if name is None or function is None:
+        return False
+    seeded = 0
+    data, root = source.data, source.tree.root_node
+    body = data[function.start_byte:function.end_byte]
+    for hit in re.finditer(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)", body):
+        at = function.start_byte + hit.start()
+        node = root.descendant_for_byte_range(at, at + len(name))
+        if node is None or node.type in _COMMENTS:
+            continue
+        if re.match(rb"\s*(?:=[^=]|;)", body[hit.end():]):
+            continue  # `v = ...` (this value or another), `T v;`
+        callback = re.search(rb"(\w+)\s*[({]\s*$", body[:hit.start()])
+        if callback is None or not re.match(rb"\s*[)}]", body[hit.end():]) or \
+                not _last_scan_argument(body, callback.group(1)):
+            return False  # read elsewhere: which lanes read it matters
+        seeded += 1
+    return seeded > 0
+
+
+def _last_scan_argument(body: bytes, name: bytes) -> bool:
+    """Is `name` the last argument of a scan with a prefix callback in `body`?"""
+    for call in _SCAN_WITH_CALLBACK.finditer(body):
+        depth, at, start = 1, call.end(), call.end()
+        while at < len(body) and depth:
+            depth += {40: 1, 41: -1}.get(body[at], 0)  # `(` and `)`
+            at += 1
+        arguments = body[start:at - 1]
+        level, last = 0, 0
+        for i, byte in enumerate(arguments):
+            level += {40: 1, 41: -1, 60: 1, 62: -1}.get(byte, 0)  # also `<...>` of `Op<T>()`
+            if byte == 44 and level == 0:  # `,`
+                last = i + 1
+        if arguments[last:].strip() == name:
+            return True
+    return False
+
+
 def _loop_counter(loop, source: SourceFile):
     """(name, start node) of `for (int o = 16; ...)` or `for (o = 16; ...)`, else None."""
     init = loop.child_by_field_name("initializer")
@@ -702,6 +766,8 @@ class _WarpSizeScan:
             if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
                 continue
             if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
+                continue
+            if op in ("%", "&") and not in_macro and seeds_scan_callback(expr, source):
                 continue
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
