@@ -18,7 +18,7 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
-    AncestorWalk, operations_with_literal,
+    AncestorWalk, logical_warp_functions, operations_with_literal,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -491,11 +491,73 @@ def _warp_count_receiver(expression, source: SourceFile):
     return None
 
 
+# What tells that code works with the hardware's warps (see `_PerWarpScan._works_with_warps`).
+_HARDWARE_WARP_TEXT = re.compile(rb"\bwarpSize\b|shfl|\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\b")
+_WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot", "__syncwarp", "__activemask", "__any", "__all", "__match",
+                            "__lane_id", "__reduce_", "__builtin_amdgcn")
+_WARP_INDEXING = frozenset({("/", 32), (">>", 5), ("%", 32), ("&", 31)})
+_TEMPLATE_ARGUMENT_NAMES = "(template_argument_list (type_descriptor type: (type_identifier) @id))"
+# Constants made from a count, followed at most this many deep (a longer chain counts as a use).
+_MAX_DERIVED = 16
+# Expressions a derived constant's value is made of, from the count up to its declaration.
+_VALUE_PARTS = frozenset({"binary_expression", "parenthesized_expression", "cast_expression", "qualified_identifier",
+                          "unary_expression", "conditional_expression"})
+
+
+def _declares(name) -> bool:
+    """Is the identifier the name a declaration or `#define` gives (not a use)?"""
+    parent = name.parent
+    return parent is not None and (parent.type == "preproc_def" or (
+        parent.type in ("init_declarator", "optional_parameter_declaration", "parameter_declaration", "declaration")
+        and parent.child_by_field_name("declarator") == name))
+
+
+def _derived_constant(use):
+    """The name a use's value initialises: `kCols` of `kCols = 4 * kWarps` (a member, a local,
+    an enumerator, `dim3 block(kWarps * 32)`), else None."""
+    node = use
+    for parent in ancestors_of(use):
+        if parent.type in _VALUE_PARTS:
+            node = parent
+            continue
+        target = None
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "field_declaration" and parent.child_by_field_name("default_value") == node:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "enumerator" and parent.child_by_field_name("value") == node:
+            target = parent.child_by_field_name("name")
+        elif parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "init_declarator":
+            target = parent.parent.child_by_field_name("declarator")
+        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+            target = parent.child_by_field_name("left")
+        return target if target is not None and target.type in ("identifier", "field_identifier") else None
+    return None
+
+
+def _passed_on(use) -> bool:
+    """Is the count itself (`kWarps`, `Traits::kWarps`) an argument of a call or a template?
+    The callee may compare it with warp indices out of sight."""
+    node = use
+    while node.parent is not None and node.parent.type in ("parenthesized_expression", "qualified_identifier"):
+        node = node.parent
+    parent = node.parent
+    if parent is not None and parent.type == "type_descriptor":
+        parent = parent.parent
+    return parent is not None and parent.type in ("argument_list", "template_argument_list")
+
+
+def _is_callee(name: str, body: bytes) -> bool:
+    return re.search(rb"\b" + re.escape(name.encode()) + rb"\s*(?:<[^;{}()]*>\s*)?\(", body) is not None
+
+
 class _PerWarpScan:
     def __init__(self, source: SourceFile):
         self.source = source
         self.findings: list[Finding] = []
         self._identifiers = None
+        self._by_name: dict[str, list] | None = None
+        self._warp_functions: dict[int, bool] = {}
 
     def identifiers(self):
         if self._identifiers is None:
@@ -521,9 +583,10 @@ class _PerWarpScan:
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
-            if lanes == 32 and (counted if name else not array_size):
+            if lanes == 32 and (name is None and not array_size or
+                                name is not None and (hardware := self._hardware_warp_uses(name, division))):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
-                                        f"`{name}` counts warps here") for u in counted[:3])
+                                        f"`{name}` counts warps here") for u in hardware[:3]) if name else ()
                 self.findings.append(at_node(
                     source, division, f"`{shown}` counts 32-lane warps; a block has half as many on AMD.",
                     Fix.advice(_COUNT_ADVICE), related=related))
@@ -545,6 +608,66 @@ class _PerWarpScan:
                 and not (definition.start_byte <= n.start_byte < definition.end_byte)
                 and n.parent is not None
                 and n.parent.type not in ("init_declarator", "preproc_def", "optional_parameter_declaration")]
+
+    def _hardware_warp_uses(self, name: str, definition) -> list:
+        """The uses of the warp count `name`, and of the constants made from it (`kCols = 4 *
+        kWarps`, `constexpr int w = Traits::kWarps;`, followed by name through the file), that
+        meet the hardware's warps: in a function that works with them (`_works_with_warps`),
+        passed on as such to a call or template, or where nothing follows them (a file-scope
+        type). A count that only sizes tiles (columns per load, loads per chunk) in code that
+        never asks the hardware about warps is a logical count: right on a 64-lane wavefront."""
+        found, pending, seen = [], [(name, definition)], {name}
+        while pending:
+            current, skip = pending.pop()
+            for use in self._identifier_uses(current, skip):
+                if any(a.type in ("array_declarator", "static_assert_declaration") for a in ancestors_of(use)):
+                    continue  # an upper bound; a compile-time check
+                function = enclosing_function(use)
+                if function is not None and self._works_with_warps(function):
+                    found.append(use)
+                    continue
+                derived = _derived_constant(use)
+                if derived is not None:
+                    text = self.source.node_text(derived)
+                    if text not in seen and len(seen) < _MAX_DERIVED:
+                        seen.add(text)
+                        pending.append((text, derived))
+                    elif text not in seen:
+                        found.append(use)  # too long a chain to follow: as if it met warps
+                    continue
+                if function is None or _passed_on(use):
+                    found.append(use)
+        return sorted(found, key=lambda n: n.start_byte)
+
+    def _identifier_uses(self, name: str, definition) -> list:
+        if self._by_name is None:
+            self._by_name = {}
+            # `f<kWarps>()` holds a type_identifier where a count is passed to a template.
+            arguments = queries.nodes(CUDA, _TEMPLATE_ARGUMENT_NAMES, self.source.tree.root_node, "id")
+            for node in sorted([*self.identifiers(), *arguments], key=lambda n: n.start_byte):
+                self._by_name.setdefault(self.source.node_text(node), []).append(node)
+        return [n for n in self._by_name.get(name, ()) if not (definition.start_byte <= n.start_byte < definition.end_byte)
+                and not _declares(n)]
+
+    def _works_with_warps(self, function) -> bool:
+        """Does the function ask the hardware about warps: shuffles, ballots, warp syncs,
+        `warpSize`, cub warp collectives, warp-named calls, lane or warp indices (`lane`,
+        `warp_id`, `threadIdx.x / 32`, `tid & 31`)? A deliberate 32-lane logical warp
+        (`logical_warp_functions`) counts 32-lane warps on purpose and does not."""
+        if function.id not in self._warp_functions:
+            source = self.source
+            body = source.data[function.start_byte:function.end_byte]
+            names = {source.node_text(n) for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")}
+            works = bool(_HARDWARE_WARP_TEXT.search(body)) or any(
+                n.startswith(_WARP_INTRINSIC_PREFIXES) or _index_kind(n) in ("lane", "warp")
+                or _warp_constant_kind(n) is not None or ("warp" in _words(n) and _is_callee(n, body)) for n in names
+            ) or any(
+                _is_thread_expr(e.child_by_field_name("left"), source)
+                for e in operations_with_literal(source, function, frozenset({31, 32, 5}))
+                if (e.child_by_field_name("operator").type, integer_value(e.child_by_field_name("right"), source))
+                in _WARP_INDEXING)
+            self._warp_functions[function.id] = works and function.id not in logical_warp_functions(source)
+        return self._warp_functions[function.id]
 
     def shared_slots(self) -> None:
         """`__shared__ T s[32]` written per warp and read over 32 slots: slots 16–31 stay unset on AMD."""
@@ -826,5 +949,6 @@ queries.shared(
     _WRITES,
     _LAMBDAS,
     _SHARED_ARRAYS,
+    _TEMPLATE_ARGUMENT_NAMES,
     _WARP_SIZE_NAMES,
 )
