@@ -20,6 +20,7 @@ from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
     AncestorWalk, logical_warp_functions, operations_with_literal,
 )
+from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
@@ -266,6 +267,8 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         hard_wired=number == _HAZARD_VALUE[kind] and not _overwritten(name, source),
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
+        macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
+        if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
 
 
@@ -295,8 +298,21 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
+            sees=None if bound else _macro_seen(source, text, use.start_byte),
         ))
     return facts
+
+
+def _macro_seen(source: SourceFile, name: str, offset: int) -> tuple[str, int] | None:
+    """The project `#define` of `name` the ROCm build (else the CUDA build) sees at `offset`:
+    in this file above it, or in a header included before it."""
+    if source.build is None:
+        return None
+    for rocm in (True, False):
+        macro = source.build.state(name, offset, rocm)
+        if isinstance(macro, Macro) and macro.path:
+            return macro.path, macro.offset
+    return None
 
 
 def _local_scope(definition):
@@ -404,34 +420,58 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
             continue
         # A use in code only a ROCm build compiles is the port's own business.
         uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
-        by_file: dict[str, list[WarpSizeUse]] = {}
-        for use in uses:
-            by_file.setdefault(use.location.path, []).append(use)
-        error = any(u.context == "shuffle" for u in uses)
+        seen_by = _definitions_seen(definitions, uses)
         for definition in definitions:
-            message = _definition_message(definition.name, definition.kind, definition.value)
-            if uses:
-                message += f" {_count(len(uses), 'use')} in {_count(len(by_file), 'file')} compute with it."
+            own = [u for u in uses if definition in seen_by[id(u)]]
+            # A definition only ROCm code makes (a shim's `#define WARP_SIZE 32` in the HIP
+            # arm) is the hazard itself: reported there once, its uses related.
+            shim = definition.status is Status.PORT
+            message = (_shim_message if shim else _definition_message)(definition.name, definition.kind,
+                                                                        definition.value)
+            if own:
+                files = {u.location.path for u in own}
+                message += f" {_count(len(own), 'use')} in {_count(len(files), 'file')} compute with it."
             findings.append(Finding(
                 location=definition.location, message=message,
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
-                severity=Severity.ERROR if error else None,
-                related=tuple(_use_related(u) for u in uses[:_MAX_RELATED_USES]),
-                matched=definition.name, file_digest=definition.file_digest,
+                severity=Severity.ERROR if any(u.context == "shuffle" for u in own) else None,
+                related=tuple(_use_related(u) for u in own[:_MAX_RELATED_USES]),
+                matched=definition.name, file_digest=definition.file_digest, in_port=shim,
             ))
-        defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
         # Host code sizing buffers or a launch from the constant follows from the definition
         # (the definition's finding lists it); device code computing with it is a line to change.
         for use in (u for u in uses if u.device or not u.host):
+            seen = seen_by[id(use)]
+            if all(d.status is Status.PORT for d in seen):
+                continue  # the shim's own finding says it
             findings.append(Finding(
                 location=use.location,
-                message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
+                message=f"`{use.name}` is {seen[0].value} where it {_REPORTED_USES[use.context]}; "
                         "AMD wavefronts have 64 lanes.",
-                fix=Fix.advice(_definition_advice(use.name, definitions[0].kind)),
+                fix=Fix.advice(_definition_advice(use.name, seen[0].kind)),
                 severity=Severity.ERROR if use.context == "shuffle" else None,
-                related=defined, matched=use.name, file_digest=use.file_digest,
+                related=tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in seen),
+                matched=use.name, file_digest=use.file_digest,
             ))
     return findings
+
+
+def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSizeUse]) -> dict[int, list]:
+    """id(use) -> the definitions of its name it sees: the `#define` the build model says it
+    sees; else (a C++ constant, a file the model does not reach) those of its own file; else
+    all of them. So each of several files' own `WARP_SIZE 32` counts only its own uses."""
+    by_macro = {d.macro: d for d in definitions if d.macro is not None}
+    seen = {}
+    for use in uses:
+        macro = by_macro.get(use.sees) if use.sees is not None else None
+        same_file = [d for d in definitions if d.location.path == use.location.path]
+        seen[id(use)] = [macro] if macro is not None else same_file or definitions
+    return seen
+
+
+def _shim_message(name: str, kind: str, value: int) -> str:
+    what = {_SIZE: "", _LOG2: ", log2 of a 32-lane warp", _LANE_MASK: ", a 32-lane mask"}[kind]
+    return f"ROCm-only code defines `{name}` as {value}{what}; AMD wavefronts have 64 lanes."
 
 
 def _use_related(use: WarpSizeUse) -> Related:
