@@ -653,8 +653,8 @@ class _PerWarpScan:
         """The uses of the warp count `name`, and of the constants made from it (`kCols = 4 *
         kWarps`, `constexpr int w = Traits::kWarps;`, followed by name through the file), that
         meet the hardware's warps: in a function that works with them (`_works_with_warps`),
-        passed on as such to a call or template, or where nothing follows them (a file-scope
-        type). A count that only sizes tiles (columns per load, loads per chunk) in code that
+        in a launch's configuration (the grid a kernel splits by warps), passed on as such to a
+        call or template, or where nothing follows them (a file-scope type). A count that only sizes tiles (columns per load, loads per chunk) in code that
         never asks the hardware about warps is a logical count: right on a 64-lane wavefront."""
         found, pending, seen = [], [(name, definition)], {name}
         while pending:
@@ -663,8 +663,9 @@ class _PerWarpScan:
                 if any(a.type in ("array_declarator", "static_assert_declaration") for a in ancestors_of(use)):
                     continue  # an upper bound; a compile-time check
                 function = enclosing_function(use)
-                if function is not None and self._works_with_warps(function):
-                    found.append(use)
+                if function is not None and self._works_with_warps(function) or \
+                        _in_launch_configuration(ancestors_of(use), self.source):
+                    found.append(use)  # (a launch's grid meets the kernel's warps)
                     continue
                 derived = _derived_constant(use)
                 if derived is not None:
