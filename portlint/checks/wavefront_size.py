@@ -18,7 +18,7 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
-    AncestorWalk, logical_warp_functions, operations_with_literal,
+    AncestorWalk, asks_hardware_warps, logical_warp_functions, operations_with_literal,
 )
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
@@ -531,10 +531,6 @@ def _warp_count_receiver(expression, source: SourceFile):
     return None
 
 
-# What tells that code works with the hardware's warps (see `_PerWarpScan._works_with_warps`).
-_HARDWARE_WARP_TEXT = re.compile(rb"\bwarpSize\b|shfl|\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\b")
-_WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot", "__syncwarp", "__activemask", "__any", "__all", "__match",
-                            "__lane_id", "__reduce_", "__builtin_amdgcn")
 _WARP_INDEXING = frozenset({("/", 32), (">>", 5), ("%", 32), ("&", 31)})
 _TEMPLATE_ARGUMENT_NAMES = "(template_argument_list (type_descriptor type: (type_identifier) @id))"
 # Constants made from a count, followed at most this many deep (a longer chain counts as a use).
@@ -585,10 +581,6 @@ def _passed_on(use) -> bool:
     if parent is not None and parent.type == "type_descriptor":
         parent = parent.parent
     return parent is not None and parent.type in ("argument_list", "template_argument_list")
-
-
-def _is_callee(name: str, body: bytes) -> bool:
-    return re.search(rb"\b" + re.escape(name.encode()) + rb"\s*(?:<[^;{}()]*>\s*)?\(", body) is not None
 
 
 class _PerWarpScan:
@@ -691,17 +683,15 @@ class _PerWarpScan:
                 and not _declares(n)]
 
     def _works_with_warps(self, function) -> bool:
-        """Does the function ask the hardware about warps: shuffles, ballots, warp syncs,
-        `warpSize`, cub warp collectives, warp-named calls, lane or warp indices (`lane`,
-        `warp_id`, `threadIdx.x / 32`, `tid & 31`)? A deliberate 32-lane logical warp
-        (`logical_warp_functions`) counts 32-lane warps on purpose and does not."""
+        """Does the function ask the hardware about warps (`asks_hardware_warps`, or a warp
+        size constant, or lane and warp indices such as `threadIdx.x / 32`, `tid & 31`)? A
+        deliberate 32-lane logical warp (`logical_warp_functions`) counts 32-lane warps on
+        purpose and does not."""
         if function.id not in self._warp_functions:
             source = self.source
-            body = source.data[function.start_byte:function.end_byte]
-            names = {source.node_text(n) for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")}
-            works = bool(_HARDWARE_WARP_TEXT.search(body)) or any(
-                n.startswith(_WARP_INTRINSIC_PREFIXES) or _index_kind(n) in ("lane", "warp")
-                or _warp_constant_kind(n) is not None or ("warp" in _words(n) and _is_callee(n, body)) for n in names
+            works = asks_hardware_warps(function, source) or any(
+                _warp_constant_kind(source.node_text(n)) is not None
+                for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")
             ) or any(
                 _is_thread_expr(e.child_by_field_name("left"), source)
                 for e in operations_with_literal(source, function, frozenset({31, 32, 5}))
