@@ -18,7 +18,7 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
-    AncestorWalk, asks_hardware_warps, logical_warp_functions, operations_with_literal,
+    AncestorWalk, asks_hardware_warps, in_logical_warp, logical_warp_functions, operations_with_literal,
 )
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
@@ -488,6 +488,8 @@ def _count(n: int, word: str) -> str:
 _COUNT_WORDS = frozenset({"num", "n", "nr", "count", "cnt", "per", "total", "max"})
 _THREAD_COUNT_WORDS = frozenset({"block", "blocksize", "threads", "thread", "nthreads", "cta", "blockdim"})
 _NOT_THREADS = frozenset({"bytes", "bits", "elems", "elements", "rows", "cols", "heads", "items", "words", "size8"})
+# A thread's own coordinate (`thread_row`, `thread_col`): a position in a tile, not a count.
+_COORDINATE_WORDS = frozenset({"row", "col", "column", "idx", "index", "offset", "pos"})
 # `X / 32`, `X >> 5` count 32-lane warps; `X / 64`, `X >> 6` count 64-lane ones.
 _WARP_DIVISORS = {("/", 32): 32, (">>", 5): 32, ("/", 64): 64, (">>", 6): 64}
 _DIVISORS = frozenset(divisor for _, divisor in _WARP_DIVISORS)
@@ -511,7 +513,8 @@ def _names_thread_count(node, source: SourceFile) -> bool:
     names = [node] if node.type == "identifier" else queries.nodes(CUDA, IDENTIFIERS, node, "id")
     for name in names:
         words = set(_words(source.node_text(name)))
-        if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"}:
+        if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"} \
+                and not (words & _COORDINATE_WORDS and not words & _COUNT_WORDS):
             return True
     return False
 
@@ -615,7 +618,7 @@ class _PerWarpScan:
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
-            if lanes == 32 and (name is None and not array_size or
+            if lanes == 32 and (name is None and not array_size and not in_logical_warp(division, source, in_macro) or
                                 name is not None and (hardware := self._hardware_warp_uses(name, division))):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
                                         f"`{name}` counts warps here") for u in hardware[:3]) if name else ()
