@@ -187,7 +187,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         if state.ranges is None or state.suppressions is None:
             _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
         status = _status(state.ranges, f.location.start_byte)
-        if status is Status.DEAD or (status is Status.PORT and doc.scope == "live"):
+        if status is Status.DEAD or (status is Status.PORT and doc.scope == "live" and not f.in_port):
             continue
         if state.suppressions.covers(f.code, doc.name, f.location.start_line) or _ignored_for_file(
             f, doc.name, state, config, per_file_ignores

@@ -51,6 +51,9 @@ class Finding:
     file_digest: str = field(default="", compare=False)
     # Line/column regions of `fix.edits`, in the same order (SARIF `fixes` need them).
     edit_locations: tuple[Location, ...] = ()
+    # About code only a ROCm build compiles on purpose (a shim that hard-codes a hazard
+    # itself): kept there although the rule's scope leaves the port alone.
+    in_port: bool = False
 
     @property
     def path(self) -> str:

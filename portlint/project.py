@@ -77,6 +77,8 @@ class WarpSizeDefinition:
     arch_macros: tuple[str, ...]  # `__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE`, ... that choose it
     local: bool  # a local, a parameter or a template parameter: seen only by uses bound to it
     status: Status
+    # A `#define`: (absolute path, offset of its line), the build model's name for it.
+    macro: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ class WarpSizeUse:
     device: bool  # in a `__device__`/`__global__` function
     definition: Location | None  # the local definition it is bound to; None: any global one
     status: Status
+    # The `#define` the build sees here (the ROCm build's, else the CUDA build's), named as
+    # `WarpSizeDefinition.macro`; None when the build model does not say.
+    sees: tuple[str, int] | None = None
 
 
 @dataclass

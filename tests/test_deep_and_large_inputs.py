@@ -13,7 +13,7 @@ from portlint import engine
 from portlint.config import Config
 
 # A hazard each file also holds, away from the deep part: it must still be found.
-CUDA_HAZARD = "__global__ void hz(float* v) { v[threadIdx.x % 32] = 0; }\n"  # W001
+CUDA_HAZARD = "__global__ void hz(float* v) { int lane = threadIdx.x % 32; v[lane] = 0; }\n"  # W001
 CMAKE_HAZARD = "set(CMAKE_CUDA_ARCHITECTURES 80)\n"  # C002
 SETUP_HAZARD = ("setup(ext_modules=[CUDAExtension('x', ['x.cu'], "
                 "extra_compile_args={'nvcc': ['-O3', '--use_fast_math']})])\n")  # Y001
@@ -153,7 +153,7 @@ def test_else_if_chain_scales_linearly(tmp_path, write):
 def _one_long_line(directory: Path, kernels: int) -> None:
     # Minified code: every finding is on the same line, with a non-ASCII character in each
     # kernel (UTF-16 columns were counted from the line's start for every finding).
-    unit = "__global__ void k{i}(float* v) {{ v[threadIdx.x % 32] = 1.0f; /* é " + "-" * 1000 + " */ }} "
+    unit = "__global__ void k{i}(float* v) {{ int lane = threadIdx.x % 32; v[lane] = 1.0f; /* é " + "-" * 1000 + " */ }} "
     (directory / "k.cu").write_text("".join(unit.format(i=i) for i in range(kernels)) + "\n", encoding="utf-8")
 
 

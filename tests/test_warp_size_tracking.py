@@ -104,3 +104,51 @@ def test_sarif_carries_the_definition_as_a_related_location(tmp_path: Path) -> N
     (related,) = use["relatedLocations"]
     assert related["physicalLocation"]["artifactLocation"]["uri"] == "include/warp.h"
     assert related["physicalLocation"]["region"]["startLine"] == 2
+
+
+def _rel(path: str, root: Path) -> str:
+    return Path(path).relative_to(root).as_posix()
+
+
+def test_each_definition_counts_the_uses_that_see_it(tmp_path: Path) -> None:
+    # Two libraries in one tree, each with its own `WARP_SIZE 32`: a use sees the one in its
+    # own file or in the header it includes, and only that one lists it.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "warp.h").write_text(HARD_WIRED)
+    (tmp_path / "a" / "k.cu").write_text('#include "warp.h"\n__global__ void ka(int* o) { o[0] = threadIdx.x % WARP_SIZE; }\n'
+                                         '__global__ void kb(int* o) { o[threadIdx.x / WARP_SIZE] = 1; }\n')
+    (tmp_path / "b" / "k.cu").write_text('#define WARP_SIZE 32\n'
+                                         '__global__ void kc(int* o) { o[threadIdx.x & (WARP_SIZE - 1)] = 1; }\n')
+    result = _scan(tmp_path)
+    definitions = {_rel(f.path, tmp_path): f for f in result.findings if "fixes the warp size" in f.message}
+    assert set(definitions) == {"a/warp.h", "b/k.cu"}
+    assert "2 uses in 1 file" in definitions["a/warp.h"].message
+    assert {_rel(r.location.path, tmp_path) for r in definitions["a/warp.h"].related} == {"a/k.cu"}
+    assert "1 use in 1 file" in definitions["b/k.cu"].message
+    assert [r.location.start_line for r in definitions["b/k.cu"].related] == [2]
+    uses = {(_rel(f.path, tmp_path), f.location.start_line): f for f in result.findings if "where it" in f.message}
+    assert set(uses) == {("a/k.cu", 2), ("a/k.cu", 3), ("b/k.cu", 2)}
+    assert [_rel(r.location.path, tmp_path) for r in uses[("b/k.cu", 2)].related] == ["b/k.cu"]
+
+
+SHIM = """\
+#pragma once
+#ifdef __HIP_PLATFORM_AMD__
+#include <hip/hip_runtime.h>
+#define WARP_SIZE 32
+#else
+#define WARP_SIZE 32
+#endif
+"""
+
+
+def test_a_shim_that_hard_wires_32_is_reported_once_at_the_shim(tmp_path: Path) -> None:
+    # The ROCm arm of the compatibility header sets the hazard: one finding there, every use
+    # it causes related, and none at the uses (the header is the one line to change).
+    result = _scan(_project(tmp_path, SHIM))
+    assert [(_rel(f.path, tmp_path), f.location.start_line) for f in result.findings] == [("include/warp.h", 4)]
+    (shim,) = result.findings
+    assert shim.message.startswith("ROCm-only code defines `WARP_SIZE` as 32")
+    assert "3 uses in 3 files" in shim.message and shim.severity is Severity.ERROR
+    assert {Path(r.location.path).name for r in shim.related} == {"reduce.cu", "lanes.cu", "tile.cu"}

@@ -22,7 +22,7 @@ def test_shuffle_loop_start_is_an_error_and_lane_arithmetic_a_warning(tmp_path):
           for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
           return v;
         }
-        __global__ void k(int* out) { out[threadIdx.x / 32] = 1; }
+        __global__ void k(int* out) { out[threadIdx.x / 32] = (int)warp_sum(1.f); }
     """, "cuda", "W001", "W001", tmp_path=tmp_path, select=("W001",))
     assert [f.severity for f in result.findings] == [Severity.ERROR, Severity.WARNING]
 
@@ -61,7 +61,7 @@ def test_code_inside_a_conditional_block_keeps_its_function_context(tmp_path):
     result = assert_findings("""
         __global__ void k(int* out) {
         #if defined(WITH_STATS)
-          out[threadIdx.x & 31] = 1;
+          out[threadIdx.x & 31] = warpSize;
         #endif
         }
     """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
@@ -70,17 +70,37 @@ def test_code_inside_a_conditional_block_keeps_its_function_context(tmp_path):
 
 def test_shift_becomes_a_division_with_the_left_side_kept_whole(tmp_path):
     path = tmp_path / "k.cu"
-    path.write_text("__global__ void k(int* out) { out[threadIdx.x + 1 >> 5] = 0; }\n")
+    path.write_text("__global__ void k(int* out) { out[threadIdx.x + 1 >> 5] = warpSize; }\n")
     assert fix_until_stable([path], tmp_path, ("W001",)) == 1
-    assert path.read_text() == "__global__ void k(int* out) { out[(threadIdx.x + 1) / warpSize] = 0; }\n"
+    assert path.read_text() == "__global__ void k(int* out) { out[(threadIdx.x + 1) / warpSize] = warpSize; }\n"
 
 
 # ---- W001: what the number means ---------------------------------------------------------
+def test_a_thread_index_split_by_32_tiles_a_table_where_no_warp_is_asked(tmp_path):
+    # Row and column of a 32-wide table from the thread index: the same on any warp size.
+    # Beside a shuffle, the same split is lane and warp arithmetic again.
+    tiles = """
+        __global__ void fill(float* table) {
+          __shared__ float t[8][32];
+          int row = threadIdx.x / 32;
+          int col = threadIdx.x % 32;
+          for (; row < 8; row += blockDim.x / 32) t[row][col] = row * col;
+          __syncthreads();
+          table[threadIdx.x] = t[0][threadIdx.x & 31];
+        }
+    """
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert_findings(tiles, "cuda", tmp_path=tmp_path / "a", select=("W001",))
+    warps = tiles.replace("row * col;", "__shfl_xor(row * col, 1);")
+    assert_findings(warps, "cuda", "W001", "W001", "W001", "W001", tmp_path=tmp_path / "b", select=("W001",))
+
+
 def test_thread_index_copied_into_a_local_is_followed_but_a_stride_loop_counter_is_not(tmp_path):
     assert_findings("""
         __global__ void k(float* q, int n) {
           const int t = threadIdx.x;
-          q[t / 32] = 0.f;
+          q[t / 32] = warpSize;
           for (int i = threadIdx.x; i < n; i += blockDim.x) q[i / 32] += 1.f;
         }
     """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))

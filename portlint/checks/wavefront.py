@@ -490,12 +490,149 @@ def logical_warp_functions(source: SourceFile) -> frozenset[int]:
     return memoized(source, "wavefront.logical_warp_functions", find)
 
 
+# What tells that code asks the hardware about its warps (see `asks_hardware_warps`).
+_HARDWARE_WARP_TEXT = re.compile(rb"warpSize|shfl|Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\b"
+                                 rb"|WARP_SIZE|WarpSize|warp_size")
+_WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot", "__syncwarp", "__activemask", "__any", "__all", "__match",
+                            "__lane_id", "__reduce_", "__builtin_amdgcn")
+
+
+def asks_hardware_warps(function, source: SourceFile) -> bool:
+    """Does the function ask the hardware about its warps: shuffles, ballots, votes, warp
+    syncs, `warpSize` or a warp-size constant, cub warp collectives, warp-named calls
+    (`warp_reduce(v)`), names of lanes or warps (`lane`, `warp_id`)? Code with none of them
+    computes the same on any warp size: there a `tid / 32` only splits the block in tiles."""
+    known = memoized(source, "wavefront.asks_hardware_warps", lambda s: {})  # function id -> answer
+    if function.id not in known:
+        body = source.data[function.start_byte:function.end_byte]
+        names = {source.node_text(n) for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")}
+        known[function.id] = bool(_HARDWARE_WARP_TEXT.search(body)) or any(
+            n.startswith(_WARP_INTRINSIC_PREFIXES) or _index_kind(n) in ("lane", "warp")
+            or ("warp" in _words(n) and _is_callee(n, body)) for n in names)
+    return known[function.id]
+
+
+def _is_callee(name: str, body: bytes) -> bool:
+    """Is `name` called in `body` (`name(`, `name<T>(`)?"""
+    for _, end in _word_spans(body, name.encode()):
+        at = _skip_space(body, end)
+        if at < len(body) and body[at] == 0x3C:  # `<`: template arguments, up to their `>`
+            close = body.find(b">", at)
+            if close == -1 or any(c in body[at:close] for c in b";{}()"):
+                continue
+            at = _skip_space(body, close + 1)
+        if at < len(body) and body[at] == 0x28:  # `(`
+            return True
+    return False
+
+
+def _skip_space(text: bytes, at: int) -> int:
+    while at < len(text) and text[at] in b" \t\r\n":
+        at += 1
+    return at
+
+
 def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
     """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
     if in_macro or not memoized(source, "wavefront.mentions_shfl", lambda s: b"shfl" in s.data.lower()):
         return False  # (asked per literal: the lower-cased file is made once)
     function = enclosing_function(node)
     return function is not None and function.id in logical_warp_functions(source)
+
+
+# A block-wide scan given a prefix callback (cub/hipcub `BlockScan::InclusiveScan(in, out, op,
+# prefix_op)`, `ExclusiveSum(in, out, prefix_op)`): the callback comes last.
+_SCAN_WITH_CALLBACK = re.compile(rb"\.\s*(?:Inclusive|Exclusive)\w*\s*\(")
+_COMMENTS = frozenset({"comment", "string_content", "string_literal", "char_literal"})
+
+
+def seeds_scan_callback(expr, source: SourceFile) -> bool:
+    """Is `expr` (`threadIdx.x % 32`) the lane-0 test of `v = ... tid % 32 == 0 ? seed : identity`
+    where `v` only seeds block-scan prefix callbacks (`Op prefix_op(v);` passed last to a
+    `BlockScan` scan)? The callback runs in the first warp and only lane 0's return value seeds
+    the scan: thread 0, which `% 32 == 0` selects on any warp size (64 is a multiple of 32)."""
+    test, parent = expr, expr.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        test, parent = parent, parent.parent
+    if parent is None or parent.type != "binary_expression" or parent.child_by_field_name("operator").type != "==":
+        return False
+    other = parent.child_by_field_name("right" if parent.child_by_field_name("left") == test else "left")
+    if integer_value(strip_parens(other), source) != 0:
+        return False
+    condition, parent = parent, parent.parent  # up through `chunk > 0 && ...` to the `?:`
+    while parent is not None and (parent.type == "parenthesized_expression" or (
+            parent.type == "binary_expression" and parent.child_by_field_name("operator").type == "&&")):
+        condition, parent = parent, parent.parent
+    if parent is None or parent.type != "conditional_expression" or parent.child_by_field_name("condition") != condition:
+        return False
+    name, function = _receiver_name(parent, source), enclosing_function(expr)
+    if name is None or function is None:
+        return False
+    seeded = 0
+    root = source.tree.root_node
+    body = source.data[function.start_byte:function.end_byte]
+    for start, end in _word_spans(body, name.encode()):
+        if start > 0 and body[start - 1] == 0x2E:  # `.`: a member of that name
+            continue
+        node = root.descendant_for_byte_range(function.start_byte + start, function.start_byte + end)
+        if node is None or node.type in _COMMENTS:
+            continue
+        if _SET_OR_DECLARED.match(body, end):
+            continue  # `v = ...` (this value or another), `T v;`
+        callback = _constructed_from(body, start)
+        if callback is None or not _CLOSE.match(body, end) or not _last_scan_argument(body, callback):
+            return False  # read elsewhere: which lanes read it matters
+        seeded += 1
+    return seeded > 0
+
+
+_SET_OR_DECLARED = re.compile(rb"\s*(?:=[^=]|;)")
+_CLOSE = re.compile(rb"\s*[)}]")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _word_spans(text: bytes, word: bytes):
+    """(start, end) of each whole-word occurrence of `word` in `text`."""
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or text[at - 1] not in _NAME_BYTES) and (end == len(text) or text[end] not in _NAME_BYTES):
+            yield at, end
+        at = text.find(word, end)
+
+
+def _constructed_from(body: bytes, at: int) -> bytes | None:
+    """`op` when the text before `at` ends in `op(` or `op{` (an object made from what follows)."""
+    i = at
+    while i > 0 and body[i - 1] in b" \t\r\n":
+        i -= 1
+    if i == 0 or body[i - 1] not in b"({":
+        return None
+    i -= 1
+    while i > 0 and body[i - 1] in b" \t\r\n":
+        i -= 1
+    end = i
+    while i > 0 and body[i - 1] in _NAME_BYTES:
+        i -= 1
+    return body[i:end] or None
+
+
+def _last_scan_argument(body: bytes, name: bytes) -> bool:
+    """Is `name` the last argument of a scan with a prefix callback in `body`?"""
+    for call in _SCAN_WITH_CALLBACK.finditer(body):
+        depth, at, start = 1, call.end(), call.end()
+        while at < len(body) and depth:
+            depth += {40: 1, 41: -1}.get(body[at], 0)  # `(` and `)`
+            at += 1
+        arguments = body[start:at - 1]
+        level, last = 0, 0
+        for i, byte in enumerate(arguments):
+            level += {40: 1, 41: -1, 60: 1, 62: -1}.get(byte, 0)  # also `<...>` of `Op<T>()`
+            if byte == 44 and level == 0:  # `,`
+                last = i + 1
+        if arguments[last:].strip() == name:
+            return True
+    return False
 
 
 def _loop_counter(loop, source: SourceFile):
@@ -703,6 +840,12 @@ class _WarpSizeScan:
                 continue
             if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
                 continue
+            if op in ("%", "&") and not in_macro and seeds_scan_callback(expr, source):
+                continue
+            if op in ("/", ">>", "%", "&") and function is not None and \
+                    _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)) and \
+                    not asks_hardware_warps(function, source):
+                continue  # `row = tid / 32; col = tid % 32` tiles a table: the same on any warp size
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
             receiver = _receiver_name(expr, source)

@@ -18,8 +18,9 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
-    AncestorWalk, operations_with_literal,
+    AncestorWalk, asks_hardware_warps, in_logical_warp, logical_warp_functions, operations_with_literal,
 )
+from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
@@ -266,6 +267,8 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         hard_wired=number == _HAZARD_VALUE[kind] and not _overwritten(name, source),
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
+        macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
+        if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
 
 
@@ -295,8 +298,21 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
+            sees=None if bound else _macro_seen(source, text, use.start_byte),
         ))
     return facts
+
+
+def _macro_seen(source: SourceFile, name: str, offset: int) -> tuple[str, int] | None:
+    """The project `#define` of `name` the ROCm build (else the CUDA build) sees at `offset`:
+    in this file above it, or in a header included before it."""
+    if source.build is None:
+        return None
+    for rocm in (True, False):
+        macro = source.build.state(name, offset, rocm)
+        if isinstance(macro, Macro) and macro.path:
+            return macro.path, macro.offset
+    return None
 
 
 def _local_scope(definition):
@@ -404,34 +420,58 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
             continue
         # A use in code only a ROCm build compiles is the port's own business.
         uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
-        by_file: dict[str, list[WarpSizeUse]] = {}
-        for use in uses:
-            by_file.setdefault(use.location.path, []).append(use)
-        error = any(u.context == "shuffle" for u in uses)
+        seen_by = _definitions_seen(definitions, uses)
         for definition in definitions:
-            message = _definition_message(definition.name, definition.kind, definition.value)
-            if uses:
-                message += f" {_count(len(uses), 'use')} in {_count(len(by_file), 'file')} compute with it."
+            own = [u for u in uses if definition in seen_by[id(u)]]
+            # A definition only ROCm code makes (a shim's `#define WARP_SIZE 32` in the HIP
+            # arm) is the hazard itself: reported there once, its uses related.
+            shim = definition.status is Status.PORT
+            message = (_shim_message if shim else _definition_message)(definition.name, definition.kind,
+                                                                        definition.value)
+            if own:
+                files = {u.location.path for u in own}
+                message += f" {_count(len(own), 'use')} in {_count(len(files), 'file')} compute with it."
             findings.append(Finding(
                 location=definition.location, message=message,
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
-                severity=Severity.ERROR if error else None,
-                related=tuple(_use_related(u) for u in uses[:_MAX_RELATED_USES]),
-                matched=definition.name, file_digest=definition.file_digest,
+                severity=Severity.ERROR if any(u.context == "shuffle" for u in own) else None,
+                related=tuple(_use_related(u) for u in own[:_MAX_RELATED_USES]),
+                matched=definition.name, file_digest=definition.file_digest, in_port=shim,
             ))
-        defined = tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in definitions)
         # Host code sizing buffers or a launch from the constant follows from the definition
         # (the definition's finding lists it); device code computing with it is a line to change.
         for use in (u for u in uses if u.device or not u.host):
+            seen = seen_by[id(use)]
+            if all(d.status is Status.PORT for d in seen):
+                continue  # the shim's own finding says it
             findings.append(Finding(
                 location=use.location,
-                message=f"`{use.name}` is {definitions[0].value} where it {_REPORTED_USES[use.context]}; "
+                message=f"`{use.name}` is {seen[0].value} where it {_REPORTED_USES[use.context]}; "
                         "AMD wavefronts have 64 lanes.",
-                fix=Fix.advice(_definition_advice(use.name, definitions[0].kind)),
+                fix=Fix.advice(_definition_advice(use.name, seen[0].kind)),
                 severity=Severity.ERROR if use.context == "shuffle" else None,
-                related=defined, matched=use.name, file_digest=use.file_digest,
+                related=tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in seen),
+                matched=use.name, file_digest=use.file_digest,
             ))
     return findings
+
+
+def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSizeUse]) -> dict[int, list]:
+    """id(use) -> the definitions of its name it sees: the `#define` the build model says it
+    sees; else (a C++ constant, a file the model does not reach) those of its own file; else
+    all of them. So each of several files' own `WARP_SIZE 32` counts only its own uses."""
+    by_macro = {d.macro: d for d in definitions if d.macro is not None}
+    seen = {}
+    for use in uses:
+        macro = by_macro.get(use.sees) if use.sees is not None else None
+        same_file = [d for d in definitions if d.location.path == use.location.path]
+        seen[id(use)] = [macro] if macro is not None else same_file or definitions
+    return seen
+
+
+def _shim_message(name: str, kind: str, value: int) -> str:
+    what = {_SIZE: "", _LOG2: ", log2 of a 32-lane warp", _LANE_MASK: ", a 32-lane mask"}[kind]
+    return f"ROCm-only code defines `{name}` as {value}{what}; AMD wavefronts have 64 lanes."
 
 
 def _use_related(use: WarpSizeUse) -> Related:
@@ -448,6 +488,8 @@ def _count(n: int, word: str) -> str:
 _COUNT_WORDS = frozenset({"num", "n", "nr", "count", "cnt", "per", "total", "max"})
 _THREAD_COUNT_WORDS = frozenset({"block", "blocksize", "threads", "thread", "nthreads", "cta", "blockdim"})
 _NOT_THREADS = frozenset({"bytes", "bits", "elems", "elements", "rows", "cols", "heads", "items", "words", "size8"})
+# A thread's own coordinate (`thread_row`, `thread_col`): a position in a tile, not a count.
+_COORDINATE_WORDS = frozenset({"row", "col", "column", "idx", "index", "offset", "pos"})
 # `X / 32`, `X >> 5` count 32-lane warps; `X / 64`, `X >> 6` count 64-lane ones.
 _WARP_DIVISORS = {("/", 32): 32, (">>", 5): 32, ("/", 64): 64, (">>", 6): 64}
 _DIVISORS = frozenset(divisor for _, divisor in _WARP_DIVISORS)
@@ -471,7 +513,8 @@ def _names_thread_count(node, source: SourceFile) -> bool:
     names = [node] if node.type == "identifier" else queries.nodes(CUDA, IDENTIFIERS, node, "id")
     for name in names:
         words = set(_words(source.node_text(name)))
-        if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"}:
+        if words & _THREAD_COUNT_WORDS and not words & _NOT_THREADS and not words & {"warp", "warps"} \
+                and not (words & _COORDINATE_WORDS and not words & _COUNT_WORDS):
             return True
     return False
 
@@ -491,11 +534,65 @@ def _warp_count_receiver(expression, source: SourceFile):
     return None
 
 
+_WARP_INDEXING = frozenset({("/", 32), (">>", 5), ("%", 32), ("&", 31)})
+_TEMPLATE_ARGUMENT_NAMES = "(template_argument_list (type_descriptor type: (type_identifier) @id))"
+# Constants made from a count, followed at most this many deep (a longer chain counts as a use).
+_MAX_DERIVED = 16
+# Expressions a derived constant's value is made of, from the count up to its declaration.
+_VALUE_PARTS = frozenset({"binary_expression", "parenthesized_expression", "cast_expression", "qualified_identifier",
+                          "unary_expression", "conditional_expression"})
+
+
+def _declares(name) -> bool:
+    """Is the identifier the name a declaration or `#define` gives (not a use)?"""
+    parent = name.parent
+    return parent is not None and (parent.type == "preproc_def" or (
+        parent.type in ("init_declarator", "optional_parameter_declaration", "parameter_declaration", "declaration")
+        and parent.child_by_field_name("declarator") == name))
+
+
+def _derived_constant(use):
+    """The name a use's value initialises: `kCols` of `kCols = 4 * kWarps` (a member, a local,
+    an enumerator, `dim3 block(kWarps * 32)`), else None."""
+    node = use
+    for parent in ancestors_of(use):
+        if parent.type in _VALUE_PARTS:
+            node = parent
+            continue
+        target = None
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "field_declaration" and parent.child_by_field_name("default_value") == node:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "enumerator" and parent.child_by_field_name("value") == node:
+            target = parent.child_by_field_name("name")
+        elif parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "init_declarator":
+            target = parent.parent.child_by_field_name("declarator")
+        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == node:
+            target = parent.child_by_field_name("left")
+        return target if target is not None and target.type in ("identifier", "field_identifier") else None
+    return None
+
+
+def _passed_on(use) -> bool:
+    """Is the count itself (`kWarps`, `Traits::kWarps`) an argument of a call or a template?
+    The callee may compare it with warp indices out of sight."""
+    node = use
+    while node.parent is not None and node.parent.type in ("parenthesized_expression", "qualified_identifier"):
+        node = node.parent
+    parent = node.parent
+    if parent is not None and parent.type == "type_descriptor":
+        parent = parent.parent
+    return parent is not None and parent.type in ("argument_list", "template_argument_list")
+
+
 class _PerWarpScan:
     def __init__(self, source: SourceFile):
         self.source = source
         self.findings: list[Finding] = []
         self._identifiers = None
+        self._by_name: dict[str, list] | None = None
+        self._warp_functions: dict[int, bool] = {}
 
     def identifiers(self):
         if self._identifiers is None:
@@ -521,9 +618,10 @@ class _PerWarpScan:
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
-            if lanes == 32 and (counted if name else not array_size):
+            if lanes == 32 and (name is None and not array_size and not in_logical_warp(division, source, in_macro) or
+                                name is not None and (hardware := self._hardware_warp_uses(name, division))):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
-                                        f"`{name}` counts warps here") for u in counted[:3])
+                                        f"`{name}` counts warps here") for u in hardware[:3]) if name else ()
                 self.findings.append(at_node(
                     source, division, f"`{shown}` counts 32-lane warps; a block has half as many on AMD.",
                     Fix.advice(_COUNT_ADVICE), related=related))
@@ -545,6 +643,65 @@ class _PerWarpScan:
                 and not (definition.start_byte <= n.start_byte < definition.end_byte)
                 and n.parent is not None
                 and n.parent.type not in ("init_declarator", "preproc_def", "optional_parameter_declaration")]
+
+    def _hardware_warp_uses(self, name: str, definition) -> list:
+        """The uses of the warp count `name`, and of the constants made from it (`kCols = 4 *
+        kWarps`, `constexpr int w = Traits::kWarps;`, followed by name through the file), that
+        meet the hardware's warps: in a function that works with them (`_works_with_warps`),
+        in a launch's configuration (the grid a kernel splits by warps), passed on as such to a
+        call or template, or where nothing follows them (a file-scope type). A count that only sizes tiles (columns per load, loads per chunk) in code that
+        never asks the hardware about warps is a logical count: right on a 64-lane wavefront."""
+        found, pending, seen = [], [(name, definition)], {name}
+        while pending:
+            current, skip = pending.pop()
+            for use in self._identifier_uses(current, skip):
+                if any(a.type in ("array_declarator", "static_assert_declaration") for a in ancestors_of(use)):
+                    continue  # an upper bound; a compile-time check
+                function = enclosing_function(use)
+                if function is not None and self._works_with_warps(function) or \
+                        _in_launch_configuration(ancestors_of(use), self.source):
+                    found.append(use)  # (a launch's grid meets the kernel's warps)
+                    continue
+                derived = _derived_constant(use)
+                if derived is not None:
+                    text = self.source.node_text(derived)
+                    if text not in seen and len(seen) < _MAX_DERIVED:
+                        seen.add(text)
+                        pending.append((text, derived))
+                    elif text not in seen:
+                        found.append(use)  # too long a chain to follow: as if it met warps
+                    continue
+                if function is None or _passed_on(use):
+                    found.append(use)
+        return sorted(found, key=lambda n: n.start_byte)
+
+    def _identifier_uses(self, name: str, definition) -> list:
+        if self._by_name is None:
+            self._by_name = {}
+            # `f<kWarps>()` holds a type_identifier where a count is passed to a template.
+            arguments = queries.nodes(CUDA, _TEMPLATE_ARGUMENT_NAMES, self.source.tree.root_node, "id")
+            for node in sorted([*self.identifiers(), *arguments], key=lambda n: n.start_byte):
+                self._by_name.setdefault(self.source.node_text(node), []).append(node)
+        return [n for n in self._by_name.get(name, ()) if not (definition.start_byte <= n.start_byte < definition.end_byte)
+                and not _declares(n)]
+
+    def _works_with_warps(self, function) -> bool:
+        """Does the function ask the hardware about warps (`asks_hardware_warps`, or a warp
+        size constant, or lane and warp indices such as `threadIdx.x / 32`, `tid & 31`)? A
+        deliberate 32-lane logical warp (`logical_warp_functions`) counts 32-lane warps on
+        purpose and does not."""
+        if function.id not in self._warp_functions:
+            source = self.source
+            works = asks_hardware_warps(function, source) or any(
+                _warp_constant_kind(source.node_text(n)) is not None
+                for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")
+            ) or any(
+                _is_thread_expr(e.child_by_field_name("left"), source)
+                for e in operations_with_literal(source, function, frozenset({31, 32, 5}))
+                if (e.child_by_field_name("operator").type, integer_value(e.child_by_field_name("right"), source))
+                in _WARP_INDEXING)
+            self._warp_functions[function.id] = works and function.id not in logical_warp_functions(source)
+        return self._warp_functions[function.id]
 
     def shared_slots(self) -> None:
         """`__shared__ T s[32]` written per warp and read over 32 slots: slots 16–31 stay unset on AMD."""
@@ -732,13 +889,66 @@ def check_arch_macro_warp_size(source: SourceFile) -> list[Finding]:
         if data[end:end + 2] == b"__":
             end += 2
         node = root.descendant_for_byte_range(at, end)
-        if node is not None and node.type not in ("comment", "string_content", "string_literal", "system_lib_string"):
+        if node is not None and node.type not in ("comment", "string_content", "string_literal",
+                                                  "system_lib_string") and not _kept_from_newer_llvm(node, source):
             written = data[at:end].decode()
             findings.append(finding(source, at, end,
                                     f"`{written}` is deprecated and gone from newer LLVM (ROCm 7.2).",
                                     Fix.advice(_WAVEFRONT_MACRO_ADVICE)))
         at = data.find(b"__AMDGCN_WAVEFRONT_SIZE", end)
     return findings
+
+
+_WAVEFRONT_MACROS = frozenset({"__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__"})  # removed together
+_DIRECTIVES = frozenset({"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"})
+
+
+def _kept_from_newer_llvm(node, source: SourceFile) -> bool:
+    """Is this mention one a compiler without the macro never compiles, with another way taken
+    then? The `defined(__AMDGCN_WAVEFRONT_SIZE)` test itself and the code of its arm, when the
+    chain has an `#elif`/`#else` for when it is gone; the `#else` of an `#ifndef` test."""
+    child = node
+    for parent in ancestors_of(node):
+        if parent.type in _DIRECTIVES:
+            test = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
+            alternative = parent.child_by_field_name("alternative")
+            requires, excludes = _tests_defined(parent, test, source)
+            if child == alternative:
+                if excludes:
+                    return True  # `#ifndef X ... #else <use> #endif`
+            elif requires and alternative is not None:
+                return True  # the test, or its arm: `#if defined(X) <use> #elif ... #endif`
+            elif excludes and child == test and parent.named_child_count > 1:
+                return True  # `#ifndef X <the alternative> #endif`: the test alone
+        child = parent
+    return False
+
+
+def _tests_defined(directive, test, source: SourceFile) -> tuple[bool, bool]:
+    """(the arm needs the wavefront macro defined, the arm needs it undefined) for one directive."""
+    if test is None:
+        return False, False
+    if directive.type in ("preproc_ifdef", "preproc_elifdef"):
+        named = source.node_text(test) in _WAVEFRONT_MACROS
+        negated = directive.children[0].type in ("#ifndef", "#elifndef")
+        return named and not negated, named and negated
+    test = strip_parens(test)
+    if test.type == "unary_expression" and test.child_by_field_name("operator").type == "!":
+        return False, _requires_defined(test.child_by_field_name("argument"), source)
+    return _requires_defined(test, source), False
+
+
+def _requires_defined(test, source: SourceFile) -> bool:
+    """`defined(X)`, or `defined(X) && ...`, for one of the wavefront macros."""
+    test = strip_parens(test)
+    if test is None:
+        return False
+    if test.type == "preproc_defined":
+        return any(source.node_text(c) in _WAVEFRONT_MACROS for c in test.named_children)
+    if test.type == "binary_expression" and test.child_by_field_name("operator").type == "&&":
+        return _requires_defined(test.child_by_field_name("left"), source) or \
+            _requires_defined(test.child_by_field_name("right"), source)
+    return False
 
 
 def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
@@ -771,6 +981,7 @@ queries.shared(
     _WRITES,
     _LAMBDAS,
     _SHARED_ARRAYS,
+    _TEMPLATE_ARGUMENT_NAMES,
     _WARP_SIZE_NAMES,
     _LOCAL_WARP_SIZE,
 )
