@@ -117,6 +117,7 @@ def finding(
     *,
     severity: Severity | None = None,
     related: tuple[Related, ...] = (),
+    in_port: bool = False,
 ) -> Finding:
     """Build a finding for bytes [start, end) of `source`."""
     return Finding(
@@ -128,6 +129,7 @@ def finding(
         matched=source.data[start:end].decode("utf-8", errors="replace"),
         file_digest=source.digest,
         edit_locations=tuple(source.location(e.start, e.end) for e in fix.edits),
+        in_port=in_port,
     )
 
 

@@ -10,12 +10,13 @@ from typing import NamedTuple
 
 from portlint import queries
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named, integer_suffix,
-    integer_value, macro_tree, memoized, strip_parens,
+    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
+    integer_suffix, integer_value, macro_tree, memoized, strip_parens,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
+from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
 
@@ -68,6 +69,11 @@ def _full_mask_macros(source: SourceFile) -> list[Finding]:
     wide, 32 lanes set): every mask built from it misses lanes 32-63."""
     findings = []
     root = source.tree.root_node
+    live: dict[str, int] = {}  # name -> definitions a ROCm build may take
+    for m in _MASK_MACRO.finditer(source.data):
+        if source.rocm_path.status(m.start()) is not Status.DEAD:
+            name = m.group(1).decode(errors="replace")
+            live[name] = live.get(name, 0) + 1
     for m in _MASK_MACRO.finditer(source.data):
         name = m.group(1).decode(errors="replace")
         if not set(_words(name)) & _LANE_MASK_WORDS:
@@ -87,9 +93,11 @@ def _full_mask_macros(source: SourceFile) -> list[Finding]:
         wide = "ll" in value.group(2).lower()
         message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
                    if wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
+        # In code only the ROCm build compiles, the mask is the port's own (a shim's): wrong
+        # there too, unless another definition for other AMD targets (wave32) stands beside it.
         findings.append(at_node(source, node, message, Fix.unsafe(
             f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
-            edit)))
+            edit), in_port=live.get(name, 0) == 1))
     return findings
 
 
