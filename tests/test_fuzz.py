@@ -46,6 +46,12 @@ FOUND = {
     "refused-fix-in-a-broken-file": [("kernel.cu", (
         b"__global__ void kernel(float* out, const float* in, int n) {\n" * 3
         + b"}\n}\n}\n#ifdef __CUDA_ARCH__ .ballot\n.ballot\n;\n"))],
+    # An `if(USE_ROCM)` the parser cannot close hides the arm around `cuda_add_cublas_to_target`:
+    # C003 must not wrap it in another arm on every pass.
+    "cmake-arm-in-broken-code": [("CMakeLists.txt", (
+        b'add_executable(bench bench.cu)\nif(USE_ROCM)\n    ${EXTRA_LIBS}\n    "-lcusparse")\n'
+        b"add_executable(bench2 bench.cu)\nif(USE_ROCM)\n  target_link_libraries(bench roc::hipblas)\nelse()\n"
+        b"  cuda_add_cublas_to_target(bench)\nendif()\n"))],
     # A stray `[` folds `__global__` into an ERROR node: P005 must see it and fix once.
     "global-hidden-by-a-stray-bracket": [("k.cu", b"[ a,\nstatic void k(float* x) { x[0] = 1; }\n"
                                                   b"void g() { k<<<1, 1>>>(0); }\n")],

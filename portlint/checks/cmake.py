@@ -179,12 +179,26 @@ def _link_fix(source: SourceFile, arg, start: int, end: int, text: str, lib: Cud
 def _add_to_target_fix(source: SourceFile, command: Command, lib: CudaLibrary) -> Fix:
     if lib.hip_target is None or not command.args:
         return Fix.advice(f"Link {lib.counterpart} instead of `{command.name}`")
+    if _in_broken_code(command.node):
+        # Where the parser lost the structure, an `if(USE_ROCM)` already around the command
+        # may not be seen: wrapping it again would repeat on every `--fix`.
+        return Fix.advice(f"Keep `{command.name}` for CUDA and link `{lib.hip_target}` in an `if(USE_ROCM)` arm")
     target = word(command.args[0], source)
     original = source.node_text(command.node)
     replacement = (f"if(USE_ROCM)\n  find_package({lib.hip_package} REQUIRED)\n  target_link_libraries({target} "
                    f"{lib.hip_target})\nelse()\n  {original}\nendif()")
     return Fix.unsafe(f"Keep `{command.name}({target})` for CUDA and link `{lib.hip_target}` in an "
                       f"`if(USE_ROCM)` arm", Edit.replace(command.node, replacement))
+
+
+def _in_broken_code(node) -> bool:
+    """Is `node` inside a region the parser could not read (an ERROR node)?"""
+    node = node.parent
+    while node is not None:
+        if node.type == "ERROR":
+            return True
+        node = node.parent
+    return False
 
 
 # ---- B002: LTO with two compilers ---------------------------------------------------------
