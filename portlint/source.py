@@ -11,6 +11,7 @@ import bisect
 import hashlib
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -205,7 +206,7 @@ class SourceFile:
         global files_parsed
         files_parsed += 1
         try:
-            return ast.parse(self.data, filename=self.path)
+            return parse_python(self.data, self.path)
         except MemoryError as exc:  # what Python's parser raises past its own nesting limit
             raise RecursionError("too deeply nested for Python's parser") from exc
 
@@ -218,6 +219,14 @@ class SourceFile:
             self.python_offset(node.lineno, node.col_offset),
             self.python_offset(node.end_lineno, node.end_col_offset),
         )
+
+
+def parse_python(data: bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, without the warnings Python prints about the scanned code itself (an
+    invalid escape like `'\\O'` in a setup.py is the project's business, not a line of ours)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(data, filename=filename)
 
 
 # One UTF-8 sequence, or a byte that starts none (decoded as one U+FFFD).
@@ -251,7 +260,7 @@ def count_syntax_errors(language: str, data: bytes) -> int:
             return 1 << 30
     if language == PYTHON:
         try:
-            ast.parse(data)
+            parse_python(data)
             return 0
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # the last two: too deep to parse
             return 1 << 30

@@ -15,6 +15,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from portlint.fileio import NotReadable, read_regular
+
 KIB = 1024
 
 
@@ -94,6 +96,9 @@ class BuildSettings:
     max_threads: int | None = None  # `--gpu-max-threads-per-block`, when the build sets one
 
 
+_MAX_BUILD_FILE_BYTES = 8 * 1024 * 1024  # as the scan reads any file (`engine.MAX_FILE_BYTES`)
+
+
 def read_build_files(paths) -> BuildSettings:
     """What the scanned build files (CMake, Makefiles, setup.py) say about the targets; a file
     that cannot be read says nothing (discovery reports it)."""
@@ -101,8 +106,8 @@ def read_build_files(paths) -> BuildSettings:
     bounds: set[int] = set()
     for path in paths:
         try:
-            data = open(path, "rb").read()
-        except OSError:
+            data = read_regular(path, _MAX_BUILD_FILE_BYTES)
+        except (OSError, NotReadable):
             continue
         if b"gfx" in data:
             names += [n.decode() for m in _BUILD_ARCH.finditer(data) for n in re.split(rb"[;, ]+", m.group(1)) if n]

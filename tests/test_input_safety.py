@@ -197,3 +197,13 @@ def test_a_file_name_that_is_not_utf8_in_the_html_report_and_a_baseline(project:
     assert proc.returncode == 0 and messages(proc) == []
     proc = portlint("scan", "--no-cache", "--baseline", "baseline.json", ".", cwd=project)
     assert proc.returncode == 0, "both findings are in the baseline"
+
+
+def test_warnings_about_the_scanned_python_are_not_printed(tmp_path: Path) -> None:
+    # `'\O'` is an invalid escape: Python warns while parsing it (a SyntaxWarning from 3.12).
+    # That is the project's code, not a problem of the scan: stderr stays clean.
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nDATA = '\\O'\nsetup(name='x')\n")
+    proc = subprocess.run([sys.executable, "-W", "always", "-m", "portlint", "scan", "--no-cache", "."],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Warning" not in proc.stderr, proc.stderr
