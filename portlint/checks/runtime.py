@@ -106,6 +106,8 @@ def _function_key(node) -> int | None:
 
 # ---- R001 compute-capability-check ------------------------------------------------------
 
+# What an AMD GPU reports as its compute capability: its gfx version, on CDNA and RDNA alike.
+_AMD_VERSIONS = "(they report their gfx version: 9.4 on MI300, 10.3 and 11.0 on RDNA)"
 R001_CPP_ADVICE = ("Branch on the AMD architecture first: compare `prop.gcnArchName` "
                    "(e.g. `gfx942`) under `#ifdef USE_ROCM`, then test `major`/`minor` for CUDA")
 R001_PYTHON_ADVICE = ("Check `torch.version.hip` first and choose the ROCm path by "
@@ -248,8 +250,7 @@ class _CapabilityScan:
             reported.add(top.id)
             findings.append(at_node(
                 source, compare,
-                f"Compute capability test `{_short(source.node_text(compare))}` misreads AMD GPUs "
-                "(MI300 reports 9.4).",
+                f"Compute capability test `{_short(source.node_text(compare))}` misreads AMD GPUs {_AMD_VERSIONS}.",
                 Fix.advice(R001_CPP_ADVICE)))
         return findings
 
@@ -478,7 +479,7 @@ class _PythonCapabilityScan:
             text = self.source.data[start:end].decode("utf-8", errors="replace")
             findings.append(finding(
                 self.source, start, end,
-                f"Compute capability test `{_short(text)}` misreads AMD GPUs (MI300 reports 9.4).",
+                f"Compute capability test `{_short(text)}` misreads AMD GPUs {_AMD_VERSIONS}.",
                 Fix.advice(R001_PYTHON_ADVICE)))
         return findings
 
