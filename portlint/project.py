@@ -713,7 +713,7 @@ from portlint.checks.cpp import ancestors_of, evaluate_expression, open_constant
 # Files whose constants are recorded: those that are included. A `.cu` included by
 # another (`#include "kernels.cu"`) is rare; recording every file's constants would cost
 # a whole-tree query per file.
-HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
+from portlint.build_model.macros import HEADER_SUFFIXES  # noqa: E402
 _INCLUDE_CONTAINERS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
 
 

@@ -50,6 +50,7 @@ class Crashed:
     """The result of an item whose work raised, or whose worker died: `reason` says how."""
 
     reason: str
+    died: str | None = None  # how the worker ended (`SIGSEGV`, `exit code 1`), if it did
 
 
 def can_fork() -> bool:
@@ -136,7 +137,8 @@ class _Pool:
                 index = worker.queue.popleft()
                 left -= 1
                 if message is None:  # the worker died (a crash in C code, killed from outside, out of memory)
-                    results[index] = Crashed(f"worker process died ({_death_of(worker.pid)})")
+                    how = _death_of(worker.pid)
+                    results[index] = Crashed(f"worker process died ({how})", died=how)
                     worker = self._replace(worker, pending)
                 else:
                     results[index] = message

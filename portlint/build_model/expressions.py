@@ -200,25 +200,40 @@ _BINARY = {  # operator -> precedence (higher binds tighter)
 }
 
 
-def _arith(op: str, a: int, b: int) -> int:
-    if op in ("/", "%"):
-        if b == 0:
-            raise _Undecidable
-        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncates towards zero
-        return q if op == "/" else a - q * b
-    if op in ("<<", ">>"):
-        if not 0 <= b < 64:
-            raise _Undecidable
-        return a << b if op == "<<" else a >> b
-    return _OPERATIONS[op](a, b)
-
-
-_OPERATIONS = {
-    "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "&": lambda a, b: a & b,
+_MAX_SHIFT = 64
+_ARITHMETIC = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+}
+_COMPARISONS = {
     "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b), "<": lambda a, b: int(a < b),
     ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
 }
+
+
+def c_binary(op: str, a: int, b: int) -> int | None:
+    """`a op b` for an arithmetic or bitwise `op`, as C computes it on integers; None for
+    another operator and for what C leaves undefined (division by zero, a shift out of range).
+    Both `#if` arithmetic and the checks' constant evaluation (`checks.cpp`) use it."""
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncates towards zero
+        return q if op == "/" else a - q * b
+    if op in ("<<", ">>") and not 0 <= b < _MAX_SHIFT:
+        return None
+    operation = _ARITHMETIC.get(op)
+    return operation(a, b) if operation is not None else None
+
+
+def _arith(op: str, a: int, b: int) -> int:
+    if op in _COMPARISONS:
+        return _COMPARISONS[op](a, b)
+    value = c_binary(op, a, b)
+    if value is None:
+        raise _Undecidable
+    return value
 
 
 class _Parser:

@@ -70,6 +70,8 @@ def enclosing_function(node):
 # ---- integer constants -----------------------------------------------------------------
 # Imported here, not at the top, so that this section stays an append to the module.
 from portlint import queries  # noqa: E402
+# `left op right` as C computes it on integers (None where C leaves it undefined), shared with `#if`.
+from portlint.build_model.expressions import c_binary as binary_value  # noqa: E402
 from portlint.rocm_path import Status  # noqa: E402
 from portlint.triggers import any_of  # noqa: E402
 
@@ -80,7 +82,6 @@ _CONSTANT_DEFINITIONS = """
  (enumerator name: (identifier) @name value: (_) @value) @definition]
 """
 _CONST_QUALIFIERS = frozenset({"const", "constexpr"})
-_MAX_SHIFT = 64
 
 
 class _Snippet:
@@ -235,7 +236,7 @@ class IntegerConstants:
                 if value is None:
                     return None
                 right_value = self._evaluate(right, text, use, used, resolving)
-                value = None if right_value is None else _binary(operator, value, right_value)
+                value = None if right_value is None else binary_value(operator, value, right_value)
             return value
         if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
             return sizeof_value(node, text)
@@ -274,27 +275,6 @@ def _declares_variable(source, function, name: str) -> bool:
         if any(d.id == identifier.id for d in parent.children_by_field_name("declarator")):
             return True
     return False
-
-
-def binary_value(op: str, left: int, right: int) -> int | None:
-    """`left op right` as C computes it on integers; None for what it leaves undefined."""
-    return _binary(op, left, right)
-
-
-def _binary(op: str, left: int, right: int) -> int | None:
-    if op in ("/", "%") and right == 0:
-        return None
-    if op in ("<<", ">>") and not 0 <= right < _MAX_SHIFT:
-        return None
-    # C division truncates toward zero; Python's `//` floors.
-    quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1) if right else 0
-    ops = {
-        "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-        "/": lambda: quotient, "%": lambda: left - quotient * right,
-        "<<": lambda: left << right, ">>": lambda: left >> right,
-        "&": lambda: left & right, "|": lambda: left | right, "^": lambda: left ^ right,
-    }
-    return ops[op]() if op in ops else None
 
 
 def _is_const(declaration, source) -> bool:
@@ -768,7 +748,7 @@ def evaluate_expression(expr: Expr | None, lookup) -> int | None:
         return None
     if len(values) == 1:
         return -values[0] if expr[0] == "-" else values[0]
-    return _binary(expr[0], *values)
+    return binary_value(expr[0], *values)
 
 
 @bounded(frozenset())

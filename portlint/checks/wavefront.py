@@ -69,12 +69,13 @@ def _full_mask_macros(source: SourceFile) -> list[Finding]:
     wide, 32 lanes set): every mask built from it misses lanes 32-63."""
     findings = []
     root = source.tree.root_node
+    defines = list(_MASK_MACRO.finditer(source.data))
     live: dict[str, int] = {}  # name -> definitions a ROCm build may take
-    for m in _MASK_MACRO.finditer(source.data):
+    for m in defines:
         if source.rocm_path.status(m.start()) is not Status.DEAD:
             name = m.group(1).decode(errors="replace")
             live[name] = live.get(name, 0) + 1
-    for m in _MASK_MACRO.finditer(source.data):
+    for m in defines:
         name = m.group(1).decode(errors="replace")
         if not set(_words(name)) & _LANE_MASK_WORDS:
             continue

@@ -169,9 +169,7 @@ def run_units(function, jobs: list, workers: int, timeout: float, shown, done=No
         if result is pool.TIMED_OUT:
             return Lost(shown(jobs[index]), f"skipped after {timeout:g} s")
         if isinstance(result, pool.Crashed):
-            how = result.reason.removeprefix("worker process died (").removesuffix(")")
-            crash = result.reason.startswith("worker process died")
-            return Lost(shown(jobs[index]), f"libclang crashed ({how}); fast mode only" if crash
+            return Lost(shown(jobs[index]), f"libclang crashed ({result.died}); fast mode only" if result.died
                         else f"internal error in deep mode: {result.reason}")
         return result
 
