@@ -117,7 +117,6 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
     build = model.files
-    result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
     explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))
     # Context results are cached apart: they hold what the project rules need, not every rule's findings.
     context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
@@ -197,6 +196,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         severity = config.severity.get(f.code) or f.severity or doc.severity
         result.findings.append(replace(f, severity=severity))
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
+    # The build model's, last: reading the build files and walking the includes (both here, not in workers).
+    result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
     result.problems.sort(key=lambda p: p.path)
     if not explicit:  # after the central filters: what they completed of each state is kept too
         scan_after.update(_headers_outside(model, scan_after))
@@ -426,6 +427,8 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
     if misses:
         count = 1 if len(misses) < PARALLEL_THRESHOLD else count
+        if model is not None:
+            model.walk_all()
         if count > 1:  # parsers and query walks are built once, here: forked workers share them
             queries.precompile()
         analysed = iter(workers.run(analyze, misses, count, config.timeout))

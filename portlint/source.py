@@ -69,6 +69,12 @@ class Location:
     def has_region(self) -> bool:
         return self.start_line > 0
 
+    def __reduce__(self):
+        # Positional, not a field dict: results cross from workers (and into the cache) by
+        # pickle, and a scan's locations number in the tens of thousands.
+        return Location, (self.path, self.start_byte, self.end_byte, self.start_line, self.start_column,
+                          self.end_line, self.end_column, self.snippet)
+
 
 @dataclass
 class SourceFile:

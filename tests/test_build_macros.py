@@ -123,6 +123,17 @@ def test_a_macro_defined_many_times_is_reported_once_and_not_followed() -> None:
     assert len(model.problems) == 1 and "`STEP` is defined 200 times" in model.problems[0][1]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_scan_reports_what_the_macro_walk_found_wrong(tmp_path: Path, jobs: int) -> None:
+    """The walk's problems reach the scan's, from workers too (the walk is done before they fork)."""
+    (tmp_path / "gen.h").write_text("".join(f"#undef STEP\n#define STEP {i}\n" for i in range(200)))
+    for i in range(engine.PARALLEL_THRESHOLD):  # enough files for two workers
+        (tmp_path / f"k{i}.cu").write_text('#include "gen.h"\n__global__ void k(int *p) { p[threadIdx.x] = STEP; }\n')
+    result = engine.scan([tmp_path], Config(root=tmp_path), jobs=jobs)
+    assert [(Path(p.path).name, p.message) for p in result.problems] == [
+        ("gen.h", "`STEP` is defined 200 times; its later definitions are not followed")]
+
+
 def test_basename_fallback_and_include_dirs() -> None:
     sources = {"/p/include/lib/util.h": b"#define FROM_UTIL 1\n", "/p/src/k.cu": b"#include <util.h>\nint x = FROM_UTIL;\n",
                "/p/src/j.cu": b"#include <lib/util.h>\nint y = FROM_UTIL;\n"}

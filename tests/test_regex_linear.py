@@ -59,6 +59,8 @@ DYNAMIC_SITES = {
     ("checks/cpp.py", "re.escape(name.encode()) + b'(?![A-Za-z0-9_])'"): "an escaped name: a literal",
     ("checks/wavefront.py", "'|'.join((_at_token_start(s) for s in spellings)).encode()"):
         "_literal_pattern: its module-level uses (W001 and W003 triggers) are in the inventory",
+    ("checks/wavefront.py", "_word_starts(*starts).encode()"):
+        "_word_start_trigger: called at module level only, its patterns are triggers' atoms in the inventory",
     ("queries.py", "args[0]"): "the `#match?` argument of a query source: collected from the sources",
     ("deep/translation_unit.py", "f'#define\\\\s+HIP_VERSION_{part}\\\\s+(\\\\d+)'"):
         "two fixed names (MAJOR, MINOR) in a linear pattern, run on one HIP header",

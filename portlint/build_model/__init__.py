@@ -46,6 +46,17 @@ class BuildModel:
             self._environments[absolute] = env
         return env
 
+    def walk_all(self) -> None:
+        """Read every file's directives now, in the main process: what the walk finds wrong
+        (a macro defined too often, includes nested too deep) reaches `problems`, and forked
+        workers share the walk instead of each doing it again."""
+        try:
+            self.macros.walk_all()
+        except RecursionError:
+            self.macros.problems.append(("<build model>", "includes nest too deep to follow; macros of some headers not read"))
+        except Exception as exc:  # noqa: BLE001 - the scan goes on without the rest of the walk
+            self.macros.problems.append(("<build model>", f"internal error: {type(exc).__name__}: {exc}"))
+
     def headers_read(self) -> list[str]:
         """Files the macro environments read that were not among the scanned ones (a header
         in `include/` for a scan of `src/`): what the results also depend on."""

@@ -602,7 +602,7 @@ class BuildMacros:
         return ScopeAt(self._bases[build], final.get)
 
     # ---- which builds reach a header ---------------------------------------------------------
-    def _walk_all(self) -> None:
+    def walk_all(self) -> None:
         if not self._walked_all:
             self._walked_all = True
             for path in (*self._translation_units, *self._headers):
@@ -611,7 +611,7 @@ class BuildMacros:
     def reach(self, path: str, depth: int = 0) -> tuple[Value, Value]:
         """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
         nobody includes, stands for itself; a header is compiled where its includes are."""
-        self._walk_all()
+        self.walk_all()
         if path in self._reach:
             return self._reach[path]
         if depth >= MAX_INCLUDE_DEPTH:
@@ -696,13 +696,13 @@ class BuildMacros:
                 and not included:
             return EMPTY
         data = self._data(path) or b""
-        words = set(data.translate(_WORD_BYTES).split())  # bytes: most are never looked up
+        words = _Words(data)
         macros = ({}, {})
         own = self._index(path)
         candidates = ()
-        if included:  # the smaller set is walked
-            candidates = ([n for n in self._known_names if n.encode() in words] if len(self._known_names) < len(words)
-                          else [n for n in (w.decode() for w in words) if n in self._known_names])
+        if included:
+            candidates = ([n for n in self._known_names if n.encode() in words] if len(self._known_names) <= _FEW_NAMES
+                          else [n for n in (w.decode() for w in words.all()) if n in self._known_names])
         for b in (ROCM, CUDA):
             by_name = dict(own[b])
             # What every place that includes this header defined before the include (a
@@ -733,9 +733,41 @@ def _is_header(path: str) -> bool:
     return posixpath.splitext(path)[1].lower() in HEADER_SUFFIXES
 # Bytes that are not part of an identifier become spaces: `split()` then gives the words.
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
+_FEW_NAMES = 64  # names asked about one by one; more, and the file's words are listed once
 
 
-def _closure(words: set[bytes], by_name: Mapping[str, tuple[list, list]]) -> set[str]:
+class _Words:
+    """Is a name a whole word of a file's bytes? A file is asked about a few names (those its
+    own and its includes' directives define): searching for each costs less than listing
+    every word of the file, until a name turns up often inside other words."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._budget = 4 * _FEW_NAMES  # occurrences looked at before the words are listed
+        self._all: set[bytes] | None = None
+
+    def __contains__(self, word: bytes) -> bool:
+        if self._all is not None:
+            return word in self._all
+        data, end = self._data, len(self._data)
+        at = data.find(word)
+        while at != -1:
+            after = at + len(word)
+            if (at == 0 or _WORD_BYTES[data[at - 1]] == 0x20) and (after == end or _WORD_BYTES[data[after]] == 0x20):
+                return True
+            self._budget -= 1
+            if self._budget < 0:
+                return word in self.all()
+            at = data.find(word, at + 1)
+        return False
+
+    def all(self) -> set[bytes]:
+        if self._all is None:
+            self._all = set(self._data.translate(_WORD_BYTES).split())
+        return self._all
+
+
+def _closure(words: "_Words", by_name: Mapping[str, tuple[list, list]]) -> set[str]:
     """The names of `by_name` among `words`, with the names their bodies mention (expanded in `#if`)."""
     needed = {n for n in by_name if n.encode() in words}
     pending = list(needed)

@@ -234,7 +234,7 @@ def _half_type_names(source: SourceFile) -> tuple[frozenset[str], frozenset[str]
 
 # Every name in HALF_TYPES / HALF2_TYPES ends a token with `half` or `half2`: names that only
 # contain the word (`half_width`, `halfway`) do not make a file worth parsing.
-@needs(re.compile(rb"half2?(?!\w)"))
+@needs(all_of(b"half", re.compile(rb"half2?(?!\w)")))
 def check_half2_members(source: SourceFile) -> list[Finding]:
     if b"half" not in source.data:
         return []

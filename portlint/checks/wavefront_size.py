@@ -26,7 +26,7 @@ from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
-from portlint.triggers import all_of, any_of, needs
+from portlint.triggers import all_of, any_of, needs, nocase
 
 # Macros that tell the device pass which GPU it compiles for; the host pass defines none of
 # them (or, for `__AMDGCN_WAVEFRONT_SIZE`, a placeholder).
@@ -794,7 +794,8 @@ _W007_BYTES = (b"/ 32", b"/32", b">> 5", b">>5", b"/ 64", b"/64", b">> 6", b">>6
 _COUNT_NAMES = re.compile(_word_starts("block", "thread", "nthread", "cta", "warp", "nwarp", "numwarp").encode())
 
 
-@needs(all_of(any_of(*_W007_BYTES), _COUNT_NAMES), all_of(b"__shared__", b"[32]"))
+@needs(all_of(any_of(*_W007_BYTES), nocase(b"block", b"thread", b"cta", b"warp"), _COUNT_NAMES),
+       all_of(b"__shared__", b"[32]"))
 def check_per_warp_shared_sizing(source: SourceFile) -> list[Finding]:
     data = source.data
     has_counts = any(marker in data for marker in _W007_BYTES)
