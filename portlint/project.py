@@ -473,6 +473,8 @@ def _global_just_before(data: bytes, at: int) -> bool:
     """Is `__global__` written in the same head, before `at`, where the tree did not see it?
     After an unclosed brace or a declaration missing its `;`, tree-sitter may fold the keyword
     into an ERROR node or into the declaration before: the bytes still say it."""
+    if data.find(b"__global__", max(0, at - _HEAD_WINDOW), at) == -1:
+        return False  # most heads: no keyword to look for
     window = _COMMENTS.sub(" ", data[max(0, at - _HEAD_WINDOW):at].decode("latin-1"))
     cut = max(window.rfind(";"), window.rfind("{"), window.rfind("}"))
     return GLOBAL.search(window, cut + 1) is not None

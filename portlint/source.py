@@ -150,22 +150,22 @@ class SourceFile:
         k = bisect.bisect_right(ends, offset - start)
         return offset - start - (saved[k - 1] if k else 0) + 1
 
+    @cached_property
+    def _ascii(self) -> bool:
+        return self.data.isascii()
+
     def location(self, start: int, end: int | None = None) -> Location:
         end = start if end is None else end
-        start_line = self.line_of(start)
+        starts = self._line_starts
+        start_line = bisect.bisect_right(starts, start) - 1
         # A region ending just after a newline ends on that line, not the next one.
-        end_line = self.line_of(max(start, end - 1)) if end > start else start_line
-        end_column = self._utf16_column(end_line, end)
-        return Location(
-            path=self.path,
-            start_byte=start,
-            end_byte=end,
-            start_line=start_line + 1,
-            start_column=self._utf16_column(start_line, start),
-            end_line=end_line + 1,
-            end_column=end_column,
-            snippet=self._snippet(start_line),
-        )
+        end_line = bisect.bisect_right(starts, end - 1) - 1 if end > start else start_line
+        if self._ascii:  # one UTF-16 unit per byte: most files, and a location per fact of theirs
+            start_column, end_column = start - starts[start_line] + 1, end - starts[end_line] + 1
+        else:
+            start_column, end_column = self._utf16_column(start_line, start), self._utf16_column(end_line, end)
+        return Location(self.path, start, end, start_line + 1, start_column, end_line + 1, end_column,
+                        self._snippet(start_line))
 
     def _snippet(self, line: int) -> str:
         # One string per line, shared by its locations: a kernel's name and insertion point

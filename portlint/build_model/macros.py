@@ -251,9 +251,10 @@ EMPTY = FileEnvironment()
 
 
 # ---- reading directives --------------------------------------------------------------------
-_DIRECTIVE = re.compile(
-    rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b"
-    rb"((?:[^\\\n]+|\\.)*)", re.M | re.S)
+# From the `#`, which `re` skips to (a pattern that starts with `^` is tried at every byte);
+# `read_directives` checks that only blanks stand before it on its line.
+_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|include|include_next)\b")
+_DIRECTIVE_REST = re.compile(rb"(?:[^\\\n]+|\\.)*", re.S)  # to the end of the line, continuations included
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
 # Linear from any start (no re-scan of a blank run; an include path is short).
 _INCLUDE = re.compile(r'(?<!\s)\s*+(?:"([^"\n]{1,1024})"|<([^>\n]{1,1024})>)')
@@ -290,12 +291,19 @@ def read_directives(data: bytes) -> list[Directive]:
             at = data.find(b"/*", end)
     starts = [c[0] for c in comments]
     found = []
-    for m in _DIRECTIVE.finditer(data):
+    m = _DIRECTIVE.search(data)
+    while m is not None:
+        hash_at = m.start()
+        line = data.rfind(b"\n", 0, hash_at) + 1
+        if line != hash_at and data[line:hash_at].strip(b" \t"):
+            m = _DIRECTIVE.search(data, m.end())  # a `#` inside a line is no directive
+            continue
+        rest = _DIRECTIVE_REST.match(data, m.end())
         at = m.start(1)
         i = bisect.bisect_right(starts, at) - 1
-        if i >= 0 and comments[i][1] > at:
-            continue
-        found.append(Directive(m.group(1).decode(), m.start(), m.group(2).decode("utf-8", "replace")))
+        if i < 0 or comments[i][1] <= at:
+            found.append(Directive(m.group(1).decode(), line, rest.group().decode("utf-8", "replace")))
+        m = _DIRECTIVE.search(data, rest.end())
     return found
 
 
