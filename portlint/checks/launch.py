@@ -325,6 +325,16 @@ class LaunchContext:
         if function is None:
             return None
         name = self.source.node_text(use)
+        # Asked for each use of each launch's names: what the function declares is read once.
+        found = self._once(f"declared {name}", function, lambda f: self._declarators(name, f))
+        if found is None or len(found) != 1 or found[0].end_byte > use.start_byte or found[0].parent.type != "declaration":
+            return None
+        if self._once(f"changed {name}", function, lambda f: self._changed(name, f)):
+            return None
+        return found[0]
+
+    def _declarators(self, name: str, function) -> list | None:
+        """The `init_declarator`s of `name` in `function`; None when a parameter is `name`."""
         found = []
         for identifier in identifiers_named(self.source, name, function.start_byte, function.end_byte):
             parent = identifier.parent
@@ -332,11 +342,7 @@ class LaunchContext:
                 return None
             if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == identifier:
                 found.append(parent)
-        if len(found) != 1 or found[0].end_byte > use.start_byte or found[0].parent.type != "declaration":
-            return None
-        if self._once(f"changed {name}", function, lambda f: self._changed(name, f)):
-            return None
-        return found[0]
+        return found
 
     def _read_dims(self, launch: Launch, node, used: list, read) -> tuple | None:
         node = _dim3_of_fields(strip_parens(node), self.source)
