@@ -409,11 +409,14 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     def environment(candidate: Candidate) -> FileEnvironment | None:
         return model.environment(_absolute(candidate)) if model is not None and candidate.language == CUDA else None
 
+    def known(candidate: Candidate) -> bytes | None:
+        return model.bytes_read(_absolute(candidate)) if model is not None and candidate.language == CUDA else None
+
     def analyze(candidate: Candidate):
         if id(candidate) in in_context:
             return analyze_file(candidate, config, project_codes, context_cache, environment(candidate),
-                                facts_only=True)
-        return analyze_file(candidate, config, codes, cache, environment(candidate))
+                                facts_only=True, data=known(candidate))
+        return analyze_file(candidate, config, codes, cache, environment(candidate), data=known(candidate))
 
     if not candidates or not _in_workers(count, config.timeout):
         return [analyze(c) for c in candidates]
@@ -422,7 +425,7 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     def cache_of(candidate: Candidate) -> Cache | None:
         return context_cache if id(candidate) in in_context else cache
 
-    outcomes = [_readable_or_cached(c, cache_of(c), environment(c)) if cache_of(c) is not None else None
+    outcomes = [_readable_or_cached(c, cache_of(c), environment(c), known(c)) if cache_of(c) is not None else None
                 for c in candidates]
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
     if misses:
@@ -437,9 +440,10 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     return outcomes
 
 
-def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None):
+def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None,
+                        data: bytes | None = None):
     """A Problem, the cached outcome, or None when the file has to be analysed."""
-    source = read_source(candidate)
+    source = read_source(candidate, data)
     if isinstance(source, Problem):
         return source
     source.build = environment
@@ -499,13 +503,15 @@ def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: lis
     return findings
 
 
-def read_source(candidate: Candidate) -> SourceFile | Problem:
+def read_source(candidate: Candidate, data: bytes | None = None) -> SourceFile | Problem:
+    """The file as checks see it, or the Problem that skips it. `data`: its bytes as this
+    scan already read them (the build model reads every C-family file first)."""
     path = candidate.path
     shown = display_path(path)
     try:
         if candidate.content is not None:  # standard input
             data = candidate.content
-        else:
+        elif data is None:
             data = read_regular(path, MAX_FILE_BYTES)
     except NotReadable as exc:
         return Problem(shown, f"skipped: {exc}")
@@ -524,14 +530,14 @@ def read_source(candidate: Candidate) -> SourceFile | Problem:
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
-                 environment: FileEnvironment | None = None, facts_only: bool = False):
+                 environment: FileEnvironment | None = None, facts_only: bool = False, data: bytes | None = None):
     """One file: (FileState, problems) or a Problem if it could not be read at all.
 
     `environment`: the macros the builds define where the file stands (from the build model);
     the file's result is cached under it, so editing a header re-checks its includers.
     `facts_only`: a context file, read for the project rules of `codes` and never reported:
-    only its project facts are collected."""
-    source = read_source(candidate)
+    only its project facts are collected. `data`: its bytes, if this scan read them already."""
+    source = read_source(candidate, data)
     if isinstance(source, Problem):
         return source
     source.build = environment

@@ -171,7 +171,7 @@ def test_unchanged_files_come_from_the_snapshot_and_a_damaged_one_changes_nothin
     engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)
     read = []
     real_read = engine.read_source
-    monkeypatch.setattr(engine, "read_source", lambda c: read.append(c.path.name) or real_read(c))
+    monkeypatch.setattr(engine, "read_source", lambda c, data=None: read.append(c.path.name) or real_read(c, data))
     assert codes(engine.scan([tmp_path], Config(root=tmp_path), cache_dir=cache)) == expected
     assert read == []
     monkeypatch.setattr(engine, "read_source", real_read)

@@ -92,7 +92,7 @@ def test_a_second_run_on_named_files_reads_only_them(tmp_path: Path, monkeypatch
     first = engine.scan([root / "k.cu"], config, cache_dir=cache)
     read = []
     real_read = engine.read_source
-    monkeypatch.setattr(engine, "read_source", lambda c: read.append(Path(c.path).name) or real_read(c))
+    monkeypatch.setattr(engine, "read_source", lambda c, data=None: read.append(Path(c.path).name) or real_read(c, data))
     second = engine.scan([root / "k.cu"], config, cache_dir=cache)
     assert _codes(second) == _codes(first) == [("k.cu", 2, "W001")]
     assert set(read) == {"k.cu"}

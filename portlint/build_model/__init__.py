@@ -57,6 +57,11 @@ class BuildModel:
         except Exception as exc:  # noqa: BLE001 - the scan goes on without the rest of the walk
             self.macros.problems.append(("<build model>", f"internal error: {type(exc).__name__}: {exc}"))
 
+    def bytes_read(self, absolute: str) -> bytes | None:
+        """What the model read of a C-family file for this scan: the per-file pass takes it
+        rather than reading the file again (None: read it)."""
+        return self.macros.bytes_read(absolute)
+
     def headers_read(self) -> list[str]:
         """Files the macro environments read that were not among the scanned ones (a header
         in `include/` for a scan of `src/`): what the results also depend on."""
@@ -74,25 +79,24 @@ def build(candidates, config) -> BuildModel:
     from portlint.build_model.build_files import read_build_files
 
     files = read_build_files(candidates, config)
-    sources: dict[str, bytes] = {}
+    scanned: list[str] = []
     torch_extension = False
     for c in candidates:
         if c.language != _C_FAMILY and not c.build_script:
             continue
         absolute = (c.resolved or c.path.resolve()).as_posix()
-        data = _read(absolute)
         if c.language == _C_FAMILY:
-            sources[absolute] = data
-        elif data is not None and b"cpp_extension" in data:
+            scanned.append(absolute)  # read when the walk needs it: a warm scan may not
+        elif (data := _read(absolute)) is not None and b"cpp_extension" in data:
             torch_extension = True  # PyTorch's extension builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     project_files = ()
     if candidates and all(c.explicit for c in candidates):
         # A file alone sees the headers a full scan would (read when an include needs them).
-        project_files = lambda: _project_headers(config, sources)  # noqa: E731
-    macros = BuildMacros(sources, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_files, read=_read, not_built=files.not_built)
+        project_files = lambda: _project_headers(config, frozenset(scanned))  # noqa: E731
+    macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
+                         project_files, read=_read, not_built=files.not_built, unread=scanned)
     return BuildModel(files, macros)
 
 

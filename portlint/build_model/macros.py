@@ -389,11 +389,13 @@ class BuildMacros:
                  rocm_defines: Mapping[str, str | None] | None = None,
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
-                 not_built: Iterable[str] = ()) -> None:
-        # `sources`: absolute posix path -> bytes of the scanned C-family files. `read(path)`
-        # gives the bytes of a project header that was not scanned (explicit files), or None.
-        self._sources = dict(sources)
-        self._scanned = frozenset(self._sources)
+                 not_built: Iterable[str] = (), unread: Iterable[str] = ()) -> None:
+        # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
+        # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
+        # also gives the bytes of a project header that was not scanned (explicit files), or None.
+        self._sources: dict[str, bytes | None] = dict(sources)
+        scanned = [*self._sources, *(p for p in unread if p not in self._sources)]
+        self._scanned = frozenset(scanned)
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
@@ -401,8 +403,8 @@ class BuildMacros:
         self._include_dirs = tuple(include_dirs)
         self._read = read
         self._walks: dict[str, _Walk] = {}
-        self._translation_units = [p for p in self._sources if not _is_header(p)]
-        self._headers = [p for p in self._sources if _is_header(p)]
+        self._translation_units = [p for p in scanned if not _is_header(p)]
+        self._headers = [p for p in scanned if _is_header(p)]
         # Where each header is included: target -> [(including file, offset, ROCm value, CUDA value)].
         self._sites: dict[str, list[tuple[str, int, Value, Value]]] = {}
         self._indexes: dict[str, tuple[dict, dict]] = {}
@@ -434,9 +436,15 @@ class BuildMacros:
     def headers_read(self) -> list[str]:
         return [path for path in self._sources if path not in self._scanned]
 
+    def bytes_read(self, path: str) -> bytes | None:
+        """The bytes of `path` read so far (None: not read, or unreadable)."""
+        return self._sources.get(path)
+
     def _exists(self, path: str) -> bool:
         if path in self._sources:
             return self._sources[path] is not None
+        if path in self._scanned:  # discovered by the scan, not read yet
+            return True
         if self._read is None:
             return False
         directory, name = posixpath.split(path)
@@ -480,7 +488,8 @@ class BuildMacros:
         if self._by_name is None:
             self._by_name = {}
             files = self._project_files() if callable(self._project_files) else self._project_files
-            for known in dict.fromkeys((*(p for p, d in self._sources.items() if d is not None), *files)):
+            readable = (p for p in (*self._scanned, *self._sources) if self._sources.get(p, b"") is not None)
+            for known in dict.fromkeys((*readable, *files)):
                 self._by_name.setdefault(posixpath.basename(known), []).append(known)
         matches = [p for p in self._by_name.get(posixpath.basename(wanted), ())
                    if p == wanted or p.endswith("/" + wanted)]
