@@ -189,6 +189,56 @@ class _Pattern(Trigger):
         return f"re({self.pattern.pattern!r})"
 
 
+# Bytes of a name as `_InName` reads it: letters, digits, `_`, `$` and any non-ASCII byte.
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$") | frozenset(range(0x80, 0x100))
+
+
+class _InName(Trigger):
+    """A name that holds `needle` (in any case) and that `pattern` matches, searched in the
+    name alone. A pattern for "a word of a name" tried at every byte of a file costs ~0.2 ms
+    a file; the needle's occurrences, each widened to its name, are few."""
+
+    __slots__ = ("needle", "pattern")
+
+    def __init__(self, needle: bytes, pattern: re.Pattern) -> None:
+        if needle != needle.lower() or not isinstance(pattern.pattern, bytes):
+            raise ValueError("in_name: a lower-case needle and a bytes pattern")
+        self.needle, self.pattern = needle, pattern
+        _VOCABULARY.add(needle, nocase=True)
+
+    def holds(self, probe: Probe) -> bool:
+        if not probe.has_any_nocase(frozenset((self.needle,))):
+            return False
+        key = (self.needle, self.pattern)
+        found = probe._seen.get(key)
+        if found is None:
+            found = probe._seen[key] = self._search(probe.data, probe._lowered)
+        return found
+
+    def _search(self, data: bytes, lowered: bytes) -> bool:
+        names_seen = set()
+        at = lowered.find(self.needle)
+        while at != -1:
+            start, end = at, at + len(self.needle)
+            while start > 0 and data[start - 1] in _NAME_BYTES:
+                start -= 1
+            while end < len(data) and data[end] in _NAME_BYTES:
+                end += 1
+            name = data[start:end]
+            if name not in names_seen:
+                names_seen.add(name)
+                if self.pattern.search(name):
+                    return True
+            at = lowered.find(self.needle, end)
+        return False
+
+    def atoms(self):
+        return (self.needle, self.pattern)
+
+    def __repr__(self) -> str:
+        return f"in_name({self.needle!r}, {self.pattern.pattern!r})"
+
+
 class _AnyOf(Trigger):
     __slots__ = ("parts", "_tokens", "_others")
 
@@ -265,6 +315,12 @@ def all_of(*tokens: TokenLike) -> Trigger:
 def nocase(*tokens: bytes) -> Trigger:
     """Any of `tokens` in the file's lower-cased bytes."""
     return _Nocase(tuple(tokens))
+
+
+def in_name(needle: bytes, pattern: re.Pattern) -> Trigger:
+    """A name (identifier) holding `needle` in any case, that `pattern` matches: `pattern`
+    must only match within one name, so that searching each name alone is equivalent."""
+    return _InName(needle, pattern)
 
 
 def needs(*tokens: TokenLike) -> Callable:

@@ -18,7 +18,7 @@ from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import Trigger, all_of, any_of, needs, nocase
+from portlint.triggers import Trigger, all_of, any_of, in_name, needs, nocase
 
 FULL_MASK_64 = "~0ull"
 
@@ -340,10 +340,9 @@ def _in_one_name_before(second: str, first: str) -> str:
 THREAD_EXPRESSION_BYTES = any_of(
     nocase(b"blockdim"),
     _word_start_trigger("lane", "tid", "ltid"),
-    all_of(nocase(b"thread"), re.compile(
-        f"(?:{_THREAD_WORD})(?i:id)|{_in_one_name_before(_INDEX_WORD, _THREAD_WORD)}".encode())),
-    # Last: the costliest search (it starts at every `i` and `r`), and the rarest order.
-    all_of(nocase(b"thread"), re.compile(_in_one_name_before(_THREAD_WORD, _INDEX_WORD).encode())),
+    # A name with a thread word and an index word, in either order (`threadIdx`, `tid_thread`).
+    in_name(b"thread", re.compile(f"(?:{_THREAD_WORD})(?i:id)|{_in_one_name_before(_INDEX_WORD, _THREAD_WORD)}"
+                                  f"|{_in_one_name_before(_THREAD_WORD, _INDEX_WORD)}".encode())),
 )
 
 
