@@ -120,15 +120,18 @@ def finding(
     in_port: bool = False,
 ) -> Finding:
     """Build a finding for bytes [start, end) of `source`."""
+    location = source.location(start, end)
     return Finding(
-        location=source.location(start, end),
+        location=location,
         message=message,
         fix=fix,
         severity=severity,
         related=related,
         matched=source.data[start:end].decode("utf-8", errors="replace"),
         file_digest=source.digest,
-        edit_locations=tuple(source.location(e.start, e.end) for e in fix.edits),
+        # Most edits rewrite the finding's own bytes (a rename): one Location for both.
+        edit_locations=tuple(location if (e.start, e.end) == (start, end) else source.location(e.start, e.end)
+                             for e in fix.edits),
         in_port=in_port,
     )
 
