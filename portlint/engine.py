@@ -111,8 +111,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
     targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
+    # Files named on the command line stand in a project: its other files, discovered once,
+    # give the build model its headers and the project rules their context.
+    around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config)
+        model = build_model.build(candidates, config, around)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
@@ -123,7 +126,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                      if cache_dir is not None and explicit else None)
     context_kind = ("project context", config.root.resolve().as_posix())
     context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-    plan, signatures = _project_context(candidates, config, codes, context_before) if explicit else ([], {})
+    plan, signatures = _project_context(candidates, around, context_before) if explicit and around else ([], {})
     # The context's files are analysed by the same workers as the named ones: each worker
     # builds its parsers and queries once.
     context_files = [c for c in plan if isinstance(c, Candidate)]
@@ -216,7 +219,18 @@ def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Con
     return deep.merge(findings, report)
 
 
-def _project_context(candidates: list[Candidate], config: Config, codes, before: unchanged.Snapshot
+def _project_around(candidates: list[Candidate], config: Config) -> list[Candidate] | None:
+    """The project's files other than the named `candidates`, discovered from its root; None
+    when a named file lies outside it (a configuration from elsewhere, `--config /dev/null`:
+    its folder is no project)."""
+    given = {c.resolved for c in candidates}
+    root = config.root.resolve()
+    if not all(c.resolved is not None and root in c.resolved.parents for c in candidates):
+        return None
+    return [c for c in discover([config.root], config)[0] if c.resolved not in given]
+
+
+def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot
                      ) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
@@ -229,11 +243,6 @@ def _project_context(candidates: list[Candidate], config: Config, codes, before:
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
     others), for the next snapshot."""
-    given = {c.resolved for c in candidates}
-    root = config.root.resolve()
-    if not all(c.resolved is not None and root in c.resolved.parents for c in candidates):
-        return [], {}  # a configuration from elsewhere (`--config /dev/null`): its folder is no project
-    others = [c for c in discover([config.root], config)[0] if c.resolved not in given]
     current = {_absolute(c): _signature_of(c, before) for c in others}
     named = {_absolute(c): (None if c.content is not None else unchanged.signature(_absolute(c)),
                             unchanged.shapes_others(_absolute(c), c.language, c.build_script))

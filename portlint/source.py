@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+import itertools
 import re
 import tomllib
 import warnings
@@ -119,13 +120,9 @@ class SourceFile:
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        starts = [0]
-        find = self.data.find
-        i = find(b"\n")
-        while i != -1:
-            starts.append(i + 1)
-            i = find(b"\n", i + 1)
-        return starts
+        # From the lines' lengths: `split` and `accumulate` run in C, a `find` loop does not.
+        lines = self.data.split(b"\n")
+        return list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
 
     def line_of(self, offset: int) -> int:
         """0-based line index containing byte `offset`."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from portlint.fileio import NotReadable, read_regular
@@ -72,8 +71,10 @@ class BuildModel:
         return self.macros.problems
 
 
-def build(candidates, config) -> BuildModel:
-    """The build model of one scan, from the discovered files (before any is analysed)."""
+def build(candidates, config, around=None) -> BuildModel:
+    """The build model of one scan, from the discovered files (before any is analysed).
+    `around`: with files named on the command line, the project's other files (discovered
+    from its root): a file alone sees the headers and build scripts a full scan would."""
     # Imported here: the build-file reader uses `rocm_path`, which imports this package's
     # macro modules (a module-level import would make importing `rocm_path` first a cycle).
     from portlint.build_model.build_files import read_build_files
@@ -82,21 +83,19 @@ def build(candidates, config) -> BuildModel:
     scanned: list[str] = []
     torch_extension = False
     for c in candidates:
-        if c.language != _C_FAMILY and not c.build_script:
-            continue
-        absolute = (c.resolved or c.path.resolve()).as_posix()
         if c.language == _C_FAMILY:
-            scanned.append(absolute)  # read when the walk needs it: a warm scan may not
-        elif (data := _read(absolute)) is not None and b"cpp_extension" in data:
+            scanned.append((c.resolved or c.path.resolve()).as_posix())  # read when the walk needs it: a warm scan may not
+    for c in (*candidates, *(around or ())):
+        if c.build_script and not torch_extension and (data := _read((c.resolved or c.path.resolve()).as_posix())) \
+                and b"cpp_extension" in data:
             torch_extension = True  # PyTorch's extension builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
-    project_files = ()
-    if candidates and all(c.explicit for c in candidates):
-        # A file alone sees the headers a full scan would (read when an include needs them).
-        project_files = lambda: _project_headers(config, frozenset(scanned))  # noqa: E731
+    # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
+    project_headers = [(c.resolved or c.path.resolve()).as_posix() for c in around or ()
+                       if c.language == _C_FAMILY and os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES]
     macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_files, read=_read, not_built=files.not_built, unread=scanned)
+                         project_headers, read=_read, not_built=files.not_built, unread=scanned)
     return BuildModel(files, macros)
 
 
@@ -107,19 +106,3 @@ def _read(path: str) -> bytes | None:
         return read_regular(path, _MAX_BYTES)
     except (OSError, NotReadable):
         return None
-
-
-def _project_headers(config, known) -> list[str]:
-    """The headers of the project around explicitly named files (for `#include <x.h>`): a
-    plain walk of the project root, hidden directories and caches left out (discovery's
-    ignore rules cost more than a pre-commit run can spend)."""
-    root = Path(config.root)
-    found = []
-    for directory, subdirs, names in os.walk(root):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in ("build", "node_modules", "__pycache__")]
-        for name in names:
-            if os.path.splitext(name)[1].lower() in HEADER_SUFFIXES:
-                path = Path(directory, name).resolve().as_posix()
-                if path not in known:
-                    found.append(path)
-    return found
