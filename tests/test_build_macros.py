@@ -194,6 +194,21 @@ def test_an_explicit_file_sees_the_project_headers(tmp_path: Path) -> None:
     assert [f.code for f in alone.findings] == [f.code for f in whole.findings] == []
 
 
+def test_an_explicit_file_gets_the_defines_of_the_projects_torch_extension(tmp_path: Path) -> None:
+    """PyTorch's extension builder defines `HIPBLAS_V2` on ROCm; the setup.py that says so is
+    found around a named file too, so its CUDA-only arm is dead there as in a full scan."""
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "setup.py").write_text('from torch.utils.cpp_extension import CUDAExtension\n'
+                                       'ext = CUDAExtension("e", ["csrc/k.cu"])\n')
+    kernel = tmp_path / "csrc" / "k.cu"
+    kernel.write_text("#ifndef HIPBLAS_V2\n__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n#endif\n")
+    alone = engine.scan([kernel], Config(root=tmp_path))
+    whole = engine.scan([tmp_path], Config(root=tmp_path))
+    assert [f.code for f in alone.findings] == [f.code for f in whole.findings] == []
+    kernel.write_text(kernel.read_text().replace("HIPBLAS_V2", "SOME_OTHER_MACRO"))  # an arm ROCm keeps
+    assert [f.code for f in engine.scan([kernel], Config(root=tmp_path)).findings] == ["W002"]
+
+
 def test_a_header_is_compiled_where_its_includes_are() -> None:
     files = {
         "shims.h": '#include "shim_detail.h"\n',  # included only by ROCm code, and so is its own include
