@@ -30,7 +30,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
 
@@ -270,8 +270,7 @@ MAX_INCLUDE_DEPTH = 200
 MAX_DEFINITIONS = 64
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):  # a tuple: a file has hundreds, a scan tens of thousands
     kind: str
     offset: int
     text: str  # what follows the directive name, comments and continuations left in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from portlint.nesting import bounded, left_chain
@@ -246,13 +247,17 @@ class IntegerConstants:
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern:
+    # The name first: `re` scans for a literal prefix far faster than for a lookbehind.
+    return re.compile(re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+
+
 def identifiers_named(source, name: str, start: int = 0, end: int | None = None, node_type: str = "identifier"):
     """The `node_type` nodes `name` written in bytes `start` to `end` of the main tree (a byte
     search: a hit next to a letter, digit or `_` is part of a longer word and is skipped)."""
     root, data = source.tree.root_node, source.data
-    # The name first: `re` scans for a literal prefix far faster than for a lookbehind.
-    word = re.compile(re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
-    for hit in word.finditer(data, start, len(data) if end is None else end):
+    for hit in _name_pattern(name).finditer(data, start, len(data) if end is None else end):
         at = hit.start()
         if at > 0 and data[at - 1] in _WORD_BYTES:
             continue

@@ -250,21 +250,11 @@ def _literal_pattern(values: frozenset[int]) -> re.Pattern:
     return re.compile("|".join(_at_token_start(s) for s in spellings).encode())
 
 
-def _literal_trigger(values: frozenset[int]) -> Trigger:
-    """`_literal_pattern(values)` as a trigger: its search of the whole file runs only where
-    a pair of bytes every spelling holds was found (`3` then `1` or a separator, `0x`,
-    `0b`, ...) by the vocabulary's one pass. A search costs ~100× a token lookup."""
-    def starts(digits: str) -> tuple[str, ...]:
-        return (digits,) if len(digits) == 1 else (digits[:2], digits[0] + "'")
-    tokens = {"0x", "0b"}
-    for value in values:
-        tokens.update(starts(str(value)), starts(format(value, "o")))
-    return all_of(nocase(*sorted(t.encode() for t in tokens)), _literal_pattern(values))
-
-
 def _word_start_trigger(*starts: str) -> Trigger:
-    """`_word_starts(*starts)` as a trigger, searched only where one of `starts` occurs."""
-    return all_of(nocase(*(s.encode() for s in starts)), re.compile(_word_starts(*starts).encode()))
+    """`_word_starts(*starts)` as a trigger, searched only where one of `starts` occurs (a
+    start that holds another, `ltid` and `tid`, adds no token)."""
+    tokens = [s for s in starts if not any(o != s and o in s for o in starts)]
+    return all_of(nocase(*(t.encode() for t in tokens)), re.compile(_word_starts(*starts).encode()))
 
 
 def operations_with_literal(source: SourceFile, root, values: frozenset[int]) -> list:
@@ -1220,13 +1210,15 @@ _SHIFT_BY_5 = re.compile(
     f">>(?:{_BLANK})*+(?:{_literal_pattern(frozenset({5})).pattern.decode()}{_OR_COMMENT})".encode())
 _W001_TRIGGER = all_of(nocase(*_W001_WORDS), any_of(
     nocase(b"shfl"),
-    all_of(any_of(_literal_trigger(frozenset({31, 32})), all_of(b">>", _SHIFT_BY_5)),
+    # Literal and shift patterns stay plain searches: the tokens they would need (`32`, `0x`,
+    # `>>`) are so frequent that the vocabulary's pass cost more than the searches they spare.
+    all_of(any_of(_literal_pattern(frozenset({31, 32})), _SHIFT_BY_5),
            any_of(b"__ballot", b"__any", b"__all", _word_start_trigger("warp", "wid"),
                   THREAD_EXPRESSION_BYTES)),
-    all_of(b"Warp", _literal_trigger(frozenset({32}))),
+    all_of(b"Warp", _literal_pattern(frozenset({32}))),
 ))
 # `blockSize & 31` (and the `32 - rest` after it) needs no thread word, only a block-size name.
-_W001_BLOCK_SIZE_TRIGGER = all_of(nocase(b"block"), _literal_trigger(frozenset({31, 32})))
+_W001_BLOCK_SIZE_TRIGGER = all_of(nocase(b"block"), _literal_pattern(frozenset({31, 32})))
 
 
 @needs(_W001_TRIGGER, _W001_BLOCK_SIZE_TRIGGER)
@@ -1664,7 +1656,7 @@ _MASKED_SYNC_CALL = re.compile(f"(?:_sync|__syncwarp)(?:{_BLANK})*+\\((?:{_BLANK
 
 
 @needs(*_MASK_PREFIXES, all_of(b"_sync", _MASKED_SYNC_CALL),
-       all_of(nocase(b"lane"), b"<<", THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
+       all_of(nocase(b"lane"), THREAD_EXPRESSION_BYTES, _NARROW_SHIFT))
 def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
     data = source.data
     has_masks = any(name in data for name in _MASK_PREFIXES) or b"_sync" in data
