@@ -154,6 +154,37 @@ def test_cmake_backend_option_and_cuda_only_subdirectory(tmp_path: Path) -> None
     assert build.include_dirs == (str(root / "include"),)
 
 
+def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path) -> None:
+    """A backend added through a function (`add_subdirectory(${dir})`) is not reached by the
+    walk; a list file that requires HIP at its top level is still the ROCm build's: its
+    defines are ROCm's, and the CUDA list file whose sources it compiles is not read there."""
+    function = """\
+        function(add_backend name)
+          string(TOLOWER "be-${name}" directory)
+          add_subdirectory(${directory})
+        endfunction()
+        add_backend(CUDA)
+        add_backend(HIP)
+        """
+    hip = """\
+        find_package(hip REQUIRED)
+        file(GLOB HIP_SOURCES "../be-cuda/*.cu")
+        add_compile_definitions(LIB_USE_HIP LIB_HIP_LEVEL=2)
+        add_library(lib-hip ${HIP_SOURCES})
+        """
+    root = _project(tmp_path, {"CMakeLists.txt": function, "be-hip/CMakeLists.txt": hip,
+                               "be-cuda/CMakeLists.txt": "enable_language(CUDA)\nadd_library(lib-cuda k.cu)\n",
+                               "be-cuda/k.cu": CLEAN})
+    files = _read(root)
+    assert files.rocm_defines == {"LIB_USE_HIP": None, "LIB_HIP_LEVEL": "2"} and files.cuda_defines == {}
+    assert list(_not_built(root)) == ["be-cuda/CMakeLists.txt"]
+    # Without REQUIRED (or under an `if`) HIP is optional there: nothing is decided.
+    (root / "be-hip" / "CMakeLists.txt").write_text(textwrap.dedent(hip).replace("hip REQUIRED", "hip"))
+    assert _read(root).rocm_defines == {} and _not_built(root) == {}
+    (root / "be-hip" / "CMakeLists.txt").write_text("if(WITH_HIP)\n" + textwrap.dedent(hip) + "endif()\n")
+    assert _read(root).rocm_defines == {} and _not_built(root) == {}
+
+
 def test_cmake_that_does_not_parse_or_loops(tmp_path: Path, capsys) -> None:
     broken = _project(tmp_path / "broken", {
         "CMakeLists.txt": 'if(USE_ROCM)\n  add_library(p "a.cu\nelse()\n  add_library(p b.cu)\n',

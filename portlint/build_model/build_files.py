@@ -93,8 +93,21 @@ def read_build_files(candidates, config) -> BuildFiles:
     collector = _Collector(root)
     for path in _setup_scripts(candidates, root):
         _read_setup_py(path, collector)
+    reached: set[str] = set()
     for path in _cmake_entries(candidates, root):
-        _CMakeTree(path, collector).read()
+        tree = _CMakeTree(path, collector)
+        tree.read()
+        reached.update((str(path), *tree.reached))
+    for path in _rocm_only_lists(candidates, reached):
+        tree = _CMakeTree(path, collector, rocm_only=True)
+        tree.read()
+        # A backend that compiles another directory's sources (`file(GLOB ../cuda/*.cu)`)
+        # takes them, not that directory's list file: unreached, it is the CUDA build's.
+        for directory in sorted({os.path.dirname(p) for p in tree.build.rocm_sources} - {str(path.parent)}):
+            lists = os.path.join(directory, "CMakeLists.txt")
+            if lists not in reached and os.path.isfile(lists):
+                tree.build.unread_lists[lists] = (f"the ROCm build ({collector.shown(path)}) compiles its "
+                                                  "sources from its own list file")
     for path in _makefiles(candidates, root):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
@@ -150,6 +163,37 @@ def _cmake_entries(candidates, root: Path) -> list[Path]:
             if above:
                 found.add(above[-1])
     return sorted(found)
+
+
+def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
+    """CMake list files the walk from the entries never reached (a backend added through a
+    function, `add_subdirectory(${backend})`) that only a ROCm build can read: one that
+    requires HIP at its top level (`find_package(hip REQUIRED)`, `enable_language(HIP)`,
+    `project(x LANGUAGES HIP)`). What they define unconditionally is the ROCm build's."""
+    found = []
+    for c in candidates:
+        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
+        if c.language == CMAKE and path.name == "CMakeLists.txt" and str(path) not in reached:
+            source = _read(path, CMAKE)
+            if source is not None and not source.tree.root_node.has_error and _requires_hip(source):
+                found.append(path)
+    return sorted(found)
+
+
+def _requires_hip(source: SourceFile) -> bool:
+    for node in source.tree.root_node.children:  # top level: not under an `if` or a function
+        if node.type != "normal_command" or not node.named_children:
+            continue
+        name = source.node_text(node.named_children[0]).lower()
+        args = next((c for c in node.named_children if c.type == "argument_list"), None)
+        words = [_unquote(source.node_text(a)) for a in args.named_children] if args is not None else []
+        if name == "find_package" and words and words[0] in ("hip", "HIP") and "REQUIRED" in words[1:]:
+            return True
+        if name == "enable_language" and "HIP" in words:
+            return True
+        if name == "project" and "HIP" in words[1:]:
+            return True
+    return False
 
 
 def _makefiles(candidates, root: Path) -> list[Path]:
@@ -462,8 +506,9 @@ class _CMakeTree:
     """One CMake project from its top CMakeLists.txt: every list file it reads, with the
     variables each build holds, following `add_subdirectory` and `include`."""
 
-    def __init__(self, top: Path, collector: _Collector):
+    def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False):
         self.top, self.collector = top, collector
+        self.rocm_only = rocm_only  # a list file only a ROCm build reads (`_rocm_only_lists`)
         self.build = _Build(collector.shown(top))
         self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
         self.active: list[str] = []
@@ -473,7 +518,7 @@ class _CMakeTree:
         top_dir = str(self.top.parent)
         env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
                "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,))}
-        self._walk(self.top, True, True, dict(env), dict(env), "")
+        self._walk(self.top, True, not self.rocm_only, dict(env), dict(env), "")
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
