@@ -586,9 +586,14 @@ def _passed_on(use) -> bool:
     return parent is not None and parent.type in ("argument_list", "template_argument_list")
 
 
+# Bytes of a file with GPU code: device code, a launch, a thread index, a runtime call.
+_GPU_FILE_MARKERS = (b"__global__", b"__device__", b"<<<", b"threadIdx", b"blockDim", b"cuda", b"hip", b"CUDA", b"HIP")
+
+
 class _PerWarpScan:
     def __init__(self, source: SourceFile):
         self.source = source
+        self.gpu_file = any(marker in source.data for marker in _GPU_FILE_MARKERS)
         self.findings: list[Finding] = []
         self._identifiers = None
         self._by_name: dict[str, list] | None = None
@@ -614,6 +619,8 @@ class _PerWarpScan:
                 name = source.node_text(receiver) if receiver is not None else None
             if not (_names_thread_count(left, source) or (name and _names_warp_count(name))):
                 continue
+            if name is None and not self.gpu_file:
+                continue  # `block_size / 32` in C with no GPU code at all: a block of data
             array_size = any(a.type == "array_declarator" for a in ancestors_of(division))
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
