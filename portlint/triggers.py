@@ -66,14 +66,16 @@ class _Vocabulary:
         if not len(self._automaton):
             return set(), set()
         # latin-1 maps each byte to one character, so any bytes decode and match as bytes.
-        found = {token for _, token in self._automaton.iter(lowered.decode("latin-1"))}
+        # Each token with the end of its last occurrence, where its exact spelling is tried first.
+        ends = {token: end for end, token in self._automaton.iter(lowered.decode("latin-1"))}
         exact = set()
-        for lowered_token in found:
+        for lowered_token, end in ends.items():
             for token in self._variants.get(lowered_token, ()):
                 # A token without letters is its own lower case: found already.
-                if token == lowered_token == token.upper() or token in data:
+                if (token == lowered_token == token.upper() or data.startswith(token, end + 1 - len(token))
+                        or token in data):
                     exact.add(token)
-        return exact, found
+        return exact, set(ends)
 
 
 _VOCABULARY = _Vocabulary()
