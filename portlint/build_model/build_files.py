@@ -175,7 +175,8 @@ def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
         path = Path(os.path.normpath(c.resolved or c.path.resolve()))
         if c.language == CMAKE and path.name == "CMakeLists.txt" and str(path) not in reached:
             source = _read(path, CMAKE)
-            if source is not None and not source.tree.root_node.has_error and _requires_hip(source):
+            if source is not None and b"hip" in source.data.lower() and not source.tree.root_node.has_error \
+                    and _requires_hip(source):  # parsed only where HIP is named
                 found.append(path)
     return sorted(found)
 
