@@ -95,7 +95,8 @@ def build(candidates, config, around=None) -> BuildModel:
     project_headers = [(c.resolved or c.path.resolve()).as_posix() for c in around or ()
                        if c.language == _C_FAMILY and os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES]
     macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_headers, read=_read, not_built=files.not_built, unread=scanned)
+                         project_headers, read=_read, not_built=files.not_built, unread=scanned,
+                         rocm_build=files.rocm_build or torch_extension)
     return BuildModel(files, macros)
 
 

@@ -45,6 +45,9 @@ class BuildFiles:
     cuda_defines: Mapping[str, str | None] = field(default_factory=dict)
     # Include directories the build files name (absolute), in order.
     include_dirs: tuple[str, ...] = ()
+    # A build file describes the ROCm build (HIP language, `find_package(hip)`, a PyTorch
+    # extension): `rocm_defines` is then what it passes, not a guess.
+    rocm_build: bool = False
 
 
 @dataclass
@@ -65,6 +68,7 @@ class _Collector:
         self.rocm_defines: dict[str, str | None] = {}
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
+        self.rocm_build = False  # see BuildFiles.rocm_build
 
     def shown(self, path: str | Path) -> str:
         try:
@@ -130,7 +134,8 @@ def read_build_files(candidates, config) -> BuildFiles:
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
-                      cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs))
+                      cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
+                      rocm_build=collector.rocm_build)
 
 
 def _hipified_stem(path: str) -> str:
@@ -188,13 +193,19 @@ def _requires_hip(source: SourceFile) -> bool:
         name = source.node_text(node.named_children[0]).lower()
         args = next((c for c in node.named_children if c.type == "argument_list"), None)
         words = [_unquote(source.node_text(a)) for a in args.named_children] if args is not None else []
-        if name == "find_package" and words and words[0] in ("hip", "HIP") and "REQUIRED" in words[1:]:
-            return True
-        if name == "enable_language" and "HIP" in words:
-            return True
-        if name == "project" and "HIP" in words[1:]:
+        if _names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:]):
             return True
     return False
+
+
+def _names_hip(name: str, words: list[str]) -> bool:
+    """Does this CMake command build HIP: `find_package(hip)`, `enable_language(HIP)`,
+    `project(x ... HIP)`?"""
+    if name == "find_package":
+        return bool(words) and words[0] in ("hip", "HIP")
+    if name == "enable_language":
+        return "HIP" in words
+    return name == "project" and "HIP" in words[1:]
 
 
 def _makefiles(candidates, root: Path) -> list[Path]:
@@ -561,6 +572,8 @@ class _CMakeTree:
         if rocm is False and cuda is False:
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
+        if rocm is not False and _names_hip(name, texts):
+            self.collector.rocm_build = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name in ("add_subdirectory", "include") and texts:

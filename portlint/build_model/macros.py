@@ -201,13 +201,15 @@ class FileEnvironment:
     # A header's status as a whole, from the places that include it: "port" when only ROCm
     # code includes it (a shim header), "dead" when only CUDA-only code does, else None.
     status: str | None = None
+    # The build files describe the ROCm build, so `rocm_defines` are all it passes.
+    rocm_build: bool = False
 
     @cached_property
     def fingerprint(self) -> str:
         """Changes when anything the file was analysed under changes (the cache key)."""
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
-                  repr(sorted(self.cuda_defines.items())), repr(self.status)]
+                  repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -388,13 +390,14 @@ class BuildMacros:
                  rocm_defines: Mapping[str, str | None] | None = None,
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
-                 not_built: Iterable[str] = (), unread: Iterable[str] = ()) -> None:
+                 not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
         self._sources: dict[str, bytes | None] = dict(sources)
         scanned = [*self._sources, *(p for p in unread if p not in self._sources)]
         self._scanned = frozenset(scanned)
+        self._rocm_build = rocm_build
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
@@ -709,7 +712,7 @@ class BuildMacros:
         status = self.status(path)
         included = _is_header(path) and path in self._sites
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None \
-                and not included:
+                and not included and not self._rocm_build:
             return EMPTY
         data = self._data(path) or b""
         words = _Words(data)
@@ -731,7 +734,7 @@ class BuildMacros:
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
-        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status)
+        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status, self._rocm_build)
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:

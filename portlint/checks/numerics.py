@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from portlint import queries
+from portlint.build_model.macros import UNDEFINED
 from portlint.checks.cpp import (
     DEVICE_CODE, STRING_PIECES, arguments, callee_name, calls_named, enclosing_function, expression_type,
     in_device_code, include_path, strip_parens, token_nodes,
@@ -46,6 +47,17 @@ _HALF_EXPRESSIONS = """
  (assignment_expression) @operation
  (unary_expression operator: "-") @operation]
 """
+
+
+
+def _rocm_build_keeps_half_operators(source: SourceFile, offset: int) -> bool:
+    """The project's own ROCm build is known (its build files describe it) and neither it nor
+    a header defines `__HIP_NO_HALF_OPERATORS__` where `offset` stands: HIP's `__half`
+    operators are there, as in any build but a PyTorch extension's."""
+    env = source.build
+    if env is None or not env.rocm_build or "__HIP_NO_HALF_OPERATORS__" in env.rocm_defines:
+        return False
+    return env.state("__HIP_NO_HALF_OPERATORS__", offset, rocm=True) in (None, UNDEFINED)
 
 
 class _HalfScan:
@@ -130,6 +142,8 @@ class _HalfScan:
         type_name = "__half" if kind == "half" else "__half2"
         if members:
             message = self._member_message(members[0])
+        elif _rocm_build_keeps_half_operators(source, node.start_byte):
+            return
         else:
             message = f"`{written}` on `{type_name}` needs half operators, which ROCm PyTorch builds switch off."
         self.findings.append(at_node(source, node, message, self._operation_fix(node, op, kind, operands)))
