@@ -146,6 +146,8 @@ def _ifdef_finding(condition: Condition, source: SourceFile) -> Finding:
 def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
         return []
+    if source.path.endswith(".c"):  # (`.C` is C++)
+        return []  # C: nvcc and hipcc hand it to the host compiler, and neither has a device pass
     conditions = source.rocm_path.conditions
     by_node = {c.node.id: c for c in conditions}
     findings = []
