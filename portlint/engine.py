@@ -514,7 +514,7 @@ def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: lis
 
 def read_source(candidate: Candidate, data: bytes | None = None) -> SourceFile | Problem:
     """The file as checks see it, or the Problem that skips it. `data`: its bytes as this
-    scan already read them (the build model reads every C-family file first)."""
+    scan already read them (the build model's walk reads the C-family files)."""
     path = candidate.path
     shown = display_path(path)
     try:

@@ -178,6 +178,9 @@ def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path)
     files = _read(root)
     assert files.rocm_defines == {"LIB_USE_HIP": None, "LIB_HIP_LEVEL": "2"} and files.cuda_defines == {}
     assert list(_not_built(root)) == ["be-cuda/CMakeLists.txt"]
+    # Its paths are the project's: `CMAKE_SOURCE_DIR` is the root, not the list's folder.
+    (root / "be-hip" / "CMakeLists.txt").write_text(textwrap.dedent(hip).replace("../be-cuda", "${CMAKE_SOURCE_DIR}/be-cuda"))
+    assert list(_not_built(root)) == ["be-cuda/CMakeLists.txt"]
     # Without REQUIRED (or under an `if`) HIP is optional there: nothing is decided.
     (root / "be-hip" / "CMakeLists.txt").write_text(textwrap.dedent(hip).replace("hip REQUIRED", "hip"))
     assert _read(root).rocm_defines == {} and _not_built(root) == {}

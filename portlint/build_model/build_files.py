@@ -527,7 +527,8 @@ class _CMakeTree:
         self.walks = 0
 
     def read(self) -> None:
-        top_dir = str(self.top.parent)
+        # A ROCm-only list file is a subdirectory of the project, not a project's top.
+        top_dir = str(self.collector.root.resolve() if self.rocm_only else self.top.parent)
         env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
                "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,))}
         self._walk(self.top, True, not self.rocm_only, dict(env), dict(env), "")
