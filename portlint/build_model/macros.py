@@ -250,6 +250,7 @@ class FileEnvironment:
 
 
 EMPTY = FileEnvironment()
+_EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
 
 
 # ---- reading directives --------------------------------------------------------------------
@@ -712,8 +713,8 @@ class BuildMacros:
         status = self.status(path)
         included = _is_header(path) and path in self._sites
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None \
-                and not included and not self._rocm_build:
-            return EMPTY
+                and not included:
+            return _EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
         words = _Words(data)
         macros = ({}, {})
