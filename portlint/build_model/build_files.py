@@ -21,6 +21,7 @@ from typing import Mapping
 from portlint import rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
+from portlint.checks.cmake_ast import commands, project_languages
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
@@ -187,13 +188,12 @@ def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
 
 
 def _requires_hip(source: SourceFile) -> bool:
-    for node in source.tree.root_node.children:  # top level: not under an `if` or a function
-        if node.type != "normal_command" or not node.named_children:
-            continue
-        name = source.node_text(node.named_children[0]).lower()
-        args = next((c for c in node.named_children if c.type == "argument_list"), None)
-        words = [_unquote(source.node_text(a)) for a in args.named_children] if args is not None else []
-        if _names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:]):
+    root = source.tree.root_node
+    for command in commands(source):
+        if command.node.parent != root:
+            continue  # under an `if` or in a function: HIP may be optional there
+        words = command.words(source)
+        if _names_hip(command.name, words) and (command.name != "find_package" or "REQUIRED" in words[1:]):
             return True
     return False
 
@@ -205,7 +205,7 @@ def _names_hip(name: str, words: list[str]) -> bool:
         return bool(words) and words[0] in ("hip", "HIP")
     if name == "enable_language":
         return "HIP" in words
-    return name == "project" and "HIP" in words[1:]
+    return name == "project" and any(words[i] == "HIP" for i in project_languages(words))
 
 
 def _makefiles(candidates, root: Path) -> list[Path]:

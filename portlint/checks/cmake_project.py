@@ -35,6 +35,7 @@ from portlint.checks.cmake_ast import (
     byte_offset,
     cached_commands,
     line_indent,
+    project_languages,
     referenced_variables_within,
     variable_refs,
     word,
@@ -253,7 +254,7 @@ class _Collector:
                 self._language(arg, w, "enable_language")
         elif name == "project" and args:
             self.facts.defines_project = True
-            for i in _project_languages(words):
+            for i in project_languages(words):
                 self._language(args[i], words[i], "project")
         elif name == "find_package" and words:
             if words[0] in ("hip", "HIP"):
@@ -448,17 +449,6 @@ def _languages_at(regions, index: int) -> frozenset[str] | None:
         if start <= index < end and (inner is None or start >= inner[0]):
             inner = (start, languages)
     return inner[1] if inner is not None else None
-
-
-def _project_languages(words: list[str]) -> list[int]:
-    """Indices of the language words of `project(name [VERSION v] ... [LANGUAGES l...])`."""
-    keywords = {"VERSION", "DESCRIPTION", "HOMEPAGE_URL", "LANGUAGES"}
-    if "LANGUAGES" in words:
-        start = words.index("LANGUAGES") + 1
-        end = next((i for i in range(start, len(words)) if words[i] in keywords), len(words))
-        return list(range(start, end))
-    end = next((i for i in range(1, len(words)) if words[i] in keywords), len(words))
-    return list(range(1, end))  # `project(name CXX CUDA)`
 
 
 def _source_words(words: list[str]) -> tuple[str, ...]:
