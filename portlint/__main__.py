@@ -1,3 +1,3 @@
-from portlint.cli import main
+from portlint.cli import run
 
-main()
+run()

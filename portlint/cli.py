@@ -63,6 +63,32 @@ def main() -> None:
     """Find CUDA → ROCm/HIP port hazards, with suggested rewrites."""
 
 
+def run() -> None:
+    """The `portlint` program: `main`, then an exit without the interpreter's teardown.
+
+    Freeing a scan's objects one by one at exit (facts, cached states, parse trees) took
+    0.1 s of a one-file run, a fifth of the pre-commit case, and nothing needs them: every
+    output file is written and closed by then (`fileio`), and workers are gone. So the
+    standard streams are flushed and the process ends with `os._exit`, with the exit code
+    `sys.exit` would have given."""
+    try:
+        main()  # click's standalone mode: it always ends in SystemExit
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # as the interpreter does for `sys.exit("message")`
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
+            pass
+    os._exit(code)
+
+
 def _options(*decorators):
     """Several click options as one decorator, so commands share them word for word."""
 

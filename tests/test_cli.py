@@ -226,6 +226,21 @@ def test_installed_command_runs_as_a_process(project: Path) -> None:
     assert proc.returncode == 1 and "W002" in proc.stdout and proc.stderr == ""
 
 
+def test_the_process_ends_with_all_its_output_and_its_exit_code(tmp_path: Path) -> None:
+    """The command leaves with `os._exit` (no interpreter teardown): what it printed through
+    a pipe, what it wrote to a file, and its exit code must all be there as before."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
+    command = [sys.executable, "-m", "portlint", "scan", "--no-cache", "--output-format", "json", str(fixtures)]
+    piped = subprocess.run(command, capture_output=True, text=True)
+    assert piped.returncode == 1 and len(json.loads(piped.stdout)["findings"]) > 50
+    written = subprocess.run([*command, "-o", str(tmp_path / "out.json")], capture_output=True, text=True)
+    assert written.returncode == 1 and json.loads((tmp_path / "out.json").read_text()) == json.loads(piped.stdout)
+    clean = subprocess.run([*command, "--select", "W002", "--exit-zero"], capture_output=True, text=True)
+    assert clean.returncode == 0
+    usage = subprocess.run([*command, "--select", "Q999"], capture_output=True, text=True)
+    assert usage.returncode == 2 and usage.stderr.startswith("portlint: error:")
+
+
 def test_baseline_reports_only_new_findings_after_edits_above(project: Path) -> None:
     result = run("scan", "--write-baseline", "portlint-baseline.json", cwd=project)
     assert result.exit_code == 0 and "Wrote 1 finding(s)" in result.output
