@@ -25,32 +25,39 @@ MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 
 
 def language_of(path: Path) -> str | None:
-    name = path.name
+    return _language_of_name(path.name, path.parent.name)
+
+
+def _language_of_name(name: str, folder: str) -> str | None:
+    """The language of a file called `name` in a folder called `folder` (strings, not
+    Paths: discovery asks once per file of the tree)."""
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return CMAKE
-    if path.suffix == ".py":
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # as `PurePath.suffix`
+    if suffix == ".py":
         return PYTHON
-    if name in MAKEFILE_NAMES or path.suffix in (".mk", ".make"):
+    if name in MAKEFILE_NAMES or suffix in (".mk", ".make"):
         return MAKE
-    if path.suffix.lower() in CUDA_SUFFIXES:
+    if suffix.lower() in CUDA_SUFFIXES:
         return CUDA
     if name == "pyproject.toml":
         return PYPROJECT
-    if _is_requirements_file(path):
+    if _is_requirements_file(name, suffix, folder):
         return REQUIREMENTS
     return None
 
 
-def _is_requirements_file(path: Path) -> bool:
+def _is_requirements_file(name: str, suffix: str, folder: str) -> bool:
     """pip requirements and constraint files: `requirements*.txt`, `dev-requirements.txt`,
     pip-tools' `requirements*.in`, `constraints*.txt`, and `.txt`/`.in` files in a
     `requirements/` folder (`requirements/rocm.txt`). Other `.in` files (`MANIFEST.in`,
     `config.h.in`) are not."""
-    if path.suffix not in (".txt", ".in"):
+    if suffix not in (".txt", ".in"):
         return False
-    stem = path.stem.lower()
+    stem = name[:-len(suffix)].lower()
     return (stem.startswith(("requirements", "constraints")) or stem.endswith("requirements")
-            or path.parent.name.lower() == "requirements")
+            or folder.lower() == "requirements")
 
 
 @dataclass(frozen=True)
@@ -85,9 +92,8 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
             skipped.append(Skipped(given, "no such file or directory"))
             continue
         if given.is_dir():
-            for path, resolved in _walk(given, config, excludes, skipped):
-                language = language_of(path)
-                if language is not None and resolved not in found:
+            for path, resolved, language in _walk(given, config, excludes, skipped):
+                if resolved not in found:
                     found[resolved] = candidate(path, language, False, resolved)
         else:
             if config.force_exclude and _excluded_explicitly(given, config, excludes):
@@ -167,37 +173,58 @@ def _walk(top: Path, config: Config, excludes: pathspec.PathSpec, skipped: list[
     def on_error(exc: OSError) -> None:
         skipped.append(Skipped(Path(exc.filename or "?"), f"cannot read directory: {exc.strerror}"))
 
-    # Directories below `top` are never symlinks (they are not followed), so a path below
-    # resolves to the resolved directory joined with its name; only a symlinked file needs
-    # `resolve()` of its own.
-    resolved_dirs = {os.fspath(top): top.resolve()}
-    for dirpath, dirnames, filenames in os.walk(top, onerror=on_error, followlinks=False):
-        directory = Path(dirpath)
-        resolved_dir = resolved_dirs.pop(dirpath, None) or directory.resolve()
-        if config.respect_gitignore:
+    # Top-down, as `os.walk`, but from `os.scandir`'s entries: a file's kind and whether it
+    # is a link come with its name, not from a system call per file. Directories below
+    # `top` are never symlinks (they are not followed), so a path below resolves to the
+    # resolved directory joined with its name; only a symlinked file needs `resolve()`.
+    pending = [(top, top.resolve())]
+    while pending:
+        directory, resolved_dir = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=_entry_name)
+        except OSError as exc:
+            on_error(exc)
+            continue
+        if config.respect_gitignore and any(e.name == ".gitignore" for e in entries):
             # Specs of directories outside this one stay listed but never match here.
             spec = _gitignore(resolved_dir, skipped)
             if spec is not None:
                 ignores.append((resolved_dir, spec))
-        kept = []
-        for d in sorted(dirnames):
-            path = directory / d
-            if not path.is_symlink() and not ignored(path, resolved_dir / d, True):
-                kept.append(d)
-                resolved_dirs[os.path.join(dirpath, d)] = resolved_dir / d
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            path = directory / name
-            if language_of(path) is None:
+        folder = directory.name
+        below = []
+        for entry in entries:
+            name = entry.name
+            if _is_directory(entry):
+                path = directory / name
+                if not entry.is_symlink() and not ignored(path, resolved_dir / name, True):
+                    below.append((path, resolved_dir / name))
                 continue
-            if path.is_symlink():
+            language = _language_of_name(name, folder)
+            if language is None:
+                continue
+            path = directory / name
+            if entry.is_symlink():
                 if not path.exists():
                     continue
                 resolved = path.resolve()
             else:
                 resolved = resolved_dir / name
             if not ignored(path, resolved, False):
-                yield path, resolved
+                yield path, resolved, language
+        pending.extend(reversed(below))  # the first folder is walked next
+
+
+def _entry_name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _is_directory(entry: os.DirEntry) -> bool:
+    """A directory, or a link to one (which is then not followed), as `os.walk` lists it."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _is_within(path: Path, root: Path) -> bool:
