@@ -2,17 +2,18 @@
 
 Captures come back sorted by `start_byte`: tree-sitter 0.26 returns them grouped by name.
 
-Shared queries: every tree-sitter query compiles in 10-35 ms against the CUDA grammar and
+Shared queries: every tree-sitter query compiles in 7-14 ms against the CUDA grammar and
 each run walks the whole tree, so a file read by dozens of queries paid dozens of walks.
 A query source registered with `shared(lang, src)` (at import time, next to where a check
 defines it) is instead matched in Python (`_Pattern`, the subset of the query language the
 checks use: node types, fields, child patterns, alternations, `(_)`, anonymous nodes,
 captures and the `#eq?`, `#any-of?`, `#match?` predicates) against the nodes of its outermost
-types. Those nodes come from one walk per tree: a single query of bare node types (cheap to
-compile), run on the first shared request for a tree parsed with `parse_indexed`. A request
-on a subtree keeps the matches whose outermost node lies inside it, as a query run on the
-subtree would. Other queries, and trees not parsed with `parse_indexed`, run in tree-sitter
-as before. `tests/test_queries.py` checks that both give the same matches, in the same order.
+types. Those nodes come from one walk per tree: a single query of bare node types, run on
+the first shared request for a tree parsed with `parse_indexed`. A request on a subtree keeps
+the matches whose outermost node lies inside it, as a query run on the subtree would. Other
+queries, and trees not parsed with `parse_indexed`, run in tree-sitter, except while a query
+is not worth compiling yet (`_in_python`): then small trees are walked, and other queries
+matched, in Python too. `tests/test_queries.py` checks that both give the same matches, in the same order.
 `precompile()` prepares everything up front: the engine calls it before forking workers.
 """
 
@@ -79,9 +80,54 @@ def _in_recipe(node) -> bool:
     return parent is not None
 
 
-@cache
 def query(lang: str, source: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(lang), source)
+    compiled = _COMPILED.get((lang, source))
+    if compiled is None:
+        compiled = _COMPILED[lang, source] = tree_sitter.Query(language(lang), source)
+    return compiled
+
+
+# ---- compile, or walk in Python -------------------------------------------------------------
+# Compiling a tree-sitter query costs 7-14 ms against the CUDA grammar whatever its size (its
+# analysis visits the grammar's parse states), once per process; walking a tree in Python
+# costs about 2 µs a node. So while a query is not compiled, small trees are walked (and
+# matched) in Python, until the nodes walked that way for it add up to about what compiling
+# costs; then it is compiled. A run on one small file (the pre-commit case) compiles none of
+# its queries; a whole scan pays at most twice the compile for each.
+PYTHON_WALK_BUDGET = 5000  # nodes per query
+_COMPILED: dict[tuple[str, str], tree_sitter.Query] = {}  # (language, source) -> query
+_WALKED_IN_PYTHON: dict[object, int] = {}  # query key -> nodes walked in Python for it so far
+
+
+def _in_python(key, nodes: int) -> bool:
+    """Whether to answer query `key` on a tree of `nodes` nodes in Python (it is not compiled,
+    and the budget is not spent); counts the nodes against the budget."""
+    spent = _WALKED_IN_PYTHON.get(key, 0) + nodes
+    if spent > PYTHON_WALK_BUDGET:
+        return False
+    _WALKED_IN_PYTHON[key] = spent
+    return True
+
+
+def _collect(root, types: frozenset[str]) -> dict[str, list]:
+    """The named nodes of `types` under `root`, what the query `_walk_source(types)` finds,
+    without compiling it: in the tree's preorder (the query's order is not always sorted;
+    what reads the buckets sorts them)."""
+    found: dict[str, list] = {}
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        kind = node.type
+        if kind in types and node.is_named:
+            if kind in found:
+                found[kind].append(node)
+            else:
+                found[kind] = [node]
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found
 
 
 def _order(node) -> tuple[int, int]:
@@ -168,7 +214,7 @@ def precompile() -> None:
     for lang in _GRAMMARS:
         _parser(lang)
         if _SHARED.get(lang):
-            _walk_query(lang, _first_walk(lang))
+            query(lang, _walk_source(_first_walk(lang)))
 
 
 def _first_walk(lang: str) -> frozenset[str]:
@@ -181,11 +227,10 @@ def _types_of_shared(lang: str, registered: int) -> frozenset[str]:
     return frozenset(t for q in _SHARED[lang].values() for t in q.root_types) - _COSTLY_TYPES
 
 
-@cache
-def _walk_query(lang: str, types: frozenset[str]) -> tree_sitter.Query:
+def _walk_source(types: frozenset[str]) -> str:
     """One query of bare node types, each captured under its own name: a walk that collects
     the nodes of those types, already sorted into one list per type."""
-    return tree_sitter.Query(language(lang), " ".join(f"({t}) @{t}" for t in sorted(types)))
+    return " ".join(f"({t}) @{t}" for t in sorted(types))
 
 
 class _TreeIndex:
@@ -234,7 +279,12 @@ class _TreeIndex:
         if not self.walked:
             missing |= _first_walk(self.lang)
         # Each type is walked once, so its list is complete as tree-sitter returns it.
-        self.buckets.update(tree_sitter.QueryCursor(_walk_query(self.lang, missing)).captures(self.tree.root_node))
+        root = self.tree.root_node
+        walk = _walk_source(missing)
+        if (self.lang, walk) not in _COMPILED and _in_python((self.lang, walk), root.descendant_count):
+            self.buckets.update(_collect(root, missing))
+        else:
+            self.buckets.update(tree_sitter.QueryCursor(query(self.lang, walk)).captures(root))
         self.walked |= missing
 
     def matches(self, source: str, query: "_Query", node) -> tuple["_Found", list[int]]:
@@ -450,13 +500,29 @@ def _shared_matches(lang: str, source: str, node) -> "tuple[_Found, list[int]] |
     """The matches of a shared query under `node`, found in Python; None when the query is
     not shared or the node's tree not indexed (tree-sitter runs the query then)."""
     table = _SHARED.get(lang)
-    query = table.get(source) if table else None
-    if query is None:
+    shared_query = table.get(source) if table else None
+    if shared_query is None and (lang, source) in _COMPILED:
         return None
     index = _index_of(node)
     if index is None or index.lang != lang:
         return None
-    return index.matches(source, query, node)
+    if shared_query is None:  # not shared, not compiled yet: in Python, for small trees
+        if source not in index.found and not _in_python((lang, source), index.tree.root_node.descendant_count):
+            return None
+        shared_query = _readable(source)
+        if shared_query is None:
+            return None
+    return index.matches(source, shared_query, node)
+
+
+_READABLE: dict[str, "_Query | None"] = {}  # a query source not shared -> its patterns, if the matcher reads it
+
+
+def _readable(source: str) -> "_Query | None":
+    if source not in _READABLE:
+        parsed = _Query(source)
+        _READABLE[source] = parsed if parsed.patterns else None
+    return _READABLE[source]
 
 
 # ---- the query-language subset, matched in Python -----------------------------------------

@@ -4,6 +4,7 @@ tree, for subtrees and for the tree of macro bodies."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -26,16 +27,42 @@ def _shown(match: dict) -> list:
     return [(name, [(n.type, n.start_byte, n.end_byte) for n in nodes]) for name, nodes in sorted(match.items())]
 
 
+@functools.cache
+def _compiled_here(source: str) -> tree_sitter.Query:
+    """Compiled apart from `queries.query`: the code under test must not learn of it."""
+    return tree_sitter.Query(queries.language(CUDA), source)
+
+
 def _tree_sitter(source: str, node) -> list:
-    found = [m for _, m in tree_sitter.QueryCursor(queries.query(CUDA, source)).matches(node)]
+    found = [m for _, m in tree_sitter.QueryCursor(_compiled_here(source)).matches(node)]
     found.sort(key=queries._first_start)
     return [_shown(m) for m in found]
 
 
-def _compare(root) -> None:
+@pytest.fixture(scope="module")
+def unshared_sources() -> list[str]:
+    """The query sources the checks ask but do not share: while one is not compiled, small
+    trees have it matched in Python too. A scan of the fixtures with an unlimited budget
+    asks (and reads) every one of them."""
+    from portlint import engine
+    from portlint.config import Config
+
+    budget, compiled = queries.PYTHON_WALK_BUDGET, queries._COMPILED
+    queries.PYTHON_WALK_BUDGET, queries._COMPILED = 10**12, {}  # whatever earlier tests compiled
+    try:
+        engine.scan([FIXTURES], Config(root=FIXTURES, timeout=0), jobs=1)
+    finally:
+        queries.PYTHON_WALK_BUDGET, queries._COMPILED = budget, compiled
+    readable = sorted(source for source, parsed in queries._READABLE.items() if parsed is not None)
+    assert len(readable) >= 10  # the checks' own: `(identifier) @id`, stores of masks, ...
+    return readable
+
+
+def _compare(root, sources=()) -> None:
     subtrees = queries.nodes(CUDA, "(function_definition) @f", root, "f")[:8]
     subtrees += [n for n in queries.nodes(CUDA, "(for_statement) @loop", root, "loop")[:4]]
-    for source in queries._SHARED[CUDA]:
+    for source in (*queries._SHARED[CUDA], *sources):
+        assert (CUDA, source) not in queries._COMPILED or source in queries._SHARED[CUDA]
         for node in [root, *subtrees]:
             ours = [_shown(m) for m in queries.matches(CUDA, source, node)]
             assert ours == _tree_sitter(source, node), (source, node.type, node.start_byte)
@@ -51,12 +78,40 @@ def test_the_queries_most_files_ask_are_shared() -> None:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_python_matches_equal_tree_sitter_matches(path: Path) -> None:
+def test_python_matches_equal_tree_sitter_matches(path: Path, unshared_sources, monkeypatch) -> None:
+    monkeypatch.setattr(queries, "PYTHON_WALK_BUDGET", 10**12)  # every tree matched in Python,
+    monkeypatch.setattr(queries, "_COMPILED", {})  # whatever earlier tests compiled
     source = SourceFile(path.name, CUDA, path.read_bytes())
-    _compare(source.tree.root_node)
+    _compare(source.tree.root_node, unshared_sources)
     macros = cpp.macro_tree(source)
     if macros is not None:
-        _compare(macros)
+        _compare(macros, unshared_sources)
+
+
+@pytest.mark.parametrize("path", FILES[::3], ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_a_walk_in_python_collects_what_the_walk_query_captures(path: Path) -> None:
+    root = queries.parse(CUDA, path.read_bytes()).root_node
+    for types in (queries._first_walk(CUDA), queries._COSTLY_TYPES, frozenset({"comment", "ERROR"})):
+        captured = tree_sitter.QueryCursor(queries.query(CUDA, queries._walk_source(types))).captures(root)
+        collected = queries._collect(root, types)
+        # The same nodes; in source order (tree-sitter's is not always: its users sort).
+        assert {t: {n.id for n in ns} for t, ns in collected.items()} == {t: {n.id for n in ns} for t, ns in captured.items()}
+        assert all(ns == sorted(ns, key=queries._order) for ns in collected.values())
+
+
+def test_a_query_is_compiled_once_small_trees_have_walked_its_budget(monkeypatch) -> None:
+    monkeypatch.setattr(queries, "PYTHON_WALK_BUDGET", 300)
+    monkeypatch.setattr(queries, "_WALKED_IN_PYTHON", {})
+    source = "(return_statement) @r"  # asked by no check: neither shared nor compiled
+    queries._COMPILED.pop((CUDA, source), None)
+    small = b"int f() { return 1; }\n" * 5
+    for _ in range(4):
+        tree = queries.parse_indexed(CUDA, small)
+        assert len(queries.nodes(CUDA, source, tree.root_node, "r")) == 5
+        assert (CUDA, source) not in queries._COMPILED
+    tree = queries.parse_indexed(CUDA, small * 4)  # past the budget: compiled from now on
+    assert len(queries.nodes(CUDA, source, tree.root_node, "r")) == 20
+    assert (CUDA, source) in queries._COMPILED
 
 
 def test_a_tree_that_is_not_indexed_runs_the_query_in_tree_sitter() -> None:

@@ -94,6 +94,23 @@ class _Snippet:
     def node_text(self, node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
+    @classmethod
+    def expression(cls, text: bytes) -> "tuple[_Snippet, object] | None":
+        """`text` parsed as the value of a declaration at file scope, and that value's node;
+        None when it does not parse."""
+        snippet = cls(b"int __portlint_value = (" + text + b"\n);")
+        root = queries.parse("cuda", snippet.data).root_node
+        if root.has_error:
+            return None
+        # The first declaration is the snippet's own: the value of its first declarator.
+        # (Read from the tree, not with a query: a query costs 10 ms to compile, once per process.)
+        declaration = root.named_children[0] if root.named_child_count else None
+        if declaration is None or declaration.type != "declaration":
+            return None
+        declarator = declaration.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value") if declarator is not None and declarator.type == "init_declarator" else None
+        return None if value is None else (snippet, value)
+
 
 class IntegerConstants:
     """Integer constants of one file, as a ROCm build sees them.
@@ -195,12 +212,11 @@ class IntegerConstants:
     def text_value(self, text: bytes, resolving: frozenset[str] = frozenset()) -> int | None:
         """The value of expression `text` (a macro body, a macro's expansion) at file scope:
         its names resolve as outside any function."""
-        snippet = _Snippet(b"int __portlint_value = (" + text + b"\n);")
-        tree = queries.parse("cuda", snippet.data)
-        values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
-        if not values or tree.root_node.has_error:
+        parsed = _Snippet.expression(text)
+        if parsed is None:
             return None
-        return self._evaluate(values[0], snippet, self.source.tree.root_node, None, resolving)
+        snippet, value = parsed
+        return self._evaluate(value, snippet, self.source.tree.root_node, None, resolving)
 
     # ---- expressions --------------------------------------------------------------
     @bounded(None)
@@ -702,12 +718,10 @@ class OpenConstants(IntegerConstants):
         if value is not None:
             return value
         if arg.id not in self._macro_expressions:
-            snippet = _Snippet(b"int __portlint_value = (" + self.source.data[arg.start_byte:arg.end_byte] + b"\n);")
-            tree = queries.parse("cuda", snippet.data)
-            values = queries.nodes("cuda", INIT_VALUES, tree.root_node, "value")
+            parsed = _Snippet.expression(self.source.data[arg.start_byte:arg.end_byte])
             result = None
-            if values and not tree.root_node.has_error:
-                result = self._expression(values[0], snippet, self.source.tree.root_node, resolving | {name})
+            if parsed is not None:
+                result = self._expression(parsed[1], parsed[0], self.source.tree.root_node, resolving | {name})
             self._macro_expressions[arg.id] = result
         return self._macro_expressions[arg.id]
 
@@ -800,7 +814,6 @@ def macro_tree(source):
 # Generic query sources the checks ask of small nodes (a function, an expression, a macro body).
 IDENTIFIERS = "(identifier) @id"
 STRING_PIECES = "[(string_content) (raw_string_content)] @text"
-INIT_VALUES = "(init_declarator value: (_) @value)"
 
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
