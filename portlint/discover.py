@@ -33,8 +33,7 @@ def _language_of_name(name: str, folder: str) -> str | None:
     Paths: discovery asks once per file of the tree)."""
     if name == "CMakeLists.txt" or name.endswith(".cmake"):
         return CMAKE
-    dot = name.rfind(".")
-    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # as `PurePath.suffix`
+    suffix = suffix_of(name)
     if suffix == ".py":
         return PYTHON
     if name in MAKEFILE_NAMES or suffix in (".mk", ".make"):
@@ -46,6 +45,12 @@ def _language_of_name(name: str, folder: str) -> str | None:
     if _is_requirements_file(name, suffix, folder):
         return REQUIREMENTS
     return None
+
+
+def suffix_of(name: str) -> str:
+    """`PurePath(name).suffix` of a file name, without making a Path."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def _is_requirements_file(name: str, suffix: str, folder: str) -> bool:

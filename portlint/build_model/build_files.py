@@ -22,7 +22,7 @@ from portlint import rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
 from portlint.checks.cmake_ast import commands, project_languages
-from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover
+from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
 
@@ -70,12 +70,17 @@ class _Collector:
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
         self.rocm_build = False  # see BuildFiles.rocm_build
+        self._shown: dict = {}
 
     def shown(self, path: str | Path) -> str:
-        try:
-            return Path(path).relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        shown = self._shown.get(path)
+        if shown is None:  # asked for at each command of a list file: once per file
+            try:
+                shown = Path(path).relative_to(self.root).as_posix()
+            except ValueError:
+                shown = str(path)
+            self._shown[path] = shown
+        return shown
 
     def add_include_dir(self, path: str) -> None:
         if path not in self.include_dirs:
@@ -178,8 +183,10 @@ def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
     `project(x LANGUAGES HIP)`). What they define unconditionally is the ROCm build's."""
     found = []
     for c in candidates:
+        if c.language != CMAKE:
+            continue
         path = Path(os.path.normpath(c.resolved or c.path.resolve()))
-        if c.language == CMAKE and path.name == "CMakeLists.txt" and str(path) not in reached:
+        if path.name == "CMakeLists.txt" and str(path) not in reached:
             source = _read(path, CMAKE)
             if source is not None and b"hip" in source.data.lower() and not source.tree.root_node.has_error \
                     and _requires_hip(source):  # parsed only where HIP is named
@@ -609,8 +616,8 @@ class _CMakeTree:
                     for item in items:
                         if "$<" in item or item in _LIBRARY_KEYWORDS:
                             continue
-                        full = os.path.normpath(item if os.path.isabs(item) else directory / item)
-                        if Path(full).suffix.lower() not in COMPILED_SUFFIXES:
+                        full = os.path.normpath(os.path.join(directory, item))  # an absolute item stays
+                        if suffix_of(os.path.basename(full)).lower() not in COMPILED_SUFFIXES:
                             continue
                         if side:
                             self.build.rocm_sources.add(full)
