@@ -121,23 +121,28 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         model = build_model.build([], config)
     build = model.files
     explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))
-    # Context results are cached apart: they hold what the project rules need, not every rule's findings.
-    context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
-                     if cache_dir is not None and explicit else None)
-    context_kind = ("project context", config.root.resolve().as_posix())
-    context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-    plan, signatures = _project_context(candidates, around, context_before) if explicit and around else ([], {})
-    # The context's files are analysed by the same workers as the named ones: each worker
-    # builds its parsers and queries once.
-    context_files = [c for c in plan if isinstance(c, Candidate)]
     # A scan of directories takes each unchanged file's outcome from the last such scan.
     scan_kind = ("scan", os.getcwd(), *sorted(os.path.abspath(p) for p in paths))  # `resolve` fails on a link loop
     scan_before = unchanged.load(cache, *scan_kind) if not explicit else {}
     current = {_absolute(c): _signature_of(c, scan_before) for c in candidates if c.content is None}
     kept = unchanged.reusable(scan_before, current, _outside(scan_before))
     fresh = [c for c in candidates if _absolute(c) not in kept]
-    analysed = _analyze_all(fresh, config, codes, jobs, cache, context_files, model, context_cache)
-    fresh_outcomes = iter(analysed[:len(fresh)])
+    # The files to report on are analysed first, in workers forked before the project context
+    # is loaded (a smaller process to fork), which work while it loads.
+    analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model)
+    try:
+        # Context results are cached apart: they hold what the project rules need, not every rule's findings.
+        context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
+                         if cache_dir is not None and explicit else None)
+        context_kind = ("project context", config.root.resolve().as_posix())
+        context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
+        plan, signatures = _project_context(candidates, around, context_before) if explicit and around else ([], {})
+        context_files = [c for c in plan if isinstance(c, Candidate)]
+        context_outcomes = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache).outcomes()
+        analysed = analysis.outcomes()
+    finally:
+        analysis.close()
+    fresh_outcomes = iter(analysed)
     outcomes = [kept[_absolute(c)][2] if _absolute(c) in kept else next(fresh_outcomes) for c in candidates]
     scan_after: unchanged.Snapshot = {}
     for candidate, outcome in zip(candidates, outcomes):
@@ -149,7 +154,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.files[state.path] = state
         if current.get(_absolute(candidate), (None,))[0] is not None and not any(p.internal for p in problems):
             scan_after[_absolute(candidate)] = (*current[_absolute(candidate)], outcome)
-    context = _context_states(plan, analysed[len(fresh):])
+    context = _context_states(plan, context_outcomes)
 
     index = ProjectIndex()
     for state in (*result.files.values(), *context.values()):
@@ -238,7 +243,7 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     reported, so a file alone gives the findings it gives in a full scan. C-family files are
     not parsed here: their facts load on demand, only when a project rule asks for a name
     they mention (`ProjectIndex.defer`); build files are analysed (and cached) as usual: they
-    are returned as candidates, for `_analyze_all`.
+    are returned as candidates, for `_start_analysis`.
 
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
@@ -403,11 +408,35 @@ def _absolute(candidate: Candidate) -> str:
     return (candidate.resolved if candidate.resolved is not None else candidate.path.resolve()).as_posix()
 
 
-def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
-                 context: list[Candidate] = (), model: build_model.BuildModel | None = None,
-                 context_cache: Cache | None = None):
-    """The outcomes of `candidates`, then of `context` (analysed for the project rules only,
-    cached in `context_cache`: `cache` holds what the enabled rules found)."""
+class _Analysis:
+    """The analysis of some files, started (`_start_analysis`): workers analyse the files
+    that need it while the main process goes on; `outcomes()` waits for them."""
+
+    def __init__(self, outcomes: list, candidates: list, work: "workers.Work | None", timeout: float,
+                 compute=None) -> None:
+        # `outcomes[i]` is the outcome of `candidates[i]`, or None: the next result of `work`.
+        self._outcomes, self._candidates, self._work, self._timeout = outcomes, candidates, work, timeout
+        self._compute = compute  # in-process: the outcomes, worked out when asked
+
+    def outcomes(self) -> list:
+        if self._compute is not None:
+            return self._compute()
+        if self._work is None:
+            return self._outcomes
+        analysed = iter(self._work.results())
+        return [_file_outcome(c, next(analysed), self._timeout) if o is None else o
+                for c, o in zip(self._candidates, self._outcomes)]
+
+    def close(self) -> None:
+        if self._work is not None:
+            self._work.close()
+
+
+def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
+                    context: list[Candidate] = (), model: build_model.BuildModel | None = None,
+                    context_cache: Cache | None = None) -> _Analysis:
+    """The analysis of `candidates`, then of `context` (analysed for the project rules only,
+    cached in `context_cache`: `cache` holds what the enabled rules found), under way."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
     in_context = {id(c) for c in context}
@@ -428,7 +457,7 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
         return analyze_file(candidate, config, codes, cache, environment(candidate), data=known(candidate))
 
     if not candidates or not _in_workers(count, config.timeout):
-        return [analyze(c) for c in candidates]
+        return _Analysis([], [], None, config.timeout, compute=lambda: [analyze(c) for c in candidates])
     # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
     # a warm scan sends nothing to a worker. A miss is read again by its worker.
     def cache_of(candidate: Candidate) -> Cache | None:
@@ -437,16 +466,14 @@ def _analyze_all(candidates: list[Candidate], config: Config, codes, jobs: int, 
     outcomes = [_readable_or_cached(c, cache_of(c), environment(c), known(c)) if cache_of(c) is not None else None
                 for c in candidates]
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
-    if misses:
-        count = 1 if len(misses) < PARALLEL_THRESHOLD else count
-        if model is not None:
-            model.walk_all()
-        if count > 1:  # parsers and query walks are built once, here: forked workers share them
-            queries.precompile()
-        analysed = iter(workers.run(analyze, misses, count, config.timeout))
-        outcomes = [_file_outcome(c, next(analysed), config.timeout) if o is None else o
-                    for c, o in zip(candidates, outcomes)]
-    return outcomes
+    if not misses:
+        return _Analysis(outcomes, candidates, None, config.timeout)
+    count = 1 if len(misses) < PARALLEL_THRESHOLD else count
+    if model is not None:
+        model.walk_all()
+    if count > 1:  # parsers and query walks are built once, here: forked workers share them
+        queries.precompile()
+    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout), config.timeout)
 
 
 def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None,

@@ -64,17 +64,42 @@ def run(function: Callable, items: Sequence, workers: int, timeout: float,
     or whose worker dies (a crash in C code), gives a Crashed. Results come back in the order
     of `items`; `on_result(index, result)` is called as each arrives (an interrupted run
     keeps what it finished)."""
-    pool = _Pool(function, items, timeout, on_result)
-    previous = signal.getsignal(signal.SIGTERM)
-    # SIGTERM of the main process: end the workers (the `finally` below), then exit as a
-    # terminated process would. Only the main thread may install a handler.
-    restore = _install(signal.SIGTERM, _terminate)
-    try:
-        return pool.run(max(1, min(workers, len(items))))
-    finally:
-        pool.kill_all()
-        if restore:  # None: a handler not set from Python, which cannot be put back
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    return start(function, items, workers, timeout, on_result).results()
+
+
+class Work:
+    """`run`'s work, under way: the workers are forked and busy while the main process does
+    something else; `results()` waits for them (and ends them), `close()` ends them unfinished."""
+
+    def __init__(self, pool: "_Pool", count: int) -> None:
+        self.pool = pool
+        self.previous = signal.getsignal(signal.SIGTERM)
+        # SIGTERM of the main process: end the workers (`close`), then exit as a terminated
+        # process would. Only the main thread may install a handler.
+        self.restore = _install(signal.SIGTERM, _terminate)
+        try:
+            pool.start(count)
+        except BaseException:
+            self.close()
+            raise
+
+    def results(self) -> list:
+        try:
+            return self.pool.finish()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.pool.kill_all()
+        if self.restore:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
+            self.restore = False
+
+
+def start(function: Callable, items: Sequence, workers: int, timeout: float,
+          on_result: Callable[[int, object], None] | None = None) -> Work:
+    """`run`, started: the workers take the items at once, `Work.results()` collects them."""
+    return Work(_Pool(function, items, timeout, on_result), max(1, min(workers, len(items))))
 
 
 def _install(signum: int, handler) -> bool:
@@ -119,14 +144,17 @@ class _Pool:
         self.on_result = on_result
         self.workers: dict[int, _Worker] = {}  # by result fd
 
-    def run(self, count: int) -> list:
-        results: list = [None] * len(self.items)
-        pending = deque(range(len(self.items)))
+    def start(self, count: int) -> None:
+        self.pending = deque(range(len(self.items)))
         ahead = AHEAD if count > 1 else len(self.items)  # one worker takes them all
-        ahead = min(ahead, 4096)  # 16 KiB of indices: far below a pipe's buffer
-        left = len(self.items)
+        self.ahead = min(ahead, 4096)  # 16 KiB of indices: far below a pipe's buffer
         for _ in range(count):
-            self._give(self._fork(), pending, ahead)
+            self._give(self._fork(), self.pending, self.ahead)
+
+    def finish(self) -> list:
+        results: list = [None] * len(self.items)
+        pending, ahead = self.pending, self.ahead
+        left = len(self.items)
         while left:
             busy = [w for w in self.workers.values() if w.queue]
             wait = min(w.deadline for w in busy) - time.monotonic()
