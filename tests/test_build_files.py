@@ -72,6 +72,7 @@ def test_setup_py_sources_chosen_on_rocm(tmp_path: Path) -> None:
     build = _read(root)
     assert build.rocm_defines == {"EXT_ON_AMD": "1"}
     assert build.cuda_defines == {"EXT_TENSOR_CORES": None}
+    assert build.other_builds_define == {"EXT_TENSOR_CORES"}  # only where the ROCm build never goes
     assert build.include_dirs == (str(root / "include"),)
 
 
@@ -151,7 +152,40 @@ def test_cmake_backend_option_and_cuda_only_subdirectory(tmp_path: Path) -> None
     build = _read(root)
     assert build.rocm_defines == {"P_AMD": "1"}
     assert build.cuda_defines == {"P_NV": None}
+    assert build.other_builds_define == {"P_NV"}
     assert build.include_dirs == (str(root / "include"),)
+
+
+def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(tmp_path: Path) -> None:
+    guarded = "#ifdef NAME\n#include <cublas_v2.h>\n#endif\n" + CLEAN
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_ROCM "HIP backend" OFF)
+            option(P_FAST "faster kernels" OFF)
+            if(P_ROCM)
+              enable_language(HIP)
+            else()
+              enable_language(CUDA)
+              add_compile_definitions(P_WITH_CUBLAS)
+            endif()
+            if(P_FAST)
+              add_compile_definitions(P_FAST_PATHS)
+            endif()
+            add_library(p a.cu b.cu)
+            """,
+        "a.cu": guarded.replace("NAME", "P_WITH_CUBLAS"),  # the CUDA arm's alone: not on ROCm
+        "b.cu": guarded.replace("NAME", "P_FAST_PATHS"),  # an option the ROCm build may set too
+    }
+    root = _project(tmp_path / "ported", files)
+    assert _read(root).other_builds_define == {"P_WITH_CUBLAS"}
+    assert {(Path(f.path).name, f.code) for f in scan([root], root).findings} >= {("b.cu", "L001")}
+    assert "a.cu" not in {Path(f.path).name for f in scan([root], root).findings}
+    # Build files that say nothing of ROCm: what they define elsewhere decides nothing.
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("enable_language(HIP)", "message(STATUS cpu)")
+    root = _project(tmp_path / "never_ported", files)
+    assert {Path(f.path).name for f in scan([root], root).findings if f.code == "L001"} == {"a.cu", "b.cu"}
 
 
 def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path) -> None:

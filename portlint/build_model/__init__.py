@@ -94,9 +94,13 @@ def build(candidates, config, around=None) -> BuildModel:
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
     project_headers = [(c.resolved or c.path.resolve()).as_posix() for c in around or ()
                        if c.language == _C_FAMILY and os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES]
+    rocm_build = files.rocm_build or torch_extension
+    # A described ROCm build passes its own defines only: what the build files define for
+    # other builds alone (a CUDA-only arm) is not defined there.
+    rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
     macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=_read, not_built=files.not_built, unread=scanned,
-                         rocm_build=files.rocm_build or torch_extension)
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined)
     return BuildModel(files, macros)
 
 

@@ -49,6 +49,10 @@ class BuildFiles:
     # A build file describes the ROCm build (HIP language, `find_package(hip)`, a PyTorch
     # extension): `rocm_defines` is then what it passes, not a guess.
     rocm_build: bool = False
+    # Names the build files define only for other builds (a CUDA-only arm, another backend's
+    # list file the ROCm build never reads), never where the ROCm build may go: with
+    # `rocm_build`, the ROCm build does not define them.
+    other_builds_define: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -70,6 +74,8 @@ class _Collector:
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
         self.rocm_build = False  # see BuildFiles.rocm_build
+        self.rocm_may_define: set[str] = set()  # names defined where the ROCm build surely or maybe goes
+        self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
         self._shown: dict = {}
 
     def shown(self, path: str | Path) -> str:
@@ -87,14 +93,41 @@ class _Collector:
             self.include_dirs.append(path)
 
     def define(self, rocm: Value, cuda: Value, text: str) -> None:
-        """One define (`NAME`, `NAME=VALUE`, `-DNAME=VALUE`) passed where each build surely goes."""
-        text = text[2:] if text.startswith("-D") else text
-        name, _, value = text.partition("=")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        """One define (`NAME`, `NAME=VALUE`, `-DNAME=VALUE`) where the ROCm build goes as
+        `rocm` says and the CUDA build as `cuda` says."""
+        self.define_for_rocm(rocm, text)
+        self.define_for_cuda(cuda, text)
+
+    def define_for_rocm(self, taken: Value, text: str) -> None:
+        """A define in a place the ROCm build surely (True), maybe (None) or never (False) reaches."""
+        parsed = _define(text)
+        if parsed is None:
             return
-        for taken, defines in ((rocm, self.rocm_defines), (cuda, self.cuda_defines)):
-            if taken is True:
-                defines.setdefault(name, value if "=" in text else None)
+        name, value = parsed
+        if taken is True:
+            self.rocm_defines.setdefault(name, value)
+        (self.rocm_may_define if taken is not False else self.defined_elsewhere).add(name)
+
+    def define_for_cuda(self, taken: Value, text: str) -> None:
+        parsed = _define(text)
+        if parsed is None:
+            return
+        name, value = parsed
+        if taken is True:
+            self.cuda_defines.setdefault(name, value)
+        self.defined_elsewhere.add(name)
+
+    def other_builds_define(self) -> frozenset[str]:
+        return frozenset(self.defined_elsewhere - self.rocm_may_define - self.rocm_defines.keys())
+
+
+def _define(text: str) -> tuple[str, str | None] | None:
+    """(name, value) of `NAME`, `NAME=VALUE` or `-DNAME=VALUE` (value None for a bare name)."""
+    text = text[2:] if text.startswith("-D") else text
+    name, equals, value = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return None
+    return name, value if equals else None
 
 
 def read_build_files(candidates, config) -> BuildFiles:
@@ -141,7 +174,7 @@ def read_build_files(candidates, config) -> BuildFiles:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
-                      rocm_build=collector.rocm_build)
+                      rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define())
 
 
 def _hipified_stem(path: str) -> str:
@@ -324,7 +357,10 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
 
     def define(node: ast.AST, text: str) -> None:
         rocm, cuda = _taken(script, node, names)
-        collector.define(rocm if rocm_side else None, None if rocm_side else cuda, text)
+        if rocm_side:
+            collector.define_for_rocm(rocm, text)
+        else:
+            collector.define_for_cuda(cuda, text)
 
     for expr in script.argument(call, "define_macros"):
         for leaf in script.values(expr):
@@ -578,6 +614,10 @@ class _CMakeTree:
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if rocm is False and cuda is False:
+            if name in _DEFINE_COMMANDS:  # an arm for another build (`if(USE_MUSA)`): its names are not ROCm's
+                for text in [_unquote(source.node_text(a)) for a in arguments][1 if name == "target_compile_definitions" else 0:]:
+                    if "$" not in text and text not in _LIBRARY_KEYWORDS:
+                        self.collector.define_for_rocm(False, text)
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
         if rocm is not False and _names_hip(name, texts):
@@ -634,7 +674,10 @@ class _CMakeTree:
                     for item in items if complete else []:
                         if name == "add_definitions" and not item.startswith("-D"):
                             continue
-                        self.collector.define(taken if side else None, None if side else taken, item)
+                        if side:
+                            self.collector.define_for_rocm(taken, item)
+                        else:
+                            self.collector.define_for_cuda(taken, item)
             return
         if name in ("include_directories", "target_include_directories") and rocm is not False:
             start = 1 if name == "target_include_directories" else 0

@@ -128,23 +128,26 @@ class Base:
 
 
 def bases(rocm_macros: Iterable[str] = (), rocm_defines: Mapping[str, str | None] | None = None,
-          cuda_defines: Mapping[str, str | None] | None = None) -> tuple[Base, Base]:
+          cuda_defines: Mapping[str, str | None] | None = None,
+          rocm_undefined: frozenset[str] = frozenset()) -> tuple[Base, Base]:
     """(ROCm, CUDA) bases: hip-clang's or nvcc's predefines, the build's `-D` defines and the
-    configured `rocm-macros` (defined on ROCm only: that is what configuring one says)."""
+    configured `rocm-macros` (defined on ROCm only: that is what configuring one says);
+    `rocm_undefined`: names a described ROCm build does not define (`FileEnvironment`)."""
     return _bases(frozenset(rocm_macros), tuple(sorted((rocm_defines or {}).items())),
-                  tuple(sorted((cuda_defines or {}).items())))
+                  tuple(sorted((cuda_defines or {}).items())), rocm_undefined)
 
 
 _BASES: dict = {}
 
 
-def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple) -> tuple[Base, Base]:
-    key = (rocm_macros, rocm_defines, cuda_defines)
+def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple,
+           rocm_undefined: frozenset[str]) -> tuple[Base, Base]:
+    key = (rocm_macros, rocm_defines, cuda_defines, rocm_undefined)
     if key not in _BASES:
         rocm_names = ROCM_DEFINED | rocm_macros
         rocm_defined = {**dict.fromkeys(rocm_names), **dict(rocm_defines)}
         cuda_defined = {**dict.fromkeys(CUDA_DEFINED), **dict(cuda_defines)}
-        rocm = Base(rocm_defined, ROCM_UNKNOWN, CUDA_ONLY - rocm_defined.keys())
+        rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | rocm_undefined) - rocm_defined.keys())
         # A configured ROCm macro or a ROCm `-D` is not defined on CUDA, unless CUDA's defines it too.
         cuda_undefined = (rocm_names | ROCM_UNKNOWN | {n for n, _ in rocm_defines}) - cuda_defined.keys()
         cuda = Base(cuda_defined, CUDA_UNKNOWN, frozenset(cuda_undefined), AMD_TARGET_MACRO)
@@ -203,13 +206,17 @@ class FileEnvironment:
     status: str | None = None
     # The build files describe the ROCm build, so `rocm_defines` are all it passes.
     rocm_build: bool = False
+    # Names those build files define for other builds only (a CUDA-only arm): the ROCm
+    # build does not define them (`BuildFiles.other_builds_define`).
+    rocm_undefined: frozenset[str] = frozenset()
 
     @cached_property
     def fingerprint(self) -> str:
         """Changes when anything the file was analysed under changes (the cache key)."""
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
-                  repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build)]
+                  repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
+                  repr(sorted(self.rocm_undefined))]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -224,7 +231,7 @@ class FileEnvironment:
     def scope(self, offset: int, rocm: bool, rocm_macros: Iterable[str] = (),
               values: Mapping[str, int] | None = None) -> ScopeAt:
         """What the ROCm (or CUDA) build knows just before byte `offset` of the file."""
-        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines)
+        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines, self.rocm_undefined)
         return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values)
 
     # ---- shims: what rules call before judging a CUDA name -------------------------------
@@ -391,7 +398,8 @@ class BuildMacros:
                  rocm_defines: Mapping[str, str | None] | None = None,
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
-                 not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False) -> None:
+                 not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
+                 rocm_undefined: frozenset[str] = frozenset()) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -402,7 +410,8 @@ class BuildMacros:
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
-        self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines)
+        self._rocm_undefined = frozenset(rocm_undefined)
+        self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines, self._rocm_undefined)
         self._include_dirs = tuple(include_dirs)
         self._read = read
         self._walks: dict[str, _Walk] = {}
@@ -712,8 +721,8 @@ class BuildMacros:
         walk = self.walk(path)
         status = self.status(path)
         included = _is_header(path) and path in self._sites
-        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and status is None \
-                and not included:
+        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
+                and status is None and not included:
             return _EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
         words = _Words(data)
@@ -735,7 +744,8 @@ class BuildMacros:
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
-        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status, self._rocm_build)
+        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status, self._rocm_build,
+                               self._rocm_undefined)
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:
