@@ -370,8 +370,28 @@ class CMakeWalk:
         ports = [i for i, (r, c) in enumerate(zip(rocm_takes, cuda_takes)) if _truth(r) is not False and _truth(c) is False]
         if ports:  # an undecidable arm before the port is its CUDA alternative
             rocm_takes = [False if i < ports[0] and _truth(r) is None else r for i, r in enumerate(rocm_takes)]
+        # The ROCm build is the one that builds HIP: an undecidable arm that enables HIP
+        # (`if(WITH_GPU)` around `enable_language(HIP)`) is the one it takes, and no other.
+        hip = [i for i, ((_, body), r) in enumerate(zip(arms, rocm_takes)) if _truth(r) is None and self._enables_hip(body)]
+        if len(hip) == 1:  # (two such arms: either may be the ROCm build's)
+            hip = hip[0]
+            rocm_takes = [True if i == hip else False if _truth(r) is None else r for i, r in enumerate(rocm_takes)]
         for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+
+    def _enables_hip(self, body) -> bool:
+        """Does a command of `body` (nested `if`s and loops included, not function bodies) build HIP?"""
+        pending = list(body.children)
+        while pending:
+            node = pending.pop()
+            if node.type == "normal_command":
+                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+                if name_node is not None and names_hip(self.source.node_text(name_node).lower(),
+                                                       _cmake_words(args, self.source) if args is not None else []):
+                    return True
+            elif node.type not in ("function_def", "macro_def"):
+                pending.extend(node.children)
+        return False
 
     def _command(self, node, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
         name_node = _first(node, "identifier")
@@ -468,6 +488,27 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         for text, quoted in texts:
             if not quoted and text in env:
                 env[text] = CMakeValue(env[text].items, definite=False)
+
+
+def names_hip(name: str, words: list[str]) -> bool:
+    """Does this CMake command build HIP: `find_package(hip)`, `enable_language(HIP)`,
+    `project(x ... HIP)`? (`name` in lower case, `words` its arguments.)"""
+    if name == "find_package":
+        return bool(words) and words[0] in ("hip", "HIP")
+    if name == "enable_language":
+        return "HIP" in words
+    return name == "project" and any(words[i] == "HIP" for i in project_languages(words))
+
+
+def project_languages(words: list[str]) -> list[int]:
+    """Indices of the language words of `project(name [VERSION v] ... [LANGUAGES l...])`."""
+    keywords = {"VERSION", "DESCRIPTION", "HOMEPAGE_URL", "LANGUAGES"}
+    if "LANGUAGES" in words:
+        start = words.index("LANGUAGES") + 1
+        end = next((i for i in range(start, len(words)) if words[i] in keywords), len(words))
+        return list(range(start, end))
+    end = next((i for i in range(1, len(words)) if words[i] in keywords), len(words))
+    return list(range(1, end))  # `project(name CXX CUDA)`
 
 
 def _first(node, kind: str):

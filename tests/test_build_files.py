@@ -188,6 +188,33 @@ def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(
     assert {Path(f.path).name for f in scan([root], root).findings if f.code == "L001"} == {"a.cu", "b.cu"}
 
 
+def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:
+    ptx = ('#ifndef P_AMD\n__device__ unsigned lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); '
+           'return l; }\n#endif\n')
+    lists = """\
+        cmake_minimum_required(VERSION 3.21)
+        project(p LANGUAGES CXX)
+        option(P_GPU "GPU kernels" OFF)
+        if(P_GPU)
+          if(P_VENDOR STREQUAL "amd")
+            enable_language(HIP)
+            add_definitions(-DP_AMD)
+          else()
+            enable_language(CUDA)
+          endif()
+        endif()
+        add_library(p lane.cu)
+        """
+    root = _project(tmp_path / "ported", {"CMakeLists.txt": lists, "lane.cu": ptx})
+    # Neither condition names ROCm, and both are options: the ROCm build is the one that gets to HIP.
+    assert _read(root).rocm_defines == {"P_AMD": None}
+    assert [f.code for f in scan([root], root).findings if f.code == "A001"] == []
+    root = _project(tmp_path / "never_ported", {"CMakeLists.txt": lists.replace("enable_language(HIP)", ""),
+                                                 "lane.cu": ptx})
+    assert _read(root).rocm_defines == {}
+    assert [f.code for f in scan([root], root).findings if f.code == "A001"] == ["A001"]
+
+
 def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path) -> None:
     """A backend added through a function (`add_subdirectory(${dir})`) is not reached by the
     walk; a list file that requires HIP at its top level is still the ROCm build's: its

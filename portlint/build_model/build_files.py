@@ -21,9 +21,9 @@ from typing import Mapping
 from portlint import rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
-from portlint.checks.cmake_ast import commands, project_languages
+from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
-from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand
+from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
 
 # Sources a build compiles (headers are reached through `#include`).
@@ -233,19 +233,9 @@ def _requires_hip(source: SourceFile) -> bool:
         if command.node.parent != root:
             continue  # under an `if` or in a function: HIP may be optional there
         words = command.words(source)
-        if _names_hip(command.name, words) and (command.name != "find_package" or "REQUIRED" in words[1:]):
+        if names_hip(command.name, words) and (command.name != "find_package" or "REQUIRED" in words[1:]):
             return True
     return False
-
-
-def _names_hip(name: str, words: list[str]) -> bool:
-    """Does this CMake command build HIP: `find_package(hip)`, `enable_language(HIP)`,
-    `project(x ... HIP)`?"""
-    if name == "find_package":
-        return bool(words) and words[0] in ("hip", "HIP")
-    if name == "enable_language":
-        return "HIP" in words
-    return name == "project" and any(words[i] == "HIP" for i in project_languages(words))
 
 
 def _makefiles(candidates, root: Path) -> list[Path]:
@@ -620,7 +610,7 @@ class _CMakeTree:
                         self.collector.define_for_rocm(False, text)
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
-        if rocm is not False and _names_hip(name, texts):
+        if rocm is not False and names_hip(name, texts):
             self.collector.rocm_build = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"

@@ -223,14 +223,3 @@ def referenced_variables_within(source: SourceFile, start: int, end: int) -> lis
         found.append((source.node_text(refs[at]), refs[at].start_byte))
         at += 1
     return found
-
-
-def project_languages(words: list[str]) -> list[int]:
-    """Indices of the language words of `project(name [VERSION v] ... [LANGUAGES l...])`."""
-    keywords = {"VERSION", "DESCRIPTION", "HOMEPAGE_URL", "LANGUAGES"}
-    if "LANGUAGES" in words:
-        start = words.index("LANGUAGES") + 1
-        end = next((i for i in range(start, len(words)) if words[i] in keywords), len(words))
-        return list(range(start, end))
-    end = next((i for i in range(1, len(words)) if words[i] in keywords), len(words))
-    return list(range(1, end))  # `project(name CXX CUDA)`

@@ -35,13 +35,12 @@ from portlint.checks.cmake_ast import (
     byte_offset,
     cached_commands,
     line_indent,
-    project_languages,
     referenced_variables_within,
     variable_refs,
     word,
 )
 from portlint.fix import Edit
-from portlint.rocm_path import RocmPathModel, Status
+from portlint.rocm_path import RocmPathModel, Status, project_languages
 from portlint.source import Location, SourceFile
 
 # ---- where an argument's flags go (sink kinds) ---------------------------------------------
