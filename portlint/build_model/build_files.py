@@ -95,27 +95,19 @@ class _Collector:
     def define(self, rocm: Value, cuda: Value, text: str) -> None:
         """One define (`NAME`, `NAME=VALUE`, `-DNAME=VALUE`) where the ROCm build goes as
         `rocm` says and the CUDA build as `cuda` says."""
-        self.define_for_rocm(rocm, text)
-        self.define_for_cuda(cuda, text)
+        self.define_for(True, rocm, text)
+        self.define_for(False, cuda, text)
 
-    def define_for_rocm(self, taken: Value, text: str) -> None:
-        """A define in a place the ROCm build surely (True), maybe (None) or never (False) reaches."""
+    def define_for(self, rocm_side: bool, taken: Value, text: str) -> None:
+        """A define in a place one build (the ROCm build's if `rocm_side`, else the CUDA
+        build's) surely (True), maybe (None) or never (False) reaches."""
         parsed = _define(text)
         if parsed is None:
             return
         name, value = parsed
         if taken is True:
-            self.rocm_defines.setdefault(name, value)
-        (self.rocm_may_define if taken is not False else self.defined_elsewhere).add(name)
-
-    def define_for_cuda(self, taken: Value, text: str) -> None:
-        parsed = _define(text)
-        if parsed is None:
-            return
-        name, value = parsed
-        if taken is True:
-            self.cuda_defines.setdefault(name, value)
-        self.defined_elsewhere.add(name)
+            (self.rocm_defines if rocm_side else self.cuda_defines).setdefault(name, value)
+        (self.rocm_may_define if rocm_side and taken is not False else self.defined_elsewhere).add(name)
 
     def other_builds_define(self) -> frozenset[str]:
         return frozenset(self.defined_elsewhere - self.rocm_may_define - self.rocm_defines.keys())
@@ -347,10 +339,7 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
 
     def define(node: ast.AST, text: str) -> None:
         rocm, cuda = _taken(script, node, names)
-        if rocm_side:
-            collector.define_for_rocm(rocm, text)
-        else:
-            collector.define_for_cuda(cuda, text)
+        collector.define_for(rocm_side, rocm if rocm_side else cuda, text)
 
     for expr in script.argument(call, "define_macros"):
         for leaf in script.values(expr):
@@ -607,7 +596,7 @@ class _CMakeTree:
             if name in _DEFINE_COMMANDS:  # an arm for another build (`if(USE_MUSA)`): its names are not ROCm's
                 for text in [_unquote(source.node_text(a)) for a in arguments][1 if name == "target_compile_definitions" else 0:]:
                     if "$" not in text and text not in _LIBRARY_KEYWORDS:
-                        self.collector.define_for_rocm(False, text)
+                        self.collector.define_for(True, False, text)
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
         if rocm is not False and names_hip(name, texts):
@@ -664,10 +653,7 @@ class _CMakeTree:
                     for item in items if complete else []:
                         if name == "add_definitions" and not item.startswith("-D"):
                             continue
-                        if side:
-                            self.collector.define_for_rocm(taken, item)
-                        else:
-                            self.collector.define_for_cuda(taken, item)
+                        self.collector.define_for(side, taken, item)
             return
         if name in ("include_directories", "target_include_directories") and rocm is not False:
             start = 1 if name == "target_include_directories" else 0
