@@ -10,7 +10,7 @@ import re
 
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
-from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition
+from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
 from portlint.source import SourceFile
 from portlint.triggers import needs
 
@@ -158,6 +158,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # written with HIP in mind (`#elif defined(__HIP_DEVICE_COMPILE__)`, ...)
         if source.shim(CUDA_ARCH, condition.node.start_byte) is not None:
             continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
+        if _decided_without_the_device_pass(condition, source):
+            continue  # another test decides it on ROCm (`|| defined(MYLIB_ROCM)`, a macro the ROCm build defines)
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -176,6 +178,13 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
                               Edit.replace(node, replacement)),
             ))
     return findings
+
+
+def _decided_without_the_device_pass(condition: Condition, source: SourceFile) -> bool:
+    """Does the ROCm build decide `condition` the same whether `__CUDA_ARCH__` is defined or
+    not? Then its device-pass test changes nothing there."""
+    undefined = evaluate(condition, source, rocm=True)
+    return undefined is not None and undefined == evaluate(condition, source, rocm=True, values={CUDA_ARCH: 900})
 
 
 # ---- P005: kernels whose `__global__` vanishes on ROCm ----------------------------------
@@ -275,7 +284,6 @@ from portlint import queries  # noqa: E402
 from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
-from portlint.rocm_path import Value, evaluate  # noqa: E402
 from portlint.source import CUDA  # noqa: E402
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
