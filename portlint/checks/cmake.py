@@ -20,6 +20,7 @@ from portlint.checks.cmake_ast import (
     items,
     line_indent,
     property_values,
+    referenced_variables,
     rocm_branch_heads,
     values_reaching,
     word,
@@ -91,15 +92,21 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
     if not any(name in lowered for name in _LINK_NAME_BYTES):
         return []
     all_commands = cached_commands(source)
-    direct = []
+    direct, dead = [], []
     for command in all_commands:
-        if command.name in _LINK_COMMANDS:
-            direct.extend(command.args)
-        else:
-            direct.extend(property_values(command, source, lambda p: p.endswith("LINK_LIBRARIES")))
+        links = (command.args if command.name in _LINK_COMMANDS
+                 else property_values(command, source, lambda p: p.endswith("LINK_LIBRARIES")))
+        # A link the ROCm build never runs (the `else()` of `if(USE_ROCM)`) is the CUDA build's.
+        on_rocm = source.rocm_path is None or source.rocm_path.status(command.node.start_byte) is not Status.DEAD
+        (direct if on_rocm else dead).extend(links)
+    # A variable named like a library list is one even where this file never links it (a
+    # parent links it), but not when this file links it only where the ROCm build never goes.
+    linked = {name for arg in direct for name in referenced_variables(arg, source)}
+    cuda_only = {name for arg in dead for name in referenced_variables(arg, source)} - linked
     defined = {word(c.args[0], source) for c in all_commands if c.name == "add_library" and c.args}
     findings = []
-    for arg in values_reaching(source, all_commands, direct, _LINK_VARIABLE.search):
+    for arg in values_reaching(source, all_commands, direct,
+                               lambda name: _LINK_VARIABLE.search(name) is not None and name not in cuda_only):
         for start, end, text, lib in _link_culprits(arg, source):
             if text in defined:
                 continue  # `add_library(CUDA::cublas ALIAS roc::hipblas)`: the project maps it
