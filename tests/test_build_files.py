@@ -215,6 +215,24 @@ def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path
     assert [f.code for f in scan([root], root).findings if f.code == "A001"] == ["A001"]
 
 
+def test_an_unreached_list_file_that_compiles_with_sycl_is_not_the_rocm_build(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX)\n",
+        "sycl/CMakeLists.txt": 'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -fsycl")\nadd_library(p_sycl a.cpp)\n',
+        "sycl/a.cpp": '#include "a.hpp"\n',
+        "sycl/a.hpp": "#pragma once\n",
+        "sycl/own/CMakeLists.txt": "add_library(p_own b.cpp)\n",  # a list of its own: not the SYCL build's
+        "sycl/own/b.cpp": CLEAN,
+        # SYCL under a condition is one choice among others: it decides nothing.
+        "maybe/CMakeLists.txt": 'if(USE_SYCL)\n  add_compile_options(-fsycl)\nendif()\nadd_library(p_maybe c.cpp)\n',
+        "maybe/c.cpp": CLEAN,
+    })
+    assert _not_built(root) == {
+        "sycl/a.cpp": "compiled by the SYCL build (sycl/CMakeLists.txt), which hip-clang never runs",
+        "sycl/a.hpp": "included only by files not compiled for ROCm",
+    }
+
+
 def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path) -> None:
     """A backend added through a function (`add_subdirectory(${dir})`) is not reached by the
     walk; a list file that requires HIP at its top level is still the ROCm build's: its

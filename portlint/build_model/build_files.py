@@ -21,6 +21,7 @@ from typing import Mapping
 from portlint import rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
+from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip
@@ -146,14 +147,14 @@ def read_build_files(candidates, config) -> BuildFiles:
     for path in _makefiles(candidates, root):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
-    candidates_not_built: dict[str, str] = {}
+    candidates_not_built: dict[str, str] = _sycl_sources(candidates, reached, collector)
     for build in collector.builds:
         not_built.update(build.unread_lists)
         if build.unresolved:
             continue
         for path, where in build.cuda_sources.items():
             if path not in build.rocm_sources:
-                candidates_not_built[path] = where
+                candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
     for path in compiled:
         candidates_not_built.pop(path, None)
@@ -217,6 +218,52 @@ def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
                     and _requires_hip(source):  # parsed only where HIP is named
                 found.append(path)
     return sorted(found)
+
+
+def _sycl_sources(candidates, reached: set[str], collector: _Collector) -> dict[str, str]:
+    """The sources of unreached list files that compile with a SYCL compiler (a backend added
+    through a function, as `_rocm_only_lists`): hip-clang never compiles them. A list file is
+    a SYCL build when a command at its top level passes `-fsycl` or requires a SYCL package.
+    Its sources are the C-family files of its directory and below that no other list file
+    is nearer to; headers follow as their includers do (`_not_included`)."""
+    lists = {}
+    for c in candidates:
+        if c.language != CMAKE or c.path.name != "CMakeLists.txt":
+            continue
+        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
+        if str(path) in reached:
+            continue
+        source = _read(path, CMAKE)
+        if source is not None and b"sycl" in source.data.lower() and _compiles_sycl(source):
+            lists[str(path.parent)] = collector.shown(path)
+    if not lists:
+        return {}
+    found = {}
+    for c in candidates:
+        if c.language != CUDA or os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES:
+            continue
+        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
+        nearest = _nearest(path.parent, Path(collector.root), "CMakeLists.txt")
+        shown = lists.get(str(nearest[0].parent)) if nearest else None
+        if shown is not None:
+            found[str(path)] = f"compiled by the SYCL build ({shown}), which hip-clang never runs"
+    return found
+
+
+_SYCL_PACKAGES = frozenset({"IntelSYCL", "IntelDPCPP", "AdaptiveCpp", "hipSYCL", "OpenSYCL"})
+
+
+def _compiles_sycl(source: SourceFile) -> bool:
+    root = source.tree.root_node
+    for command in commands(source):
+        if command.node.parent != root:
+            continue  # under an `if`: SYCL may be one choice of several there
+        words = command.words(source)
+        if command.name == "find_package" and words and words[0] in _SYCL_PACKAGES and "REQUIRED" in words[1:]:
+            return True
+        if any("-fsycl" in w.split() for w in words):
+            return True
+    return False
 
 
 def _requires_hip(source: SourceFile) -> bool:
@@ -706,16 +753,17 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path) -> lis
 # ---- includes -----------------------------------------------------------------------------
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
                   config) -> dict[str, str]:
-    """The candidates, and headers only they include, that no possibly-compiled file includes."""
+    """The candidates (path -> why no ROCm build compiles it), and headers only they include,
+    that no possibly-compiled file includes."""
     files = _project_c_files(candidates, root, config)
     files.update(candidates_not_built)  # named by a build file even if discovery left them out
     graph = _IncludeGraph(include_dirs)
     compiled_roots = [p for p in files if p not in candidates_not_built and Path(p).suffix.lower() in COMPILED_SUFFIXES]
     compiled = graph.closure(compiled_roots)
     out = {}
-    for path, where in candidates_not_built.items():
+    for path, reason in candidates_not_built.items():
         if path not in compiled and os.path.isfile(path):
-            out[path] = f"listed only on a CUDA-only path ({where})"
+            out[path] = reason
     for path in graph.closure(list(out)):
         if path not in compiled and path not in out:
             out[path] = "included only by files not compiled for ROCm"
