@@ -46,12 +46,15 @@ class CudaLibrary:
     renames: tuple[tuple[str, str], ...] = ()
     exact_renames: tuple[tuple[str, str], ...] = ()
     hip_header: str | None = None  # the counterpart's main header, named by the rename fix
+    # The counterpart is an early-access preview (libhipcxx, "not for production workloads"):
+    # depending on it stays a warning even with the same headers.
+    preview: bool = False
 
     @property
     def severity(self) -> Severity:
         if self.counterpart is None:
             return Severity.ERROR
-        return Severity.NOTE if self.same_headers else Severity.WARNING
+        return Severity.NOTE if self.same_headers and not self.preview else Severity.WARNING
 
 
 # Most specific first: `cublasLt` before `cublas`, the cuDNN frontend before cuDNN,
@@ -143,9 +146,11 @@ CUDA_LIBRARIES: tuple[CudaLibrary, ...] = (
         ("cuda/std/*", "cuda/barrier", "cuda/pipeline", "cuda/atomic", "cuda/latch", "cuda/semaphore",
          "cuda/annotated_ptr", "cuda/memory_resource", "cuda/stream_ref", "cuda/functional", "cuda/ptx",
          "cuda/cmath", "cuda/type_traits", "cuda/utility", "cuda/memory"),
-        port="Keep the libcu++ code under `#ifndef USE_ROCM`; on ROCm use the standard library "
+        counterpart="libhipcxx", same_headers=True, preview=True,
+        port="Keep the libcu++ code under `#ifndef USE_ROCM` and on ROCm use the standard library "
              "(`<atomic>`, `<type_traits>`), `__syncthreads()` for `cuda::barrier` and plain loads "
-             "for `cuda::pipeline` (libhipcxx covers a subset as `<hip/std/...>`)"),
+             "for `cuda::pipeline`; or build against libhipcxx, which keeps the `<cuda/std/...>` "
+             "headers (include `<hip/hip_runtime.h>` first) and covers a subset of libcu++"),
     CudaLibrary(
         "CUTLASS", ("cutlass/*", "cute/*"),
         port="Keep the CUTLASS code under `#ifndef USE_ROCM` and write the ROCm path with "
@@ -415,6 +420,8 @@ def _is_live(source: SourceFile, offset: int) -> bool:
 def _include_message(lib: CudaLibrary, written: str) -> str:
     if lib.counterpart is None:
         return f"{lib.name} header `{written}` has no ROCm counterpart; this code cannot build on AMD."
+    if lib.same_headers and lib.preview:
+        return f"{lib.name} header `{written}` builds on ROCm only against {lib.counterpart}, an early-access preview."
     if lib.same_headers:
         return f"{lib.name} header `{written}` builds on ROCm only against {lib.counterpart}."
     return f"{lib.name} header `{written}` does not exist on ROCm; its port is {lib.counterpart}."
