@@ -249,3 +249,41 @@ def test_ctrl_c_exits_130_with_one_line_and_no_workers_left(tree):
     assert proc.returncode == 130
     assert stderr == "portlint: interrupted\n"
     assert _wait_gone(workers) == set()
+
+
+def _mark_then_return(marker: str) -> str:
+    Path(marker).write_text("started")
+    return marker
+
+
+def _sleep_then_return(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_started_work_runs_while_the_main_process_goes_on_and_close_ends_it(tmp_path: Path) -> None:
+    from portlint import workers
+
+    markers = [str(tmp_path / "a"), str(tmp_path / "b")]
+    work = workers.start(_mark_then_return, markers, 2, 10)
+    # The main process goes on (here: it waits for the markers); the workers do their items meanwhile.
+    for _ in range(1000):
+        if all(Path(m).exists() for m in markers):
+            break
+        time.sleep(0.01)
+    assert all(Path(m).exists() for m in markers), "the workers did not start before results() was asked"
+    assert work.results() == markers
+    # Unfinished work that is closed (an interrupted scan) leaves no worker behind.
+    work = workers.start(_sleep_then_return, [30.0], 1, 10)
+    pid = next(iter(work.pool.workers.values())).pid
+    work.close()
+    for _ in range(500):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break  # reaped already
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError("the closed worker is still running")
