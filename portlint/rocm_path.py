@@ -380,14 +380,17 @@ class CMakeWalk:
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
 
     def _enables_hip(self, body) -> bool:
-        """Does a command of `body` (nested `if`s and loops included, not function bodies) build HIP?"""
+        """Does a command of `body` (nested `if`s and loops included, not function bodies) build
+        HIP: `enable_language(HIP)`, `project(... HIP)`, `find_package(hip REQUIRED)`? (An
+        optional `find_package(hip QUIET)` may only probe for it.)"""
         pending = list(body.children)
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                if name_node is not None and names_hip(self.source.node_text(name_node).lower(),
-                                                       _cmake_words(args, self.source) if args is not None else []):
+                name = self.source.node_text(name_node).lower() if name_node is not None else ""
+                words = _cmake_words(args, self.source) if args is not None else []
+                if names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:]):
                     return True
             elif node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)

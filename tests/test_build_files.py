@@ -213,6 +213,10 @@ def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path
                                                  "lane.cu": ptx})
     assert _read(root).rocm_defines == {}
     assert [f.code for f in scan([root], root).findings if f.code == "A001"] == ["A001"]
+    # An optional `find_package(hip QUIET)` only probes: the arm stays undecided.
+    root = _project(tmp_path / "probing", {"CMakeLists.txt": lists.replace("enable_language(HIP)", "find_package(hip QUIET)"),
+                                           "lane.cu": ptx})
+    assert _read(root).rocm_defines == {}
 
 
 def test_an_unreached_list_file_that_compiles_with_sycl_is_not_the_rocm_build(tmp_path: Path) -> None:
