@@ -372,7 +372,8 @@ class CMakeWalk:
             rocm_takes = [False if i < ports[0] and _truth(r) is None else r for i, r in enumerate(rocm_takes)]
         # The ROCm build is the one that builds HIP: an undecidable arm that enables HIP
         # (`if(WITH_GPU)` around `enable_language(HIP)`) is the one it takes, and no other.
-        hip = [i for i, ((_, body), r) in enumerate(zip(arms, rocm_takes)) if _truth(r) is None and self._enables_hip(body)]
+        hip = [i for i, ((_, body), r) in enumerate(zip(arms, rocm_takes))
+               if _truth(r) is None and self._enables_hip(body)]
         if len(hip) == 1:  # (two such arms: either may be the ROCm build's)
             hip = hip[0]
             rocm_takes = [True if i == hip else False if _truth(r) is None else r for i, r in enumerate(rocm_takes)]
@@ -380,17 +381,15 @@ class CMakeWalk:
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
 
     def _enables_hip(self, body) -> bool:
-        """Does a command of `body` (nested `if`s and loops included, not function bodies) build
-        HIP: `enable_language(HIP)`, `project(... HIP)`, `find_package(hip REQUIRED)`? (An
-        optional `find_package(hip QUIET)` may only probe for it.)"""
+        """Does a command of `body` (nested `if`s and loops included, not function bodies)
+        require HIP (`requires_hip`)?"""
         pending = list(body.children)
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
                 name = self.source.node_text(name_node).lower() if name_node is not None else ""
-                words = _cmake_words(args, self.source) if args is not None else []
-                if names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:]):
+                if requires_hip(name, _cmake_words(args, self.source) if args is not None else []):
                     return True
             elif node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)
@@ -494,13 +493,19 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
 
 
 def names_hip(name: str, words: list[str]) -> bool:
-    """Does this CMake command build HIP: `find_package(hip)`, `enable_language(HIP)`,
-    `project(x ... HIP)`? (`name` in lower case, `words` its arguments.)"""
+    """Does this CMake command name HIP as what it builds: `find_package(hip)`,
+    `enable_language(HIP)`, `project(x ... HIP)`? (`name` in lower case, `words` its arguments.)"""
     if name == "find_package":
         return bool(words) and words[0] in ("hip", "HIP")
     if name == "enable_language":
         return "HIP" in words
     return name == "project" and any(words[i] == "HIP" for i in project_languages(words))
+
+
+def requires_hip(name: str, words: list[str]) -> bool:
+    """`names_hip`, and the build cannot go on without HIP: an optional `find_package(hip
+    QUIET)` only probes for it."""
+    return names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:])
 
 
 def project_languages(words: list[str]) -> list[int]:

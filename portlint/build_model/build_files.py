@@ -24,7 +24,7 @@ from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
-from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip
+from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
 
 # Sources a build compiles (headers are reached through `#include`).
@@ -215,7 +215,7 @@ def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
         if path.name == "CMakeLists.txt" and str(path) not in reached:
             source = _read(path, CMAKE)
             if source is not None and b"hip" in source.data.lower() and not source.tree.root_node.has_error \
-                    and _requires_hip(source):  # parsed only where HIP is named
+                    and _requires_hip_at_top_level(source):  # parsed only where HIP is named
                 found.append(path)
     return sorted(found)
 
@@ -240,7 +240,7 @@ def _sycl_sources(candidates, reached: set[str], collector: _Collector) -> dict[
         return {}
     found = {}
     for c in candidates:
-        if c.language != CUDA or os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES:
+        if c.language != CUDA or suffix_of(c.path.name).lower() in HEADER_SUFFIXES:
             continue
         path = Path(os.path.normpath(c.resolved or c.path.resolve()))
         nearest = _nearest(path.parent, Path(collector.root), "CMakeLists.txt")
@@ -266,13 +266,12 @@ def _compiles_sycl(source: SourceFile) -> bool:
     return False
 
 
-def _requires_hip(source: SourceFile) -> bool:
+def _requires_hip_at_top_level(source: SourceFile) -> bool:
     root = source.tree.root_node
     for command in commands(source):
         if command.node.parent != root:
             continue  # under an `if` or in a function: HIP may be optional there
-        words = command.words(source)
-        if names_hip(command.name, words) and (command.name != "find_package" or "REQUIRED" in words[1:]):
+        if requires_hip(command.name, command.words(source)):
             return True
     return False
 
@@ -641,7 +640,8 @@ class _CMakeTree:
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if rocm is False and cuda is False:
             if name in _DEFINE_COMMANDS:  # an arm for another build (`if(USE_MUSA)`): its names are not ROCm's
-                for text in [_unquote(source.node_text(a)) for a in arguments][1 if name == "target_compile_definitions" else 0:]:
+                start = 1 if name == "target_compile_definitions" else 0
+                for text in (_unquote(source.node_text(a)) for a in arguments[start:]):
                     if "$" not in text and text not in _LIBRARY_KEYWORDS:
                         self.collector.define_for(True, False, text)
             return
