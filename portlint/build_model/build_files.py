@@ -78,6 +78,15 @@ class _Collector:
         self.rocm_may_define: set[str] = set()  # names defined where the ROCm build surely or maybe goes
         self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
         self._shown: dict = {}
+        self._lists: dict[str, SourceFile | None] = {}
+
+    def read_list(self, path: Path) -> SourceFile | None:
+        """A CMake list file, read and parsed once per scan: the walks and the checks for
+        ROCm-only and SYCL list files all ask for the unreached ones."""
+        key = str(path)
+        if key not in self._lists:
+            self._lists[key] = _read(path, CMAKE)
+        return self._lists[key]
 
     def shown(self, path: str | Path) -> str:
         shown = self._shown.get(path)
@@ -134,7 +143,8 @@ def read_build_files(candidates, config) -> BuildFiles:
         tree = _CMakeTree(path, collector)
         tree.read()
         reached.update((str(path), *tree.reached))
-    for path in _rocm_only_lists(candidates, reached):
+    unreached = _unreached_lists(candidates, reached, collector)
+    for path in _rocm_only_lists(unreached):
         tree = _CMakeTree(path, collector, rocm_only=True)
         tree.read()
         # A backend that compiles another directory's sources (`file(GLOB ../cuda/*.cu)`)
@@ -147,7 +157,7 @@ def read_build_files(candidates, config) -> BuildFiles:
     for path in _makefiles(candidates, root):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
-    candidates_not_built: dict[str, str] = _sycl_sources(candidates, reached, collector)
+    candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     for build in collector.builds:
         not_built.update(build.unread_lists)
         if build.unresolved:
@@ -202,40 +212,36 @@ def _cmake_entries(candidates, root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _rocm_only_lists(candidates, reached: set[str]) -> list[Path]:
+def _unreached_lists(candidates, reached: set[str], collector: _Collector) -> list[tuple[Path, SourceFile]]:
     """CMake list files the walk from the entries never reached (a backend added through a
-    function, `add_subdirectory(${backend})`) that only a ROCm build can read: one that
-    requires HIP at its top level (`find_package(hip REQUIRED)`, `enable_language(HIP)`,
-    `project(x LANGUAGES HIP)`). What they define unconditionally is the ROCm build's."""
+    function, `add_subdirectory(${backend})`), parsed."""
     found = []
     for c in candidates:
         if c.language != CMAKE:
             continue
         path = Path(os.path.normpath(c.resolved or c.path.resolve()))
         if path.name == "CMakeLists.txt" and str(path) not in reached:
-            source = _read(path, CMAKE)
-            if source is not None and b"hip" in source.data.lower() and not source.tree.root_node.has_error \
-                    and _requires_hip_at_top_level(source):  # parsed only where HIP is named
-                found.append(path)
-    return sorted(found)
+            source = collector.read_list(path)
+            if source is not None and not source.tree.root_node.has_error:
+                found.append((path, source))
+    return sorted(found, key=lambda pair: pair[0])
 
 
-def _sycl_sources(candidates, reached: set[str], collector: _Collector) -> dict[str, str]:
-    """The sources of unreached list files that compile with a SYCL compiler (a backend added
-    through a function, as `_rocm_only_lists`): hip-clang never compiles them. A list file is
-    a SYCL build when a command at its top level passes `-fsycl` or requires a SYCL package.
-    Its sources are the C-family files of its directory and below that no other list file
-    is nearer to; headers follow as their includers do (`_not_included`)."""
-    lists = {}
-    for c in candidates:
-        if c.language != CMAKE or c.path.name != "CMakeLists.txt":
-            continue
-        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
-        if str(path) in reached:
-            continue
-        source = _read(path, CMAKE)
-        if source is not None and b"sycl" in source.data.lower() and _compiles_sycl(source):
-            lists[str(path.parent)] = collector.shown(path)
+def _rocm_only_lists(unreached: list[tuple[Path, SourceFile]]) -> list[Path]:
+    """The unreached list files only a ROCm build can read: one that requires HIP at its top
+    level (`find_package(hip REQUIRED)`, `enable_language(HIP)`, `project(x LANGUAGES HIP)`).
+    What they define unconditionally is the ROCm build's."""
+    return [path for path, source in unreached if b"hip" in source.data.lower()
+            and any(requires_hip(command.name, command.words(source)) for command in _top_level(source))]
+
+
+def _sycl_sources(candidates, unreached: list[tuple[Path, SourceFile]], collector: _Collector) -> dict[str, str]:
+    """The sources of unreached list files that compile with a SYCL compiler: hip-clang never
+    compiles them. A list file is a SYCL build when a command at its top level passes `-fsycl`
+    or requires a SYCL package. Its sources are the C-family files of its directory and below
+    that no other list file is nearer to; headers follow as their includers do (`_not_included`)."""
+    lists = {str(path.parent): collector.shown(path) for path, source in unreached if b"sycl" in source.data.lower()
+             and any(_compiles_sycl(command, source) for command in _top_level(source))}
     if not lists:
         return {}
     found = {}
@@ -253,27 +259,18 @@ def _sycl_sources(candidates, reached: set[str], collector: _Collector) -> dict[
 _SYCL_PACKAGES = frozenset({"IntelSYCL", "IntelDPCPP", "AdaptiveCpp", "hipSYCL", "OpenSYCL"})
 
 
-def _compiles_sycl(source: SourceFile) -> bool:
-    root = source.tree.root_node
-    for command in commands(source):
-        if command.node.parent != root:
-            continue  # under an `if`: SYCL may be one choice of several there
-        words = command.words(source)
-        if command.name == "find_package" and words and words[0] in _SYCL_PACKAGES and "REQUIRED" in words[1:]:
-            return True
-        if any("-fsycl" in w.split() for w in words):
-            return True
-    return False
+def _compiles_sycl(command, source: SourceFile) -> bool:
+    words = command.words(source)
+    if command.name == "find_package":
+        return bool(words) and words[0] in _SYCL_PACKAGES and "REQUIRED" in words[1:]
+    return any("-fsycl" in w.split() for w in words)
 
 
-def _requires_hip_at_top_level(source: SourceFile) -> bool:
+def _top_level(source: SourceFile):
+    """The commands of a list file that always run: not under an `if` (the choice may be
+    optional there) nor in a function."""
     root = source.tree.root_node
-    for command in commands(source):
-        if command.node.parent != root:
-            continue  # under an `if` or in a function: HIP may be optional there
-        if requires_hip(command.name, command.words(source)):
-            return True
-    return False
+    return (command for command in commands(source) if command.node.parent == root)
 
 
 def _makefiles(candidates, root: Path) -> list[Path]:
@@ -614,7 +611,7 @@ class _CMakeTree:
         self.walks += 1
         if key in self.active or len(self.active) >= MAX_CMAKE_DEPTH or self.walks > MAX_CMAKE_WALKS:
             return  # an include cycle, or a tree that reads the same lists over and over
-        source = _read(path, CMAKE)
+        source = self.collector.read_list(path)
         if source is None:
             return
         if source.tree.root_node.has_error:
