@@ -30,7 +30,7 @@ from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Severity
-from portlint.project import FileFacts, ProjectIndex
+from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -164,10 +164,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             index.defer(state.facts.path, _FactsLoader(state, config, loader_cache, model))
         else:
             index.add(state.facts)
+    if explicit:
+        index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
     if explicit:  # after the rules: the facts they loaded are kept too
-        context_after = {state.absolute: (*signatures[state.absolute], state)
+        context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
         context_after.update(_headers_outside(model, context_after))
         unchanged.save(context_cache, context_after, context_before, *context_kind)
@@ -309,6 +311,13 @@ def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[s
             state = outcome[0]
         context[state.path] = state
     return context
+
+
+def _packed(state: FileState) -> FileState:
+    """A context file's state as its snapshot keeps it: the facts rules read by name packed
+    (`project.pack`), unpickled in the next run only for the names its rules ask about."""
+    facts = pack(state.facts)
+    return state if facts is state.facts else replace(state, facts=facts)
 
 
 def _project_codes(codes) -> tuple[str, ...]:

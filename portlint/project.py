@@ -9,9 +9,10 @@ from a CUDA-only one.
 from __future__ import annotations
 
 import bisect
+import pickle
 import re
 from collections.abc import Mapping, Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from portlint import queries
@@ -116,6 +117,29 @@ class FileFacts:
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
+    # `functions`, `macros` and `warp_size_uses` held pickled (`pack`), read when a rule asks for a name.
+    packed: PackedFacts | None = None
+
+
+@dataclass(frozen=True)
+class PackedFacts:
+    """A file's facts that project rules read by name (functions, macros, warp-size uses),
+    pickled, with the names they are about. A context snapshot keeps its files' facts so:
+    unpickling all of them was most of a one-file run's start, and the rules ask for a few
+    names (a launched kernel, the macros its qualifiers name, hard-wired warp sizes)."""
+
+    names: frozenset[str]
+    data: bytes  # pickle of (functions, macros, warp_size_uses)
+
+
+def pack(facts: FileFacts) -> FileFacts:
+    """`facts` with its functions, macros and warp-size uses packed (`PackedFacts`)."""
+    if facts.packed is not None or facts.deferred or not (facts.functions or facts.macros or facts.warp_size_uses):
+        return facts
+    held = (facts.functions, facts.macros, facts.warp_size_uses)
+    names = frozenset(fact.name for facts_of_kind in held for fact in facts_of_kind)
+    return replace(facts, functions=[], macros=[], warp_size_uses=[],
+                   packed=PackedFacts(names, pickle.dumps(held, pickle.HIGHEST_PROTOCOL)))
 
 
 @dataclass
@@ -126,7 +150,6 @@ class ProjectIndex:
     open_sizes: list = field(default_factory=list)
     _memo: dict = field(default_factory=dict, repr=False)  # included files, file names
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
-    warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
     cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
     # Facts looked up by name or by file, as collected; rules read them through the views
     # `functions`, `macros`, `c_linkage` and `files`, which first load the deferred files
@@ -135,6 +158,15 @@ class ProjectIndex:
     _macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
     _c_linkage: set[str] = field(default_factory=set)
     _files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
+    # Warp-size uses, one list per file in the order files were added (`warp_size_uses_of`).
+    _warp_size_uses: list[list[WarpSizeUse]] = field(default_factory=list)
+    # Packed facts (`PackedFacts`) by the names they are about, each as (its file's place in
+    # that order, the facts, the file's list of uses); `_ranks`: a file's place by its path.
+    _packed: dict[str, list] = field(default_factory=dict, repr=False)
+    _unpacked: set[int] = field(default_factory=set, repr=False)
+    _ranks: dict[str, int] = field(default_factory=dict, repr=False)
+    # The files whose findings the run keeps (`report_only`), shown path -> `file_key`; None: all.
+    _reported: dict[str, str] | None = field(default=None, repr=False)
     # Files whose facts were not collected (not parsed): by `file_key`, what collects them.
     _deferred: dict = field(default_factory=dict, repr=False)
     _words: dict | None = field(default=None, repr=False)  # identifier -> deferred file keys
@@ -167,11 +199,30 @@ class ProjectIndex:
             self.add(facts)
 
     def _load_all(self) -> None:
+        for name in list(self._packed):
+            self._unpack(name)
         for key in list(self._deferred):
             self._load(key)
 
+    def _unpack(self, name) -> None:
+        """Unpickle the packed facts about `name`, each file's in its place among the others."""
+        for rank, packed, uses in self._packed.pop(name, ()):
+            if rank in self._unpacked:
+                continue  # its facts are about several names
+            self._unpacked.add(rank)
+            functions, macros, file_uses = pickle.loads(packed.data)
+            uses.extend(file_uses)
+            for facts_of_kind, by_name in ((functions, self._functions), (macros, self._macros)):
+                for fact in facts_of_kind:
+                    self._ranks.setdefault(fact.location.path, rank)
+                    by_name.setdefault(fact.name, []).append(fact)
+                for fact_name in {fact.name for fact in facts_of_kind}:
+                    by_name[fact_name].sort(key=lambda fact: self._ranks.get(fact.location.path, rank))
+
     def _demand(self, name) -> None:
-        """Load the deferred files in which `name` occurs (only they can define it)."""
+        """Load the facts about `name`: packed ones, and the deferred files in which `name`
+        occurs (only they can define it)."""
+        self._unpack(name)
         if not self._deferred or not isinstance(name, str):
             return
         if self._words is None:
@@ -189,7 +240,13 @@ class ProjectIndex:
         if facts.cmake is not None:
             self.cmake_files.append(facts.cmake)
         self.warp_size_definitions.extend(facts.warp_size_definitions)
-        self.warp_size_uses.extend(facts.warp_size_uses)
+        rank = len(self._warp_size_uses)
+        self._warp_size_uses.append(list(facts.warp_size_uses))
+        if facts.packed is not None:
+            for name in facts.packed.names:
+                self._packed.setdefault(name, []).append((rank, facts.packed, self._warp_size_uses[-1]))
+        for fact in (*facts.functions[:1], *facts.macros[:1]):
+            self._ranks.setdefault(fact.location.path, rank)
         for fn in facts.functions:
             self._functions.setdefault(fn.name, []).append(fn)
         for macro in facts.macros:
@@ -198,6 +255,26 @@ class ProjectIndex:
         self.lookups.extend(facts.lookups)
         self.lowered_names |= facts.lowered_names
         self._c_linkage |= facts.c_linkage
+
+    def report_only(self, files: dict[str, str]) -> None:
+        """Findings are kept in these files only (shown path -> `file_key`): the files named
+        on the command line, the others being context."""
+        self._reported = files
+
+    def reports_definition_of(self, name: str) -> bool:
+        """Can a finding at a definition of `name` be kept? Not when every definition lies in a
+        context file: a rule that reports at definitions need not read that name's facts."""
+        if self._reported is None:
+            return True
+        for key in self._reported.values():
+            self._load(key)  # a named file that was not parsed: parsed now, once
+        return any(fn.location.path in self._reported for fn in self._functions.get(name, ()))
+
+    def warp_size_uses_of(self, names) -> list[WarpSizeUse]:
+        """The uses of these warp-size constants, in the order of their files."""
+        for name in names:
+            self._unpack(name)
+        return [use for uses in self._warp_size_uses for use in uses if use.name in names]
 
     def open_facts(self, kind: type) -> list:
         """The per-file facts of one kind whose sizes name constants of other files."""
@@ -211,6 +288,8 @@ class ProjectIndex:
     def rocm_definitions(self, name: str, load: bool = True) -> list[KernelDefinition]:
         """Definitions of `name` not dead on ROCm; with `load=False`, only those already
         collected (a rule that stops at the first kernel need not parse deferred files)."""
+        if not load:
+            self._unpack(name)  # packed facts were collected: only unpickled on demand
         found = self.functions.get(name, ()) if load else self._functions.get(name, ())
         return [fn for fn in found if fn.status is not Status.DEAD]
 

@@ -37,6 +37,57 @@ def test_each_file_alone_gives_its_findings_of_a_full_scan(project: str, tmp_pat
         assert set(alone) <= {key}, "context files are read, not reported"
 
 
+def _detail(result, path: Path) -> set[tuple]:
+    """The findings in `path`, with what a user reads of each: message and related places."""
+    key = path.resolve().as_posix()
+    return {(f.location.start_line, f.code, f.message,
+             tuple((Path(r.location.path).name, r.location.start_line, r.message) for r in f.related))
+            for f in result.findings if Path(f.path).resolve().as_posix() == key}
+
+
+# Kernels whose facts are spread over files: a qualifier macro from a header, an overload
+# that is the kernel, a launch of a function that is not one.
+CROSS_FILE_KERNELS = {
+    "qual.h": "#pragma once\n#define KERNEL __global__\n#define HOST_ONLY\n",
+    "impl.cu": '#include "qual.h"\nKERNEL void scale(float* x) { x[0] = 1; }\n'
+               "void twice(float* x) { x[0] = 2; }\nHOST_ONLY void plain(float* x) { x[0] = 3; }\n",
+    "overload.cu": "__global__ void twice(int* x) { x[0] = 2; }\nvoid go(int* x) { twice<<<1, 1>>>(x); }\n",
+    "ops.cu": '#include "qual.h"\nvoid scale(float*); void twice(float*); void plain(float*);\n'
+              "void run(float* x) { scale<<<1, 1>>>(x); twice<<<1, 1>>>(x); plain<<<1, 1>>>(x); }\n",
+}
+
+
+@pytest.mark.parametrize("project", ["demo", "projects/never_ported", "cross-file kernels"])
+def test_each_file_alone_from_a_kept_context_gives_its_findings_of_a_full_scan(
+        project: str, tmp_path: Path, monkeypatch) -> None:
+    # The second named-file run takes the context the first kept; its facts are packed and
+    # unpickled only for the names the project rules ask about (`project.PackedFacts`).
+    from portlint import engine, project as project_index
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    if project in ("demo", "projects/never_ported"):
+        shutil.copytree(FIXTURES / project, root)
+    else:
+        root.mkdir()
+        for name, text in CROSS_FILE_KERNELS.items():
+            (root / name).write_text(text)
+    (root / ".git").mkdir()
+    files = sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    for path in files:  # written a while ago: a file written just now is read again
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config = Config(root=root)
+    full = engine.scan([root], config)
+    unpacked = []
+    real_loads = project_index.pickle.loads
+    monkeypatch.setattr(project_index.pickle, "loads", lambda data: unpacked.append(1) or real_loads(data))
+    for path in files:
+        engine.scan([path], config, cache_dir=tmp_path / "cache")
+        alone = engine.scan([path], config, cache_dir=tmp_path / "cache")
+        assert _detail(alone, path) == _detail(full, path), path.relative_to(root)
+    assert unpacked, "the kept contexts' facts were read from their packed form"
+
+
 def test_a_header_macro_reaches_a_file_scanned_alone(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")

@@ -204,6 +204,8 @@ def check_unmacroed_global(index: ProjectIndex) -> list[Finding]:
             uses.setdefault(use.name, []).append(use)
     findings = []
     for name, named in uses.items():
+        if not index.reports_definition_of(name):
+            continue  # every finding would be at a definition in a context file
         if any(index.is_rocm_kernel(fn) for fn in index.rocm_definitions(name, load=False)):
             continue  # an overload (or another platform's variant) is the kernel
         definitions = index.rocm_definitions(name)

@@ -18,6 +18,8 @@ def check_module_kernel_not_extern_c(index: ProjectIndex) -> list[Finding]:
             lookups.setdefault(use.name, []).append(use)
     findings = []
     for name, uses in lookups.items():
+        if not index.reports_definition_of(name):
+            continue  # every finding would be at a definition in a context file
         kernels = [fn for fn in index.rocm_definitions(name) if index.is_rocm_kernel(fn)]
         # One C-linkage definition (or declaration) is what the lookup finds; a qualifier
         # macro the tree does not define may be `extern "C"`: cannot tell, stay silent.

@@ -409,15 +409,14 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         if definition.status is not Status.DEAD:
             key = definition.location if definition.local else definition.name
             groups.setdefault(key, []).append(definition)
+    # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
+    wired = {key: definitions for key, definitions in groups.items() if all(d.hard_wired for d in definitions)}
     uses_of: dict[object, list[WarpSizeUse]] = {}
-    for use in index.warp_size_uses:
+    for use in index.warp_size_uses_of({d.name for definitions in wired.values() for d in definitions}):
         if use.status is not Status.DEAD:
             uses_of.setdefault(use.definition if use.definition is not None else use.name, []).append(use)
     findings = []
-    for key, definitions in groups.items():
-        # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
-        if not all(d.hard_wired for d in definitions):
-            continue
+    for key, definitions in wired.items():
         # A use in code only a ROCm build compiles is the port's own business.
         uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
         seen_by = _definitions_seen(definitions, uses)
@@ -967,7 +966,7 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
         if definition.arch_macros and not definition.local and definition.status is not Status.DEAD:
             chosen.setdefault(definition.name, []).append(definition)
     findings = []
-    for use in index.warp_size_uses:
+    for use in index.warp_size_uses_of(chosen.keys()):
         definitions = chosen.get(use.name)
         if not definitions or not use.host or use.definition is not None or use.status is Status.DEAD:
             continue
