@@ -8,6 +8,7 @@ always scanned if portlint knows their language.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,8 +82,32 @@ class Skipped:
     reason: str
 
 
+class _Matcher:
+    """Matches as the pathspec `GitIgnoreSpec` it is made from, asked once per entry of the
+    tree. With no negated (`!`) pattern, a path matches when any pattern does, so one
+    alternation of the patterns' own regexes answers (pathspec tries them one by one, half
+    of discovery's time); with one, pathspec answers."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self._spec = spec
+        self._any = None
+        patterns = [p for p in spec.patterns if p.include is not None]
+        if patterns and all(p.include and isinstance(p, pathspec.RegexPattern) for p in patterns):
+            # Each pattern names its directory-mark group alike: unnamed, they can be joined.
+            self._any = re.compile("|".join(_unnamed_groups(p.regex.pattern) for p in patterns)).search
+        elif not patterns:
+            self._any = lambda path: None
+
+    def match_file(self, path: str) -> bool:
+        return self._any(path) is not None if self._any is not None else self._spec.match_file(path)
+
+
+def _unnamed_groups(regex: str) -> str:
+    return "(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex) + ")"
+
+
 def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[Skipped]]:
-    excludes = pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude)
+    excludes = _Matcher(pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude))
     build_scripts = pathspec.GitIgnoreSpec.from_lines(config.build_scripts)
 
     def candidate(path: Path, language: str, explicit: bool, resolved: Path) -> Candidate:
@@ -116,7 +141,7 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
     return sorted(found.values(), key=lambda c: str(c.path)), skipped
 
 
-def _excluded_explicitly(given: Path, config: Config, excludes: pathspec.PathSpec) -> bool:
+def _excluded_explicitly(given: Path, config: Config, excludes: _Matcher) -> bool:
     """Whether a file named on the command line, or a folder above it, matches `exclude` /
     `extend-exclude` (as it would be, were its folder scanned)."""
     rel = _relative(given.resolve(), config.root)
@@ -150,10 +175,10 @@ def _relative(resolved: Path, root: Path) -> str | None:
     return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
-def _walk(top: Path, config: Config, excludes: pathspec.PathSpec, skipped: list[Skipped]):
+def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped]):
     root = config.root
     # .gitignore files from the project root down to `top` apply to everything below.
-    ignores: list[tuple[Path, pathspec.PathSpec]] = []
+    ignores: list[tuple[Path, _Matcher]] = []
     if config.respect_gitignore:
         top_resolved = top.resolve()
         chain = [d for d in (top_resolved, *top_resolved.parents) if _is_within(d, root)]
@@ -236,7 +261,7 @@ def _is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _gitignore(directory: Path, skipped: list[Skipped]) -> pathspec.PathSpec | None:
+def _gitignore(directory: Path, skipped: list[Skipped]) -> _Matcher | None:
     path = directory / ".gitignore"
     if not path.is_file():
         return None
@@ -248,7 +273,7 @@ def _gitignore(directory: Path, skipped: list[Skipped]) -> pathspec.PathSpec | N
     spec, invalid = gitignore_spec(lines)
     for number, line in invalid:  # git ignores such a line too; the others still apply
         skipped.append(Skipped(path, f"line {number} ignored: invalid pattern `{line}`"))
-    return spec
+    return _Matcher(spec)
 
 
 def gitignore_spec(lines: list[str]) -> tuple[pathspec.PathSpec, list[tuple[int, str]]]:

@@ -62,6 +62,22 @@ def test_gitignore_excludes_and_explicit_files(tmp_path: Path) -> None:
         "build/d.cu", "src/a.cu", "src/gen/b.cu", "sub/f.cu", "sub/g.cu", "third_party/c.cu"]
 
 
+def test_ignore_patterns_match_as_git_does_with_and_without_negations(tmp_path: Path) -> None:
+    # Without a `!` line the patterns are matched all at once; with one, line by line: the
+    # same files either way, as git (pathspec) decides.
+    files = ["a.cu", "gen/b.cu", "src/gen/c.cu", "keep/d.o.cu", "top/e.cu", "src/top/f.cu",
+             "x/y/z/last.cu", "docs/g.cu", "v.tmp.cu"]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(HAZARD)
+    for ignore, kept in [
+        ("gen/\n/top/\nx/**/last.cu\n*.tmp.cu\n", ["a.cu", "docs/g.cu", "keep/d.o.cu", "src/top/f.cu"]),
+        ("*.cu\n!a.cu\n!docs/\n!docs/*.cu\n", ["a.cu", "docs/g.cu"]),
+    ]:
+        (tmp_path / ".gitignore").write_text(ignore)
+        assert names([tmp_path], Config(root=tmp_path, exclude=())) == kept
+
+
 def test_symlink_loops_are_safe(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.cu").write_text(HAZARD)

@@ -62,6 +62,8 @@ DYNAMIC_SITES = {
     ("checks/wavefront.py", "_word_starts(*starts).encode()"):
         "_word_start_trigger: called at module level only, its patterns are triggers' atoms in the inventory",
     ("queries.py", "args[0]"): "the `#match?` argument of a query source: collected from the sources",
+    ("discover.py", "'|'.join((_unnamed_groups(p.regex.pattern) for p in patterns))"):
+        "pathspec's own regexes of the exclude and .gitignore globs, joined: run over paths, not file content",
     ("deep/translation_unit.py", "f'#define\\\\s+HIP_VERSION_{part}\\\\s+(\\\\d+)'"):
         "two fixed names (MAJOR, MINOR) in a linear pattern, run on one HIP header",
 }
