@@ -11,6 +11,7 @@ cache (unwritable, corrupt entry) makes portlint compute the result instead.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import os
@@ -32,6 +33,7 @@ CACHEDIR_TAG = (
 )
 
 
+@functools.cache  # once per process: a named-file run opens two caches
 def _code_stamp() -> str:
     """Sizes and times of portlint's own files: an edited checkout must not reuse old results."""
     package = Path(__file__).resolve().parent

@@ -163,7 +163,7 @@ def stdin_candidate(data: bytes, filename: Path | None, config: Config) -> Candi
     return Candidate(filename, language, True, is_build_script, resolved, content=data)
 
 
-def _relative(resolved: Path, root: Path) -> str | None:
+def _relative(resolved: Path | str, root: Path | str) -> str | None:
     """`resolved` relative to `root` as a POSIX path, or None outside it."""
     path, base = str(resolved), str(root)
     if path == base:
@@ -178,21 +178,24 @@ def _relative(resolved: Path, root: Path) -> str | None:
 def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped]):
     root = config.root
     # .gitignore files from the project root down to `top` apply to everything below.
-    ignores: list[tuple[Path, _Matcher]] = []
+    ignores: list[tuple[str, _Matcher]] = []  # (resolved directory, its .gitignore)
     if config.respect_gitignore:
         top_resolved = top.resolve()
         chain = [d for d in (top_resolved, *top_resolved.parents) if _is_within(d, root)]
         for directory in reversed(chain[1:]):
             spec = _gitignore(directory, skipped)
             if spec is not None:
-                ignores.append((directory, spec))
+                ignores.append((str(directory), spec))
 
-    def ignored(path: Path, resolved: Path, is_dir: bool) -> bool:
-        rel = _relative(resolved, root)
+    root_text = str(root)
+
+    def ignored(name: str, resolved: str, is_dir: bool) -> bool:
+        """`resolved`: the entry's resolved path as a string (made once per entry, not a Path)."""
+        rel = _relative(resolved, root_text)
         if rel is not None:
             if excludes.match_file(rel + ("/" if is_dir else "")):
                 return True
-        elif excludes.match_file(path.name + ("/" if is_dir else "")):
+        elif excludes.match_file(name + ("/" if is_dir else "")):
             return True
         for directory, spec in ignores:
             sub = _relative(resolved, directory)
@@ -220,15 +223,17 @@ def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped])
             # Specs of directories outside this one stay listed but never match here.
             spec = _gitignore(resolved_dir, skipped)
             if spec is not None:
-                ignores.append((resolved_dir, spec))
+                ignores.append((str(resolved_dir), spec))
         folder = directory.name
+        prefix = os.path.join(str(resolved_dir), "")
+        as_given = directory == resolved_dir  # then an entry's path is its resolved path too
         below = []
         for entry in entries:
             name = entry.name
             if _is_directory(entry):
-                path = directory / name
-                if not entry.is_symlink() and not ignored(path, resolved_dir / name, True):
-                    below.append((path, resolved_dir / name))
+                if not entry.is_symlink() and not ignored(name, prefix + name, True):
+                    path = directory / name
+                    below.append((path, path if as_given else resolved_dir / name))
                 continue
             language = _language_of_name(name, folder)
             if language is None:
@@ -238,10 +243,10 @@ def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped])
                 if not path.exists():
                     continue
                 resolved = path.resolve()
-            else:
-                resolved = resolved_dir / name
-            if not ignored(path, resolved, False):
-                yield path, resolved, language
+                if not ignored(name, str(resolved), False):
+                    yield path, resolved, language
+            elif not ignored(name, prefix + name, False):
+                yield path, path if as_given else resolved_dir / name, language
         pending.extend(reversed(below))  # the first folder is walked next
 
 
