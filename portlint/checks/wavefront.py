@@ -995,9 +995,8 @@ class _WarpSizeScan:
         steps. A 64-lane wavefront needs the tree to stop at 64 and all 64 lanes in the warp part.
         A guard whose body only folds between block barriers assumes no warp: silent."""
         source = self.source
-        if not _LAST_WARP_BYTES.search(source.data):
-            return
-        # The literals of `lane_arithmetic` (found once per file), of which these shapes use 31 and 32.
+        # The literals of `lane_arithmetic` (found once per file, just before), of which these
+        # shapes use 31 and 32: no search of the text of its own.
         for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
             op = expr.child_by_field_name("operator").type
             if op not in ("<", "<=", "+", ">", ">="):
@@ -1027,10 +1026,6 @@ class _WarpSizeScan:
                                       "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
 
 
-# Text every shape of `last_warp_reductions` holds: `< 32`, `<= 31`, `> 32`, `>= 32`, `+ 32`
-# (parentheses may open between; a comment there is taken as "maybe").
-_LAST_WARP_BYTES = re.compile(
-    f"(?:[<>]=?|\\+)(?:{_BLANK}|\\()*+(?:{_literal_pattern(frozenset({31, 32})).pattern.decode()}{_OR_COMMENT})".encode())
 _LAST_WARP_ADVICE = ("Size the warp part by `warpSize` throughout: stop the tree at `s > warpSize`, take "
                      "`tid < warpSize`, fold `tid + warpSize` (only where the tree left 2 * warpSize values) "
                      "and shuffle from `warpSize / 2`")
