@@ -94,7 +94,10 @@ class _Matcher:
         patterns = [p for p in spec.patterns if p.include is not None]
         if patterns and all(p.include and isinstance(p, pathspec.RegexPattern) for p in patterns):
             # Each pattern names its directory-mark group alike: unnamed, they can be joined.
-            self._any = re.compile("|".join(_unnamed_groups(p.regex.pattern) for p in patterns)).search
+            try:
+                self._any = re.compile("|".join(_unnamed_groups(p.regex.pattern) for p in patterns)).search
+            except re.error:  # a pattern pathspec compiles alone that does not join: pathspec answers
+                self._any = None
         elif not patterns:
             self._any = lambda path: None
 
