@@ -240,6 +240,8 @@ class _CapabilityScan:
             else:
                 self._api_call(match["api_call"][0], source.node_text(match["api"][0]))
         findings, reported = [], set()
+        if candidates and _numbers_amd_devices(source):
+            return []
         guards: dict[int | None, list[int]] = {}
         for compare in candidates:
             top = _outermost_condition(compare)
@@ -383,6 +385,31 @@ class _CapabilityScan:
             name = _declared_identifier(declarator)
             if name is not None:
                 self.typed_props.add(self.source.node_text(name))
+
+
+# Words of a name that mark AMD devices: `GGML_CUDA_CC_OFFSET_AMD`, `CC_IS_CDNA`, `CC_RDNA2`.
+# Not `hip`: the HIP API's own names (`hipDeviceAttributeComputeCapabilityMajor`) number nothing.
+_AMD_DEVICE_WORDS = frozenset({"amd", "amdgpu", "rocm", "gcn", "cdna", "rdna"})
+_CAPABILITY_WORDS = frozenset({"cc", "capability"})
+
+
+def _numbers_amd_devices(source: SourceFile) -> bool:
+    """Does the file name a compute capability of AMD devices (`#define X_CC_OFFSET_AMD
+    0x1000000`, `X_CC_IS_CDNA(cc)`)? Then the project numbers AMD GPUs on the scale of its
+    capability tests, above every NVIDIA value, and those tests read AMD devices as meant:
+    `cc >= X_CC_VOLTA` is true there on purpose."""
+    lowered, root = source.data.lower(), source.tree.root_node
+    for word in _AMD_DEVICE_WORDS:
+        token = word.encode()
+        at = lowered.find(token)
+        while at != -1:
+            node = root.descendant_for_byte_range(at, at + len(token))
+            if node is not None and node.type == "identifier":
+                words = set(_name_words(source.node_text(node)))
+                if words & _AMD_DEVICE_WORDS and words & _CAPABILITY_WORDS:
+                    return True
+            at = lowered.find(token, at + len(token))
+    return False
 
 
 def _outermost_condition(node):
