@@ -237,6 +237,51 @@ def test_an_unreached_list_file_that_compiles_with_sycl_is_not_the_rocm_build(tm
     }
 
 
+def test_a_sibling_backends_directory_wide_defines_never_reach_the_rocm_build(tmp_path: Path) -> None:
+    # Two backends compile the same kernels from their own directories, each added through a
+    # function the walk cannot follow; `add_compile_definitions` applies to the targets of
+    # its own directory (and below), so the MUSA-style backend's names are not defined where
+    # the HIP backend's targets are, even when one configure enables both.
+    shared = "#if defined(P_USE_OTHER)\n#include <cublas_v2.h>\n#endif\n" + CLEAN
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            function(add_backend name)
+              add_subdirectory(${name})
+            endfunction()
+            add_backend(hip)
+            add_backend(other)
+            """,
+        "hip/CMakeLists.txt": "enable_language(HIP)\nadd_compile_definitions(P_USE_HIP)\n"
+                              "add_library(p_hip ../kernels/k.cu)\n",
+        "other/CMakeLists.txt": """\
+            find_package(OtherToolkit)
+            if(OtherToolkit_FOUND)
+              add_compile_definitions(P_USE_OTHER P_SHARED_TUNING=4)
+              add_definitions(-DP_OTHER_ONLY)
+            endif()
+            function(other_helper)
+              add_compile_definitions(P_WHERE_CALLED)  # runs in the caller's directory
+            endfunction()
+            add_library(p_other ../kernels/k.cu)
+            """,
+        "kernels/k.cu": shared,
+    }
+    root = _project(tmp_path / "ported", files)
+    assert _read(root).other_builds_define == {"P_USE_OTHER", "P_SHARED_TUNING", "P_OTHER_ONLY"}
+    assert [f.code for f in scan([root], root).findings if f.code == "L001"] == []
+    # The HIP backend defines a name too: it stays the ROCm build's.
+    files["hip/CMakeLists.txt"] += "add_compile_definitions(P_SHARED_TUNING=8)\n"
+    assert _read(_project(tmp_path / "shared", files)).other_builds_define == {"P_USE_OTHER", "P_OTHER_ONLY"}
+    # With no list file that builds HIP, nothing says where the ROCm targets are: no name is
+    # called another build's, and the guarded include is reported.
+    files["hip/CMakeLists.txt"] = "add_library(p_hip ../kernels/k.cu)\n"
+    root = _project(tmp_path / "never_ported", files)
+    assert _read(root).other_builds_define == frozenset()
+    assert [f.code for f in scan([root], root).findings if f.code == "L001"] == ["L001"]
+
+
 def test_unreached_list_file_that_requires_hip_is_the_rocm_build(tmp_path: Path) -> None:
     """A backend added through a function (`add_subdirectory(${dir})`) is not reached by the
     walk; a list file that requires HIP at its top level is still the ROCm build's: its
@@ -399,3 +444,19 @@ def test_rocm_sources_made_at_build_time_keep_their_cuda_originals(tmp_path: Pat
         "cuda/tma_copy.cu": HAZARD,
     })
     assert _not_built(root) == {"cuda/tma_copy.cu": "listed only on a CUDA-only path (setup.py:6)"}
+    # A file of the same name in another folder is no copy: the ROCm arm compiles `ck/api.cu`,
+    # which it renames from its own `ck/api.cpp` at build time, never the CUDA arm's `fa/api.cpp`.
+    root = _project(tmp_path / "renamed", {
+        "setup.py": """\
+            import torch
+            from torch.utils.cpp_extension import CUDAExtension
+            if torch.version.hip:
+                sources = ["ck/api.cu"]
+            else:
+                sources = ["fa/api.cpp"]
+            CUDAExtension("e", sources)
+            """,
+        "ck/api.cpp": CLEAN,
+        "fa/api.cpp": HAZARD,
+    })
+    assert _not_built(root) == {"fa/api.cpp": "listed only on a CUDA-only path (setup.py:6)"}

@@ -144,7 +144,9 @@ def read_build_files(candidates, config) -> BuildFiles:
         tree.read()
         reached.update((str(path), *tree.reached))
     unreached = _unreached_lists(candidates, reached, collector)
-    for path in _rocm_only_lists(unreached):
+    rocm_only = _rocm_only_lists(unreached)
+    _other_directories_define(unreached, rocm_only, collector)
+    for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
         tree.read()
         # A backend that compiles another directory's sources (`file(GLOB ../cuda/*.cu)`)
@@ -170,8 +172,8 @@ def read_build_files(candidates, config) -> BuildFiles:
         candidates_not_built.pop(path, None)
     # A ROCm source that is not there yet is made at build time, often by hipifying a CUDA
     # one (`ops.cu` -> `ops.hip`, `ops_hip.cu`): that CUDA source is compiled after all.
-    generated = {_hipified_stem(p) for p in compiled if not os.path.exists(p)}
-    for path in [p for p in candidates_not_built if _hipified_stem(p) in generated]:
+    generated = {_hipified_key(p) for p in compiled if not os.path.exists(p)}
+    for path in [p for p in candidates_not_built if _hipified_key(p) in generated]:
         del candidates_not_built[path]
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
@@ -180,12 +182,18 @@ def read_build_files(candidates, config) -> BuildFiles:
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define())
 
 
-def _hipified_stem(path: str) -> str:
-    """`ops` for `ops.cu`, `ops.hip`, `ops_hip.cu`, `hip_ops.cpp`: a source and its hipified copy."""
-    stem = Path(path).stem.lower()
+def _hipified_key(path: str) -> tuple[str, str]:
+    """(folder, stem) that a source and its hipified copy share. hipify writes the copy next
+    to the source, or into the mirrored folder with `cuda` named `hip` (`cuda/scan.cu` ->
+    `hip/scan_hip.cu`); `ops.cu`, `ops.hip`, `ops_hip.cu` and `hip_ops.cpp` share the stem
+    `ops`. A file of the same name in another folder (`flash_attn/api.cpp` next to the ROCm
+    build's own `flash_attn_ck/api.cu`, made from its `api.cpp`) is no copy of it."""
+    folder, name = os.path.split(os.path.normpath(path))
+    folder = "/".join("hip" if part.lower() == "cuda" else part for part in folder.split(os.sep))
+    stem = Path(name).stem.lower()
     for affix in ("_hip", "hip_"):
         stem = stem.removesuffix(affix) if affix.startswith("_") else stem.removeprefix(affix)
-    return stem
+    return folder, stem
 
 
 # ---- which build files --------------------------------------------------------------------
@@ -233,6 +241,36 @@ def _rocm_only_lists(unreached: list[tuple[Path, SourceFile]]) -> list[Path]:
     What they define unconditionally is the ROCm build's."""
     return [path for path, source in unreached if b"hip" in source.data.lower()
             and any(requires_hip(command.name, command.words(source)) for command in _top_level(source))]
+
+
+def _other_directories_define(unreached: list[tuple[Path, SourceFile]], rocm_only: list[Path],
+                              collector: _Collector) -> None:
+    """Defines a directory's list file makes for its own directory (`add_compile_definitions`,
+    `add_definitions`) apply to the targets made there and below. The ROCm build's targets
+    are made in its ROCm-only list files' directories, so the directory-wide defines of an
+    unreached list that is none of those, nor above one (another backend: `ggml-musa` next to
+    `ggml-hip`), never reach what hip-clang compiles, even when one configure enables both.
+    Those in a `function`/`macro` body run where it is called and are left alone."""
+    rocm_dirs = [path.parent for path in rocm_only]
+    if not rocm_dirs:
+        return
+    for path, source in unreached:
+        if path in rocm_only or any(path.parent == d or path.parent in d.parents for d in rocm_dirs):
+            continue
+        for command in commands(source):
+            if command.name in ("add_compile_definitions", "add_definitions") and not _in_definition(command.node):
+                for text in command.words(source):
+                    collector.define_for(True, False, text)
+
+
+def _in_definition(node) -> bool:
+    """Is a command inside a `function` or `macro` body?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_def", "macro_def"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _sycl_sources(candidates, unreached: list[tuple[Path, SourceFile]], collector: _Collector) -> dict[str, str]:
