@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pathspec
@@ -66,7 +67,10 @@ def _is_requirements_file(name: str, suffix: str, folder: str) -> bool:
             or folder.lower() == "requirements")
 
 
-@dataclass(frozen=True)
+# Hashable and never changed once made, but not `frozen`: discovery makes one per file of the
+# project on every run (the pre-commit case too), and a frozen dataclass sets each field
+# through `object.__setattr__`.
+@dataclass(unsafe_hash=True)
 class Candidate:
     path: Path  # as given or found (relative to the cwd when the user gave relative paths)
     language: str
@@ -74,6 +78,11 @@ class Candidate:
     build_script: bool = False  # setup.py, or a Python file matching `build-scripts`
     resolved: Path | None = None  # `path.resolve()`, when discovery already knows it
     content: bytes | None = None  # the file's bytes when they come from standard input
+
+    @cached_property
+    def absolute(self) -> str:
+        """The resolved path as a POSIX string: how the build model and snapshots name the file."""
+        return (self.resolved if self.resolved is not None else self.path.resolve()).as_posix()
 
 
 @dataclass(frozen=True)

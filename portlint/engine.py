@@ -124,9 +124,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # A scan of directories takes each unchanged file's outcome from the last such scan.
     scan_kind = ("scan", os.getcwd(), *sorted(os.path.abspath(p) for p in paths))  # `resolve` fails on a link loop
     scan_before = unchanged.load(cache, *scan_kind) if not explicit else {}
-    current = {_absolute(c): _signature_of(c, scan_before) for c in candidates if c.content is None}
+    current = {c.absolute: _signature_of(c, scan_before) for c in candidates if c.content is None}
     kept = unchanged.reusable(scan_before, current, _outside(scan_before))
-    fresh = [c for c in candidates if _absolute(c) not in kept]
+    fresh = [c for c in candidates if c.absolute not in kept]
     # The files to report on are analysed first, in workers forked before the project context
     # is loaded (a smaller process to fork), which work while it loads.
     analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model)
@@ -143,7 +143,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     finally:
         analysis.close()
     fresh_outcomes = iter(analysed)
-    outcomes = [kept[_absolute(c)][2] if _absolute(c) in kept else next(fresh_outcomes) for c in candidates]
+    outcomes = [kept[c.absolute][2] if c.absolute in kept else next(fresh_outcomes) for c in candidates]
     scan_after: unchanged.Snapshot = {}
     for candidate, outcome in zip(candidates, outcomes):
         if isinstance(outcome, Problem):
@@ -152,8 +152,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         state, problems = outcome
         result.problems.extend(problems)
         result.files[state.path] = state
-        if current.get(_absolute(candidate), (None,))[0] is not None and not any(p.internal for p in problems):
-            scan_after[_absolute(candidate)] = (*current[_absolute(candidate)], outcome)
+        if current.get(candidate.absolute, (None,))[0] is not None and not any(p.internal for p in problems):
+            scan_after[candidate.absolute] = (*current[candidate.absolute], outcome)
     context = _context_states(plan, context_outcomes)
 
     index = ProjectIndex()
@@ -250,14 +250,14 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
     others), for the next snapshot."""
-    current = {_absolute(c): _signature_of(c, before) for c in others}
-    named = {_absolute(c): (None if c.content is not None else unchanged.signature(_absolute(c)),
-                            unchanged.shapes_others(_absolute(c), c.language, c.build_script))
+    current = {c.absolute: _signature_of(c, before) for c in others}
+    named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
+                            unchanged.shapes_others(c.absolute, c.language, c.build_script))
              for c in candidates}
     kept = unchanged.reusable(before, current, {**named, **_outside(before)})
     plan: list[FileState | Candidate] = []
     for candidate in others:
-        entry = kept.get(_absolute(candidate))
+        entry = kept.get(candidate.absolute)
         if entry is not None:
             plan.append(entry[2])
             continue
@@ -286,7 +286,7 @@ def _outside(before: unchanged.Snapshot) -> dict[str, tuple]:
 def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
     """(stat signature, whether the file shapes others) of a file. A Python file that
     changed is read: whether it is a build helper is in its bytes."""
-    path = _absolute(candidate)
+    path = candidate.absolute
     now = unchanged.signature(path)
     build_script = candidate.build_script
     if candidate.language == PYTHON and not build_script:
@@ -413,10 +413,6 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _absolute(candidate: Candidate) -> str:
-    return (candidate.resolved if candidate.resolved is not None else candidate.path.resolve()).as_posix()
-
-
 class _Analysis:
     """The analysis of some files, started (`_start_analysis`): workers analyse the files
     that need it while the main process goes on; `outcomes()` waits for them."""
@@ -454,10 +450,10 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
     def environment(candidate: Candidate) -> FileEnvironment | None:
-        return model.environment(_absolute(candidate)) if model is not None and candidate.language == CUDA else None
+        return model.environment(candidate.absolute) if model is not None and candidate.language == CUDA else None
 
     def known(candidate: Candidate) -> bytes | None:
-        return model.bytes_read(_absolute(candidate)) if model is not None and candidate.language == CUDA else None
+        return model.bytes_read(candidate.absolute) if model is not None and candidate.language == CUDA else None
 
     def analyze(candidate: Candidate):
         if id(candidate) in in_context:

@@ -11,9 +11,9 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
 from __future__ import annotations
 
 
-import os
 from typing import TYPE_CHECKING
 
+from portlint.discover import suffix_of
 from portlint.fileio import NotReadable, read_regular
 from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
@@ -84,16 +84,16 @@ def build(candidates, config, around=None) -> BuildModel:
     torch_extension = False
     for c in candidates:
         if c.language == _C_FAMILY:
-            scanned.append((c.resolved or c.path.resolve()).as_posix())  # read when the walk needs it: a warm scan may not
+            scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     for c in (*candidates, *(around or ())):
-        if c.build_script and not torch_extension and (data := _read((c.resolved or c.path.resolve()).as_posix())) \
+        if c.build_script and not torch_extension and (data := _read(c.absolute)) \
                 and b"cpp_extension" in data:
             torch_extension = True  # PyTorch's extension builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
-    project_headers = [(c.resolved or c.path.resolve()).as_posix() for c in around or ()
-                       if c.language == _C_FAMILY and os.path.splitext(c.path.name)[1].lower() in HEADER_SUFFIXES]
+    project_headers = [c.absolute for c in around or ()
+                       if c.language == _C_FAMILY and suffix_of(c.path.name).lower() in HEADER_SUFFIXES]
     rocm_build = files.rocm_build or torch_extension
     # A described ROCm build passes its own defines only: what the build files define for
     # other builds alone (a CUDA-only arm) is not defined there.
