@@ -18,6 +18,11 @@ HAZARD = "__global__ void k(float* x) { int lane = threadIdx.x & 31; x[lane] = 0
 CLEAN = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
 
 
+def _cublas_if(condition: str) -> str:
+    """A clean kernel file that includes cuBLAS (L001) where `condition` holds."""
+    return f"#if {condition}\n#include <cublas_v2.h>\n#endif\n" + CLEAN
+
+
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = tmp_path / name
@@ -157,7 +162,6 @@ def test_cmake_backend_option_and_cuda_only_subdirectory(tmp_path: Path) -> None
 
 
 def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(tmp_path: Path) -> None:
-    guarded = "#ifdef NAME\n#include <cublas_v2.h>\n#endif\n" + CLEAN
     files = {
         "CMakeLists.txt": """\
             cmake_minimum_required(VERSION 3.21)
@@ -175,8 +179,8 @@ def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(
             endif()
             add_library(p a.cu b.cu)
             """,
-        "a.cu": guarded.replace("NAME", "P_WITH_CUBLAS"),  # the CUDA arm's alone: not on ROCm
-        "b.cu": guarded.replace("NAME", "P_FAST_PATHS"),  # an option the ROCm build may set too
+        "a.cu": _cublas_if("defined(P_WITH_CUBLAS)"),  # the CUDA arm's alone: not on ROCm
+        "b.cu": _cublas_if("defined(P_FAST_PATHS)"),  # an option the ROCm build may set too
     }
     root = _project(tmp_path / "ported", files)
     assert _read(root).other_builds_define == {"P_WITH_CUBLAS"}
@@ -242,7 +246,6 @@ def test_a_sibling_backends_directory_wide_defines_never_reach_the_rocm_build(tm
     # function the walk cannot follow; `add_compile_definitions` applies to the targets of
     # its own directory (and below), so the MUSA-style backend's names are not defined where
     # the HIP backend's targets are, even when one configure enables both.
-    shared = "#if defined(P_USE_OTHER)\n#include <cublas_v2.h>\n#endif\n" + CLEAN
     files = {
         "CMakeLists.txt": """\
             cmake_minimum_required(VERSION 3.21)
@@ -266,7 +269,7 @@ def test_a_sibling_backends_directory_wide_defines_never_reach_the_rocm_build(tm
             endfunction()
             add_library(p_other ../kernels/k.cu)
             """,
-        "kernels/k.cu": shared,
+        "kernels/k.cu": _cublas_if("defined(P_USE_OTHER)"),
     }
     root = _project(tmp_path / "ported", files)
     assert _read(root).other_builds_define == {"P_USE_OTHER", "P_SHARED_TUNING", "P_OTHER_ONLY"}
