@@ -1,4 +1,11 @@
-"""portlint: find CUDA → ROCm port hazards before the port."""
+"""portlint: find CUDA → ROCm port hazards before the port.
+
+Value classes (locations, findings, fixes, facts, candidates) are `@dataclass(unsafe_hash=True)`:
+hashable, and never changed once made, by convention. Not `frozen`: a frozen dataclass sets
+each field through `object.__setattr__`, which made creating one 2.5 times as slow (a project
+context unpickles tens of thousands of locations), and defining one cost 0.2 ms more at
+import, 15 ms of every start-up over the package.
+"""
 
 __version__ = "0.1.0"
 

@@ -47,7 +47,7 @@ def _code_stamp() -> str:
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Cache:
     directory: Path
     salt: str  # version, rules and configuration: a change starts a new set of entries

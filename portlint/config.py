@@ -33,7 +33,7 @@ class ConfigError(Exception):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Config:
     root: Path  # directory the config lives in (or the scan root): anchors relative paths
     source: Path | None = None  # the file it came from

@@ -67,10 +67,7 @@ def _is_requirements_file(name: str, suffix: str, folder: str) -> bool:
             or folder.lower() == "requirements")
 
 
-# Hashable and never changed once made, but not `frozen`: discovery makes one per file of the
-# project on every run (the pre-commit case too), and a frozen dataclass sets each field
-# through `object.__setattr__`.
-@dataclass(unsafe_hash=True)
+@dataclass(unsafe_hash=True)  # a value class (see the package's docstring)
 class Candidate:
     path: Path  # as given or found (relative to the cwd when the user gave relative paths)
     language: str
@@ -85,7 +82,7 @@ class Candidate:
         return (self.resolved if self.resolved is not None else self.path.resolve()).as_posix()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Skipped:
     path: Path
     reason: str

@@ -33,7 +33,7 @@ _LOADERS = {
 TRIGGERS = (b"RawKernel", b"RawModule", b"SourceModule", b"load_inline")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class EmbeddedKernel:
     text: str
     literal_start: int  # byte offset of the literal (its first quote or prefix) in the file

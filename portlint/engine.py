@@ -45,7 +45,7 @@ PARALLEL_THRESHOLD = 48
 PREFILTER = True
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Problem:
     """A file portlint could not fully read: one line for the user, never a traceback."""
 

@@ -29,7 +29,7 @@ class Severity(str, Enum):
         return cls(value)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Related:
     """Another place that explains a finding (SARIF `relatedLocations`)."""
 
@@ -37,7 +37,7 @@ class Related:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Finding:
     # None for a finding about the machine rather than a file (`portlint doctor`).
     location: Location | None

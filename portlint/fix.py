@@ -25,7 +25,7 @@ class Applicability(str, Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Edit:
     start: int
     end: int
@@ -40,7 +40,7 @@ class Edit:
         return cls(offset, offset, content)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...] = ()
@@ -110,7 +110,7 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class FilePlan:
     """The new content of one file, before it is written."""
 
@@ -121,7 +121,7 @@ class FilePlan:
     applied: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class NotFixed:
     """A file `--fix` left alone, and why: one line for the user."""
 

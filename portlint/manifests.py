@@ -25,7 +25,7 @@ from dataclasses import dataclass
 _PIP_COMMENT = re.compile(r"(^|(?<!\s)\s+)#.*$")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class RequirementLine:
     """The requirement part of one logical line of a requirements file."""
 
@@ -105,7 +105,7 @@ def _requirement_of(chars: list[tuple[str, int]]) -> RequirementLine | None:
 
 
 # ---- TOML ------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class TomlString:
     """A string value of a TOML document and the key path it belongs to."""
 
@@ -115,7 +115,7 @@ class TomlString:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _Token:
     kind: str  # "string", "word", "comment", "newline", or the punctuation itself
     start: int

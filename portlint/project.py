@@ -29,7 +29,7 @@ GLOBAL = re.compile(r"(?<!\w)__global__(?!\w)")
 EXTERN_C = re.compile(r'(?<!\w)extern\s*"C"')
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class KernelDefinition:
     """A function definition that could be a kernel: `__global__`, or returning `void`."""
 
@@ -47,7 +47,7 @@ class KernelDefinition:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class NamedUse:
     """A kernel named at a launch, or looked up by string in a loaded module."""
 
@@ -57,7 +57,7 @@ class NamedUse:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class MacroDefinition:
     name: str
     location: Location
@@ -65,7 +65,7 @@ class MacroDefinition:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class WarpSizeDefinition:
     """A constant named as the warp size, its log2 or its lane mask (`WARP_SIZE`, `kWarpSize`)."""
 
@@ -82,7 +82,7 @@ class WarpSizeDefinition:
     macro: tuple[str, int] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class WarpSizeUse:
     """An identifier named as a warp-size constant, where it is used."""
 
@@ -121,7 +121,7 @@ class FileFacts:
     packed: PackedFacts | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class PackedFacts:
     """A file's facts that project rules read by name (functions, macros, warp-size uses),
     pickled, with the names they are about. A context snapshot keeps its files' facts so:
@@ -798,7 +798,7 @@ from portlint.build_model.macros import HEADER_SUFFIXES  # noqa: E402
 _INCLUDE_CONTAINERS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class ConstantDefinition:
     """An integer constant outside functions: `#define N 256`, `constexpr int kN = 256;`, an enumerator."""
 

@@ -39,7 +39,7 @@ class Status(str, Enum):
     PORT = "port"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Arm:
     start: int  # body bytes
     end: int
@@ -47,7 +47,7 @@ class Arm:
     cuda: Value
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Condition:
     """A parsed `#if`/`#ifdef`/`#elif` condition, for rules about the guards themselves."""
 
@@ -235,7 +235,7 @@ def _build_cmake(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMod
     return CMakeWalk(source, rocm_macros).run()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class CMakeValue:
     """What a CMake variable may hold: its `;`-separated items, and whether the build surely
     holds exactly that (a plain `set` on a path the build takes) rather than a default the

@@ -38,7 +38,7 @@ class RuleDocError(Exception):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class RuleDoc:
     code: str
     name: str

@@ -44,10 +44,7 @@ BUILD_SCRIPT = "build-script"
 files_parsed = 0
 
 
-# Hashable and never changed once made, but not `frozen`: a frozen dataclass sets each field
-# through `object.__setattr__`, which made creating a location (a project context unpickles
-# tens of thousands) 2.5 times as slow.
-@dataclass(unsafe_hash=True)
+@dataclass(unsafe_hash=True)  # a value class (see the package's docstring)
 class Location:
     """A region of a file, kept both as bytes (for edits) and as lines/columns (for reports).
 

@@ -20,7 +20,7 @@ from portlint.fileio import NotReadable, read_regular
 KIB = 1024
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Target:
     name: str  # `gfx942`
     wave_size: int  # lanes of a wavefront
@@ -90,7 +90,7 @@ _BUILD_ARCH = re.compile(
 _BUILD_MAX_THREADS = re.compile(rb"--gpu-max-threads-per-block[= ](\d+)")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class BuildSettings:
     targets: tuple[Target, ...] = ()  # the offload targets the build files name
     max_threads: int | None = None  # `--gpu-max-threads-per-block`, when the build sets one

@@ -45,7 +45,7 @@ class TimedOut:
 TIMED_OUT = TimedOut()
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Crashed:
     """The result of an item whose work raised, or whose worker died: `reason` says how."""
 

@@ -36,7 +36,7 @@ MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be in
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class BuildFiles:
     # Absolute paths of sources and headers no ROCm build compiles (nor includes from a
     # compiled file), and CMake list files no ROCm build reads, each with the reason shown

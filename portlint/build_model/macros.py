@@ -65,7 +65,7 @@ TORCH_CUDA_DEFINES: Mapping[str, str | None] = {
 
 
 # ---- macros and what a build knows of them --------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Macro:
     """A `#define` (or a `-D`) as one build sees it."""
 
@@ -106,7 +106,7 @@ MAYBE = _State("MAYBE")  # defined in (or undefined by) an arm this build may or
 State = Macro | _State  # no entry at all: not known (a system header, `-D` flags elsewhere)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Base:
     """The macros a build defines before any source line: predefines and `-D` flags."""
 
@@ -187,7 +187,7 @@ class ScopeAt:
 ROCM, CUDA = 0, 1
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class FileEnvironment:
     """The macros one file may meet, per build, as (offset, state) events by name.
 

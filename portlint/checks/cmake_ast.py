@@ -23,7 +23,7 @@ _HEADS = ("if_command", "elseif_command", "else_command")
 _ITEM = re.compile(r"[^\s;]+")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Command:
     node: object  # normal_command
     name: str  # lower case: CMake command names are case-insensitive

@@ -136,7 +136,7 @@ HIP_ARCH_LINE = 'set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")'
 
 
 # ---- facts -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Flag:
     """A word of an argument that starts with `-`, e.g. `-flto` in "${X} -O3 -flto"."""
 
@@ -147,7 +147,7 @@ class Flag:
     following: str  # the next word of the argument ("" at its end): `sm_80` after `-arch`
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Value:
     """One argument given to a variable or a sink."""
 
@@ -159,7 +159,7 @@ class Value:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Assignment:
     """`set`, `list(APPEND|PREPEND|INSERT)`, `string(APPEND|PREPEND|CONCAT)` or `option`."""
 
@@ -169,7 +169,7 @@ class Assignment:
     status: Status
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Sink:
     """An argument whose flags reach a compiler or the linker."""
 
@@ -179,7 +179,7 @@ class Sink:
     sources: tuple[str, ...] = ()  # SOURCE: the source files the property is set on
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Place:
     """Something the build does at one place: enables HIP, picks GPU targets, includes a file."""
 
@@ -513,7 +513,7 @@ def combine(outer: Status, inner: Status) -> Status:
     return Status.LIVE
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Reach:
     """How a value gets to a compiler: the sink's kind, what messages call it, its sources."""
 

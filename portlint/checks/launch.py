@@ -90,7 +90,7 @@ WARP_OPERATIONS = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class ArgumentSpan:
     """Consecutive arguments read as one size, `bx, by, bz` of `cuLaunchKernel`: stands where
     the rules expect the node of a block or grid argument (a finding covers the span)."""
@@ -112,7 +112,7 @@ class ArgumentSpan:
         return ("span", self.start_byte, self.end_byte)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Launch:
     call: object  # the call_expression
     kernel: object | None  # the identifier naming the kernel
@@ -121,7 +121,7 @@ class Launch:
     shared_memory: object | None = None  # bytes of dynamic shared memory, when given
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class BlockShape:
     """A block size as far as it is constant: (x, y, z), None for a dimension not known."""
 
@@ -1097,7 +1097,7 @@ def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
 
 
 # ---- K001 and K002 across files: block sizes from included headers -----------------------
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class OpenLaunch:
     """A launch whose block size names constants its file leaves to included headers."""
 

@@ -19,7 +19,7 @@ from portlint.source import CUDA, SourceFile
 from portlint.triggers import needs
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class CudaLibrary:
     name: str  # as NVIDIA spells it: "cuBLAS"
     # Include paths, matched with fnmatch against the whole `#include` path; a pattern

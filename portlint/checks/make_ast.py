@@ -40,7 +40,7 @@ _LIST_FUNCTIONS = frozenset({"strip", "sort", "addprefix", "addsuffix", "patsubs
                              "firstword", "lastword", "abspath", "realpath", "notdir"})
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Word:
     """One blank-separated word of a value or a recipe line, as written."""
 
@@ -57,7 +57,7 @@ class Word:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Assignment:
     node: object
     name: str
@@ -77,7 +77,7 @@ class Rule:
     commands: list["Command"] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Command:
     """One simple command of a recipe line (`cd build && $(NVCC) -c $<` holds two)."""
 

@@ -52,7 +52,7 @@ DYNAMIC_ADVICE = ("Size dynamic shared memory from `sharedMemPerBlock` at run ti
                   "on MI200/MI300): `hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, dev)`")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class SharedArray:
     """One `__shared__` variable of a function."""
 
@@ -315,7 +315,7 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
 
 
 # ---- across files: sizes from included headers ------------------------------------------
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class OpenSharedMemory:
     """Shared memory whose size names constants its file leaves to included headers."""
 

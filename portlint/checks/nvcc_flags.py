@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class NvccFlag:
     spelling: str  # as matched, e.g. `-gencode`, `-arch=sm_80`
     effect: str  # what hipcc does with it: "which rejects {flag}", "where {flag} does nothing"

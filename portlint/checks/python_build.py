@@ -46,7 +46,7 @@ def is_build_helper(data: bytes) -> bool:
 _PASS_THROUGH = frozenset({"list", "tuple", "sorted", "copy", "deepcopy"})
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class StringArg:
     """A string that ends up in an argument.
 
@@ -84,7 +84,7 @@ class _Kind(Enum):
     ITEM = "item"  # x.append(v), x.insert(i, v)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _Binding:
     name: str
     key: str | None  # for `x["key"] ...`; None for the name itself
@@ -95,7 +95,7 @@ class _Binding:
     function: ast.AST | None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _Entry:
     """One value given to a dict key; `item` when it is a single element (`d["k"].append(v)`)."""
 

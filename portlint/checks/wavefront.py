@@ -1252,7 +1252,7 @@ MASK_INTRINSICS = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _BitFunction:
     """A 32-bit bit function and its 64-bit version."""
 

@@ -32,7 +32,7 @@ UNIT_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx"})
 INSTALL_HINT = "pip install 'portlint[deep]'"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Lost:
     """A unit that gave no result: its worker was killed past the budget, or died."""
 

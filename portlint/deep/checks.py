@@ -52,7 +52,7 @@ _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _RECURSION_LIMIT = 8
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Job:
     """One translation unit to analyse: picklable, for a worker process."""
 
@@ -64,7 +64,7 @@ class Job:
     codes: frozenset[str]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Cleared:
     """A region where clang shows a fast-mode finding of `code` to be wrong."""
 
@@ -74,7 +74,7 @@ class Cleared:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class KernelSymbol:
     name: str
     symbol: str  # what the device pass emits: mangled, or the plain name with C linkage; "" for a template
@@ -83,7 +83,7 @@ class KernelSymbol:
     is_template: bool
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Lookup:
     name: str
     location: Location

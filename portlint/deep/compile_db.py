@@ -28,7 +28,7 @@ class CompileDbError(Exception):
     """A compile_commands.json that cannot be used: one line for the user."""
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class CompileFlags:
     """The parser-relevant flags of one file, with include paths made absolute."""
 
@@ -37,7 +37,7 @@ class CompileFlags:
     directory: Path | None = None  # the entry's working directory: the unit is parsed from there
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class FlagSource:
     """Where a scan's flags come from, said in one line on stderr."""
 

@@ -30,7 +30,7 @@ GPU_ARCH = "gfx90a"  # a 64-lane CDNA target: `__GFX9__`, `__AMDGCN_WAVEFRONT_SI
 CUDA_ARCH = "sm_80"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Pass:
     name: str
     flags: tuple[str, ...]
@@ -124,7 +124,7 @@ def gcc_include_dir() -> str | None:
     return path if out.returncode == 0 and Path(path).is_dir() else None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class HipHeaders:
     """An installed HIP (its `include/hip/hip_runtime.h`) and a clang resource directory
     holding `__clang_hip_runtime_wrapper.h`, which the wheel lacks."""

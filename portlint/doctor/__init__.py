@@ -23,7 +23,7 @@ from portlint.ruledocs import load_all
 __all__ = ["DOCTOR_CHECKS", "Environment", "NotCheckedLine", "run", "selected_codes"]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class NotCheckedLine:
     code: str
     reason: str

@@ -50,7 +50,7 @@ def _fact(method):
     return wrapper
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class RocmVersion:
     major: int
     minor: int
@@ -60,7 +60,7 @@ class RocmVersion:
         return f"{self.major}.{self.minor}"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class TritonNeed:
     """A Triton distribution torch's metadata requires."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class ReportContext:
     root: Path  # the project root (configuration, baseline identities)
     fixed: int = 0  # findings fixed by --fix in this run

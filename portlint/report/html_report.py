@@ -60,7 +60,7 @@ DEVICE_FAMILIES = frozenset("WKMA")
 HOURS_PER_DAY = 6  # focused hours in a person-day
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class EffortClass:
     label: str
     low: int  # minutes per finding
