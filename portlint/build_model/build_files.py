@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from portlint import rocm_path
+from portlint import queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES
@@ -200,7 +200,7 @@ def _hipified_key(path: str) -> tuple[str, str]:
 def _setup_scripts(candidates, root: Path) -> list[Path]:
     found = {root / "setup.py"} if (root / "setup.py").is_file() else set()
     for c in candidates:
-        path = c.resolved or c.path.resolve()
+        path = Path(c.absolute)
         if path.name == "setup.py":
             found.add(path)
         elif c.explicit:  # a file named alone: the setup.py of its package
@@ -212,7 +212,7 @@ def _cmake_entries(candidates, root: Path) -> list[Path]:
     """Top-level CMakeLists.txt files: the root's, and any whose parent directory has none."""
     found = {root / "CMakeLists.txt"} if (root / "CMakeLists.txt").is_file() else set()
     for c in candidates:
-        path = c.resolved or c.path.resolve()
+        path = Path(c.absolute)
         if path.name == "CMakeLists.txt" or c.explicit:
             above = _nearest(path.parent, root, "CMakeLists.txt")
             if above:
@@ -227,7 +227,7 @@ def _unreached_lists(candidates, reached: set[str], collector: _Collector) -> li
     for c in candidates:
         if c.language != CMAKE:
             continue
-        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
+        path = Path(c.absolute)
         if path.name == "CMakeLists.txt" and str(path) not in reached:
             source = collector.read_list(path)
             if source is not None and not source.tree.root_node.has_error:
@@ -258,19 +258,10 @@ def _other_directories_define(unreached: list[tuple[Path, SourceFile]], rocm_onl
         if path in rocm_only or any(path.parent == d or path.parent in d.parents for d in rocm_dirs):
             continue
         for command in commands(source):
-            if command.name in ("add_compile_definitions", "add_definitions") and not _in_definition(command.node):
+            if command.name in ("add_compile_definitions", "add_definitions") and not any(
+                    a.type in ("function_def", "macro_def") for a in queries.ancestors(command.node)):
                 for text in command.words(source):
                     collector.define_for(True, False, text)
-
-
-def _in_definition(node) -> bool:
-    """Is a command inside a `function` or `macro` body?"""
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("function_def", "macro_def"):
-            return True
-        parent = parent.parent
-    return False
 
 
 def _sycl_sources(candidates, unreached: list[tuple[Path, SourceFile]], collector: _Collector) -> dict[str, str]:
@@ -286,7 +277,7 @@ def _sycl_sources(candidates, unreached: list[tuple[Path, SourceFile]], collecto
     for c in candidates:
         if c.language != CUDA or suffix_of(c.path.name).lower() in HEADER_SUFFIXES:
             continue
-        path = Path(os.path.normpath(c.resolved or c.path.resolve()))
+        path = Path(c.absolute)
         nearest = _nearest(path.parent, Path(collector.root), "CMakeLists.txt")
         shown = lists.get(str(nearest[0].parent)) if nearest else None
         if shown is not None:
@@ -314,7 +305,7 @@ def _top_level(source: SourceFile):
 def _makefiles(candidates, root: Path) -> list[Path]:
     """The root's Makefile and every scanned one (each is read alone: `include` is not followed)."""
     found = {root / n for n in MAKEFILE_NAMES if (root / n).is_file()}
-    found.update(c.resolved or c.path.resolve() for c in candidates if c.path.name in MAKEFILE_NAMES)
+    found.update(Path(c.absolute) for c in candidates if c.path.name in MAKEFILE_NAMES)
     return sorted(found)
 
 
@@ -807,10 +798,10 @@ def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, 
 
 def _project_c_files(candidates, root: Path, config) -> dict[str, str]:
     """Every C-family file of the project: the scanned ones when the scan covers the root."""
-    covers_root = any(not c.explicit and (c.resolved or c.path.resolve()).parent == root for c in candidates)
+    covers_root = any(not c.explicit and Path(c.absolute).parent == root for c in candidates)
     if not covers_root:
         candidates, _ = discover([root], config)
-    return {str(c.resolved or c.path.resolve()): "" for c in candidates if c.language == CUDA}
+    return {str(Path(c.absolute)): "" for c in candidates if c.language == CUDA}
 
 
 class _IncludeGraph:
