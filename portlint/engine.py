@@ -18,6 +18,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 
@@ -36,6 +37,9 @@ from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, needs_of
+
+if TYPE_CHECKING:
+    from portlint.build_model.build_files import BuildFiles
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Fewer files than this are scanned in-process even with --jobs: workers cost a start-up.
@@ -108,14 +112,14 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
-    build_files = [c.path for c in candidates if c.language in (CMAKE, MAKE) or c.build_script]
+    # Files named on the command line stand in a project: its other files, discovered once,
+    # give the build model its build files and headers, and the project rules their context.
+    around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
+    build_files = [c.path for c in (*candidates, *(around or ())) if c.language in (CMAKE, MAKE) or c.build_script]
     targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
-    # Files named on the command line stand in a project: its other files, discovered once,
-    # give the build model its headers and the project rules their context.
-    around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around)
+        model = build_model.build(candidates, config, around, cache)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
@@ -174,7 +178,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_after.update(_headers_outside(model, context_after))
         unchanged.save(context_cache, context_after, context_before, *context_kind)
     if config.deep:
-        findings = _with_deep_findings(findings, result, config, codes, jobs, cache, candidates)
+        findings = _with_deep_findings(findings, result, config, codes, jobs, cache, build)
 
     docs = load_all()
     for state in result.files.values():
@@ -216,11 +220,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
 
 
 def _with_deep_findings(findings: list[Finding], result: ScanResult, config: Config, codes, jobs: int,
-                        cache: Cache | None, candidates: list[Candidate]) -> list[Finding]:
+                        cache: Cache | None, build: BuildFiles) -> list[Finding]:
     """Deep mode's hook: libclang's findings join the fast ones before the central filters."""
     from portlint import deep
 
-    report = deep.analyze(result.files.values(), config, codes, jobs, cache, candidates)
+    report = deep.analyze(result.files.values(), config, codes, jobs, cache, build)
     result.notes.extend(report.notes)
     result.problems.extend(Problem(display_path(Path(path)), message, True) for path, message in report.internal_errors)
     return deep.merge(findings, report)

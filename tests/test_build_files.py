@@ -3,13 +3,16 @@ include directories each build passes (`portlint.build_model.build_files`)."""
 
 from __future__ import annotations
 
+import os
 import textwrap
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
 from harness import scan
 
 from portlint.build_model.build_files import read_build_files
+from portlint.build_model.observed import Observed
 from portlint.cli import main
 from portlint.config import Config
 from portlint.discover import discover
@@ -463,3 +466,81 @@ def test_rocm_sources_made_at_build_time_keep_their_cuda_originals(tmp_path: Pat
         "fa/api.cpp": HAZARD,
     })
     assert _not_built(root) == {"fa/api.cpp": "listed only on a CUDA-only path (setup.py:6)"}
+
+
+# ---- kept between runs ----------------------------------------------------------------------
+def _written_a_while_ago(root: Path) -> None:
+    """A file written just now may change again within its timestamp tick: none is kept."""
+    then = time.time_ns() - 10**10
+    for path in root.rglob("*"):
+        os.utime(path, ns=(then, then))
+
+
+def test_the_record_of_what_the_reader_saw_holds_until_one_of_those_changes(tmp_path: Path) -> None:
+    root = _project(tmp_path, {"CMakeLists.txt": "project(p)\n", "src/a.cu": CLEAN})
+    _written_a_while_ago(root)
+
+    def record() -> Observed:
+        seen = Observed()
+        assert seen.read(root / "CMakeLists.txt", 1 << 20) == b"project(p)\n"
+        assert not seen.is_file(root / "src" / "CMakeLists.txt")
+        assert seen.glob(str(root / "src" / "*.cu"), False, 100) == [str(root / "src" / "a.cu")]
+        assert seen.settled()
+        return seen
+
+    assert record().holds()
+    seen = record()
+    (root / "CMakeLists.txt").write_text("project(q)\n")  # same size, new time
+    assert not seen.holds()
+    (root / "CMakeLists.txt").write_text("project(p)\n")
+    _written_a_while_ago(root)
+    seen = record()
+    (root / "src" / "CMakeLists.txt").write_text("")  # a file looked for and missing appears
+    assert not seen.holds()
+    (root / "src" / "CMakeLists.txt").unlink()
+    seen = record()
+    (root / "src" / "b.cu").write_text(CLEAN)  # a glob matches one more
+    assert not seen.holds()
+    fresh = Observed()
+    fresh.read(root / "src" / "b.cu", 1 << 20)
+    assert not fresh.settled(), "b.cu was just written: it may change again within its timestamp tick"
+    # What it cannot read is no answer to keep: a FIFO is never opened (it would block).
+    os.mkfifo(root / "pipe.txt")
+    assert Observed().read(root / "pipe.txt", 100) is None
+
+
+def test_a_named_file_run_reuses_the_build_files_read_by_the_last_run(tmp_path: Path, monkeypatch) -> None:
+    from portlint import engine
+    from portlint.build_model import build_files
+
+    root = _selecting_project(tmp_path / "p")
+    (root / ".git").mkdir()
+    _written_a_while_ago(root)
+    config = Config(root=root, select=("W001",))
+    reads = []
+    real = build_files.read_build_files
+    monkeypatch.setattr(build_files, "read_build_files", lambda *a, **k: reads.append(1) or real(*a, **k))
+
+    def not_built(paths: list[Path]) -> set[str]:
+        result = engine.scan(paths, config, cache_dir=tmp_path / "cache")
+        return {Path(p).name for p in result.not_built}
+
+    assert not_built([root]) == {"gemm_nv.cu", "nv_only.cuh"} and len(reads) == 1
+    # A pre-commit run on one file: the same project, nothing it read changed.
+    assert not_built([root / "cuda" / "gemm_nv.cu"]) == {"gemm_nv.cu"} and len(reads) == 1
+    assert not_built([root / "ck" / "gemm.cu"]) == set() and len(reads) == 1
+    # The setup.py changes: read again, and what it now says counts.
+    setup = root / "setup.py"
+    setup.write_text(setup.read_text().replace('glob.glob("cuda/*.cu")', '["cuda/gemm_nv.cu", "ck/gemm.cu"]'))
+    _written_a_while_ago(root)
+    assert not_built([root / "cuda" / "gemm_nv.cu"]) == {"gemm_nv.cu"} and len(reads) == 2
+    assert not_built([root]) == {"gemm_nv.cu", "nv_only.cuh"} and len(reads) == 2
+    # A file a compiled source includes is named by its bytes: editing one is reading again.
+    (root / "common" / "shared.cu").write_text('#include "../cuda/nv_only.cuh"\n' + HAZARD)
+    _written_a_while_ago(root)
+    assert not_built([root]) == {"gemm_nv.cu"} and len(reads) == 3
+    # Just written: read, and not kept (it may change again within its timestamp tick).
+    (root / "ck" / "gemm.cu").write_text(CLEAN + "// edited\n")
+    not_built([root])
+    not_built([root])
+    assert len(reads) == 5

@@ -356,7 +356,7 @@ def test_without_compile_commands_the_build_files_give_the_flags(tmp_path: Path,
     # Both builds define it, so the kernel is compiled for ROCm and CUDA alike (LIVE).
     facts = build_files.BuildFiles(include_dirs=(str(tmp_path / "csrc" / "include"),), rocm_defines={"WITH_LANES": "1"},
                                    cuda_defines={"WITH_LANES": "1"})
-    monkeypatch.setattr(build_files, "read_build_files", lambda candidates, config: facts)
+    monkeypatch.setattr(build_files, "read_build_files", lambda candidates, config, whole_project=False, fs=None: facts)
     result = scan([tmp_path / "csrc"], tmp_path, select=("W001",), deep=True)
     assert any("`LANES` is 32 here" in f.message for f in result.findings), _details(result)
     assert any("the build files' 1 include directory and 1 ROCm define" in n for n in result.notes), result.notes

@@ -11,10 +11,13 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
 from __future__ import annotations
 
 
+import hashlib
+import os
 from typing import TYPE_CHECKING
 
 from portlint.discover import suffix_of
 from portlint.fileio import NotReadable, read_regular
+from portlint.build_model import observed
 from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
 
 if TYPE_CHECKING:
@@ -71,37 +74,79 @@ class BuildModel:
         return self.macros.problems
 
 
-def build(candidates, config, around=None) -> BuildModel:
+def build(candidates, config, around=None, cache=None) -> BuildModel:
     """The build model of one scan, from the discovered files (before any is analysed).
     `around`: with files named on the command line, the project's other files (discovered
-    from its root): a file alone sees the headers and build scripts a full scan would."""
-    # Imported here: the build-file reader uses `rocm_path`, which imports this package's
-    # macro modules (a module-level import would make importing `rocm_path` first a cycle).
-    from portlint.build_model.build_files import read_build_files
-
-    files = read_build_files(candidates, config)
+    from its root): a file alone sees the headers and build scripts a full scan would.
+    `cache` (`portlint.cache.Cache`) keeps what the build files say between runs."""
+    files = _build_files([*candidates, *(around or ())], config, around is not None, cache)
     scanned: list[str] = []
-    torch_extension = False
     for c in candidates:
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
-    for c in (*candidates, *(around or ())):
-        if c.build_script and not torch_extension and (data := _read(c.absolute)) \
-                and b"cpp_extension" in data:
-            torch_extension = True  # PyTorch's extension builder passes its defines to every source
+    # A header named alone takes its macros from where it is included, as in a full scan.
+    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or ())
+    torch_extension = files.torch_extension  # its builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
-    project_headers = [c.absolute for c in around or ()
-                       if c.language == _C_FAMILY and suffix_of(c.path.name).lower() in HEADER_SUFFIXES]
+    project_headers = [c.absolute for c in around or () if c.language == _C_FAMILY and _is_header(c.absolute)]
     rocm_build = files.rocm_build or torch_extension
     # A described ROCm build passes its own defines only: what the build files define for
     # other builds alone (a CUDA-only arm) is not defined there.
     rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
-    macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
+    macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=_read, not_built=files.not_built, unread=scanned,
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined)
     return BuildModel(files, macros)
+
+
+def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
+    """What the build files say, reused from the cache while everything reading them looked
+    at is as it was (`observed`): the same project files, and every file read or looked for
+    and every glob's matches unchanged. A run on one named file then stats the files the
+    build read rather than parsing its CMake lists, setup.py files and Makefiles again."""
+    # Imported here: the build-file reader uses `rocm_path`, which imports this package's
+    # macro modules (a module-level import would make importing `rocm_path` first a cycle).
+    from portlint.build_model.build_files import read_build_files
+
+    if cache is None:
+        return read_build_files(project, config, whole_project)
+    listing = hashlib.sha256("\0".join(sorted(
+        f"{c.absolute}\1{c.language}\1{c.build_script}\1{c.explicit and not whole_project}" for c in project
+    )).encode()).hexdigest()
+    key = cache.key_for("build files", str(config.root), listing)
+    hit = cache.get(key)
+    if hit is not None and isinstance(hit[0], tuple) and len(hit[0]) == 2 and hit[0][0].holds():
+        return hit[0][1]
+    seen = observed.Observed()
+    files = read_build_files(project, config, whole_project, seen)
+    if seen.settled() and not seen.unrecorded:
+        cache.put(key, ((seen, files), []))
+    return files
+
+
+def _is_header(path: str) -> bool:
+    return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
+
+
+def _includers(headers, around) -> dict[str, bytes]:
+    """The project's C-family files that may include one of `headers`, directly or through
+    other headers, with their bytes: those whose bytes name one of them (an include names its
+    file). Walking only these, not the whole project, gives each header the places it is
+    included."""
+    unread = [c.absolute for c in around if c.language == _C_FAMILY]
+    data = {path: _read(path) or b"" for path in unread} if headers else {}
+    found: dict[str, bytes] = {}
+    names = {os.path.basename(c.absolute).encode() for c in headers}
+    while names:
+        wanted, names = names, set()
+        for path, text in data.items():
+            if path not in found and any(name in text for name in wanted):
+                found[path] = text
+                if _is_header(path):
+                    names.add(os.path.basename(path).encode())
+    return found
 
 
 def _read(path: str) -> bytes | None:

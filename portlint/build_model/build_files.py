@@ -11,7 +11,6 @@ may be compiled includes it. Where no build file decides, every file counts as c
 from __future__ import annotations
 
 import ast
-import glob as globbing
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from portlint import queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
 from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES
+from portlint.build_model.observed import Observed
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
@@ -30,6 +30,7 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
 # Sources a build compiles (headers are reached through `#include`).
 COMPILED_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 MAX_BUILD_FILE_BYTES = 2 * 1024 * 1024
+MAX_SOURCE_BYTES = 8 * 1024 * 1024  # a source whose includes are followed (larger ones are skipped by the scan)
 MAX_GLOB_MATCHES = 20000  # a glob of a whole tree: enough for any source list
 MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a generator
 MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
@@ -54,6 +55,9 @@ class BuildFiles:
     # list file the ROCm build never reads), never where the ROCm build may go: with
     # `rocm_build`, the ROCm build does not define them.
     other_builds_define: frozenset[str] = frozenset()
+    # A build script uses PyTorch's extension builder (`torch.utils.cpp_extension`), which
+    # passes its own defines to every source it compiles.
+    torch_extension: bool = False
 
 
 @dataclass
@@ -68,8 +72,9 @@ class _Build:
 
 
 class _Collector:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, fs: Observed):
         self.root = root
+        self.fs = fs  # every file read or looked for goes through it
         self.builds: list[_Build] = []
         self.rocm_defines: dict[str, str | None] = {}
         self.cuda_defines: dict[str, str | None] = {}
@@ -85,7 +90,7 @@ class _Collector:
         ROCm-only and SYCL list files all ask for the unreached ones."""
         key = str(path)
         if key not in self._lists:
-            self._lists[key] = _read(path, CMAKE)
+            self._lists[key] = _read(path, CMAKE, self.fs)
         return self._lists[key]
 
     def shown(self, path: str | Path) -> str:
@@ -132,14 +137,18 @@ def _define(text: str) -> tuple[str, str | None] | None:
     return name, value if equals else None
 
 
-def read_build_files(candidates, config) -> BuildFiles:
-    """The build facts of the scanned project (`candidates` from discovery)."""
+def read_build_files(candidates, config, whole_project: bool = False, fs: Observed | None = None) -> BuildFiles:
+    """The build facts of the scanned project (`candidates` from discovery). `whole_project`:
+    the candidates are every file of the project (named files with the project around them),
+    so a named file adds no build file of its own. `fs` records what was read and looked for."""
     root = Path(config.root)
-    collector = _Collector(root)
-    for path in _setup_scripts(candidates, root):
+    fs = fs if fs is not None else Observed()
+    collector = _Collector(root, fs)
+    alone = not whole_project
+    for path in _setup_scripts(candidates, root, fs, alone):
         _read_setup_py(path, collector)
     reached: set[str] = set()
-    for path in _cmake_entries(candidates, root):
+    for path in _cmake_entries(candidates, root, fs, alone):
         tree = _CMakeTree(path, collector)
         tree.read()
         reached.update((str(path), *tree.reached))
@@ -153,10 +162,10 @@ def read_build_files(candidates, config) -> BuildFiles:
         # takes them, not that directory's list file: unreached, it is the CUDA build's.
         for directory in sorted({os.path.dirname(p) for p in tree.build.rocm_sources} - {str(path.parent)}):
             lists = os.path.join(directory, "CMakeLists.txt")
-            if lists not in reached and os.path.isfile(lists):
+            if lists not in reached and fs.is_file(lists):
                 tree.build.unread_lists[lists] = (f"the ROCm build ({collector.shown(path)}) compiles its "
                                                   "sources from its own list file")
-    for path in _makefiles(candidates, root):
+    for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
@@ -172,14 +181,18 @@ def read_build_files(candidates, config) -> BuildFiles:
         candidates_not_built.pop(path, None)
     # A ROCm source that is not there yet is made at build time, often by hipifying a CUDA
     # one (`ops.cu` -> `ops.hip`, `ops_hip.cu`): that CUDA source is compiled after all.
-    generated = {_hipified_key(p) for p in compiled if not os.path.exists(p)}
+    generated = {_hipified_key(p) for p in compiled if not fs.exists(p)}
     for path in [p for p in candidates_not_built if _hipified_key(p) in generated]:
         del candidates_not_built[path]
     if candidates_not_built:
-        not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config))
+        not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config,
+                                       fs, whole_project))
+    torch_extension = any(c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_SOURCE_BYTES) or b"")
+                          for c in candidates)
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
-                      rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define())
+                      rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
+                      torch_extension=torch_extension)
 
 
 def _hipified_key(path: str) -> tuple[str, str]:
@@ -197,24 +210,24 @@ def _hipified_key(path: str) -> tuple[str, str]:
 
 
 # ---- which build files --------------------------------------------------------------------
-def _setup_scripts(candidates, root: Path) -> list[Path]:
-    found = {root / "setup.py"} if (root / "setup.py").is_file() else set()
+def _setup_scripts(candidates, root: Path, fs: Observed, alone: bool) -> list[Path]:
+    found = {root / "setup.py"} if fs.is_file(root / "setup.py") else set()
     for c in candidates:
         path = Path(c.absolute)
         if path.name == "setup.py":
             found.add(path)
-        elif c.explicit:  # a file named alone: the setup.py of its package
-            found.update(_nearest(path.parent, root, "setup.py")[:1])
+        elif c.explicit and alone:  # a file named alone: the setup.py of its package
+            found.update(_nearest(path.parent, root, "setup.py", fs)[:1])
     return sorted(found)
 
 
-def _cmake_entries(candidates, root: Path) -> list[Path]:
+def _cmake_entries(candidates, root: Path, fs: Observed, alone: bool) -> list[Path]:
     """Top-level CMakeLists.txt files: the root's, and any whose parent directory has none."""
-    found = {root / "CMakeLists.txt"} if (root / "CMakeLists.txt").is_file() else set()
+    found = {root / "CMakeLists.txt"} if fs.is_file(root / "CMakeLists.txt") else set()
     for c in candidates:
         path = Path(c.absolute)
-        if path.name == "CMakeLists.txt" or c.explicit:
-            above = _nearest(path.parent, root, "CMakeLists.txt")
+        if path.name == "CMakeLists.txt" or (c.explicit and alone):
+            above = _nearest(path.parent, root, "CMakeLists.txt", fs)
             if above:
                 found.add(above[-1])
     return sorted(found)
@@ -278,7 +291,7 @@ def _sycl_sources(candidates, unreached: list[tuple[Path, SourceFile]], collecto
         if c.language != CUDA or suffix_of(c.path.name).lower() in HEADER_SUFFIXES:
             continue
         path = Path(c.absolute)
-        nearest = _nearest(path.parent, Path(collector.root), "CMakeLists.txt")
+        nearest = _nearest(path.parent, Path(collector.root), "CMakeLists.txt", collector.fs)
         shown = lists.get(str(nearest[0].parent)) if nearest else None
         if shown is not None:
             found[str(path)] = f"compiled by the SYCL build ({shown}), which hip-clang never runs"
@@ -302,37 +315,34 @@ def _top_level(source: SourceFile):
     return (command for command in commands(source) if command.node.parent == root)
 
 
-def _makefiles(candidates, root: Path) -> list[Path]:
+def _makefiles(candidates, root: Path, fs: Observed) -> list[Path]:
     """The root's Makefile and every scanned one (each is read alone: `include` is not followed)."""
-    found = {root / n for n in MAKEFILE_NAMES if (root / n).is_file()}
+    found = {root / n for n in MAKEFILE_NAMES if fs.is_file(root / n)}
     found.update(Path(c.absolute) for c in candidates if c.path.name in MAKEFILE_NAMES)
     return sorted(found)
 
 
-def _nearest(directory: Path, root: Path, name: str) -> list[Path]:
+def _nearest(directory: Path, root: Path, name: str, fs: Observed) -> list[Path]:
     """`name` in `directory` and its parents up to `root`, nearest first."""
     out = []
     for d in (directory, *directory.parents):
-        if (d / name).is_file():
+        if fs.is_file(d / name):
             out.append(d / name)
         if d == root or root not in d.parents:
             break
     return out
 
 
-def _read(path: Path, language: str) -> SourceFile | None:
-    try:
-        if path.stat().st_size > MAX_BUILD_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+def _read(path: Path, language: str, fs: Observed) -> SourceFile | None:
+    data = fs.read(path, MAX_BUILD_FILE_BYTES)
+    if data is None:
         return None
     return SourceFile(str(path), language, data, path, build_script=language == PYTHON)
 
 
 # ---- setup.py -----------------------------------------------------------------------------
 def _read_setup_py(path: Path, collector: _Collector) -> None:
-    source = _read(path, PYTHON)
+    source = _read(path, PYTHON, collector.fs)
     if source is None:
         return
     try:
@@ -355,7 +365,7 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
             if rocm_side and not leaves:
                 build.unresolved = True  # sources from something not followed (a helper of another module)
             for leaf in leaves:
-                paths = _paths(script, leaf, base)
+                paths = _paths(script, leaf, base, collector.fs)
                 if paths is None:
                     build.unresolved |= rocm_side
                     continue
@@ -370,7 +380,7 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
         _setup_defines(rocm_script, call, names, collector, rocm_side=True)
         for expr in rocm_script.argument(call, "include_dirs"):
             for leaf in rocm_script.values(expr):
-                for p in _paths(rocm_script, leaf, base) or []:
+                for p in _paths(rocm_script, leaf, base, collector.fs) or []:
                     collector.add_include_dir(p)
     for call in any_script.extension_calls():  # the CUDA build's, from every branch
         _setup_defines(any_script, call, names, collector, rocm_side=False)
@@ -427,18 +437,18 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
                     define(arg.node, token)
 
 
-def _paths(script: BuildScript, leaf: ast.expr, base: Path) -> list[str] | None:
+def _paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -> list[str] | None:
     """The absolute paths a source-list element names, or None when it cannot be read."""
     parent = script.parent(leaf)
     if isinstance(parent, (ast.ListComp, ast.GeneratorExp)) and leaf is parent.elt:
-        return _comprehension_paths(script, parent, base)
+        return _comprehension_paths(script, parent, base, fs)
     if isinstance(leaf, ast.Call) and callee_name(leaf) in GLOB_CALLS:
-        return _glob(script, leaf, base)
+        return _glob(script, leaf, base, fs)
     text = _string(script, leaf, base)
     return None if text is None else [os.path.normpath(os.path.join(base, text))]
 
 
-def _comprehension_paths(script: BuildScript, comp, base: Path) -> list[str] | None:
+def _comprehension_paths(script: BuildScript, comp, base: Path, fs: Observed) -> list[str] | None:
     """`[str(p) for p in Path("csrc").glob("*.cu")]`, `[os.path.join("csrc", f) for f in ["a.cu"]]`."""
     if len(comp.generators) != 1 or comp.generators[0].ifs or not isinstance(comp.generators[0].target, ast.Name):
         return None
@@ -447,7 +457,7 @@ def _comprehension_paths(script: BuildScript, comp, base: Path) -> list[str] | N
     items = script.values(gen.iter)
     values: list[str] = []
     for item in items:
-        found = _glob(script, item, base) if isinstance(item, ast.Call) and callee_name(item) in GLOB_CALLS else None
+        found = _glob(script, item, base, fs) if isinstance(item, ast.Call) and callee_name(item) in GLOB_CALLS else None
         if found is None:
             text = _string(script, item, base)
             if text is None:
@@ -463,7 +473,7 @@ def _comprehension_paths(script: BuildScript, comp, base: Path) -> list[str] | N
     return out
 
 
-def _glob(script: BuildScript, call: ast.Call, base: Path) -> list[str] | None:
+def _glob(script: BuildScript, call: ast.Call, base: Path, fs: Observed) -> list[str] | None:
     func = call.func
     if not call.args:
         return None
@@ -475,10 +485,10 @@ def _glob(script: BuildScript, call: ast.Call, base: Path) -> list[str] | None:
         if directory is None:
             return None
         pattern = os.path.join(directory, ("**/" if func.attr == "rglob" else "") + pattern)
-    return _glob_within(os.path.join(base, pattern), base)
+    return _glob_within(os.path.join(base, pattern), base, fs)
 
 
-def _glob_within(pattern: str, root: Path) -> list[str]:
+def _glob_within(pattern: str, root: Path, fs: Observed) -> list[str]:
     """The files a glob matches, for a pattern inside the project (`root`) only: a pattern
     whose variable part is unknown must not walk the file system."""
     pattern = os.path.normpath(pattern)
@@ -486,8 +496,7 @@ def _glob_within(pattern: str, root: Path) -> list[str]:
     fixed_dir = os.path.dirname(fixed) if fixed != pattern else fixed
     if not _inside(fixed_dir, root):
         return []
-    matches = globbing.iglob(pattern, recursive="**" in pattern)
-    return sorted(os.path.normpath(m) for _, m in zip(range(MAX_GLOB_MATCHES), matches))
+    return fs.glob(pattern, "**" in pattern, MAX_GLOB_MATCHES)
 
 
 def _inside(path: str, root: Path) -> bool:
@@ -552,7 +561,7 @@ _MAKE_WILDCARD = re.compile(r"^\$[({]wildcard\s+([^$()]+)[)}]$")
 def _read_makefile(path: Path, collector: _Collector) -> None:
     """Sources and `-D` flags of each `ifeq`/`ifdef` arm: `OBJS += cuda/ops.o` in the arm a
     ROCm build never takes names a CUDA-only source."""
-    source = _read(path, MAKE)
+    source = _read(path, MAKE, collector.fs)
     if source is None:
         return
     makefile = make_ast.read(source)
@@ -574,13 +583,13 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
                 continue
             wildcard = _MAKE_WILDCARD.match(text)
             if wildcard is not None:
-                names = [p for pattern in wildcard.group(1).split() for p in _glob_within(str(base / pattern), base)]
+                names = [p for pattern in wildcard.group(1).split() for p in _glob_within(str(base / pattern), base, collector.fs)]
             elif "$" in text or "%" in text:
                 continue
             else:
                 names = [os.path.normpath(base / text)]
             for name in names:
-                for full in _make_sources(name):
+                for full in _make_sources(name, collector.fs):
                     if status is Status.DEAD:
                         build.cuda_sources.setdefault(full, f"{build.name}:{line}")
                     else:
@@ -588,14 +597,14 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
     collector.builds.append(build)
 
 
-def _make_sources(path: str) -> list[str]:
+def _make_sources(path: str, fs: Observed) -> list[str]:
     """A source named in a Makefile: itself, or for an object `x.o` the source beside it."""
     suffix = Path(path).suffix.lower()
     if suffix in COMPILED_SUFFIXES:
         return [path]
     if suffix == ".o":
         stem = path[:-2]
-        return [stem + s for s in sorted(COMPILED_SUFFIXES) if os.path.isfile(stem + s)]
+        return [stem + s for s in sorted(COMPILED_SUFFIXES) if fs.is_file(stem + s)]
     return []
 
 
@@ -686,13 +695,13 @@ class _CMakeTree:
             if name == "add_subdirectory":
                 target = target / "CMakeLists.txt"
                 self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
-            elif target.suffix == ".cmake" and target.is_file():
+            elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
                 self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
                 if taken is not False:
-                    env[texts[1]] = CMakeValue(tuple(_cmake_glob(texts, env, directory, self.collector.root)),
+                    env[texts[1]] = CMakeValue(tuple(_cmake_glob(texts, env, directory, self.collector.root, self.collector.fs)),
                                                definite=False)
             return
         if name in _TARGET_COMMANDS and len(texts) >= 2:
@@ -749,7 +758,7 @@ def _unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == '"' and text[-1] == '"' else text
 
 
-def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path) -> list[str]:
+def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path, fs: Observed) -> list[str]:
     """`file(GLOB VAR [LIST_DIRECTORIES b] [RELATIVE dir] [CONFIGURE_DEPENDS] patterns...)`."""
     recursive = texts[0] == "GLOB_RECURSE"
     out, relative, i = [], None, 2
@@ -769,7 +778,7 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path) -> lis
             if recursive:
                 head, tail = os.path.split(full)
                 full = os.path.join(head, "**", tail)
-            out.extend(_glob_within(full, root))
+            out.extend(_glob_within(full, root, fs))
         i += 1
     if relative is not None:
         out = [os.path.relpath(p, relative) for p in out]
@@ -778,17 +787,17 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path) -> lis
 
 # ---- includes -----------------------------------------------------------------------------
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
-                  config) -> dict[str, str]:
+                  config, fs: Observed, whole_project: bool) -> dict[str, str]:
     """The candidates (path -> why no ROCm build compiles it), and headers only they include,
     that no possibly-compiled file includes."""
-    files = _project_c_files(candidates, root, config)
+    files = _project_c_files(candidates, root, config, fs, whole_project)
     files.update(candidates_not_built)  # named by a build file even if discovery left them out
-    graph = _IncludeGraph(include_dirs)
+    graph = _IncludeGraph(include_dirs, fs)
     compiled_roots = [p for p in files if p not in candidates_not_built and Path(p).suffix.lower() in COMPILED_SUFFIXES]
     compiled = graph.closure(compiled_roots)
     out = {}
     for path, reason in candidates_not_built.items():
-        if path not in compiled and os.path.isfile(path):
+        if path not in compiled and fs.is_file(path):
             out[path] = reason
     for path in graph.closure(list(out)):
         if path not in compiled and path not in out:
@@ -796,11 +805,12 @@ def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, 
     return out
 
 
-def _project_c_files(candidates, root: Path, config) -> dict[str, str]:
+def _project_c_files(candidates, root: Path, config, fs: Observed, whole_project: bool) -> dict[str, str]:
     """Every C-family file of the project: the scanned ones when the scan covers the root."""
-    covers_root = any(not c.explicit and Path(c.absolute).parent == root for c in candidates)
+    covers_root = whole_project or any(not c.explicit and Path(c.absolute).parent == root for c in candidates)
     if not covers_root:
         candidates, _ = discover([root], config)
+        fs.unrecorded = True  # a walk of the project: what it found is not recorded
     return {str(Path(c.absolute)): "" for c in candidates if c.language == CUDA}
 
 
@@ -808,17 +818,17 @@ class _IncludeGraph:
     """`#include` lines of project files, read with a byte scan, resolved against the
     including file's directory and the build's include directories."""
 
-    def __init__(self, include_dirs: list[str]):
+    def __init__(self, include_dirs: list[str], fs: Observed):
         self.include_dirs = include_dirs
+        self.fs = fs
         self._edges: dict[str, list[str]] = {}
         self._found: dict[str, str | None] = {}
 
     def includes(self, path: str) -> list[str]:
         if path not in self._edges:
             self._edges[path] = []  # before reading: a cycle finds it done
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
+            data = self.fs.read(path, MAX_SOURCE_BYTES)
+            if data is None:
                 return []
             found = []
             directory = os.path.dirname(path)
@@ -831,10 +841,9 @@ class _IncludeGraph:
             self._edges[path] = found
         return self._edges[path]
 
-    @staticmethod
-    def _beside(directory: str, name: str) -> str | None:
+    def _beside(self, directory: str, name: str) -> str | None:
         full = os.path.normpath(os.path.join(directory, name))
-        return full if os.path.isfile(full) else None
+        return full if self.fs.is_file(full) else None
 
     def _in_include_dirs(self, name: str) -> str | None:
         """`name` in the build's include directories, looked up once per name."""

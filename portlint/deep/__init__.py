@@ -48,11 +48,11 @@ class DeepReport:
     internal_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message): portlint's bugs
 
 
-def analyze(files, config: Config, codes, jobs: int, cache=None, candidates=None) -> DeepReport:
+def analyze(files, config: Config, codes, jobs: int, cache=None, build_files=None) -> DeepReport:
     """Deep findings for the scanned `files` (FileStates of any language; C++ ones are parsed).
     With a `cache` (portlint.cache.Cache), a unit whose flags and every file it read are
-    unchanged is not parsed again. `candidates` (discovery's) give the build files' flags
-    when there is no compile_commands.json."""
+    unchanged is not parsed again. `build_files` (the scan's build model, `BuildFiles`) give
+    the flags when there is no compile_commands.json."""
     report = DeepReport()
     wanted = frozenset(codes) & CODES
     scanned = {str(state.absolute_path.resolve()): state.path for state in files if state.language == "cuda"}
@@ -72,7 +72,7 @@ def analyze(files, config: Config, codes, jobs: int, cache=None, candidates=None
         return report
     try:
         flags = compile_db.flag_source(config.root, config.compile_commands, config.deep_flags, config.source,
-                                       _build_files(candidates, config))
+                                       build_files)
     except CompileDbError as exc:
         report.notes.append(f"deep: {exc}; fast mode only")
         return report
@@ -137,19 +137,6 @@ class _UnitCache:
         if isinstance(result, UnitResult) and result.failure is None and result.included:
             included = tuple((path, self.digest(path)) for path in sorted(result.included))
             self.cache.put(self.keys[index], (result, included))
-
-
-def _build_files(candidates, config: Config):
-    if candidates is None:
-        return None
-    try:
-        from portlint.build_model.build_files import read_build_files
-    except ImportError:
-        return None
-    try:
-        return read_build_files(candidates, config)
-    except Exception:  # noqa: BLE001 - the build model is a help here, never a reason to stop
-        return None
 
 
 def _jobs(units, flags, scanned, config: Config, codes):
