@@ -277,8 +277,12 @@ class ProjectIndex:
         return [use for uses in self._warp_size_uses for use in uses if use.name in names]
 
     def open_facts(self, kind: type) -> list:
-        """The per-file facts of one kind whose sizes name constants of other files."""
-        return [fact for fact in self.open_sizes if isinstance(fact, kind)]
+        """The per-file facts of one kind whose sizes name constants of other files. Rules
+        report at the fact (the launch, the shared array), so with `report_only` the other
+        files' facts are left out: resolving their sizes was half of a one-file run's rules."""
+        reported = self._reported
+        return [fact for fact in self.open_sizes if isinstance(fact, kind)
+                and (reported is None or fact.location.path in reported)]
 
     def resolve(self, path: str, expr) -> tuple[int | None, tuple[ConstantDefinition, ...]]:
         """The value of `expr` (an `Expr` of file `path`) with its open names read from the
