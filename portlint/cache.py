@@ -17,15 +17,18 @@ import hashlib
 import os
 import pickle
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from portlint import __version__, targets
 
 DEFAULT_DIR = ".portlint_cache"
-# Each entry starts with a blake2b digest of the pickle after it: a disk error, a truncated
-# write or an edit is caught before unpickling, which could otherwise fail or give wrong results.
-CHECKSUM_BYTES = 16
+# Each entry starts with a CRC-32 of the pickle after it (with its length): a disk error, a
+# truncated write or an edit is caught before unpickling, which could otherwise fail or give
+# wrong results. A CRC is what archive formats check integrity with; a cryptographic digest
+# guards against nobody here and cost 7 ms of a one-file run (a project's 5 MB snapshot).
+CHECKSUM_BYTES = 12
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by portlint.\n"
@@ -133,4 +136,4 @@ def _unpickle(payload: bytes):
 
 
 def _checksum(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest()
+    return zlib.crc32(payload).to_bytes(4, "big") + len(payload).to_bytes(8, "big")
