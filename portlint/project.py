@@ -117,35 +117,37 @@ class FileFacts:
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
-    # `functions`, `macros` and `warp_size_uses` held pickled (`pack`), read when a rule asks for a name.
+    # `functions`, `macros`, `warp_size_uses`, `launches` and `lookups` held pickled (`pack`),
+    # read when a rule asks for a name.
     packed: PackedFacts | None = None
 
 
 @dataclass(unsafe_hash=True)
 class PackedFacts:
-    """A file's facts that project rules read by name (functions, macros, warp-size uses),
-    pickled, with the names they are about. A context snapshot keeps its files' facts so:
-    unpickling all of them was most of a one-file run's start, and the rules ask for a few
-    names (a launched kernel, the macros its qualifiers name, hard-wired warp sizes)."""
+    """A file's facts that project rules read by name (functions, macros, warp-size uses,
+    launches and lookups), pickled, with the names they are about. A context snapshot keeps
+    its files' facts so: unpickling all of them was most of a one-file run's start, and the
+    rules ask for a few names (a launched kernel, the macros its qualifiers name, hard-wired
+    warp sizes)."""
 
     names: frozenset[str]
-    data: bytes  # pickle of (functions, macros, warp_size_uses)
+    used: tuple[str, ...]  # the names launched or looked up, in source order
+    data: bytes  # pickle of (functions, macros, warp_size_uses, launches, lookups)
 
 
 def pack(facts: FileFacts) -> FileFacts:
-    """`facts` with its functions, macros and warp-size uses packed (`PackedFacts`)."""
-    if facts.packed is not None or facts.deferred or not (facts.functions or facts.macros or facts.warp_size_uses):
+    """`facts` with the facts rules read by name packed (`PackedFacts`)."""
+    held = (facts.functions, facts.macros, facts.warp_size_uses, facts.launches, facts.lookups)
+    if facts.packed is not None or facts.deferred or not any(held):
         return facts
-    held = (facts.functions, facts.macros, facts.warp_size_uses)
     names = frozenset(fact.name for facts_of_kind in held for fact in facts_of_kind)
-    return replace(facts, functions=[], macros=[], warp_size_uses=[],
-                   packed=PackedFacts(names, pickle.dumps(held, pickle.HIGHEST_PROTOCOL)))
+    used = tuple(dict.fromkeys(use.name for use in (*facts.launches, *facts.lookups)))
+    return replace(facts, functions=[], macros=[], warp_size_uses=[], launches=[], lookups=[],
+                   packed=PackedFacts(names, used, pickle.dumps(held, pickle.HIGHEST_PROTOCOL)))
 
 
 @dataclass
 class ProjectIndex:
-    launches: list[NamedUse] = field(default_factory=list)
-    lookups: list[NamedUse] = field(default_factory=list)
     lowered_names: set[str] = field(default_factory=set)
     open_sizes: list = field(default_factory=list)
     _memo: dict = field(default_factory=dict, repr=False)  # included files, file names
@@ -160,8 +162,13 @@ class ProjectIndex:
     _files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
     # Warp-size uses, one list per file in the order files were added (`warp_size_uses_of`).
     _warp_size_uses: list[list[WarpSizeUse]] = field(default_factory=list)
+    # Launches and lookups by name, each with its file's place in that order (`uses_of`);
+    # every name launched or looked up, in the order first used (`used_names`).
+    _launches: dict[str, list[tuple[int, NamedUse]]] = field(default_factory=dict, repr=False)
+    _lookups: dict[str, list[tuple[int, NamedUse]]] = field(default_factory=dict, repr=False)
+    _used_names: dict[str, None] = field(default_factory=dict, repr=False)
     # Packed facts (`PackedFacts`) by the names they are about, each as (its file's place in
-    # that order, the facts, the file's list of uses); `_ranks`: a file's place by its path.
+    # that order, the facts); `_ranks`: a file's place by its path.
     _packed: dict[str, list] = field(default_factory=dict, repr=False)
     _unpacked: set[int] = field(default_factory=set, repr=False)
     _ranks: dict[str, int] = field(default_factory=dict, repr=False)
@@ -206,12 +213,13 @@ class ProjectIndex:
 
     def _unpack(self, name) -> None:
         """Unpickle the packed facts about `name`, each file's in its place among the others."""
-        for rank, packed, uses in self._packed.pop(name, ()):
+        for rank, packed in self._packed.pop(name, ()):
             if rank in self._unpacked:
                 continue  # its facts are about several names
             self._unpacked.add(rank)
-            functions, macros, file_uses = pickle.loads(packed.data)
-            uses.extend(file_uses)
+            functions, macros, file_uses, launches, lookups = pickle.loads(packed.data)
+            self._warp_size_uses[rank].extend(file_uses)
+            self._add_uses(rank, launches, lookups)
             for facts_of_kind, by_name in ((functions, self._functions), (macros, self._macros)):
                 for fact in facts_of_kind:
                     self._ranks.setdefault(fact.location.path, rank)
@@ -244,17 +252,33 @@ class ProjectIndex:
         self._warp_size_uses.append(list(facts.warp_size_uses))
         if facts.packed is not None:
             for name in facts.packed.names:
-                self._packed.setdefault(name, []).append((rank, facts.packed, self._warp_size_uses[-1]))
+                self._packed.setdefault(name, []).append((rank, facts.packed))
+            self._used_names.update(dict.fromkeys(facts.packed.used))
         for fact in (*facts.functions[:1], *facts.macros[:1]):
             self._ranks.setdefault(fact.location.path, rank)
         for fn in facts.functions:
             self._functions.setdefault(fn.name, []).append(fn)
         for macro in facts.macros:
             self._macros.setdefault(macro.name, []).append(macro)
-        self.launches.extend(facts.launches)
-        self.lookups.extend(facts.lookups)
+        self._add_uses(rank, facts.launches, facts.lookups)
         self.lowered_names |= facts.lowered_names
         self._c_linkage |= facts.c_linkage
+
+    def _add_uses(self, rank: int, launches: list[NamedUse], lookups: list[NamedUse]) -> None:
+        for uses, by_name in ((launches, self._launches), (lookups, self._lookups)):
+            for use in uses:
+                by_name.setdefault(use.name, []).append((rank, use))
+                self._used_names.setdefault(use.name)
+
+    def used_names(self) -> list[str]:
+        """Every name launched or looked up as a kernel (packed facts too, unread)."""
+        return list(self._used_names)
+
+    def uses_of(self, name: str) -> tuple[list[NamedUse], list[NamedUse]]:
+        """The launches and the lookups of `name`, in the order of their files."""
+        self._unpack(name)
+        return tuple([use for _, use in sorted(by_name.get(name, ()), key=lambda entry: entry[0])]
+                     for by_name in (self._launches, self._lookups))
 
     def report_only(self, files: dict[str, str]) -> None:
         """Findings are kept in these files only (shown path -> `file_key`): the files named

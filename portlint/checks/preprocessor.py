@@ -198,14 +198,13 @@ from portlint.rocm_path import Status  # noqa: E402
 
 def check_unmacroed_global(index: ProjectIndex) -> list[Finding]:
     """P005: a function launched as a kernel that is not `__global__` when built for ROCm."""
-    uses: dict[str, list[NamedUse]] = {}
-    for use in (*index.launches, *index.lookups):
-        if use.status is not Status.DEAD:
-            uses.setdefault(use.name, []).append(use)
     findings = []
-    for name, named in uses.items():
+    for name in index.used_names():
         if not index.reports_definition_of(name):
             continue  # every finding would be at a definition in a context file
+        named = [use for uses in index.uses_of(name) for use in uses if use.status is not Status.DEAD]
+        if not named:
+            continue
         if any(index.is_rocm_kernel(fn) for fn in index.rocm_definitions(name, load=False)):
             continue  # an overload (or another platform's variant) is the kernel
         definitions = index.rocm_definitions(name)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from portlint.finding import Finding, Related
 from portlint.fix import Edit, Fix
-from portlint.project import EXTERN_C, KernelDefinition, NamedUse, ProjectIndex, finding_at_definition
+from portlint.project import EXTERN_C, KernelDefinition, ProjectIndex, finding_at_definition
 from portlint.rocm_path import Status
 from portlint.triggers import all_of, any_of, needs
 
 
 def check_module_kernel_not_extern_c(index: ProjectIndex) -> list[Finding]:
     """R002: a kernel looked up by its plain name in a module while its symbol is mangled."""
-    lookups: dict[str, list[NamedUse]] = {}
-    for use in index.lookups:
-        # A name passed to *GetLoweredName is looked up by its mangled form: fine.
-        if use.status is not Status.DEAD and use.name not in index.lowered_names:
-            lookups.setdefault(use.name, []).append(use)
     findings = []
-    for name, uses in lookups.items():
-        if not index.reports_definition_of(name):
-            continue  # every finding would be at a definition in a context file
+    for name in index.used_names():
+        # A name passed to *GetLoweredName is looked up by its mangled form: fine.
+        if name in index.lowered_names or not index.reports_definition_of(name):
+            continue  # or every finding would be at a definition in a context file
+        uses = [use for use in index.uses_of(name)[1] if use.status is not Status.DEAD]
+        if not uses:
+            continue
         kernels = [fn for fn in index.rocm_definitions(name) if index.is_rocm_kernel(fn)]
         # One C-linkage definition (or declaration) is what the lookup finds; a qualifier
         # macro the tree does not define may be `extern "C"`: cannot tell, stay silent.
