@@ -103,6 +103,55 @@ def test_setup_py_that_decides_nothing(tmp_path: Path) -> None:
     assert _not_built(unread) == {}
 
 
+# One extension whose builder (a variable) and sources are chosen per platform: the CUDA arm
+# also runs when an environment variable forces it, the ROCm arm renames its `.cpp` sources to
+# `.cu` in a loop, and the list is made with set operations.
+SETUP_CHOOSES_BUILDER = """\
+    import glob, os
+    import torch
+    from torch.utils.cpp_extension import CUDAExtension, CppExtension
+
+    cpp = glob.glob("csrc/**/*.cpp", recursive=True)
+    cu = glob.glob("csrc/**/*.cu", recursive=True)
+    rocm_cpp = glob.glob("csrc/rocm_attn/*.cpp")
+    sources = list(set(cpp) - set(rocm_cpp))
+    builder = CppExtension
+    macros = []
+    if (torch.cuda.is_available() and torch.version.cuda is not None) or os.getenv("FORCE_CUDA", "0") == "1":
+        builder = CUDAExtension
+        sources += cu + ["csrc/ops.cpp"]  # named twice: the ROCm build compiles it from `cpp`
+        macros.append(("PKG_WITH_SPARSE", "1"))
+    elif torch.version.hip and os.getenv("PKG_ROCM_KERNELS", "1") == "1":
+        renamed = []
+        for name in rocm_cpp:
+            renamed.append(name.replace(".cpp", ".cu"))
+        builder = CUDAExtension
+        sources += renamed
+        macros.append(("PKG_WITH_CK", "1"))
+    ext = builder("pkg._C", sorted(sources), define_macros=macros)
+"""
+
+
+def test_setup_py_with_a_rocm_arm_after_a_cuda_arm_an_environment_variable_forces(tmp_path: Path) -> None:
+    files = {
+        "setup.py": SETUP_CHOOSES_BUILDER,
+        "csrc/ops.cpp": "int ops() { return 0; }\n",
+        "csrc/sparse/tile.cu": HAZARD,
+        "csrc/rocm_attn/fwd.cpp": CLEAN,
+    }
+    root = _project(tmp_path / "ported", files)
+    # An undecidable arm before the chain's ROCm arm is its CUDA alternative (setting
+    # FORCE_CUDA on ROCm would skip the arm the project wrote for ROCm).
+    assert _not_built(root) == {"csrc/sparse/tile.cu": "listed only on a CUDA-only path (setup.py:6)"}
+    assert scan([root], root, select=("W001",)).findings == []
+    assert _read(root).other_builds_define == {"PKG_WITH_SPARSE"}  # the CUDA arm's define is not ROCm's
+    # Without a later ROCm arm, the forced CUDA arm may be the ROCm build's (it may hipify
+    # its sources there): nothing is decided.
+    files["setup.py"] = SETUP_CHOOSES_BUILDER.replace('elif torch.version.hip and os.getenv("PKG_ROCM_KERNELS"',
+                                                      'elif os.getenv("PKG_FAST_KERNELS"')
+    assert _not_built(_project(tmp_path / "forced", files)) == {}
+
+
 def test_glob_matching_nothing_is_silent(tmp_path: Path, capsys) -> None:
     root = _project(tmp_path, {
         "setup.py": """\

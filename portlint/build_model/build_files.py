@@ -445,7 +445,30 @@ def _paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -> lis
     if isinstance(leaf, ast.Call) and callee_name(leaf) in GLOB_CALLS:
         return _glob(script, leaf, base, fs)
     text = _string(script, leaf, base)
-    return None if text is None else [os.path.normpath(os.path.join(base, text))]
+    if text is None:
+        return _loop_paths(script, leaf, base, fs)
+    return [os.path.normpath(os.path.join(base, text))]
+
+
+def _loop_paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -> list[str] | None:
+    """A list built in a loop, the statement form of a comprehension:
+    `for f in glob.glob("ck/*.cpp"): out.append(f.replace(".cpp", ".cu"))`."""
+    loop = script.parent(leaf)
+    while loop is not None and not isinstance(loop, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef)):
+        loop = script.parent(loop)
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.orelse:
+        return None
+    out = []
+    for item in script.values(loop.iter):
+        found = _paths(script, item, base, fs)
+        if found is None:
+            return None
+        for value in found:
+            text = _string(script, leaf, base, {loop.target.id: value})
+            if text is None:
+                return None
+            out.append(os.path.normpath(os.path.join(base, text)))
+    return out
 
 
 def _comprehension_paths(script: BuildScript, comp, base: Path, fs: Observed) -> list[str] | None:
@@ -551,6 +574,10 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
             return None if any(p is None for p in parts) else os.path.join(*parts)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
             return _string(script, node.func.value, base, bound, nxt)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "replace" and len(node.args) == 2 \
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            inner = _string(script, node.func.value, base, bound, nxt)  # `f.replace(".cpp", ".cu")`
+            return inner.replace(node.args[0].value, node.args[1].value) if inner is not None else None
     return None
 
 

@@ -43,7 +43,7 @@ def is_build_helper(data: bytes) -> bool:
     """Is this Python file a build script by its content (see `_BUILD_HELPER`)?"""
     return (b"cpp_extension" in data or b"_args" in data) and _BUILD_HELPER.search(data) is not None
 # Builtins and helpers that return (a copy of) their first argument's items.
-_PASS_THROUGH = frozenset({"list", "tuple", "sorted", "copy", "deepcopy"})
+_PASS_THROUGH = frozenset({"list", "tuple", "sorted", "set", "frozenset", "copy", "deepcopy"})
 
 
 @dataclass(unsafe_hash=True)
@@ -138,6 +138,12 @@ class BuildScript:
                 self._extension_names.update(
                     a.asname for a in node.names if a.asname and a.name in EXTENSION_CALLS)
             self._collect_bindings(node)
+        # `extension = CUDAExtension` (the builder chosen per platform), then `extension(...)`.
+        for name, bindings in self._bindings.items():
+            if name not in self._extension_names and bindings and all(
+                    b.kind is _Kind.SET and b.key is None and _names_only(b.value, self._extension_names)
+                    for b in bindings):
+                self._extension_names.add(name)
         self._active: set[tuple[str, int]] = set()  # nodes being followed, to stop at cycles
 
     # ---- positions and the ROCm path --------------------------------------------------
@@ -399,8 +405,10 @@ class BuildScript:
                 elif not self.is_dead(elt):
                     out.append((elt, scope))
             return out
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.BitOr)):
             return self._values(expr.left, scope) + self._values(expr.right, scope)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub):
+            return self._values(expr.left, scope)  # `set(a) - set(b)`: at most `a`
         if isinstance(expr, ast.IfExp):
             return self._values(expr.body, scope) + self._values(expr.orelse, scope)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
@@ -544,6 +552,15 @@ class BuildScript:
 
 
 # ---- small ast helpers --------------------------------------------------------------------
+def _names_only(value: ast.expr, names: set[str]) -> bool:
+    """`CUDAExtension`, `cpp_extension.CUDAExtension`, `A if cond else B`: one of `names`."""
+    if isinstance(value, ast.IfExp):
+        return _names_only(value.body, names) and _names_only(value.orelse, names)
+    if isinstance(value, ast.Name):
+        return value.id in names
+    return isinstance(value, ast.Attribute) and value.attr in names
+
+
 def callee_name(call: ast.Call) -> str | None:
     """`f` for `f(...)` and `mod.sub.f(...)`."""
     func = call.func
