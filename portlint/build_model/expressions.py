@@ -227,6 +227,16 @@ def c_binary(op: str, a: int, b: int) -> int | None:
     return operation(a, b) if operation is not None else None
 
 
+def c_operator(op: str, a: int, b: int) -> int | None:
+    """`a op b` for any binary operator C has on integers: arithmetic and bitwise ones
+    (`c_binary`), comparisons, `&&` and `||` (1 or 0)."""
+    if op in _COMPARISONS:
+        return _COMPARISONS[op](a, b)
+    if op in ("&&", "||"):
+        return int(bool(a) and bool(b)) if op == "&&" else int(bool(a) or bool(b))
+    return c_binary(op, a, b)
+
+
 def _arith(op: str, a: int, b: int) -> int:
     if op in _COMPARISONS:
         return _COMPARISONS[op](a, b)

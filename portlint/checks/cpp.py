@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from portlint.nesting import bounded, left_chain
 
@@ -72,6 +73,7 @@ def enclosing_function(node):
 # Imported here, not at the top, so that this section stays an append to the module.
 from portlint import queries  # noqa: E402
 # `left op right` as C computes it on integers (None where C leaves it undefined), shared with `#if`.
+from portlint.build_model.expressions import c_operator  # noqa: E402
 from portlint.build_model.expressions import c_binary as binary_value  # noqa: E402
 from portlint.rocm_path import Status  # noqa: E402
 from portlint.triggers import any_of  # noqa: E402
@@ -809,6 +811,99 @@ def macro_tree(source):
     """The root of one parse of every `#define` body (see `macro_bodies_root`), shared by the
     checks that also read code written in macros; None without macro bodies."""
     return memoized(source, "macro_tree", lambda s: macro_bodies_root(s, (b"",)))
+
+
+# ---- functions of one `return` ------------------------------------------------------------
+@dataclass(unsafe_hash=True)
+class ReturnFunction:
+    """A function of the file whose body is one `return <expr>;` of its parameters
+    (`int iDivUp(int a, int b) { return (a + b - 1) / b; }`)."""
+
+    parameters: tuple[str, ...]
+    value: object  # the returned expression's node
+
+
+def return_functions(source) -> dict[str, ReturnFunction]:
+    """The file's one-`return` functions by name, at file or namespace scope, live on ROCm;
+    a name defined more than once (overloads, per-platform variants) is left out."""
+    def find(s) -> dict[str, ReturnFunction]:
+        found: dict[str, ReturnFunction | None] = {}
+        pending = [s.tree.root_node]
+        while pending:
+            for node in pending.pop().named_children:
+                if node.type in ("namespace_definition", "linkage_specification", "preproc_if", "preproc_ifdef",
+                                 "preproc_else", "preproc_elif"):
+                    body = node.child_by_field_name("body")
+                    pending.append(body if body is not None else node)
+                elif node.type == "function_definition" and b"return" in s.data[node.start_byte:node.end_byte]:
+                    name, function = _return_function(node, s)
+                    if name is not None:
+                        found[name] = function if name not in found else None
+        model = s.rocm_path
+        return {name: f for name, f in found.items() if f is not None
+                and (model is None or model.status(f.value.start_byte) is not Status.DEAD)}
+    return memoized(source, "cpp.return_functions", find)
+
+
+def _return_function(node, source) -> tuple[str | None, ReturnFunction | None]:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator")
+    body = node.child_by_field_name("body")
+    if declarator is None or declarator.type != "function_declarator" or body is None:
+        return None, None
+    name = declarator.child_by_field_name("declarator")
+    statements = [c for c in body.named_children if c.type != "comment"]
+    if name is None or name.type != "identifier" or len(statements) != 1 or statements[0].type != "return_statement":
+        return None, None
+    returned = [c for c in statements[0].named_children if c.type != "comment"]
+    parameters = []
+    for parameter in declarator.child_by_field_name("parameters").named_children:
+        if parameter.type == "comment":
+            continue
+        inner = parameter.child_by_field_name("declarator") if parameter.type == "parameter_declaration" else None
+        if inner is None or inner.type != "identifier":
+            return None, None  # `int*`, a default argument, `...`: not a plain value parameter
+        parameters.append(source.node_text(inner))
+    if len(returned) != 1:
+        return None, None
+    return source.node_text(name), ReturnFunction(tuple(parameters), returned[0])
+
+
+@bounded(None)
+def evaluate_bound(node, source, bound: dict[str, int]) -> int | None:
+    """The integer value of expression `node` with its names given by `bound` (a one-return
+    function's parameters): literals, `+ - * / % << >> & | ^`, comparisons, `&& || !`,
+    `?:` and casts; None for anything else."""
+    node = strip_parens(node)
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "number_literal":
+        return integer_value(node, source)
+    if kind == "identifier":
+        return bound.get(source.node_text(node))
+    if kind == "cast_expression":
+        return evaluate_bound(node.child_by_field_name("value"), source, bound)
+    if kind == "unary_expression":
+        operator = node.child_by_field_name("operator")
+        value = evaluate_bound(node.child_by_field_name("argument"), source, bound)
+        if value is None or operator is None:
+            return None
+        return {"-": -value, "+": value, "!": int(not value)}.get(operator.type)
+    if kind == "conditional_expression":
+        condition = evaluate_bound(node.child_by_field_name("condition"), source, bound)
+        if condition is None:
+            return None
+        return evaluate_bound(node.child_by_field_name("consequence" if condition else "alternative"), source, bound)
+    if kind == "binary_expression":
+        operator = node.child_by_field_name("operator").type
+        left = evaluate_bound(node.child_by_field_name("left"), source, bound)
+        right = evaluate_bound(node.child_by_field_name("right"), source, bound)
+        if left is None or right is None:
+            return None
+        return c_operator(operator, left, right)
+    return None
 
 
 # Generic query sources the checks ask of small nodes (a function, an expression, a macro body).

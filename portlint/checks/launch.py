@@ -18,8 +18,9 @@ from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, binary_value, callee_name, calls, calls_named, enclosing_function, has_argument_list,
-    identifiers_named, macro_bodies_root, memoized, open_constants, strip_parens, token_nodes,
+    Expr, arguments, binary_value, callee_name, calls, calls_named, enclosing_function, evaluate_bound,
+    has_argument_list, identifiers_named, macro_bodies_root, memoized, open_constants, return_functions, strip_parens,
+    token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -271,6 +272,16 @@ class LaunchContext:
             if isinstance(left, int) and isinstance(right, int):
                 return binary_value(operator, left, right)
             return None if left is None or right is None else (operator, left, right)
+        if node.type == "call_expression":  # `iDivUp(w, 16)`: a function of the file that returns a formula
+            fn = node.child_by_field_name("function")
+            function = return_functions(self.source).get(self.source.node_text(fn)) if fn.type == "identifier" else None
+            args = arguments(node)
+            if function is None or len(args) != len(function.parameters):
+                return None
+            values = [self._read(a, used, constant) for a in args]
+            if not all(isinstance(v, int) for v in values):
+                return None
+            return evaluate_bound(function.value, self.source, dict(zip(function.parameters, values)))
         if node.type != "identifier":
             return None
         declarator = self._local_variable(node)
