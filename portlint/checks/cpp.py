@@ -74,7 +74,6 @@ def enclosing_function(node):
 from portlint import queries  # noqa: E402
 # `left op right` as C computes it on integers (None where C leaves it undefined), shared with `#if`.
 from portlint.build_model.expressions import c_operator  # noqa: E402
-from portlint.build_model.expressions import c_binary as binary_value  # noqa: E402
 from portlint.rocm_path import Status  # noqa: E402
 from portlint.triggers import any_of  # noqa: E402
 
@@ -221,45 +220,8 @@ class IntegerConstants:
         return self._evaluate(value, snippet, self.source.tree.root_node, None, resolving)
 
     # ---- expressions --------------------------------------------------------------
-    @bounded(None)
     def _evaluate(self, node, text, use, used, resolving: frozenset[str]) -> int | None:
-        node = strip_parens(node)
-        if node is None:
-            return None
-        kind = node.type
-        if kind == "number_literal":
-            return integer_value(node, text)
-        if kind in ("identifier", "type_identifier"):  # a type_identifier in `dim3 b(N)`'s vexing parse
-            return self._resolve(text.node_text(node), use, used, resolving)
-        if kind == "initializer_list" and len(node.named_children) == 1:  # `const int n{256}`
-            return self._evaluate(node.named_children[0], text, use, used, resolving)
-        if kind == "cast_expression":  # (unsigned)512
-            return self._evaluate(node.child_by_field_name("value"), text, use, used, resolving)
-        if kind == "call_expression":  # int(512), static_cast<int>(512)
-            fn = node.child_by_field_name("function")
-            args = arguments(node)
-            is_cast = fn is not None and (fn.type in ("primitive_type", "sized_type_specifier")
-                                          or text.node_text(fn).startswith("static_cast<"))
-            return self._evaluate(args[0], text, use, used, resolving) if is_cast and len(args) == 1 else None
-        if kind == "unary_expression":
-            op = node.child_by_field_name("operator")
-            arg = self._evaluate(node.child_by_field_name("argument"), text, use, used, resolving)
-            if arg is None or op is None:
-                return None
-            return {"-": -arg, "+": arg}.get(op.type)
-        if kind == "binary_expression":
-            # `a + b + c ...` nests to the left: fold the chain in a loop, not by recursion.
-            leftmost, chain = left_chain(node)
-            value = self._evaluate(leftmost, text, use, used, resolving)
-            for operator, right in chain:
-                if value is None:
-                    return None
-                right_value = self._evaluate(right, text, use, used, resolving)
-                value = None if right_value is None else binary_value(operator, value, right_value)
-            return value
-        if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
-            return sizeof_value(node, text)
-        return None
+        return evaluate(node, text, lambda name: self._resolve(text.node_text(name), use, used, resolving))
 
 
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -769,7 +731,7 @@ def evaluate_expression(expr: Expr | None, lookup) -> int | None:
         return None
     if len(values) == 1:
         return -values[0] if expr[0] == "-" else values[0]
-    return binary_value(expr[0], *values)
+    return c_operator(expr[0], *values)
 
 
 @bounded(frozenset())
@@ -871,38 +833,51 @@ def _return_function(node, source) -> tuple[str | None, ReturnFunction | None]:
 
 
 @bounded(None)
-def evaluate_bound(node, source, bound: dict[str, int]) -> int | None:
-    """The integer value of expression `node` with its names given by `bound` (a one-return
-    function's parameters): literals, `+ - * / % << >> & | ^`, comparisons, `&& || !`,
-    `?:` and casts; None for anything else."""
+def evaluate(node, text, name_value) -> int | None:
+    """The integer value of expression `node` (of `text`: the source, or a snippet parsed on
+    its own), with `name_value(identifier node)` giving each name's (None: unknown):
+    literals, casts, `sizeof`, `+ - * / % << >> & | ^`, comparisons, `&& || !` and `?:`."""
     node = strip_parens(node)
     if node is None:
         return None
     kind = node.type
     if kind == "number_literal":
-        return integer_value(node, source)
-    if kind == "identifier":
-        return bound.get(source.node_text(node))
-    if kind == "cast_expression":
-        return evaluate_bound(node.child_by_field_name("value"), source, bound)
+        return integer_value(node, text)
+    if kind in ("identifier", "type_identifier"):  # a type_identifier in `dim3 b(N)`'s vexing parse
+        return name_value(node)
+    if kind == "initializer_list" and len(node.named_children) == 1:  # `const int n{256}`
+        return evaluate(node.named_children[0], text, name_value)
+    if kind == "cast_expression":  # (unsigned)512
+        return evaluate(node.child_by_field_name("value"), text, name_value)
+    if kind == "call_expression":  # int(512), static_cast<int>(512)
+        fn = node.child_by_field_name("function")
+        args = arguments(node)
+        is_cast = fn is not None and (fn.type in ("primitive_type", "sized_type_specifier")
+                                      or text.node_text(fn).startswith("static_cast<"))
+        return evaluate(args[0], text, name_value) if is_cast and len(args) == 1 else None
     if kind == "unary_expression":
         operator = node.child_by_field_name("operator")
-        value = evaluate_bound(node.child_by_field_name("argument"), source, bound)
+        value = evaluate(node.child_by_field_name("argument"), text, name_value)
         if value is None or operator is None:
             return None
         return {"-": -value, "+": value, "!": int(not value)}.get(operator.type)
     if kind == "conditional_expression":
-        condition = evaluate_bound(node.child_by_field_name("condition"), source, bound)
+        condition = evaluate(node.child_by_field_name("condition"), text, name_value)
         if condition is None:
             return None
-        return evaluate_bound(node.child_by_field_name("consequence" if condition else "alternative"), source, bound)
+        return evaluate(node.child_by_field_name("consequence" if condition else "alternative"), text, name_value)
     if kind == "binary_expression":
-        operator = node.child_by_field_name("operator").type
-        left = evaluate_bound(node.child_by_field_name("left"), source, bound)
-        right = evaluate_bound(node.child_by_field_name("right"), source, bound)
-        if left is None or right is None:
-            return None
-        return c_operator(operator, left, right)
+        # `a + b + c ...` nests to the left: fold the chain in a loop, not by recursion.
+        leftmost, chain = left_chain(node)
+        value = evaluate(leftmost, text, name_value)
+        for operator, right in chain:
+            if value is None:
+                return None
+            right_value = evaluate(right, text, name_value)
+            value = None if right_value is None else c_operator(operator, value, right_value)
+        return value
+    if kind == "sizeof_expression":  # sizeof(float4), sizeof(int)
+        return sizeof_value(node, text)
     return None
 
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, binary_value, callee_name, calls, calls_named, enclosing_function, evaluate_bound,
+    Expr, arguments, c_operator, callee_name, calls, calls_named, enclosing_function, evaluate,
     has_argument_list, identifiers_named, macro_bodies_root, memoized, open_constants, return_functions, strip_parens,
     token_nodes,
 )
@@ -270,7 +270,7 @@ class LaunchContext:
             right = self._read(node.child_by_field_name("right"), used, constant)
             operator = node.child_by_field_name("operator").type
             if isinstance(left, int) and isinstance(right, int):
-                return binary_value(operator, left, right)
+                return c_operator(operator, left, right)
             return None if left is None or right is None else (operator, left, right)
         if node.type == "call_expression":  # `iDivUp(w, 16)`: a function of the file that returns a formula
             fn = node.child_by_field_name("function")
@@ -281,7 +281,8 @@ class LaunchContext:
             values = [self._read(a, used, constant) for a in args]
             if not all(isinstance(v, int) for v in values):
                 return None
-            return evaluate_bound(function.value, self.source, dict(zip(function.parameters, values)))
+            bound = dict(zip(function.parameters, values))
+            return evaluate(function.value, self.source, lambda name: bound.get(self.source.node_text(name)))
         if node.type != "identifier":
             return None
         declarator = self._local_variable(node)
