@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from portlint import queries
-from portlint.checks.cpp import STRING_PIECES, enclosing_function
+from portlint.checks.cpp import STRING_PIECES, enclosing_function, macro_bodies_root
 from portlint.finding import Finding, at_node
 from portlint.fix import Fix
 from portlint.source import CUDA, SourceFile
@@ -171,7 +171,11 @@ def check_inline_ptx(source: SourceFile) -> list[Finding]:
     if b"asm" not in source.data:
         return []
     findings = []
-    for asm in queries.nodes(CUDA, _ASM, source.tree.root_node, "asm"):
+    # PTX wrapped in macros (`#define CP_ASYNC_CG(dst, src, n) asm volatile("cp.async.cg...")`)
+    # is reported once, at the macro, not at each use.
+    in_macros = macro_bodies_root(source, (b"asm",))
+    roots = (source.tree.root_node,) if in_macros is None else (source.tree.root_node, in_macros)
+    for asm in (asm for root in roots for asm in queries.nodes(CUDA, _ASM, root, "asm")):
         recognised = recognise_ptx(asm, source)
         if recognised is None:
             continue
