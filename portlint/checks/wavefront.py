@@ -1278,6 +1278,27 @@ GROUP_MASK_METHODS = frozenset({"ballot", "match_any", "match_all"})
 _MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask", b".ballot", b".match_a")
 
 
+_TILE_OF = re.compile(rb"(?:thread_block_tile|tiled_partition)\s*<\s*(\d+)\s*[,>]")
+_DECLARING_STATEMENTS = ("declaration", "parameter_declaration", "expression_statement")
+
+
+def _narrow_tile(call, source: SourceFile) -> bool:
+    """Is the group of `tile.ballot(p)` a `thread_block_tile` of 32 lanes or fewer? HIP
+    returns its votes relative to the tile (`adjust_mask`), so 32 bits hold them all."""
+    receiver = call.child_by_field_name("function").child_by_field_name("argument")
+    function = enclosing_function(call)
+    if receiver is None or receiver.type != "identifier" or function is None:
+        return False
+    # Where the name first appears: its declaration (in a function body `thread_block_tile<32>
+    # t = ...` may parse as the expression `a < 32 > t = ...`).
+    first = next(identifiers_named(source, source.node_text(receiver), function.start_byte, call.start_byte), None)
+    statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
+    if statement is None:
+        return False
+    tile = _TILE_OF.search(source.data, statement.start_byte, statement.end_byte)
+    return tile is not None and int(tile.group(1)) <= 32
+
+
 def _group_method(call, source: SourceFile) -> str | None:
     """`ballot` for `tile.ballot(p)` / `g->ballot(p)`, else None."""
     fn = call.child_by_field_name("function")
@@ -1383,7 +1404,9 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
             return _mask_origin(arguments(node)[0], source, variables)
         if name is None:  # `tile.ballot(p)`: a cooperative group's vote, 64 bits on HIP
             method = _group_method(node, source)
-            return _Mask(f"`.{method}`", False) if method in GROUP_MASK_METHODS else None
+            if method not in GROUP_MASK_METHODS or _narrow_tile(node, source):
+                return None
+            return _Mask(f"`.{method}`", False)
         return _Mask(f"`{name}`", False) if name in MASK_INTRINSICS else None
     if kind == "conditional_expression":  # `greater ? gt_mask : lt_mask`
         found = [m for m in (_mask_origin(node.child_by_field_name(f), source, variables)
