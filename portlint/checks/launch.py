@@ -238,6 +238,13 @@ class LaunchContext:
             return None
         return BlockShape(dims, tuple(used))
 
+    def size_value(self, node) -> int | None:
+        """The value of a size expression (a byte count, a thread count) where it stands:
+        the file's constants, a local variable set once, one-return helpers, and `min` or
+        `max` of those; None when it is not one number."""
+        low, high = self._range(node, [])
+        return low if low is not None and low == high else None
+
     def open_shape(self, launch: Launch, node) -> tuple[tuple, tuple] | None:
         """(dims, sources) when a dimension names a constant this file leaves to its headers:
         each dimension is then an int, an `Expr` with open names, or None."""

@@ -302,6 +302,8 @@ def check_lds_over_64k(source: SourceFile) -> list[Finding]:
     for opt_in in _attribute_calls(source):
         argument, expansion = opt_in.argument, opt_in.expansion
         limit = constants.value(argument) if expansion is None else constants.text_value(expansion)
+        if limit is None and expansion is None:  # `size_t bytes = std::max(A * K_STAGE, C);` first
+            limit = LaunchContext.of(source).size_value(argument)
         if limit is not None:
             if limit > targets.smallest_lds().lds_bytes:
                 findings.append(at_node(source, argument, _attribute_message(limit), Fix.advice(DYNAMIC_ADVICE),
