@@ -6,6 +6,11 @@ arms, add_subdirectory, add_library, target_sources), each arm judged by the ROC
 model's condition logic. A file counts as not built for ROCm only when a build file names it
 on a path a ROCm build never takes, no path a ROCm build may take names it, and no file that
 may be compiled includes it. Where no build file decides, every file counts as compiled.
+
+Every question this module asks of the file system (a file read, a file looked for, a glob)
+goes through the `Observed` it is given: the result is cached with that record and reused
+while the record holds (`build_model._build_files`), so a question asked around it would
+leave the cached result stale.
 """
 
 from __future__ import annotations
