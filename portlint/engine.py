@@ -115,15 +115,18 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # Files named on the command line stand in a project: its other files, discovered once,
     # give the build model its build files and headers, and the project rules their context.
     around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
-    build_files = [c.path for c in (*candidates, *(around or ())) if c.language in (CMAKE, MAKE) or c.build_script]
-    targets.select(config.targets, targets.read_build_files(build_files))  # before workers fork: they inherit it
-    cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
+    build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around, cache)
+        model = build_model.build(candidates, config, around, build_cache)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
     build = model.files
+    # The targets the build names, unless the command line, the config or the environment
+    # names them; set before workers fork (they inherit it) and before the cache is keyed.
+    targets.select(config.targets, targets.BuildSettings(tuple(targets.target(n) for n in build.offload_archs),
+                                                         build.max_threads))
+    cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))
     # A scan of directories takes each unchanged file's outcome from the last such scan.
     scan_kind = ("scan", os.getcwd(), *sorted(os.path.abspath(p) for p in paths))  # `resolve` fails on a link loop

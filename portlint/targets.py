@@ -2,8 +2,9 @@
 
 One small table: wave size (64 on CDNA, 32 on the RDNA parts gfx10/gfx11/gfx12), LDS one
 workgroup may use, and the largest block. The scan's targets come from `--target`, the
-config key `targets`, `PYTORCH_ROCM_ARCH`, or the offload architectures the scanned build
-files name; without any, CDNA's gfx90a and gfx942.
+config key `targets`, `PYTORCH_ROCM_ARCH`, or the offload architectures the build files
+name (read by the build model: `BuildFiles.offload_archs`); without any, CDNA's gfx90a and
+gfx942.
 Rules ask for the limit that binds on some target (`wave_size()`, `lds_limit()`) and name
 that target in their messages; their rewrites stay portable (`warpSize`, queried device
 properties), never a new hard-coded 64.
@@ -15,7 +16,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from portlint.fileio import NotReadable, read_regular
 
 KIB = 1024
 
@@ -81,38 +81,10 @@ def from_environment(environ=os.environ) -> tuple[Target, ...]:
         return ()
 
 
-# How build files name the offload targets (`--offload-arch=gfx942`,
-# `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`, `AMDGPU_TARGETS`, `PYTORCH_ROCM_ARCH=...`)
-# and the block size a kernel without `__launch_bounds__` is compiled for.
-_BUILD_ARCH = re.compile(
-    rb"(?:--offload-arch|--amdgpu-target|CMAKE_HIP_ARCHITECTURES|HIP_ARCHITECTURES|AMDGPU_TARGETS|GPU_TARGETS"
-    rb"|PYTORCH_ROCM_ARCH)[\s=\"':,(]{0,6}(gfx[0-9a-f]{3,4}(?::[a-z+-]+)*(?:[;, ]+gfx[0-9a-f]{3,4}(?::[a-z+-]+)*)*)")
-_BUILD_MAX_THREADS = re.compile(rb"--gpu-max-threads-per-block[= ](\d+)")
-
-
 @dataclass(unsafe_hash=True)
 class BuildSettings:
     targets: tuple[Target, ...] = ()  # the offload targets the build files name
     max_threads: int | None = None  # `--gpu-max-threads-per-block`, when the build sets one
-
-
-_MAX_BUILD_FILE_BYTES = 8 * 1024 * 1024  # as the scan reads any file (`engine.MAX_FILE_BYTES`)
-
-
-def read_build_files(paths) -> BuildSettings:
-    """What the scanned build files (CMake, Makefiles, setup.py) say about the targets; a file
-    that cannot be read says nothing (discovery reports it)."""
-    names: list[str] = []
-    bounds: set[int] = set()
-    for path in paths:
-        try:
-            data = read_regular(path, _MAX_BUILD_FILE_BYTES)
-        except (OSError, NotReadable):
-            continue
-        if b"gfx" in data:
-            names += [n.decode() for m in _BUILD_ARCH.finditer(data) for n in re.split(rb"[;, ]+", m.group(1)) if n]
-        bounds.update(int(m.group(1)) for m in _BUILD_MAX_THREADS.finditer(data))
-    return BuildSettings(tuple(dict.fromkeys(target(n) for n in names)), min(bounds) if bounds else None)
 
 
 _active: tuple[Target, ...] = ()

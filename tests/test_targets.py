@@ -62,6 +62,34 @@ def test_build_files_name_the_default_targets(tmp_path: Path):
     assert "on gfx942 a wavefront has 64 lanes" in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx942"}).output
 
 
+def test_build_targets_are_read_where_the_rocm_build_goes(tmp_path: Path):
+    # The build model reads them from the parsed build files: a comment or a CUDA-only arm
+    # names none; a setup.py's nvcc flags, its PYTORCH_ROCM_ARCH and a Makefile recipe do.
+    from portlint.build_model.build_files import read_build_files
+    from portlint.config import Config
+    from portlint.discover import discover
+
+    def archs(files: dict[str, str]) -> tuple[tuple[str, ...], int | None]:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        root.mkdir()
+        for name, text in files.items():
+            (root / name).write_text(text)
+        config = Config(root=root)
+        build = read_build_files(discover([root], config)[0], config)
+        return build.offload_archs, build.max_threads
+
+    assert archs({"CMakeLists.txt": 'project(k LANGUAGES HIP)\n# set(CMAKE_HIP_ARCHITECTURES "gfx1100")\n'
+                                     "if(NOT USE_ROCM)\n  set(GPU_TARGETS gfx1030)\nelse()\n"
+                                     "  list(APPEND GPU_TARGETS gfx90a gfx942)\nendif()\n"
+                                     "target_compile_options(k PRIVATE --gpu-max-threads-per-block=512)\n"}) == (
+        ("gfx90a", "gfx942"), 512)
+    assert archs({"setup.py": "import os, torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                              'os.environ["PYTORCH_ROCM_ARCH"] = "gfx942"\n'
+                              'CUDAExtension("e", ["k.cu"], extra_compile_args={"nvcc": ["--offload-arch=gfx90a"]})\n',
+                  "k.cu": LAUNCH}) == (("gfx90a", "gfx942"), None)
+    assert archs({"Makefile": "k.o: k.cu\n\thipcc --offload-arch=gfx1100 -c $< -o $@\n"}) == (("gfx1100",), None)
+
+
 def test_opt_in_through_a_macro_is_judged_against_the_target_lds(tmp_path: Path):
     (tmp_path / "k.cu").write_text(
         "#define SET_SMEM(k, kib) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (kib) * 1024)\n"

@@ -63,6 +63,11 @@ class BuildFiles:
     # A build script uses PyTorch's extension builder (`torch.utils.cpp_extension`), which
     # passes its own defines to every source it compiles.
     torch_extension: bool = False
+    # The offload architectures the ROCm build names (`--offload-arch=gfx942`,
+    # `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`), and the `--gpu-max-threads-per-block`
+    # it compiles kernels without bounds for (the smallest, if several).
+    offload_archs: tuple[str, ...] = ()
+    max_threads: int | None = None
 
 
 @dataclass
@@ -89,6 +94,8 @@ class _Collector:
         self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
         self._shown: dict = {}
         self._lists: dict[str, SourceFile | None] = {}
+        self.offload_archs: dict[str, None] = {}  # in the order named
+        self.max_threads: set[int] = set()
 
     def read_list(self, path: Path) -> SourceFile | None:
         """A CMake list file, read and parsed once per scan: the walks and the checks for
@@ -129,8 +136,37 @@ class _Collector:
             (self.rocm_defines if rocm_side else self.cuda_defines).setdefault(name, value)
         (self.rocm_may_define if rocm_side and taken is not False else self.defined_elsewhere).add(name)
 
+    def note_flags(self, words) -> None:
+        """Compiler flags or command words a ROCm build may pass: `--offload-arch=gfx90a,gfx942`,
+        `--gpu-max-threads-per-block=256`, `-DCMAKE_HIP_ARCHITECTURES=gfx942`,
+        `PYTORCH_ROCM_ARCH=gfx90a` (an environment setting in a command)."""
+        for word in words:
+            for token in word.split():
+                option, equals, value = token.partition("=")
+                if not equals:
+                    continue
+                if option in ("--offload-arch", "--amdgpu-target"):
+                    self.note_archs([value])
+                elif option == "--gpu-max-threads-per-block" and value.isdigit():
+                    self.max_threads.add(int(value))
+                elif option.removeprefix("-D").split(":")[0] in ARCH_VARIABLES:  # `-DVAR:STRING=...`
+                    self.note_archs([value])
+
+    def note_archs(self, values) -> None:
+        """The gfx names in values of an architecture list (`gfx90a;gfx942`, `gfx90a,gfx942`)."""
+        for value in values:
+            for part in re.split(r"[;,\s\"']+", value):
+                if _GFX_NAME.fullmatch(part):
+                    self.offload_archs.setdefault(part)
+
     def other_builds_define(self) -> frozenset[str]:
         return frozenset(self.defined_elsewhere - self.rocm_may_define - self.rocm_defines.keys())
+
+
+# Variables that hold a ROCm build's offload architectures.
+ARCH_VARIABLES = frozenset({"CMAKE_HIP_ARCHITECTURES", "HIP_ARCHITECTURES", "AMDGPU_TARGETS", "GPU_TARGETS",
+                            "PYTORCH_ROCM_ARCH"})
+_GFX_NAME = re.compile(r"gfx[0-9a-f]{3,4}(?::[a-z]+[+-])*")  # one word's text: `gfx90a`, `gfx90a:xnack+`
 
 
 def _define(text: str) -> tuple[str, str | None] | None:
@@ -197,7 +233,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
-                      torch_extension=torch_extension)
+                      torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
+                      max_threads=min(collector.max_threads, default=None))
 
 
 def _hipified_key(path: str) -> tuple[str, str]:
@@ -383,13 +420,35 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
                             build.cuda_sources.setdefault(p, f"{build.name}:{line}")
     for call in rocm_script.extension_calls():
         _setup_defines(rocm_script, call, names, collector, rocm_side=True)
+        for strings in rocm_script.compile_args(call).values():
+            collector.note_flags(token for arg in strings for token, _ in arg.tokens())
         for expr in rocm_script.argument(call, "include_dirs"):
             for leaf in rocm_script.values(expr):
                 for p in _paths(rocm_script, leaf, base, collector.fs) or []:
                     collector.add_include_dir(p)
     for call in any_script.extension_calls():  # the CUDA build's, from every branch
         _setup_defines(any_script, call, names, collector, rocm_side=False)
+    collector.note_archs(_environment_archs(rocm_script))
     collector.builds.append(build)
+
+
+def _environment_archs(script: BuildScript) -> list[str]:
+    """What the script sets PYTORCH_ROCM_ARCH to where a ROCm build runs:
+    `os.environ["PYTORCH_ROCM_ARCH"] = "gfx90a;gfx942"`, `os.environ.setdefault(...)`."""
+    found = []
+    for node in ast.walk(script.tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            target, value = node.targets[0], node.value
+            name = target.slice.value if isinstance(target.slice, ast.Constant) else None
+            if dotted_name(target.value) in ("os.environ", "environ") and name in ARCH_VARIABLES \
+                    and isinstance(value, ast.Constant) and isinstance(value.value, str) and not script.is_dead(node):
+                found.append(value.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault" \
+                and dotted_name(node.func.value) in ("os.environ", "environ") and len(node.args) == 2 \
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args) \
+                and node.args[0].value in ARCH_VARIABLES and not script.is_dead(node):
+            found.append(node.args[1].value)
+    return found
 
 
 JIT_BUILDS = frozenset({"load"})  # torch.utils.cpp_extension.load(name, sources, ...)
@@ -608,6 +667,10 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
         rocm = {Status.DEAD: False, Status.PORT: True}.get(status, plain)
         cuda = {Status.DEAD: True, Status.PORT: False}.get(status, plain)
         line = source.line_of(assignment.node.start_byte) + 1
+        if rocm is not False:
+            collector.note_flags(word.text for word in assignment.words)
+            if assignment.name in ARCH_VARIABLES:
+                collector.note_archs(word.text for word in assignment.words)
         for word in assignment.words:
             text = word.text
             if text.startswith("-D") and "$" not in text:
@@ -626,6 +689,9 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
                         build.cuda_sources.setdefault(full, f"{build.name}:{line}")
                     else:
                         build.rocm_sources.add(full)
+    for command in makefile.commands:  # `hipcc --offload-arch=gfx90a -c $< -o $@`
+        if model.status(command.line.start_byte) is not Status.DEAD:
+            collector.note_flags(word.text for word in command.words)
     collector.builds.append(build)
 
 
@@ -715,6 +781,8 @@ class _CMakeTree:
         texts = [_unquote(source.node_text(a)) for a in arguments]
         if rocm is not False and names_hip(name, texts):
             self.collector.rocm_build = True
+        if rocm is not False:
+            _note_cmake_targets(name, texts, self.collector)
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name in ("add_subdirectory", "include") and texts:
@@ -788,6 +856,20 @@ class _CMakeTree:
 
 def _unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == '"' and text[-1] == '"' else text
+
+
+def _note_cmake_targets(name: str, texts: list[str], collector: _Collector) -> None:
+    """Offload architectures and thread limits a command the ROCm build may run names:
+    flags in any command (`target_compile_options`, `set(CMAKE_HIP_FLAGS ...)`), and the
+    architecture variables and properties (`set(CMAKE_HIP_ARCHITECTURES gfx90a gfx942)`,
+    `list(APPEND GPU_TARGETS gfx942)`, `set_target_properties(k PROPERTIES HIP_ARCHITECTURES gfx942)`)."""
+    collector.note_flags(texts)
+    if name == "set" and texts and texts[0] in ARCH_VARIABLES:
+        collector.note_archs(texts[1:])
+    elif name == "list" and len(texts) > 2 and texts[0] in ("APPEND", "PREPEND") and texts[1] in ARCH_VARIABLES:
+        collector.note_archs(texts[2:])
+    elif name in ("set_target_properties", "set_property") and "HIP_ARCHITECTURES" in texts:
+        collector.note_archs(texts[texts.index("HIP_ARCHITECTURES") + 1:])
 
 
 def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path, fs: Observed) -> list[str]:
