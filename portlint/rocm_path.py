@@ -741,6 +741,13 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         r, c = _eval_python(test.operand, extra, resolve, depth + 1)
         return _not(r), _not(c)
+    if isinstance(test, ast.IfExp) and all(isinstance(n, ast.Constant) for n in (test.body, test.orelse)):
+        # `True if <test> else False`: the test, or its negation
+        r, c = _eval_python(test.test, extra, resolve, depth + 1)
+        then, otherwise = bool(test.body.value), bool(test.orelse.value)
+        if then == otherwise:
+            return then, then
+        return (r, c) if then else (_not(r), _not(c))
     if isinstance(test, ast.BoolOp):
         values = [_eval_python(v, extra, resolve, depth + 1) for v in test.values]
         combine = _and if isinstance(test.op, ast.And) else _or
@@ -808,22 +815,39 @@ class PythonNames:
 
     def __init__(self, tree: ast.AST):
         self._functions: dict[str, list[ast.AST]] = {}
-        self._assigned: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(tree):
+        # name -> [(value, the `if` whose body holds the assignment, or None)]
+        self._assigned: dict[str, list[tuple[ast.expr | None, ast.If | None]]] = {}
+        nodes = list(ast.walk(tree))
+        guards = {id(child): node for node in nodes if isinstance(node, ast.If) for child in node.body}
+        for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        self._assigned.setdefault(target.id, []).append(node.value)
+                        self._assigned.setdefault(target.id, []).append((node.value, guards.get(id(node))))
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
-                self._assigned.setdefault(node.target.id, []).append(None)  # more than one value
+                self._assigned.setdefault(node.target.id, []).append((None, None))  # more than one value
+
+    def _flag(self, name: str) -> ast.expr | None:
+        """What a name the file assigns stands for: its one value; or, for a flag given a
+        default first (`is_rocm = False`), the one test that sets it: `is_rocm = <test>`
+        (in a `try`, say), or `is_rocm = True` in the body of `if <test>:`."""
+        values = self._assigned.get(name, [])
+        if len(values) == 1:
+            return values[0][0]
+        set_by = [(value, guard) for value, guard in values if not _is_default(value)]
+        if len(set_by) != 1 or len(set_by) == len(values) or set_by[0][0] is None:
+            return None
+        value, guard = set_by[0]
+        if _is_bool(value, True):
+            return guard.test if guard is not None else None
+        return value if guard is None else None
 
     def definition(self, test: ast.expr) -> ast.expr | None:
         """The expression `test` stands for, or None."""
         if isinstance(test, ast.Name):
-            values = self._assigned.get(test.id, [])
-            return values[0] if len(values) == 1 else None
+            return self._flag(test.id)
         if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
             return None
         func = test.func
@@ -850,6 +874,11 @@ class PythonNames:
             if _is_bool(then, False) and _is_bool(after, True):
                 return ast.UnaryOp(op=ast.Not(), operand=body[0].test)
         return None
+
+
+def _is_default(node: ast.expr | None) -> bool:
+    """`False` or `None`: what a flag holds until a test sets it."""
+    return isinstance(node, ast.Constant) and (node.value is None or node.value is False)
 
 
 def _is_bool(node: ast.expr | None, value: bool) -> bool:

@@ -152,6 +152,52 @@ def test_setup_py_with_a_rocm_arm_after_a_cuda_arm_an_environment_variable_force
     assert _not_built(_project(tmp_path / "forced", files)) == {}
 
 
+# A flag set in a `try` after a default (its name says nothing of the platform), and the ROCm
+# define made under it, inside arms that choose among other backends.
+SETUP_ROCM_FLAG = """\
+    import os
+    import torch
+    from torch.utils.cpp_extension import CUDAExtension
+
+    on_amd = False
+    try:
+        from torch.utils.cpp_extension import ROCM_HOME
+        on_amd = True if ((torch.version.hip is not None) and (ROCM_HOME is not None)) else False
+    except ImportError:
+        pass
+    macros = []
+    if os.getenv("PKG_WITH_OTHER_BACKEND", "0") == "1":
+        macros += [("PKG_WITH_OTHER", None)]
+    elif on_amd or torch.cuda.is_available():
+        if on_amd:
+            macros += [("PKG_WITH_HIP", None)]
+        macros += [("PKG_WITH_CUDA", None)]
+    CUDAExtension("pkg._ext", ["src/ops.cu"], define_macros=macros)
+"""
+KERNEL_BRANCHING_ON_HIP = """\
+    __device__ float row_sum(float v) {
+    #ifdef PKG_WITH_HIP
+      for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);
+    #else
+      for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+    #endif
+      return v;
+    }
+"""
+
+
+def test_a_define_under_the_rocm_test_is_the_rocm_builds(tmp_path: Path) -> None:
+    files = {"setup.py": SETUP_ROCM_FLAG, "src/ops.cu": KERNEL_BRANCHING_ON_HIP}
+    root = _project(tmp_path / "ported", files)
+    assert _read(root).rocm_defines == {"PKG_WITH_HIP": None}
+    assert scan([root], root, select=("W",)).findings == []
+    # Under a test that is not ROCm's own (an opt-in), the define may or may not be made.
+    files["setup.py"] = SETUP_ROCM_FLAG.replace("        if on_amd:\n", '        if os.getenv("PKG_FAST_PATH") == "1":\n')
+    root = _project(tmp_path / "opt_in", files)
+    assert "PKG_WITH_HIP" not in _read(root).rocm_defines
+    assert {f.code for f in scan([root], root, select=("W",)).findings} == {"W001", "W002"}
+
+
 def test_glob_matching_nothing_is_silent(tmp_path: Path, capsys) -> None:
     root = _project(tmp_path, {
         "setup.py": """\

@@ -196,6 +196,35 @@ def test_setup_py_runtime_guards() -> None:
                                        "e": Status.DEAD, "f": Status.PORT, "g": Status.PORT}
 
 
+def test_setup_py_flags_set_after_a_default() -> None:
+    # A flag given a default and then set once by a test, whatever its name says.
+    src = """\
+    import torch
+
+    on_amd = False
+    try:
+        from torch.utils.cpp_extension import ROCM_HOME
+        on_amd = True if ((torch.version.hip is not None) and (ROCM_HOME is not None)) else False
+    except ImportError:
+        pass
+    vendor_b = False
+    if torch.version.hip:
+        vendor_b = True
+    twice = False
+    twice = torch.version.hip is not None
+    twice = some_other_test()
+    if on_amd:
+        a = 1  # @a
+    if vendor_b:
+        b = 1  # @b
+    if not vendor_b:
+        c = 1  # @c
+    if twice:
+        d = 1  # @d
+    """
+    assert statuses(src, "python") == {"a": Status.PORT, "b": Status.PORT, "c": Status.DEAD, "d": Status.LIVE}
+
+
 def test_project_rocm_macro_is_a_whole_name_in_build_conditions() -> None:
     src = "if(FAST)\n  # @a\nendif()\nif(FAST_MATH)\n  # @b\nendif()\n"
     assert statuses(src, "cmake", macros=frozenset({"FAST"})) == {"a": Status.PORT, "b": Status.LIVE}

@@ -478,6 +478,17 @@ def _taken(script: BuildScript, node: ast.AST, names: PythonNames) -> tuple[Valu
     return rocm, cuda
 
 
+def _under_rocm_test(script: BuildScript, node: ast.AST, names: PythonNames) -> bool:
+    """Is `node` in the body of an `if` whose test holds exactly on ROCm (`if is_rocm:`,
+    `if torch.version.hip:`), the nearest `if` around it?"""
+    child, current = node, script.parent(node)
+    while current is not None and not isinstance(current, (ast.If, ast.FunctionDef, ast.AsyncFunctionDef)):
+        child, current = current, script.parent(current)
+    if not isinstance(current, ast.If) or not any(child is stmt for stmt in current.body):
+        return False
+    return rocm_path.python_condition(current.test, names=names) == (True, False)
+
+
 def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, collector: _Collector,
                    rocm_side: bool) -> None:
     """`define_macros=[("NAME", "1")]` and `-DNAME` in `extra_compile_args`, for the ROCm
@@ -485,6 +496,11 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
 
     def define(node: ast.AST, text: str) -> None:
         rocm, cuda = _taken(script, node, names)
+        if rocm_side and rocm is None and _under_rocm_test(script, node, names):
+            # `if is_rocm: macros += [("X_WITH_HIP", None)]`: the arms around it choose among
+            # builds (another backend, another framework); the ROCm build is the one that
+            # reaches its ROCm test.
+            rocm = True
         collector.define_for(rocm_side, rocm if rocm_side else cuda, text)
 
     for expr in script.argument(call, "define_macros"):
