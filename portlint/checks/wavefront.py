@@ -548,6 +548,33 @@ def _skip_space(text: bytes, at: int) -> int:
     return at
 
 
+_STATEMENT_BOUNDS = frozenset({"compound_statement", "expression_statement", "function_definition", "for_statement",
+                               "if_statement", "while_statement", "return_statement", "translation_unit"})
+
+
+def read_only_off_rocm(node, source: SourceFile) -> bool:
+    """Is `node` part of the declaration of a local variable that only code a ROCm build does
+    not compile reads? (`int group_mask = 15 << ((threadIdx.x & 31) & ~3);` read only by the
+    `#else` arm of `#ifdef USE_HIP`: its value never matters on ROCm.)"""
+    model = source.rocm_path
+    declaration = node
+    while declaration is not None and declaration.type != "declaration":
+        if declaration.type in _STATEMENT_BOUNDS:
+            return False
+        declaration = declaration.parent
+    if model is None or declaration is None:
+        return False
+    declarators = [d for d in declaration.children_by_field_name("declarator")]
+    name = declarators[0].child_by_field_name("declarator") if len(declarators) == 1 and \
+        declarators[0].type == "init_declarator" else None
+    function = enclosing_function(declaration)
+    if name is None or name.type != "identifier" or function is None:
+        return False
+    scope = declaration.parent if declaration.parent is not None else function  # its block
+    reads = list(identifiers_named(source, source.node_text(name), declaration.end_byte, scope.end_byte))
+    return bool(reads) and all(model.status(read.start_byte) is Status.DEAD for read in reads)
+
+
 def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
     """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
     if in_macro or not memoized(source, "wavefront.mentions_shfl", lambda s: b"shfl" in s.data.lower()):
@@ -825,6 +852,8 @@ class _WarpSizeScan:
         return self._thread_vars[function.id]
 
     def report(self, node, message: str, fix: Fix, error: bool) -> None:
+        if read_only_off_rocm(node, self.source):
+            return
         severity = Severity.ERROR if error else None
         self.findings.append(at_node(self.source, node, message, fix, severity=severity))
 
@@ -1528,6 +1557,8 @@ class _LaneMaskScan:
         self.reported: set[int] = set()  # declarations (and functions) reported once
 
     def report(self, node, message: str, fix: Fix) -> None:
+        if read_only_off_rocm(node, self.source):
+            return
         self.findings.append(at_node(self.source, node, message, fix))
 
     def stores(self, function) -> dict[str, _Mask]:
