@@ -30,12 +30,12 @@ from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
-from portlint.finding import Finding, Severity
+from portlint.finding import Finding
 from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, needs_of
 
 if TYPE_CHECKING:

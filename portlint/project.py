@@ -19,7 +19,7 @@ from portlint import queries
 from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
-from portlint.source import CMAKE, CUDA, Location, SourceFile
+from portlint.source import CUDA, Location, SourceFile
 
 if TYPE_CHECKING:
     from portlint.checks.cmake_project import CMakeFacts
