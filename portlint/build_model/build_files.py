@@ -228,8 +228,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config,
                                        fs, whole_project))
-    torch_extension = any(c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_SOURCE_BYTES) or b"")
-                          for c in candidates)
+    torch_extension = any(
+        c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_BUILD_FILE_BYTES, keep=True) or b"")
+        for c in candidates)
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
@@ -376,7 +377,7 @@ def _nearest(directory: Path, root: Path, name: str, fs: Observed) -> list[Path]
 
 
 def _read(path: Path, language: str, fs: Observed) -> SourceFile | None:
-    data = fs.read(path, MAX_BUILD_FILE_BYTES)
+    data = fs.read(path, MAX_BUILD_FILE_BYTES, keep=True)
     if data is None:
         return None
     return SourceFile(str(path), language, data, path, build_script=language == PYTHON)
@@ -538,28 +539,22 @@ def _loop_paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -
         loop = script.parent(loop)
     if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.orelse:
         return None
-    out = []
-    for item in script.values(loop.iter):
-        found = _paths(script, item, base, fs)
-        if found is None:
-            return None
-        for value in found:
-            text = _string(script, leaf, base, {loop.target.id: value})
-            if text is None:
-                return None
-            out.append(os.path.normpath(os.path.join(base, text)))
-    return out
+    return _bound_paths(script, loop.iter, loop.target.id, leaf, base, fs)
 
 
 def _comprehension_paths(script: BuildScript, comp, base: Path, fs: Observed) -> list[str] | None:
     """`[str(p) for p in Path("csrc").glob("*.cu")]`, `[os.path.join("csrc", f) for f in ["a.cu"]]`."""
     if len(comp.generators) != 1 or comp.generators[0].ifs or not isinstance(comp.generators[0].target, ast.Name):
         return None
-    gen = comp.generators[0]
-    var = gen.target.id
-    items = script.values(gen.iter)
+    return _bound_paths(script, comp.generators[0].iter, comp.generators[0].target.id, comp.elt, base, fs)
+
+
+def _bound_paths(script: BuildScript, iterable: ast.expr, var: str, element: ast.expr, base: Path,
+                 fs: Observed) -> list[str] | None:
+    """The paths `element` names for each value `var` takes from `iterable` (the files a
+    glob finds, or strings), or None when one of them cannot be read."""
     values: list[str] = []
-    for item in items:
+    for item in script.values(iterable):
         found = _glob(script, item, base, fs) if isinstance(item, ast.Call) and callee_name(item) in GLOB_CALLS else None
         if found is None:
             text = _string(script, item, base)
@@ -569,7 +564,7 @@ def _comprehension_paths(script: BuildScript, comp, base: Path, fs: Observed) ->
         values.extend(found)
     out = []
     for value in values:
-        text = _string(script, comp.elt, base, {var: value})
+        text = _string(script, element, base, {var: value})
         if text is None:
             return None
         out.append(os.path.normpath(os.path.join(base, text)))

@@ -41,6 +41,10 @@ class Observed:
         self.signatures: dict[str, Signature] = {}
         self.globs: dict[tuple[str, bool, int], tuple[str, ...]] = {}
         self.unrecorded = False  # the reader also looked where this does not see (a project walk)
+        self._bytes: dict[str, bytes | None] = {}  # build scripts read, while reading: not pickled
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_bytes": {}}
 
     def signature(self, path: str) -> Signature:
         path = os.fspath(path)
@@ -55,17 +59,24 @@ class Observed:
     def exists(self, path) -> bool:
         return self.signature(path) is not None
 
-    def read(self, path, limit: int) -> bytes | None:
+    def read(self, path, limit: int, keep: bool = False) -> bytes | None:
         """A regular file's bytes; None when it is missing, larger than `limit`, not a
         regular file (a FIFO never blocks the scan) or unreadable. The signature is taken
-        before reading: a file changed while it is read is read again next time."""
+        before reading: a file changed while it is read is read again next time. `keep`: a
+        build script, read again for another question while the build files are read."""
         found = self.signature(path)
         if found is None or found[0] != stat.S_IFREG or found[2] > limit:
             return None
+        key = os.fspath(path)
+        if key in self._bytes:
+            return self._bytes[key]
         try:
-            return read_regular(path, limit)
+            data = read_regular(path, limit)
         except (OSError, NotReadable):
-            return None
+            data = None
+        if keep:
+            self._bytes[key] = data
+        return data
 
     def glob(self, pattern: str, recursive: bool, limit: int) -> list[str]:
         """The first `limit` matches of a glob, sorted; kept as matched."""
