@@ -1307,7 +1307,6 @@ GROUP_MASK_METHODS = frozenset({"ballot", "match_any", "match_all"})
 _MASK_PREFIXES = (b"__ballot", b"__activemask", b"__match_a", b"__lanemask", b".ballot", b".match_a")
 
 
-_TILE_OF = re.compile(rb"(?:thread_block_tile|tiled_partition)\s*<\s*(\d+)\s*[,>]")
 _DECLARING_STATEMENTS = ("declaration", "parameter_declaration", "expression_statement")
 
 
@@ -1324,8 +1323,37 @@ def _narrow_tile(call, source: SourceFile) -> bool:
     statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
     if statement is None:
         return False
-    tile = _TILE_OF.search(source.data, statement.start_byte, statement.end_byte)
-    return tile is not None and int(tile.group(1)) <= 32
+    for name in ("thread_block_tile", "tiled_partition"):
+        for kind in ("identifier", "type_identifier"):
+            for node in identifiers_named(source, name, statement.start_byte, statement.end_byte, kind):
+                width = integer_value(strip_parens(tile_size(node, source)), source)
+                if width is not None:
+                    return width <= 32
+    return False
+
+
+def tile_size(name, source: SourceFile):
+    """The size node of `tiled_partition<N>(g)`, `thread_block_tile<N>` (also with its parent
+    group type, `thread_block_tile<N, cg::thread_block>`), `tiled_partition(g, N)`, and of
+    `thread_block_tile<N> t = ...` in a function body (parsed as `a < N > b`)."""
+    parent = name.parent
+    if parent is not None and parent.type in ("template_function", "template_type"):
+        args = [a for a in parent.child_by_field_name("arguments").named_children if a.type != "comment"]
+        with_parent = parent.type == "template_type" and len(args) == 2 and args[1].type == "type_descriptor"
+        return args[0] if len(args) == 1 or with_parent else None
+    top = name
+    while top.parent is not None and top.parent.type == "qualified_identifier":
+        top = top.parent
+    outer = top.parent
+    if outer is None:
+        return None
+    if outer.type == "call_expression" and outer.child_by_field_name("function") == top:
+        args = arguments(outer)
+        return args[1] if len(args) == 2 else None
+    if (outer.type == "binary_expression" and outer.child_by_field_name("left") == top
+            and outer.child_by_field_name("operator").type == "<"):
+        return outer.child_by_field_name("right")
+    return None
 
 
 def _group_method(call, source: SourceFile) -> str | None:

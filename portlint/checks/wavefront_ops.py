@@ -13,7 +13,7 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
-    masked_intrinsic_calls, shuffle_calls, shuffle_width_index,
+    masked_intrinsic_calls, shuffle_calls, shuffle_width_index, tile_size,
 )
 from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
@@ -376,30 +376,6 @@ _TILE_ADVICE = ("Size the tile from a per-architecture warp constant (64 under "
                 "`#if defined(__GFX8__) || defined(__GFX9__)`, else 32), or use a size below 32 on purpose")
 
 
-def _tile_size(name, source: SourceFile):
-    """The size node of `tiled_partition<N>(g)`, `thread_block_tile<N>` (also with its parent
-    group type, `thread_block_tile<N, cg::thread_block>`), `tiled_partition(g, N)`, and of
-    `thread_block_tile<N> t = ...` in a function body (parsed as `a < N > b`)."""
-    parent = name.parent
-    if parent is not None and parent.type in ("template_function", "template_type"):
-        args = [a for a in parent.child_by_field_name("arguments").named_children if a.type != "comment"]
-        with_parent = parent.type == "template_type" and len(args) == 2 and args[1].type == "type_descriptor"
-        return args[0] if len(args) == 1 or with_parent else None
-    top = name
-    while top.parent is not None and top.parent.type == "qualified_identifier":
-        top = top.parent
-    outer = top.parent
-    if outer is None:
-        return None
-    if outer.type == "call_expression" and outer.child_by_field_name("function") == top:
-        args = arguments(outer)
-        return args[1] if len(args) == 2 else None
-    if (outer.type == "binary_expression" and outer.child_by_field_name("left") == top
-            and outer.child_by_field_name("operator").type == "<"):
-        return outer.child_by_field_name("right")
-    return None
-
-
 @needs(b"tiled_partition", b"thread_block_tile")
 def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     if b"tiled_partition" not in source.data and b"thread_block_tile" not in source.data:
@@ -410,7 +386,7 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     statements: set[int] = set()  # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
     constants = None
     for name in sorted(names, key=lambda n: n.start_byte):
-        size = strip_parens(_tile_size(name, source))
+        size = strip_parens(tile_size(name, source))
         if size is not None and size.type == "type_descriptor" and len(size.named_children) == 1:
             size = size.named_children[0]  # `tiled_partition<kTile>`: a name read as a type
         value = integer_value(size, source) if size is not None else None
