@@ -127,7 +127,7 @@ _selection_options = _options(
 )
 _failure_options = _options(
     click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
-                 help="Lowest severity that makes the exit code 1 [default: note]."),
+                 help="Lowest severity that makes the exit code 1 [default: warning]."),
     click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
 )
 _config_option = click.option("--config", "config_path", type=click.Path(path_type=Path),
