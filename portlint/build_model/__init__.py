@@ -97,7 +97,8 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
     rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=_read, not_built=files.not_built, unread=scanned,
-                         rocm_build=rocm_build, rocm_undefined=rocm_undefined)
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined,
+                         hipified=True if files.hipify_all else files.hipified)
     return BuildModel(files, macros)
 
 

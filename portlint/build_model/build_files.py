@@ -39,6 +39,9 @@ MAX_SOURCE_BYTES = 8 * 1024 * 1024  # a source whose includes are followed (larg
 MAX_GLOB_MATCHES = 20000  # a glob of a whole tree: enough for any source list
 MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a generator
 MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
+# hipify-perl, hipify-clang, PyTorch's `hipify_python` / `torch.utils.hipify`, a project's
+# `hipify.py` wrapper of it.
+_HIPIFY_TOOL = re.compile(r"(?:^|[/\\.\s])hipify(?:-perl|-clang|_python|\.py)?(?:$|[\s.])")
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
@@ -68,6 +71,13 @@ class BuildFiles:
     # it compiles kernels without bounds for (the smallest, if several).
     offload_archs: tuple[str, ...] = ()
     max_threads: int | None = None
+    # Sources the ROCm build hipifies before hip-clang reads them (absolute paths; the headers
+    # they include are hipified with them), or every source it compiles (`hipify_all`):
+    # PyTorch's extension builder hipifies its extensions' sources, and a build step that runs
+    # hipify (`hipify-perl`, `hipify-clang`, PyTorch's hipify) the sources it is given. Rules
+    # then judge the hipified text (`portlint.hipify`).
+    hipified: frozenset[str] = frozenset()
+    hipify_all: bool = False
 
 
 @dataclass
@@ -79,6 +89,7 @@ class _Build:
     cuda_sources: dict[str, str] = field(default_factory=dict)  # path -> where a CUDA-only path names it
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
+    hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
 
 
 class _Collector:
@@ -96,6 +107,11 @@ class _Collector:
         self._lists: dict[str, SourceFile | None] = {}
         self.offload_archs: dict[str, None] = {}  # in the order named
         self.max_threads: set[int] = set()
+        self.hipify_step = False  # a build step runs hipify on the sources (see BuildFiles.hipified)
+
+    def note_commands(self, words) -> None:
+        """A command a build runs (a CMake `COMMAND`, a Makefile recipe): does it hipify?"""
+        self.hipify_step |= any(_HIPIFY_TOOL.search(word) for word in words)
 
     def read_list(self, path: Path) -> SourceFile | None:
         """A CMake list file, read and parsed once per scan: the walks and the checks for
@@ -235,7 +251,22 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
-                      max_threads=min(collector.max_threads, default=None))
+                      max_threads=min(collector.max_threads, default=None),
+                      hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
+                      hipify_all=_hipifies_all(collector))
+
+
+def _hipifies_all(collector: _Collector) -> bool:
+    """Does the ROCm build hipify every source it compiles? A hipify step does (it is given
+    the source folders), and so does a PyTorch extension build when no other build compiles
+    sources, or when its source list was not followed (a builder class's methods)."""
+    torch_builds = [b for b in collector.builds if b.hipify]
+    if collector.hipify_step:
+        return True
+    if not torch_builds:
+        return False
+    others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
+    return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
 
 
 def _hipified_key(path: str) -> tuple[str, str]:
@@ -398,7 +429,7 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     every = SourceFile(source.path, PYTHON, source.data, path, build_script=True)
     every.rocm_path = rocm_path.RocmPathModel()
     any_script = BuildScript(every)
-    build = _Build(collector.shown(path))
+    build = _Build(collector.shown(path), hipify=b"cpp_extension" in source.data)
     base = path.parent
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
         # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
@@ -703,6 +734,7 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
     for command in makefile.commands:  # `hipcc --offload-arch=gfx90a -c $< -o $@`
         if model.status(command.line.start_byte) is not Status.DEAD:
             collector.note_flags(word.text for word in command.words)
+            collector.note_commands(word.text for word in command.words)
     collector.builds.append(build)
 
 
@@ -724,6 +756,8 @@ _LIBRARY_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFAC
 _TARGET_COMMANDS = frozenset({"add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
                               "hip_add_library", "hip_add_executable", "target_sources"})
 _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "target_compile_definitions"})
+# Commands whose arguments name a program the build runs.
+_COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
 
 class _CMakeTree:
@@ -794,6 +828,8 @@ class _CMakeTree:
             self.collector.rocm_build = True
         if rocm is not False:
             _note_cmake_targets(name, texts, self.collector)
+            if name in _COMMAND_RUNNERS:
+                self.collector.note_commands(texts)
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name in ("add_subdirectory", "include") and texts:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
-from portlint import queries
+from portlint import hipify, queries
 from portlint.checks.cpp import callee_name, include_path, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
@@ -279,6 +279,8 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
         if lib is None:
             continue
         included.add(lib.name)
+        if source.hipified_header(path) is not None:
+            continue  # hipify includes the ROCm library's header instead
         if _is_live(source, include.start_byte):
             live.setdefault(lib.name, []).append((lib, include, path_node, path))
     for sites in live.values():
@@ -308,8 +310,8 @@ def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
             lib = library_for_name(name)
             if lib is None or not _uses_change(lib) or name in own_names or _is_member(node):
                 continue
-            if source.shim(name, node.start_byte) is not None:
-                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
+            if source.shim(name, node.start_byte) is not None or source.hipified_name(name) is not None:
+                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`, or hipify)
             libs[lib.name] = lib
             by_line.setdefault((source.line_of(node.start_byte), lib.name), []).append(node)
     findings = []
@@ -341,6 +343,8 @@ def _namespace_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
             continue
         if namespace in own_names:
             continue  # `#define cub hipcub`: a project alias
+        if source.hipified and namespace in hipify.NAMESPACES:
+            continue  # hipify writes `hipcub::`
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
         by_line: dict[int, list] = {}
         for node in token_nodes(source, namespace.encode()):
@@ -395,6 +399,8 @@ def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[
         lib = library_for_api(name) if name else None
         if lib is None or _uses_change(lib) or lib.name in included or name in own_names or lib.name in seen:
             continue
+        if source.hipified and any(source.hipified_header(h) for h in lib.headers):
+            continue  # hipify points the file's (wrapper's) include at the ROCm library
         if source.shim(name, call.start_byte) is not None:
             continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
         if not _is_live(source, call.start_byte):
