@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from portlint import queries, rocm_path
-from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
+from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.build_model.observed import Observed
@@ -253,18 +253,26 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
-                      hipify_all=_hipifies_all(collector))
+                      hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
 
 
-def _hipifies_all(collector: _Collector) -> bool:
+def _extension_helpers(candidates, fs: Observed) -> bool:
+    """Does a Python file of the project build extensions with PyTorch's builder (a builder
+    class of DeepSpeed's `op_builder` kind, a `load(...)` of sources at run time)?"""
+    return any(c.language == PYTHON and not c.build_script
+               and is_build_helper(fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b"") for c in candidates)
+
+
+def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
     """Does the ROCm build hipify every source it compiles? A hipify step does (it is given
-    the source folders), and so does a PyTorch extension build when no other build compiles
-    sources, or when its source list was not followed (a builder class's methods)."""
-    torch_builds = [b for b in collector.builds if b.hipify]
+    the source folders), and so does PyTorch's extension builder when no other build compiles
+    sources (DeepSpeed-style `op_builder` classes give an extension its sources), or when a
+    setup.py extension's source list was not followed."""
     if collector.hipify_step:
         return True
-    if not torch_builds:
+    if not torch_extension:
         return False
+    torch_builds = [b for b in collector.builds if b.hipify]
     others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
     return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
 
