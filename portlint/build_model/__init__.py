@@ -11,6 +11,7 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
 from __future__ import annotations
 
 
+import functools
 import hashlib
 import os
 from typing import TYPE_CHECKING
@@ -95,8 +96,12 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
     # A described ROCm build passes its own defines only: what the build files define for
     # other builds alone (a CUDA-only arm) is not defined there.
     rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
+    # A file given with its bytes (standard input: an editor's unsaved buffer) is walked as
+    # given, not as last saved: its own includes and defines set its macros.
+    given = {c.absolute: c.content for c in candidates if c.content is not None}
+    read = _read if not given else functools.partial(_read_given, given)
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_headers, read=_read, not_built=files.not_built, unread=scanned,
+                         project_headers, read=read, not_built=files.not_built, unread=scanned,
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined,
                          hipified=True if files.hipify_all else files.hipified)
     return BuildModel(files, macros)
@@ -148,6 +153,10 @@ def _includers(headers, around) -> dict[str, bytes]:
                 if _is_header(path):
                     names.add(os.path.basename(path).encode())
     return found
+
+
+def _read_given(given: dict[str, bytes], path: str) -> bytes | None:
+    return given[path] if path in given else _read(path)
 
 
 def _read(path: str) -> bytes | None:
