@@ -49,6 +49,26 @@ class Suppressions:
         return False
 
 
+def silenced(line: bytes, language: str, code: str) -> bytes | None:
+    """`line` (without its line ending) with what silences rule `code` on it, an editor's
+    quick fix: the code joins a `portlint: ignore[...]` list already there, else a comment
+    ends the line (in C code, before a backslash that continues it). None where no comment
+    can end the line: one a backslash continues outside C code."""
+    text = line.decode("utf-8", "surrogateescape")
+    existing = _PORTLINT.search(text)
+    if existing is not None and existing.group(1) == "ignore" and existing.group(2) is not None:
+        listed = existing.group(2)
+        joined = f"{listed.rstrip()}, {code}" if listed.strip() else code
+        return (text[:existing.start(2)] + joined + text[existing.end(2):]).encode("utf-8", "surrogateescape")
+    body = text.rstrip()
+    if body.endswith("\\"):
+        if language != CUDA:
+            return None
+        return f"{body[:-1].rstrip()} /* portlint: ignore[{code}] */ \\".encode("utf-8", "surrogateescape")
+    marker = "//" if language == CUDA else "#"
+    return f"{body}  {marker} portlint: ignore[{code}]".encode("utf-8", "surrogateescape")
+
+
 def selects(selector: str, code: str, name: str) -> bool:
     if selector == ALL:
         return True
