@@ -185,27 +185,36 @@ def test_a_fix_from_the_editor_clears_its_diagnostic(tmp_path: Path) -> None:
     asyncio.run(session())
 
 
+TRAP = '__device__ void fail_hard() {\n    asm volatile("trap;");\n}\n'
+
+
 def test_a_suppression_and_fix_all_from_the_editor(tmp_path: Path) -> None:
     two = KERNEL.replace("out[threadIdx.x] = v;", "v += __shfl_xor_sync(0xffffffff, v, 2);\n    out[threadIdx.x] = v;")
-    root = project(tmp_path, {"sum.cu": two})
+    root = project(tmp_path, {"sum.cu": two + TRAP})
 
     async def session():
         async with editor(root) as ed:
             uri = ed.open(root / "sum.cu")
-            first, second = await ed.diagnostics(uri)
+            first, second, trap = await ed.diagnostics(uri)
+            assert trap.code == "N005"
+            (unsafe,) = [a for a in await ed.actions(uri, trap) if "__builtin_trap" in a.title]
+            assert "unsafe" in unsafe.title and not unsafe.is_preferred
+
             actions = await ed.actions(uri, second)
             (silence,) = [a for a in actions if "ignore[W002]" in a.title]
             published = ed.count(uri)
             ed.apply(uri, silence.edit)
             assert "v += __shfl_xor_sync(0xffffffff, v, 2);  // portlint: ignore[W002]\n" in ed.texts[uri]
-            (left,) = await ed.diagnostics(uri, published)
-            assert left.range == first.range
+            left, still = await ed.diagnostics(uri, published)
+            assert (left.range, still.code) == (first.range, "N005")
 
             (fix_all,) = await ed.actions(uri, left, only=["source.fixAll.portlint"])
             published = ed.count(uri)
             ed.apply(uri, fix_all.edit)
             assert "__shfl_down_sync(~0ull, v, 1)" in ed.texts[uri]
-            assert await ed.diagnostics(uri, published) == []
+            # Every safe fix, and no unsafe one: the trap waits for a human.
+            assert [d.code for d in await ed.diagnostics(uri, published)] == ["N005"]
+            assert 'asm volatile("trap;")' in ed.texts[uri]
 
     asyncio.run(session())
 
