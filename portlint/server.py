@@ -217,21 +217,16 @@ class PortlintServer(LanguageServer):
             self.check(uri)
 
     def check_others_after_save(self, uri: str) -> None:
-        """A saved file is context for the other open files: a saved header re-checks the
-        open files that include it (directly or through other headers); a saved build or
-        configuration file re-checks every open file."""
+        """A saved file is context for the other open files: a saved C-family file (a header,
+        or a source some file includes) re-checks the open files that include it, directly or
+        through other headers; a saved build or configuration file re-checks every open file."""
         saved = Path(self.workspace.get_text_document(uri).path)
         others = {Path(d.path).resolve().as_posix(): u for u, d in self.workspace.text_documents.items()
                   if u != uri and urlparse(u).scheme == "file"}
         language = language_of(saved)
         if not others or language is None:
             return
-        if language != CUDA:
-            reached = list(others)
-        elif build_model.is_header(saved.name):
-            reached = list(self.includers(saved.resolve(), others))
-        else:
-            reached = []
+        reached = list(others) if language != CUDA else list(self.includers(saved.resolve(), others))
         for path in reached:
             if path in others:
                 self.check(others[path])
@@ -293,6 +288,7 @@ class PortlintServer(LanguageServer):
 
     @staticmethod
     def suppression(check: Check, uri: str, f: Finding) -> types.WorkspaceEdit | None:
+        """The edit that silences `f` on the line it starts on (`suppress.silenced`)."""
         index = f.location.start_line - 1
         if not 0 <= index < len(check.positions.starts):
             return None
