@@ -453,6 +453,17 @@ def rules_command(output_format: str) -> None:
         click.echo(f"{d.code}  {d.name:<{width}}  {d.severity.value:<7}  {d.fix:<12}  {d.summary}")
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run the language server: diagnostics, fixes and rule docs in an editor (LSP over stdio)."""
+    try:
+        from portlint import server
+    except ImportError as exc:  # pygls is an optional extra
+        raise Failure(f"the language server needs pygls ({exc.name} is missing): "
+                      "pip install 'portlint[server]'") from None
+    server.serve()
+
+
 def _docs():
     try:
         return load_all()
