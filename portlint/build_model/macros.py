@@ -437,6 +437,8 @@ class BuildMacros:
         self._reach: dict[str, tuple[Value, Value]] = {}
         self._walked_all = False
         self._too_deep = False
+        self._tested_platform_names: set[str] = set()  # `X_ENABLE_CUDA` in an `#if` (backend_selectors)
+        self._backend_selectors: frozenset[str] | None = None
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -567,6 +569,8 @@ class BuildMacros:
                     functions[name] = offset
                 continue
             d = directives[index]
+            if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
+                self._tested_platform_names.update(_PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
                 scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
@@ -759,7 +763,17 @@ class BuildMacros:
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         rocm_defines = {**self._rocm_defines, **hipify.ROCM_DEFINES} if hipified else self._rocm_defines
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
-                               self._rocm_undefined, hipified)
+                               self._rocm_undefined | self.backend_selectors(), hipified)
+
+    def backend_selectors(self) -> frozenset[str]:
+        """The project's CUDA backend selectors: macros whose name says CUDA where a twin the
+        project also tests says HIP or ROCm (`KOKKOS_ENABLE_CUDA` beside `KOKKOS_ENABLE_HIP`,
+        `X_USE_CUDA` beside `X_USE_ROCM`). Configure turns on one backend of such a pair, so
+        the ROCm build never defines the CUDA one (unless its own `-D` flags say otherwise)."""
+        if self._backend_selectors is None:
+            self.walk_all()
+            self._backend_selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
+        return self._backend_selectors
 
     def hipified(self, path: str, depth: int = 0) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
@@ -776,6 +790,24 @@ class BuildMacros:
             self.hipified(including, depth + 1) for including, *_ in self._sites.get(path, ())))
         self._hipified[path] = found
         return found
+
+
+# A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
+_PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
+
+
+def backend_selectors(tested: Iterable[str]) -> set[str]:
+    """The names among `tested` that say CUDA where a twin in `tested` says HIP or ROCM."""
+    tested = set(tested)
+    found = set()
+    for name in tested:
+        words = name.split("_")
+        if name.startswith("__") or "CUDA" not in words:
+            continue
+        i = words.index("CUDA")
+        if any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in ("HIP", "ROCM")):
+            found.add(name)
+    return found
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:
