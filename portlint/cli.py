@@ -119,6 +119,9 @@ _format_and_exit_options = _options(
                  help="SARIF: make URIs relative to DIR [default: the git top level, else the project root]."),
     click.option("--max-results", type=click.IntRange(min=0), default=5000, show_default=True,
                  help="SARIF: at most N results (the most severe); a notification counts the rest. 0: no cap."),
+    click.option("--sarif-category", default="", metavar="ID",
+                 help="SARIF: the run's automationDetails.id (code scanning's category), which tells runs "
+                      "of one commit apart."),
 )
 _selection_options = _options(
     click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated."),
@@ -178,7 +181,7 @@ _work_options = _options(
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
 @click.option("--show-not-built", is_flag=True,
               help="List the files no ROCm build compiles (read from the build files), with the reason.")
-def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
+def scan(paths, output_format, output, sarif_root, max_results, sarif_category, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
          jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, deep_timeout,
          target_names, show_not_built) -> None:
@@ -229,7 +232,8 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
                             statistics=statistics, quiet=quiet,
                             color=use_color(output),
-                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
+                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results,
+                            sarif_category=sarif_category)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
@@ -534,7 +538,7 @@ def _check_doctor_selectors(values: tuple[str, ...], option: str) -> None:
 @_config_option
 @click.option("--python", "python", metavar="EXE",
               help="Python whose packages are checked [default: python3 on PATH].")
-def doctor_command(project, output_format, output, sarif_root, max_results, select, extend_select, ignore,
+def doctor_command(project, output_format, output, sarif_root, max_results, sarif_category, select, extend_select, ignore,
                    fail_on, exit_zero, config_path, python) -> None:
     """Check the machine that builds PROJECT (default: .) for ROCm: GPU targets, toolchain, packages, stale builds."""
     from portlint import doctor
@@ -555,6 +559,7 @@ def doctor_command(project, output_format, output, sarif_root, max_results, sele
     context = ReportContext(root=config.root,
                             color=use_color(output),
                             uri_root=_uri_root(sarif_root, project, config), max_results=max_results,
+                            sarif_category=sarif_category,
                             doctor=True)
     text = render(output_format, result, context)
     if output is not None:
