@@ -14,7 +14,9 @@ suppression comments, per-file ignores.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -567,14 +569,43 @@ def read_source(candidate: Candidate, data: bytes | None = None) -> SourceFile |
         return Problem(shown, f"skipped: cannot read: {exc.strerror or exc}")
     if b"\0" in data[:8192]:
         return Problem(shown, "skipped: binary file")
+    original, note = data, ""
     try:
         if not data.isascii():  # ASCII is valid UTF-8: most sources need no decoding here
             data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
+        data, note = _stray_bytes_replaced(data, exc.start)
+        if data is None:
+            return Problem(shown, f"skipped: not UTF-8 text ({note})")
     absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
     build_script = candidate.build_script or (candidate.language == PYTHON and python_build.is_build_helper(data))
-    return SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
+    source = SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
+    if note:  # the file as it is on disk, which fixes are applied to
+        source.digest = hashlib.sha256(original).hexdigest()
+        source.decoding_note = note
+    return source
+
+
+# A file in another encoding has many bytes that are not UTF-8; a UTF-8 file with a name or a
+# symbol in Latin-1 in a comment (an old header) has a few: up to 16, or 1% of a large file.
+MAX_STRAY_BYTES = (16, 0.01)
+
+
+def _stray_bytes_replaced(data: bytes, first: int) -> tuple[bytes | None, str]:
+    """`data` with each byte that is not UTF-8 read as `?` (one byte for one: offsets, and so
+    locations and fixes, stay those of the file), and the note that says so; (None, why) when
+    there are too many for the file to be UTF-8 text."""
+    text = data.decode("utf-8", "surrogateescape")  # a stray byte becomes one lone surrogate
+    stray = sum(1 for ch in text if "\udc80" <= ch <= "\udcff")
+    line = data.count(b"\n", 0, first) + 1
+    where = f"the first, {data[first]:#04x}, on line {line}"
+    if stray > max(MAX_STRAY_BYTES[0], len(data) * MAX_STRAY_BYTES[1]):
+        return None, f"{stray} bytes that are not UTF-8, {where}"
+    replaced = _SURROGATES.sub("?", text).encode("utf-8")
+    return replaced, f"{stray} byte{'s' if stray != 1 else ''} not UTF-8 read as `?` ({where})"
+
+
+_SURROGATES = re.compile("[\udc80-\udcff]")
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
@@ -592,7 +623,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
     key = cache.key(source, environment) if cache is not None else ""
     if cache is not None and (hit := cache.get(key)) is not None:
         return hit
-    problems: list[Problem] = []
+    problems: list[Problem] = [Problem(source.path, source.decoding_note)] if source.decoding_note else []
     try:
         outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:

@@ -157,7 +157,8 @@ def test_fix_refuses_a_file_changed_since_the_scan(project: Path) -> None:
     "name, content, message",
     [
         ("blob.cu", b"\x7fELF\x00\x00\x01binary", "skipped: binary file"),
-        ("latin1.cu", b"// caf\xe9\nint x;\n", "skipped: not valid UTF-8 (byte 0xe9 at offset 6)"),
+        ("latin1.cu", b"// caf\xe9\nint x;\n", "1 byte not UTF-8 read as `?` (the first, 0xe9, on line 1)"),
+        ("cp1252.cu", b"// \x93quoted\x94 \xe9t\xe9\n" * 10, "skipped: not UTF-8 text (40 bytes that are not UTF-8,"),
         ("garbage.cu", b"}}}} ))) <<<< >>>> ;;; @@@ \n" * 20, "could not parse most of the file"),
         ("setup.py", b"from setuptools import setup\nsetup(\n", "skipped: Python syntax error at line 2"),
     ],
@@ -170,6 +171,21 @@ def test_bad_input_is_one_line_and_other_files_still_scanned(project: Path, name
     lines = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
     assert len(lines) == 1 and lines[0].startswith(f"portlint: src/{name}: {message}"), lines
     assert "Traceback" not in result.output
+
+
+def test_a_stray_latin1_byte_is_read_as_a_question_mark_and_fixes_keep_it(project: Path) -> None:
+    # An old header: UTF-8, but a name in a comment saved in Latin-1. Scanned, not skipped;
+    # locations are those of the file, and --fix leaves the byte as it was.
+    target = project / "src" / "old.cuh"
+    target.write_bytes(b"// (c) J\xfcrgen\n" + HAZARD.encode())
+    result = run("scan", "--no-cache", "src/old.cuh", cwd=project)
+    assert result.exit_code == 1
+    assert "src/old.cuh:3:27: W002" in result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
+    assert notes == ["portlint: src/old.cuh: 1 byte not UTF-8 read as `?` (the first, 0xfc, on line 1)"]
+    result = run("scan", "--no-cache", "--fix", "src/old.cuh", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == b"// (c) J\xfcrgen\n" + HAZARD.replace("0xffffffff", "~0ull").encode()
 
 
 def test_unreadable_paths(project: Path) -> None:
