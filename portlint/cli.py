@@ -187,7 +187,7 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
          target_names, show_not_built) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
-    stdin_data = _stdin(paths, stdin_filename, fix or diff)
+    stdin_data = _stdin(paths, stdin_filename)
     if stdin_data is not None:
         paths = [stdin_filename] if stdin_filename is not None and stdin_filename.exists() else []
     _check_paths_exist(paths)
@@ -199,19 +199,31 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
     config = config.with_overrides(deep=deep, compile_commands=compile_commands, deep_timeout=deep_timeout,
                                    targets=_target_names(target_names), timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
+    stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
     try:
-        if diff:
+        if diff and stdin is None:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
         fixed, not_fixed = 0, []
-        if fix:
+        if (fix or diff) and stdin is not None:  # an editor's buffer: the fixed text goes to standard output
+            result, fixed_text, fixed, not_fixed = _fix_stdin(stdin, paths, config, jobs, unsafe_fixes, cache)
+            for line in not_fixed:
+                click.echo(f"portlint: {line}", err=True)
+            if diff:
+                _echo_problems(result)
+                click.echo(_report_bytes(_unified_diff(stdin.path.as_posix(), stdin_data, fixed_text)), nl=False)
+                click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", err=True)
+                sys.exit(2 if result.has_internal_error or result.timed_out else (1 if fixed else 0))
+            click.echo(fixed_text, nl=False)
+        elif fix:
             result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
             for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
             result = engine.scan(paths, config, jobs, cache, stdin=stdin)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
+    # `--fix -` writes the fixed text to standard output: the report goes to standard error.
+    report_stream_is_stderr = fix and stdin is not None
     _echo_problems(result, quiet)
     if show_not_built:  # on stdout beside a text report; machine formats keep stdout to themselves
         to_stderr = output is None and output_format != "text"
@@ -231,14 +243,15 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
         result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
                             statistics=statistics, quiet=quiet,
-                            color=use_color(output),
+                            color=use_color(output) and not report_stream_is_stderr,
                             uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results,
                             sarif_category=sarif_category)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(_report_bytes(text), nl=False, color=context.color)  # click strips colour off a terminal otherwise
+        # click strips colour off a terminal otherwise
+        click.echo(_report_bytes(text), nl=False, color=context.color, err=report_stream_is_stderr)
     if output_format == "sarif" and max_results and len(result.findings) > max_results:
         click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
                    f"left out (--max-results {max_results}); the most severe are kept", err=True)
@@ -288,7 +301,7 @@ def _target_names(values) -> tuple[str, ...] | None:
         raise Failure(str(exc)) from None
 
 
-def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> bytes | None:
+def _stdin(paths: list[Path], stdin_filename: Path | None) -> bytes | None:
     """The bytes of standard input when PATHS is `-` (editors pipe an unsaved buffer)."""
     if Path("-") not in paths:
         if stdin_filename is not None:
@@ -296,8 +309,6 @@ def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> byte
         return None
     if len(paths) > 1:
         raise Failure("`-` (standard input) cannot be combined with other paths")
-    if fixing:
-        raise Failure("--fix and --diff rewrite files; they do not read standard input")
     return sys.stdin.buffer.read()
 
 
@@ -348,21 +359,48 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path |
     return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
 
 
-def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
+def _fix_stdin(stdin, paths, config: Config, jobs: int, unsafe: bool, cache: Path | None):
+    """`--fix -` and `--diff -`: the passes of `--fix` over standard input's text, kept in
+    memory (nothing is written, not even the file `--stdin-filename` names). Returns the last
+    scan, the fixed bytes (the input's when nothing applies), the fixes applied and the
+    fixes refused."""
+    from dataclasses import replace
+
+    applied, refused = 0, []
+    for _ in range(MAX_FIX_PASSES):
+        result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+        shown = next((path for path, state in result.files.items() if state.absolute == stdin.absolute), None)
+        if shown is None:  # not read (binary, say): given back as it came
+            break
+        plans, refused = plan_fixes([f for f in result.findings if f.path == shown], result.files, unsafe,
+                                    given={shown: stdin.content})
+        if not plans:
+            break
+        stdin = replace(stdin, content=plans[0].after)
+        applied += plans[0].applied
+    else:
+        result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+    return result, stdin.content, applied, refused
+
+
+def _unified_diff(path: str, before: bytes, after: bytes) -> str:
+    """A file's change as a unified diff (bytes that are not UTF-8 kept, surrogate-escaped)."""
     import difflib  # only `--diff` needs it: every other run spares its import
 
+    return "".join(difflib.unified_diff(
+        before.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+        after.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+        fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
     result = engine.scan(paths, config, jobs, cache)
     _echo_problems(result)
     plans, refused = plan_fixes(result.findings, result.files, unsafe)
     for line in refused:
         click.echo(f"portlint: {line}", err=True)
     for plan in plans:
-        diff = difflib.unified_diff(
-            plan.before.decode("utf-8").splitlines(keepends=True),
-            plan.after.decode("utf-8").splitlines(keepends=True),
-            fromfile=f"a/{plan.path}", tofile=f"b/{plan.path}",
-        )
-        click.echo("".join(diff), nl=False)
+        click.echo(_report_bytes(_unified_diff(plan.path, plan.before, plan.after)), nl=False)
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
     return 2 if result.has_internal_error or result.timed_out else (1 if plans else 0)

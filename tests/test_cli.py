@@ -313,9 +313,39 @@ def test_standard_input_is_scanned_under_its_stdin_filename(project: Path) -> No
     # Its kind comes from the name: a CMake file is not read as C++.
     assert scan_stdin("--stdin-filename", "CMakeLists.txt").exit_code == 0
     assert scan_stdin("--output-format", "concise").output.startswith("-:2:27: W002 ")
-    refused = scan_stdin("--fix")
-    assert refused.exit_code == 2 and "standard input" in refused.output
     assert run("scan", ".", "--stdin-filename", "x.cu", cwd=project).exit_code == 2
+
+
+def _pipe(project: Path, text: str, *args: str) -> subprocess.CompletedProcess:
+    """portlint as an editor runs it: the buffer on standard input, stdout and stderr apart."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    return subprocess.run([sys.executable, "-m", "portlint", "scan", "--no-cache", *args, "-"], input=text,
+                          cwd=project, env=env, capture_output=True, text=True)
+
+
+def test_fix_on_standard_input_writes_the_fixed_text_to_standard_output(project: Path) -> None:
+    edited = HAZARD + "// unsaved edit\n"
+    proc = _pipe(project, edited, "--fix", "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == CLEAN + "// unsaved edit\n"
+    assert "Fixed 1 finding" in proc.stderr  # the report goes to stderr, beside the text
+    assert (project / "src" / "reduce.cu").read_text() == HAZARD, "the file on disk is the editor's, not ours"
+    # Nothing to fix: the text comes back byte for byte.
+    proc = _pipe(project, CLEAN, "--fix", "--stdin-filename", "src/clean.cu")
+    assert (proc.returncode, proc.stdout) == (0, CLEAN)
+    # A name that is not on disk yet (a new buffer) is not created.
+    proc = _pipe(project, HAZARD, "--fix", "--stdin-filename", "src/new.cu")
+    assert proc.stdout == CLEAN and not (project / "src" / "new.cu").exists()
+
+
+def test_diff_on_standard_input_shows_the_fixes(project: Path) -> None:
+    proc = _pipe(project, HAZARD, "--diff", "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "--- a/src/reduce.cu", "+++ b/src/reduce.cu", "@@ -1,3 +1,3 @@", " __device__ float f(float v) {",
+        "-  return __shfl_down_sync(0xffffffff, v, 1);", "+  return __shfl_down_sync(~0ull, v, 1);", " }"]
+    assert "Would fix 1 finding." in proc.stderr
+    assert _pipe(project, CLEAN, "--diff").returncode == 0
 
 
 def test_quiet_prints_the_findings_only(project: Path) -> None:
