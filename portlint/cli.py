@@ -13,6 +13,7 @@ gc.disable()
 import os  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import click  # noqa: E402
@@ -219,7 +220,8 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
             for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+            with ScanProgress(enabled=not quiet and stdin is None) as progress:
+                result = engine.scan(paths, config, jobs, cache, stdin=stdin, progress=progress)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     # `--fix -` writes the fixed text to standard output: the report goes to standard error.
@@ -260,6 +262,39 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+class ScanProgress:
+    """A progress bar on standard error (click's) for a scan that takes a while: shown only
+    when standard error is a terminal, and only once files are still being analysed `delay`
+    seconds after the scan began; a short scan, a pipe or a log file never sees one. It is
+    erased when the scan ends, so the report follows as if it never was."""
+
+    def __init__(self, enabled: bool = True, delay: float = 1.0, stream=None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.delay, self.started = delay, time.monotonic()
+        self.bar, self.shown = None, 0
+
+    def __enter__(self) -> "ScanProgress":
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if done >= total or time.monotonic() - self.started < self.delay:
+                return
+            self.bar = click.progressbar(length=total, label="Scanning", file=self.stream, show_pos=True,
+                                         show_percent=False, show_eta=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:  # the bar's line erased, and the cursor click hid shown again
+            self.stream.write("\r\033[2K\033[?25h")
+            self.stream.flush()
 
 
 def use_color(output: Path | None) -> bool:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,9 +108,10 @@ class ScanResult:
 
 
 def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
-         stdin: Candidate | None = None) -> ScanResult:
+         stdin: Candidate | None = None, progress: Callable[[int, int], None] | None = None) -> ScanResult:
     """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
-    `cache_dir`, reuse per-file results of unchanged files."""
+    `cache_dir`, reuse per-file results of unchanged files. `progress(done, total)` is called
+    as the files to report on are analysed."""
     candidates, skipped = discover(paths, config)
     if stdin is not None:
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
@@ -138,7 +141,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     fresh = [c for c in candidates if c.absolute not in kept]
     # The files to report on are analysed first, in workers forked before the project context
     # is loaded (a smaller process to fork), which work while it loads.
-    analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model)
+    analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model, progress=progress)
     try:
         # Context results are cached apart: they hold what the project rules need, not every rule's findings.
         context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
@@ -448,14 +451,18 @@ class _Analysis:
 
 def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
                     context: list[Candidate] = (), model: build_model.BuildModel | None = None,
-                    context_cache: Cache | None = None) -> _Analysis:
+                    context_cache: Cache | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> _Analysis:
     """The analysis of `candidates`, then of `context` (analysed for the project rules only,
-    cached in `context_cache`: `cache` holds what the enabled rules found), under way."""
+    cached in `context_cache`: `cache` holds what the enabled rules found), under way;
+    `progress(done, total)` as each file is done."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
     in_context = {id(c) for c in context}
     project_codes = _project_codes(codes)
     candidates = [*candidates, *context]
+    done = itertools.count(1)
+    tick = (lambda *_: progress(next(done), len(candidates))) if progress is not None else None
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
     def environment(candidate: Candidate) -> FileEnvironment | None:
@@ -470,8 +477,14 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
                                 facts_only=True, data=known(candidate))
         return analyze_file(candidate, config, codes, cache, environment(candidate), data=known(candidate))
 
+    def analyze_here(candidate: Candidate):
+        outcome = analyze(candidate)
+        if tick is not None:
+            tick()
+        return outcome
+
     if not candidates or not _in_workers(count, config.timeout):
-        return _Analysis([], [], None, config.timeout, compute=lambda: [analyze(c) for c in candidates])
+        return _Analysis([], [], None, config.timeout, compute=lambda: [analyze_here(c) for c in candidates])
     # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
     # a warm scan sends nothing to a worker. A miss is read again by its worker.
     def cache_of(candidate: Candidate) -> Cache | None:
@@ -480,6 +493,9 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     outcomes = [_readable_or_cached(c, cache_of(c), environment(c), known(c)) if cache_of(c) is not None else None
                 for c in candidates]
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
+    if tick is not None:
+        for _ in range(len(candidates) - len(misses)):  # read from the cache: done already
+            tick()
     if not misses:
         return _Analysis(outcomes, candidates, None, config.timeout)
     count = 1 if len(misses) < PARALLEL_THRESHOLD else count
@@ -487,7 +503,7 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
-    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout), config.timeout)
+    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout)
 
 
 def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -404,3 +405,33 @@ def test_force_exclude_drops_excluded_files_named_on_the_command_line(project: P
     assert result.exit_code == 0, result.output
     hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
     assert "--force-exclude" in hooks
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _bar(stream, delay: float, enabled: bool = True, files: int = 10) -> str:
+    from portlint.cli import ScanProgress
+
+    with ScanProgress(enabled=enabled, delay=delay, stream=stream) as progress:
+        for done in range(1, files + 1):
+            progress(done, files)
+    return stream.getvalue()
+
+
+def test_a_long_scan_shows_a_progress_bar_on_a_terminal_and_erases_it() -> None:
+    shown = _bar(_Terminal(), delay=0)
+    assert "Scanning" in shown and "1/10" in shown and "9/10" in shown
+    assert shown.endswith("\r\033[2K\033[?25h"), "the line is cleared and the cursor shown again"
+
+
+def test_no_progress_bar_off_a_terminal_with_quiet_or_for_a_short_scan(project: Path) -> None:
+    assert _bar(io.StringIO(), delay=0) == ""  # a pipe or a log file
+    assert _bar(_Terminal(), delay=0, enabled=False) == ""  # -q
+    assert _bar(_Terminal(), delay=3600) == ""  # done before the delay
+    # The command itself, its standard error a pipe (CI, pre-commit): no bar, whatever the time.
+    proc = _pipe(project, HAZARD, "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 1 and "W002" in proc.stdout
+    assert "Scanning" not in proc.stderr and "\033" not in proc.stderr
