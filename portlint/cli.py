@@ -182,10 +182,13 @@ _work_options = _options(
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
 @click.option("--show-not-built", is_flag=True,
               help="List the files no ROCm build compiles (read from the build files), with the reason.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings used for the first file of PATHS (where they come from, every value), then exit.")
+@click.option("--show-files", is_flag=True, help="Print the files a scan of PATHS reads, then exit.")
 def scan(paths, output_format, output, sarif_root, max_results, sarif_category, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
          jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, deep_timeout,
-         target_names, show_not_built) -> None:
+         target_names, show_not_built, show_settings, show_files) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
     stdin_data = _stdin(paths, stdin_filename)
@@ -201,6 +204,8 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
                                    targets=_target_names(target_names), timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
+    if show_files or show_settings:
+        sys.exit(_show_scan_setup(paths, stdin, config, show_files, show_settings))
     try:
         if diff and stdin is None:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
@@ -262,6 +267,62 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _show_scan_setup(paths: list[Path], stdin, config: Config, files: bool, settings: bool) -> int:
+    """`--show-files` (the files a scan reads, sorted, one a line) and `--show-settings` (the
+    configuration of the first of them, each setting as the configuration file spells it)."""
+    from portlint.discover import discover
+
+    candidates, _ = discover(paths, config)
+    if stdin is not None:
+        candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
+    shown = sorted((engine.display_path(c.path), c) for c in candidates)
+    if files:
+        for path, _ in shown:
+            click.echo(_report_bytes(path + "\n"), nl=False)
+    if settings:
+        if not shown:
+            raise Failure("--show-settings: no file to show the settings of (none of a kind portlint reads)")
+        path, first = shown[0] if stdin is None else (engine.display_path(stdin.path), stdin)
+        click.echo(_report_bytes(_settings_text(path, first, config)), nl=False)
+    return 0
+
+
+def _settings_text(path: str, candidate, config: Config) -> str:
+    import dataclasses
+    import json
+
+    import pathspec
+
+    def value(v) -> str:
+        if isinstance(v, Severity):
+            return json.dumps(v.value)
+        if isinstance(v, Path):
+            return json.dumps(str(v))
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        if isinstance(v, (tuple, list, frozenset)):
+            return json.dumps(sorted(v) if isinstance(v, frozenset) else list(v))
+        return json.dumps(v)
+
+    from portlint.registry import REGISTRY
+
+    enabled = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes are `doctor`'s
+    relative = (candidate.resolved or candidate.path.resolve()).relative_to(config.root.resolve()).as_posix() \
+        if (candidate.resolved or candidate.path.resolve()).is_relative_to(config.root.resolve()) else None
+    ignored_here = sorted({selector for glob, selectors in config.per_file_ignores.items() if relative is not None
+                           and pathspec.GitIgnoreSpec.from_lines([glob]).match_file(relative)
+                           for selector in selectors})
+    lines = [f"Resolved settings for: {path}",
+             f"Settings path: {config.source if config.source is not None else '(none: the defaults)'}",
+             f"File kind: {candidate.language}{' (build script)' if candidate.build_script else ''}",
+             ""]
+    lines += [f"{f.name.replace('_', '-')} = {value(getattr(config, f.name))}" if getattr(config, f.name) is not None
+              else f"# {f.name.replace('_', '-')}: not set" for f in dataclasses.fields(config) if f.name != "source"]
+    lines += ["", f"# rules enabled: {len(enabled)}", f"enabled = {value(enabled)}",
+              f"# per-file-ignores that match this file: {value(ignored_here)}"]
+    return "\n".join(lines) + "\n"
 
 
 class ScanProgress:
@@ -480,7 +541,8 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     config = _load_config(config_path, paths[0], select, extend_select, ignore, None).with_overrides(timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
-        result = engine.scan(paths, config, jobs, cache)
+        with ScanProgress() as progress:
+            result = engine.scan(paths, config, jobs, cache, progress=progress)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)

@@ -435,3 +435,28 @@ def test_no_progress_bar_off_a_terminal_with_quiet_or_for_a_short_scan(project: 
     proc = _pipe(project, HAZARD, "--stdin-filename", "src/reduce.cu")
     assert proc.returncode == 1 and "W002" in proc.stdout
     assert "Scanning" not in proc.stderr and "\033" not in proc.stderr
+
+
+def test_show_files_lists_what_a_scan_reads_and_nothing_else(project: Path) -> None:
+    (project / "notes.txt").write_text("not a kind portlint reads\n")
+    (project / "build").mkdir()
+    (project / "build" / "generated.cu").write_text(HAZARD)  # excluded by default
+    (project / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\n")
+    result = run("scan", "--show-files", ".", cwd=project)
+    assert result.exit_code == 0
+    assert result.output.splitlines() == ["CMakeLists.txt", "src/clean.cu", "src/reduce.cu"]
+
+
+def test_show_settings_prints_the_resolved_settings_of_a_file(project: Path) -> None:
+    (project / "portlint.toml").write_text('ignore = ["W004"]\n[per-file-ignores]\n"src/red*.cu" = ["W002"]\n')
+    result = run("scan", "--show-settings", "--extend-select", "W", "src/reduce.cu", cwd=project)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:3] == ["Resolved settings for: src/reduce.cu", f"Settings path: {project / 'portlint.toml'}",
+                         "File kind: cuda"]
+    assert 'ignore = ["W004"]' in lines and 'extend-select = ["W"]' in lines
+    enabled = next(line for line in lines if line.startswith("enabled = "))
+    assert '"W002"' in enabled and '"W004"' not in enabled and '"D001"' not in enabled
+    assert '# per-file-ignores that match this file: ["W002"]' in lines
+    clean = run("scan", "--show-settings", "src/clean.cu", cwd=project).output
+    assert "# per-file-ignores that match this file: []" in clean
