@@ -275,6 +275,8 @@ def _work_areas(findings, base: PurePosixPath) -> dict[str, list]:
     for f in findings:
         areas[_top_dir(f.path, base, depth=1)].append(f)
     for depth in range(2, CHART_DEPTH + 2):
+        if not areas:
+            break
         label, most = max(areas.items(), key=lambda kv: len(kv[1]))
         split: dict[str, list] = defaultdict(list)
         for f in most:
