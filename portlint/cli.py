@@ -381,9 +381,10 @@ def _uri_root(sarif_root: Path | None, first_path: Path, config: Config) -> Path
 
 
 def _echo_problems(result, quiet: bool = False) -> None:
-    """Files that could not be fully read, then notes (what deep mode used, how long it took;
-    left out with --quiet)."""
-    for line in (*result.problems, *(() if quiet else result.notes)):
+    """Files that could not be fully read, then notes (files read with stray bytes as `?`, what
+    deep mode used, how long it took; left out with --quiet)."""
+    notes = () if quiet else (*(p for p in result.problems if p.note), *result.notes)
+    for line in (*(p for p in result.problems if not p.note), *notes):
         click.echo(f"portlint: {line}", err=True)
 
 

@@ -61,6 +61,7 @@ class Problem:
     message: str
     internal: bool = False  # a bug in portlint rather than bad input
     timed_out: bool = False  # stopped at the time budget: the scan is incomplete
+    note: bool = False  # read whole all the same: only something to know (stray bytes read as `?`)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -639,7 +640,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
     key = cache.key(source, environment) if cache is not None else ""
     if cache is not None and (hit := cache.get(key)) is not None:
         return hit
-    problems: list[Problem] = [Problem(source.path, source.decoding_note)] if source.decoding_note else []
+    problems: list[Problem] = [Problem(source.path, source.decoding_note, note=True)] if source.decoding_note else []
     try:
         outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:

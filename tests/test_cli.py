@@ -184,6 +184,8 @@ def test_a_stray_latin1_byte_is_read_as_a_question_mark_and_fixes_keep_it(projec
     assert "src/old.cuh:3:27: W002" in result.output
     notes = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
     assert notes == ["portlint: src/old.cuh: 1 byte not UTF-8 read as `?` (the first, 0xfc, on line 1)"]
+    quiet = run("scan", "--no-cache", "-q", "src/old.cuh", cwd=project)  # a note, not a problem: -q drops it
+    assert "W002" in quiet.output and "portlint: " not in quiet.output
     result = run("scan", "--no-cache", "--fix", "src/old.cuh", cwd=project)
     assert result.exit_code == 0, result.output
     assert target.read_bytes() == b"// (c) J\xfcrgen\n" + HAZARD.replace("0xffffffff", "~0ull").encode()

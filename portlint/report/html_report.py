@@ -497,9 +497,10 @@ def _worst_files(by_file: dict[str, list], file_ids: dict[str, str]) -> str:
 
 
 def _problems(result) -> str:
-    if not result.problems:
+    problems = [p for p in result.problems if not getattr(p, "note", False)]  # a note's file was read whole
+    if not problems:
         return ""
-    items = "".join(f"<li><code>{_e(p.path)}</code>: {_e(p.message)}</li>" for p in result.problems)
+    items = "".join(f"<li><code>{_e(p.path)}</code>: {_e(p.message)}</li>" for p in problems)
     return (f"<section id='problems'><h2>Not fully scanned</h2><p>Findings may be missing for these "
             f"files.</p><ul>{items}</ul></section>")
 
