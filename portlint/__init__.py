@@ -22,12 +22,13 @@ def repository_url() -> str | None:
     import tomllib
     from pathlib import Path
 
+    entries = None  # "Label, URL", as the metadata's Project-URL fields spell them
     try:
         project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
-        entries = [f"{label}, {url}" for label, url in project.get("urls", {}).items()] \
-            if project.get("name") == "portlint" else None
-    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
-        entries = None
+        if project.get("name") == "portlint":
+            entries = [f"{label}, {url}" for label, url in project.get("urls", {}).items()]
+    except (OSError, KeyError, TypeError, AttributeError, tomllib.TOMLDecodeError):
+        pass
     if entries is None:
         from importlib import metadata
 
