@@ -26,7 +26,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from portlint import __version__, build_model, engine, repository_url, suppress
+from portlint import __version__, build_model, engine, ruledocs, suppress
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from portlint.config import Config, ConfigError, cache_root, find_config_file, load
 from portlint.discover import discover, language_of, stdin_candidate
@@ -51,12 +51,9 @@ SEVERITIES = {
 
 
 def doc_url(code: str) -> str:
-    """Where rule `code` is documented: its `rules/CODE.md` in the repository the package
-    names, else the copy installed with portlint."""
-    home = repository_url()
-    if home:
-        return f"{home}/blob/main/rules/{code}.md"
-    return (rules_dir() / f"{code}.md").as_uri()
+    """Where rule `code` is documented: its page in the repository the package names (as
+    SARIF links it), else the copy installed with portlint."""
+    return ruledocs.doc_url(code) or (rules_dir() / f"{code}.md").as_uri()
 
 
 class Positions:

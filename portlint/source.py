@@ -91,6 +91,8 @@ class SourceFile:
     absolute_path: Path | None = None
     build_script: bool = False
     digest: str = field(init=False)
+    # Set when bytes that are not UTF-8 were read as `?`: the one line that tells the user.
+    decoding_note: str = field(default="", init=False, repr=False, compare=False)
     # The ROCm-path model, set by the engine before checks run. Rules about the guards
     # themselves (P001-P004) read its parsed `conditions`.
     rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
