@@ -122,6 +122,9 @@ def table(results: list[dict]) -> str:
                 f" {sum(r['notes'] for r in done):>6} {rate(errors + warnings, lines):>9.2f}"
                 f" {round(sum(r['seconds'] for r in done), 1):>6}")
     worst = max((rate(r["errors"] + r["warnings"], r["c_lines"]) for r in done), default=0.0)
+    if not done:
+        rows.append("targets: no project measured")
+        return "\n".join(rows)
     rows.append(f"targets: overall <= 0.2 /10k ({'PASS' if rate(errors + warnings, lines) <= 0.2 else 'MISS'}),"
                 f" no project above 1 /10k ({'PASS' if worst <= 1 else 'MISS'}: worst {worst:.2f})")
 
@@ -211,7 +214,8 @@ def report(results: list[dict], args) -> int:
         print(listing(results, args.sample, args.seed))
     if args.json and not args.saved:
         args.json.write_text(json.dumps({"projects": results}, indent=1) + "\n", encoding="utf-8")
-    return 0
+    # A project not checked out or not scanned makes the overall row a different corpus.
+    return 1 if any("missing" in r or "failed" in r for r in results) else 0
 
 
 if __name__ == "__main__":
