@@ -1,9 +1,9 @@
 """The ported corpus: error and warning findings on public projects whose ROCm build ships.
 
-    python bench/ported.py --root /work/corpora                 # the table
-    python bench/ported.py --root /work/corpora --json out.json # the same, and every finding as JSON
-    python bench/ported.py --root /work/corpora --list          # every error/warning: path:line code message
-    python bench/ported.py --root /work/corpora --only faiss,cupy
+    python bench/ported.py --root ../corpora                 # the table
+    python bench/ported.py --root ../corpora --json out.json # the same, and every finding as JSON
+    python bench/ported.py --root ../corpora --list          # every error/warning: path:line code message
+    python bench/ported.py --root ../corpora --only faiss,cupy
     python bench/ported.py --from out.json --list --sample 8  # a saved run again: no scan
 
 A finished port should pass: on these projects every error or warning is a false alarm to
