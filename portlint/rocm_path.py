@@ -29,7 +29,8 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 # for the rules that read them.
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
-    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, ROCM_DEFINED, ROCM_UNKNOWN, chain_outcomes, evaluate_directive,
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, backend_selectors,
+    chain_outcomes, evaluate_directive,
 )
 
 
@@ -300,6 +301,9 @@ class CMakeWalk:
     def __init__(self, source: SourceFile, extra: frozenset[str] = frozenset(),
                  rocm_env: CMakeEnv | None = None, cuda_env: CMakeEnv | None = None, on_command=None):
         self.source, self.extra = source, extra
+        # The file's CUDA backend switches (`GINKGO_BUILD_CUDA` beside `GINKGO_BUILD_HIP`): the
+        # ROCm build turns the HIP one on, never the CUDA one (`macros.backend_selectors`).
+        self.selectors = frozenset(backend_selectors(PLATFORM_NAME.findall(source.text)))
         self.rocm_env = dict(rocm_env or {})
         self.cuda_env = dict(cuda_env or {})
         self.on_command = on_command
@@ -354,7 +358,7 @@ class CMakeWalk:
                 else:
                     args = child.child_by_field_name("arguments") or _first(child, "argument_list")
                     words = _cmake_words(args, self.source) if args is not None else []
-                    pending = _eval_cmake(words, self.extra, rocm_env, cuda_env)
+                    pending = _eval_cmake(words, self.extra, rocm_env, cuda_env, self.selectors)
             elif child.type == "body" and pending is not None:
                 arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
                 pending = None
@@ -528,7 +532,7 @@ def _cmake_words(args, source: SourceFile) -> list[str]:
 
 
 def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | None = None,
-                cuda_env: CMakeEnv | None = None) -> tuple[Value, Value]:
+                cuda_env: CMakeEnv | None = None, selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     """Evaluate `if()` arguments: NOT, AND, OR, parentheses; anything else is an atom, read
     with the variables each build holds (`rocm_env`, `cuda_env`) where they are known."""
     pos = 0
@@ -575,12 +579,13 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
         start = pos
         while pos < len(words) and words[pos] not in ("AND", "OR", ")"):
             pos += 1
-        return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {})
+        return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {}, selectors)
 
     return parse_or()
 
 
-def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
+                selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     if len(atom) == 3 and atom[1] in _ORDERINGS:
         # `HIP_VERSION VERSION_LESS "6.1"`: only a ROCm build has it, but either answer there.
         rocm, cuda = _platform_atom(" ".join(atom), extra)
@@ -596,7 +601,8 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         values = tuple(_variable_truth(atom[0], env) for env in (rocm_env, cuda_env))
         if values[0] is not None and values[1] is not None:
             return values
-        fallback = _platform_atom(atom[0], extra)
+        name = atom[0].removeprefix("${").removesuffix("}")
+        fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
         return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
     return _platform_atom(" ".join(atom), extra)
 

@@ -570,7 +570,7 @@ class BuildMacros:
                 continue
             d = directives[index]
             if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
-                self._tested_platform_names.update(_PLATFORM_NAME.findall(d.text))
+                self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
                 scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
@@ -793,7 +793,7 @@ class BuildMacros:
 
 
 # A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
-_PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
+PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
 
 
 def backend_selectors(tested: Iterable[str]) -> set[str]:
