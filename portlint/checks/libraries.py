@@ -247,12 +247,14 @@ def rocm_name(name: str, lib: CudaLibrary) -> str | None:
 # ---- L001 ---------------------------------------------------------------------------------
 _INCLUDES = "(preproc_include path: (_) @path) @include"
 _CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
-# Names the file defines itself: compatibility macros (`#define cublasSgemm hipblasSgemm`)
-# and wrappers are not library calls.
+# Names the file defines itself: compatibility macros (`#define cublasSgemm hipblasSgemm`),
+# wrappers and type aliases (`typedef hipsparseHandle_t cusparseHandle_t;`) are not the library.
 _OWN_NAMES = """
 [(preproc_def name: (identifier) @name)
  (preproc_function_def name: (identifier) @name)
- (function_definition declarator: (function_declarator declarator: (identifier) @name))]
+ (function_definition declarator: (function_declarator declarator: (identifier) @name))
+ (type_definition declarator: (type_identifier) @name)
+ (alias_declaration name: (type_identifier) @name)]
 """
 _API_BYTES = tuple(p.encode() for p, _ in _API_PREFIXES)
 _CONSTANT_BYTES = tuple(p.encode() for p, _ in _CONSTANT_PREFIXES)
@@ -292,10 +294,23 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
+    # A file that defines a library's API names (a function body or a type named
+    # `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
+    # or a stub. Its uses of the API are its own, not a dependency on NVIDIA's library.
+    implemented = {lib.name for lib in map(library_for_name, own_names) if lib is not None}
+    if implemented:
+        own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
     findings += _api_uses(source, own_names)
     findings += _namespace_uses(source, own_names)
     findings += _drop_in_calls(source, root, included, own_names)
     return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _library_names_in(source: SourceFile) -> set[str]:
+    """Every library API name the file spells (functions, types, constants)."""
+    needles = {p for lib in CUDA_LIBRARIES for p in lib.api_prefixes + lib.constant_prefixes}
+    return {name for needle in needles for node in token_nodes(source, needle.encode())
+            if library_for_name(name := source.node_text(node)) is not None}
 
 
 def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
