@@ -489,6 +489,10 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         else:
             new = items + list(old.items) if words[0] == "PREPEND" else list(old.items) + items
             env[words[1]] = CMakeValue(tuple(new), known)
+    elif "hipif" in name and len(words) >= 2 and not texts[-1][1]:
+        # hipify's CMake helpers (`get_hipified_list(<sources> <out>)`) list the hipified
+        # copies of the sources they are given: the same files, as the ROCm build compiles them.
+        env[words[-1]] = CMakeValue(tuple(i for text in words[:-1] for i in cmake_expand(text, env)[0]), definite=False)
     elif name not in _CMAKE_READ_ONLY or name in ("list", "file"):
         # A command that may write a variable it names: what it holds is no longer known.
         for text, quoted in texts:

@@ -62,6 +62,7 @@ def test_cmake_build_without_a_hipify_step_reads_the_cuda_names(tmp_path: Path) 
     "execute_process(COMMAND hipify-perl -inplace ${CMAKE_CURRENT_SOURCE_DIR}/src/ops.cu)",
     "add_custom_command(OUTPUT src/ops.hip COMMAND ${Python3_EXECUTABLE} tools/hipify.py src DEPENDS src/ops.cu)",
     "execute_process(COMMAND ${Python3_EXECUTABLE} -m torch.utils.hipify.hipify_python --project-directory src)",
+    "hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src HEADER_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src)",
 ])
 def test_cmake_hipify_step_makes_mapped_names_no_hazard(tmp_path: Path, step: str) -> None:
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_HIP.format(step=step), "src/ops.cu": KERNEL})
@@ -109,3 +110,27 @@ def test_name_table() -> None:
     assert hipify.hip_name("my_own_function") is None
     assert hipify.hip_header("cub/block/block_reduce.cuh") == "hipcub/hipcub.hpp"
     assert hipify.hip_header("cutlass/gemm.h") is None
+
+
+def test_cmake_list_of_hipified_sources_keeps_the_cuda_only_ones_out(tmp_path: Path) -> None:
+    """`get_hipified_list(<sources> <out>)` names the hipified copies of its sources: the
+    ROCm target compiles those, so a source only the CUDA arm lists is not compiled there."""
+    cmake = """\
+cmake_minimum_required(VERSION 3.21)
+project(ops LANGUAGES CXX)
+set(ops_SOURCES src/ops.cu)
+if(USE_ROCM)
+  enable_language(HIP)
+  set(CMAKE_HIP_ARCHITECTURES gfx90a)
+  add_compile_definitions(USE_ROCM)
+  hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  get_hipified_list("${ops_SOURCES}" ops_hip_SOURCES)
+  add_library(ops SHARED ${ops_hip_SOURCES})
+else()
+  list(APPEND ops_SOURCES src/attention_cudnn.cpp)
+  add_library(ops SHARED ${ops_SOURCES})
+endif()
+"""
+    cudnn = "#include <cudnn.h>\ncudnnStatus_t make(cudnnHandle_t* h) { return cudnnCreate(h); }\n"
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "src/ops.cu": KERNEL, "src/attention_cudnn.cpp": cudnn})
+    assert _codes(root) == []

@@ -838,6 +838,8 @@ class _CMakeTree:
             _note_cmake_targets(name, texts, self.collector)
             if name in _COMMAND_RUNNERS:
                 self.collector.note_commands(texts)
+            elif name.lower().startswith("hipify"):  # a project's or hipify_torch's CMake `hipify(...)`
+                self.collector.hipify_step = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name in ("add_subdirectory", "include") and texts:
