@@ -323,7 +323,9 @@ class CMakeWalk:
             if kind == "normal_command":
                 self._command(node, rocm, cuda, rocm_env, cuda_env)
             elif kind == "if_condition":
-                self._if(node, rocm, cuda, rocm_env, cuda_env)
+                # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
+                # surely stops a build leaves the rest of the block to the other one.
+                rocm, cuda = self._if(node, rocm, cuda, rocm_env, cuda_env)
             elif kind in ("foreach_loop", "while_loop", "block_def"):
                 body = _first(node, "body")
                 if body is not None:  # runs zero or more times
@@ -348,7 +350,9 @@ class CMakeWalk:
             if _truth(taken) is None:
                 _merge_maybe(env, arm_env)
 
-    def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+    def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+        """Run an `if` chain; returns whether each build goes on after it (False where it
+        surely takes an arm that stops with `message(FATAL_ERROR ...)`)."""
         arms: list[tuple[Arm, object]] = []
         pending = None
         for child in chain.children:
@@ -383,6 +387,20 @@ class CMakeWalk:
             rocm_takes = [True if i == hip else False if _truth(r) is None else r for i, r in enumerate(rocm_takes)]
         for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+        stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
+        rocm_stops = any(_truth(r) is True for r, _ in stops)
+        cuda_stops = any(_truth(c) is True for _, c in stops)
+        return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
+
+    def _stops(self, body) -> bool:
+        """Does the arm end the configure run (`message(FATAL_ERROR ...)` among its commands)?"""
+        for node in body.children:
+            if node.type == "normal_command":
+                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+                if (name_node is not None and self.source.node_text(name_node).lower() == "message"
+                        and args is not None and _cmake_words(args, self.source)[:1] == ["FATAL_ERROR"]):
+                    return True
+        return False
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)
@@ -649,6 +667,8 @@ def _backend_selector(atom: list[str]) -> tuple[Value, Value] | None:
     if "${" not in subject and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", subject):
         return None
     names = [w.upper() for w in re.split(r"[|()^$]+", value) if w] if atom[1] == "MATCHES" else [value.upper()]
+    # An unquoted constant named for its platform (`BUILD_VARIANT_ROCM`, `GPU_TARGET_CUDA`).
+    names = [n.rsplit("_", 1)[-1] if "_" in n and not atom[2].startswith('"') else n for n in names]
     if names and all(n in _ROCM_VALUES for n in names):
         return True, False
     if names and all(n in _CUDA_VALUES for n in names):

@@ -211,6 +211,16 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         reached.update((str(path), *tree.reached))
     unreached = _unreached_lists(candidates, reached, collector)
     rocm_only = _rocm_only_lists(unreached)
+    # A nested CMake project (its own `project()`, configured by its own driver, such as a
+    # setup.py that runs CMake on its folder) is an entry too: its arms say what it compiles.
+    nested = [path for path, source in unreached if path not in rocm_only and _declares_project(source)]
+    for path in nested:
+        if str(path) not in reached:
+            tree = _CMakeTree(path, collector)
+            tree.read()
+            reached.update((str(path), *tree.reached))
+    if nested:
+        unreached = [(path, source) for path, source in unreached if str(path) not in reached]
     _other_directories_define(unreached, rocm_only, collector)
     for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
@@ -228,11 +238,14 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     for build in collector.builds:
         not_built.update(build.unread_lists)
-        if build.unresolved:
-            continue
+        # A build with a ROCm source list that could not be read may compile any file, except
+        # one named in a list file its ROCm build never reads (a CUDA-only subdirectory).
+        cuda_only_lists = {collector.shown(p) for p in build.unread_lists} if build.unresolved else set()
         for path, where in build.cuda_sources.items():
-            if path not in build.rocm_sources:
+            if path not in build.rocm_sources and (not build.unresolved or where.rsplit(":", 1)[0] in cuda_only_lists):
                 candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
+    for path, where in _in_cuda_only_folders(candidates, not_built).items():
+        candidates_not_built.setdefault(path, where)
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
     for path in compiled:
         candidates_not_built.pop(path, None)
@@ -261,6 +274,26 @@ def _extension_helpers(candidates, fs: Observed) -> bool:
     class of DeepSpeed's `op_builder` kind, a `load(...)` of sources at run time)?"""
     return any(c.language == PYTHON and not c.build_script
                and is_build_helper(fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b"") for c in candidates)
+
+
+def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str]) -> dict[str, str]:
+    """C-family files whose folder's list file (the nearest CMakeLists.txt above them) only
+    the CUDA build reads: their sources are that list's (a function such as
+    `gpu_cpp_library(SRCS ...)` may name them), not the ROCm build's."""
+    if not unread_lists:
+        return {}
+    lists = {os.path.dirname(c.absolute) for c in candidates if os.path.basename(c.absolute) == "CMakeLists.txt"}
+    found = {}
+    for c in candidates:
+        if c.language != CUDA:
+            continue
+        folder = os.path.dirname(c.absolute)
+        while folder not in lists and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+        reason = unread_lists.get(os.path.join(folder, "CMakeLists.txt"))
+        if reason is not None:
+            found[c.absolute] = f"in a folder whose list file is {reason}"
+    return found
 
 
 def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
@@ -388,6 +421,10 @@ def _compiles_sycl(command, source: SourceFile) -> bool:
     if command.name == "find_package":
         return bool(words) and words[0] in _SYCL_PACKAGES and "REQUIRED" in words[1:]
     return any("-fsycl" in w.split() for w in words)
+
+
+def _declares_project(source: SourceFile) -> bool:
+    return b"project" in source.data and any(command.name == "project" for command in _top_level(source))
 
 
 def _top_level(source: SourceFile):
