@@ -80,6 +80,11 @@ def hip_name(cuda_name: str) -> str | None:
     return _names().get(cuda_name) or None
 
 
+def documented(cuda_name: str) -> bool:
+    """Is `cuda_name` a name of a CUDA API (runtime, driver, a library) HIPIFY documents?"""
+    return cuda_name in _names()
+
+
 def hip_header(include_path: str) -> str | None:
     """The header hipify makes of `#include <include_path>`, or None (left as it is)."""
     mapped = HEADERS.get(include_path)

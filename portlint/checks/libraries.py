@@ -294,10 +294,10 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
-    # A file that defines a library's API names (a function body or a type named
-    # `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
+    # A file that defines a library's documented API names (a function body, a type or a
+    # macro named `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
     # or a stub. Its uses of the API are its own, not a dependency on NVIDIA's library.
-    implemented = {lib.name for lib in map(library_for_name, own_names) if lib is not None}
+    implemented = {lib.name for name in own_names if hipify.documented(name) and (lib := library_for_name(name))}
     if implemented:
         own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
     findings += _api_uses(source, own_names)
