@@ -66,6 +66,7 @@ REGISTRY = {
     "N003": {CUDA: numerics.check_fp8_format},
     "N004": {CUDA: numerics.check_clock_timing},
     "N005": {CUDA: numerics.check_device_assert_trap},
+    "N006": {CUDA: numerics.check_half_raw_brace_init},
     "P001": {CUDA: preprocessor.check_cuda_arch_device_pass},
     "P002": {CUDA: preprocessor.check_cuda_arch_feature_gate},
     "P003": {CUDA: preprocessor.check_nvcc_only_macro},
