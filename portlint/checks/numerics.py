@@ -460,6 +460,30 @@ def _is_literal_zero(node, source: SourceFile) -> bool:
     return node.type == "number_literal" and source.node_text(node).rstrip("uUlL") in ("0", "0x0", "0X0")
 
 
+_FLOAT16_CAST = re.compile(r"^(?:static_cast\s*<\s*_Float16\s*>|\(\s*_Float16\s*\))")
+
+
+def _is_float16_value(node, source: SourceFile) -> bool:
+    """A `_Float16` already (`static_cast<_Float16>(f)`, `h.data`, a `_Float16` variable): HIP's
+    own idiom, which sets `data` as meant."""
+    node = strip_parens(node)
+    if _FLOAT16_CAST.match(source.node_text(node)):
+        return True
+    if node.type == "field_expression" and source.node_text(node.child_by_field_name("field")) == "data":
+        return True
+    declared = expression_type(source, node) if node.type == "identifier" else None
+    return declared is not None and declared.type == "_Float16" and declared.depth == 0
+
+
+# hip-clang compiles these, and headers with device code; a host compiler reads HIP's
+# `__half_raw` for gcc (`hip_fp16_gcc.h`), a plain struct like CUDA's.
+_HIP_CLANG_SUFFIXES = (".cu", ".cuh", ".hip")
+
+
+def _compiled_by_hip_clang(source: SourceFile) -> bool:
+    return source.path.endswith(_HIP_CLANG_SUFFIXES) or b"__device__" in source.data or b"__global__" in source.data
+
+
 def _raw_type_of_return(statement, source: SourceFile) -> str | None:
     function = enclosing_function(statement)
     returned = function.child_by_field_name("type") if function is not None else None
@@ -489,6 +513,8 @@ def _bits_assignment_fix(match, raw_type: str, source: SourceFile) -> Fix:
 
 @needs(b"half_raw", b"half2_raw")
 def check_half_raw_brace_init(source: SourceFile) -> list[Finding]:
+    if not _compiled_by_hip_clang(source):
+        return []
     own = _own_raw_types(source)
     findings = []
     for match in queries.matches(CUDA, _RAW_BRACES, source.tree.root_node):
@@ -504,6 +530,8 @@ def check_half_raw_brace_init(source: SourceFile) -> list[Finding]:
             continue  # `{}` zeroes, `{.x = bits}` names the member: both mean the same on HIP
         if raw_type == "__half_raw" and len(elements) == 1 and _is_literal_zero(elements[0], source):
             continue  # 0.0 and the bits 0 are the same half
+        if all(_is_float16_value(e, source) for e in elements):
+            continue  # a value for HIP's `data`, written for HIP
         findings.append(at_node(
             source, init, f"Braces around `{raw_type}` set HIP's `_Float16` value, not the bits `x`.",
             _bits_assignment_fix(match, raw_type, source)))
