@@ -9,6 +9,7 @@ targets) and the setup.py side (`libraries=['cublas']`) all read it.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
@@ -528,10 +529,131 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     return findings
 
 
+# ---- L003 missing-cooperative-groups-api -----------------------------------------------------
+# Cooperative-groups names CUDA 11/12 have and HIP's header lacks (HIP 5.2, and ROCm 6.3's clr),
+# with what computes the same on HIP.
+_MISSING_CG_MEMBERS = {
+    "num_threads": "`size()`",
+    "dim_threads": "`group_dim()` (ROCm 6) or `blockDim`",
+    "num_blocks": "`gridDim.x * gridDim.y * gridDim.z`",
+    "block_rank": "`blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)`",
+    "block_index": "`blockIdx`",
+    "dim_blocks": "`gridDim`",
+}
+_MISSING_CG_FUNCTIONS = {
+    "memcpy_async": "a plain copy loop over the group's threads, then `group.sync()`",
+    "wait": "`group.sync()` after a plain copy",
+    "wait_prior": "`group.sync()` after a plain copy",
+    "labeled_partition": "`__match_any` and a mask of your own, or restructure",
+    "invoke_one": "`if (group.thread_rank() == 0) { ... }`",
+    "invoke_one_broadcast": "`if (group.thread_rank() == 0)` and a shuffle or shared memory",
+    "block_tile_memory": "nothing: HIP's tiles need no scratch memory (drop it and the argument)",
+    "reduce_update_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then an atomic",
+    "reduce_store_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then a store",
+    "inclusive_scan": "a shuffle-up loop over the tile",
+    "exclusive_scan": "a shuffle-up loop over the tile",
+}
+_CG_NAMESPACE = "cooperative_groups"
+_CG_TYPES = re.compile(r"\b(?:thread_block|thread_block_tile|grid_group|coalesced_group|thread_group|multi_grid_group)\b")
+_CG_FACTORIES = frozenset({"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads",
+                           "this_multi_grid", "binary_partition"})
+_CG_VARIABLES = """
+[(declaration type: (_) @type declarator: [(init_declarator declarator: (_) @name value: (_) @value) (identifier) @name])
+ (parameter_declaration type: (_) @type declarator: (_) @name)]
+"""
+_NAMESPACE_ALIASES = "(namespace_alias_definition name: (namespace_identifier) @alias (_) @target)"
+
+
+def _cg_namespaces(source: SourceFile) -> frozenset[str]:
+    """`cooperative_groups` and its aliases in this file (`namespace cg = cooperative_groups;`)."""
+    names = {_CG_NAMESPACE}
+    for match in queries.matches(CUDA, _NAMESPACE_ALIASES, source.tree.root_node):
+        if source.node_text(match["target"][0]).lstrip(":") == _CG_NAMESPACE:
+            names.add(source.node_text(match["alias"][0]))
+    return frozenset(names)
+
+
+def _is_cg_factory_call(node, source: SourceFile) -> bool:
+    while node is not None and node.type in ("parenthesized_expression", "initializer_list"):
+        node = node.named_children[0] if node.named_children else None
+    if node is None or node.type != "call_expression":
+        return False
+    callee = source.node_text(node.child_by_field_name("function")).split("<", 1)[0]
+    return callee.rsplit("::", 1)[-1].strip() in _CG_FACTORIES
+
+
+def _cg_variables(source: SourceFile) -> frozenset[str]:
+    """Names declared in this file as cooperative groups: by type, or `auto` from a factory."""
+    names = set()
+    for match in queries.matches(CUDA, _CG_VARIABLES, source.tree.root_node):
+        declarator = match["name"][0]
+        while declarator.type in ("reference_declarator", "pointer_declarator"):
+            declarator = declarator.named_children[-1]
+        if declarator.type != "identifier":
+            continue
+        type_text = source.node_text(match["type"][0])
+        value = match.get("value", [None])[0]
+        if _CG_TYPES.search(type_text) or (type_text == "auto" and _is_cg_factory_call(value, source)):
+            names.add(source.node_text(declarator))
+    return frozenset(names)
+
+
+def _is_cg_receiver(node, source: SourceFile, variables: frozenset[str]) -> bool:
+    if node.type == "identifier":
+        return source.node_text(node) in variables
+    return _is_cg_factory_call(node, source)
+
+
+def _cg_qualified_name(node, source: SourceFile, namespaces: frozenset[str]):
+    """The `cg::name` (`cg::name<N>`, `cooperative_groups::experimental::name`) that `node`
+    ends, when its namespace is cooperative groups; else None."""
+    named = node.parent
+    if named is not None and named.type in ("template_type", "template_function"):
+        named = named.parent
+    if named is None or named.type != "qualified_identifier" or named.child_by_field_name("scope") is None:
+        return None
+    while named.parent is not None and named.parent.type == "qualified_identifier":
+        named = named.parent  # `cooperative_groups::experimental::name`: the outer name
+    scope = source.node_text(named).rsplit("::", 1)[0].replace(" ", "").lstrip(":")
+    return named if scope.split("::", 1)[0] in namespaces and scope.count("::") <= 1 else None
+
+
+@needs(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))
+def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
+    if b"cooperative_groups" not in source.data:
+        return []  # every use needs the namespace: `cooperative_groups::` or its alias
+    namespaces = _cg_namespaces(source)
+    variables = None
+    findings = []
+    for name, instead in _MISSING_CG_MEMBERS.items():
+        for node in token_nodes(source, name.encode()):
+            member, call = node.parent, node.parent.parent if node.parent is not None else None
+            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
+                    or call is None or call.type != "call_expression"):
+                continue
+            variables = _cg_variables(source) if variables is None else variables
+            if not _is_cg_receiver(member.child_by_field_name("argument"), source, variables):
+                continue
+            findings.append(at_node(
+                source, node, f"HIP's cooperative groups have no `{name}()`; hip-clang rejects the call.",
+                Fix.advice(f"Use {instead} on ROCm")))
+    for name, instead in _MISSING_CG_FUNCTIONS.items():
+        for node in token_nodes(source, name.encode()):
+            qualified = _cg_qualified_name(node, source, namespaces)
+            if source.node_text(node) != name or qualified is None:
+                continue
+            findings.append(at_node(
+                source, qualified, f"HIP's cooperative groups have no `{name}`; hip-clang rejects it.",
+                Fix.advice(f"Use {instead} on ROCm")))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
     _OWN_NAMES,
     _CALLS,
     _INCLUDES,
+    _CG_VARIABLES,
+    _NAMESPACE_ALIASES,
 )
