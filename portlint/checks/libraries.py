@@ -620,9 +620,6 @@ def _cg_qualified_name(node, source: SourceFile, namespaces: frozenset[str]):
 
 @needs(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))
 def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
-    if b"cooperative_groups" not in source.data:
-        return []  # every use needs the namespace: `cooperative_groups::` or its alias
-    namespaces = _cg_namespaces(source)
     variables = None
     findings = []
     for name, instead in _MISSING_CG_MEMBERS.items():
@@ -637,6 +634,9 @@ def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
             findings.append(at_node(
                 source, node, f"HIP's cooperative groups have no `{name}()`; hip-clang rejects the call.",
                 Fix.advice(f"Use {instead} on ROCm")))
+    if b"cooperative_groups" not in source.data:
+        return findings  # a function needs the namespace here: `cooperative_groups::` or an alias of it
+    namespaces = _cg_namespaces(source)
     for name, instead in _MISSING_CG_FUNCTIONS.items():
         for node in token_nodes(source, name.encode()):
             qualified = _cg_qualified_name(node, source, namespaces)
