@@ -17,7 +17,7 @@ from portlint.checks.cpp import callee_name, include_path, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import needs
+from portlint.triggers import all_of, any_of, needs
 
 
 @dataclass(unsafe_hash=True)
@@ -504,55 +504,7 @@ def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
     )
 
 
-# ---- L002 late-cooperative-groups-api --------------------------------------------------------
-# Cooperative-groups members that HIP added years after CUDA (HIP 5.2's header has neither).
-_LATE_CG_MEMBERS = ("meta_group_rank", "meta_group_size")
-
-
-@needs(b"meta_group_")
-def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
-    findings = []
-    for node in token_nodes(source, b"meta_group_"):
-        name = source.node_text(node)
-        parent = node.parent
-        if name not in _LATE_CG_MEMBERS or node.type != "field_identifier" or parent is None:
-            continue
-        call = parent.parent
-        if parent.type != "field_expression" or call is None or call.type != "call_expression":
-            continue
-        findings.append(at_node(
-            source, node,
-            f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
-            Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute it: "
-                       + ("`block.thread_rank() / tile.size()`" if name == "meta_group_rank"
-                          else "`(blockDim.x + tile.size() - 1) / tile.size()`") + " for a tile of a 1-D block")))
-    return findings
-
-
-# ---- L003 missing-cooperative-groups-api -----------------------------------------------------
-# Cooperative-groups names CUDA 11/12 have and HIP's header lacks (HIP 5.2, and ROCm 6.3's clr),
-# with what computes the same on HIP.
-_MISSING_CG_MEMBERS = {
-    "num_threads": "`size()`",
-    "dim_threads": "`group_dim()` (ROCm 6) or `blockDim`",
-    "num_blocks": "`gridDim.x * gridDim.y * gridDim.z`",
-    "block_rank": "`blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)`",
-    "block_index": "`blockIdx`",
-    "dim_blocks": "`gridDim`",
-}
-_MISSING_CG_FUNCTIONS = {
-    "memcpy_async": "a plain copy loop over the group's threads, then `group.sync()`",
-    "wait": "`group.sync()` after a plain copy",
-    "wait_prior": "`group.sync()` after a plain copy",
-    "labeled_partition": "`__match_any` and a mask of your own, or restructure",
-    "invoke_one": "`if (group.thread_rank() == 0) { ... }`",
-    "invoke_one_broadcast": "`if (group.thread_rank() == 0)` and a shuffle or shared memory",
-    "block_tile_memory": "nothing: HIP's tiles need no scratch memory (drop it and the argument)",
-    "reduce_update_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then an atomic",
-    "reduce_store_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then a store",
-    "inclusive_scan": "a shuffle-up loop over the tile",
-    "exclusive_scan": "a shuffle-up loop over the tile",
-}
+# ---- cooperative groups: which objects are groups, which names are in their namespace ----------
 _CG_NAMESPACE = "cooperative_groups"
 _CG_TYPES = re.compile(r"\b(?:thread_block|thread_block_tile|grid_group|coalesced_group|thread_group|multi_grid_group)\b")
 _CG_FACTORIES = frozenset({"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads",
@@ -618,6 +570,85 @@ def _cg_qualified_name(node, source: SourceFile, namespaces: frozenset[str]):
     return named if scope.split("::", 1)[0] in namespaces and scope.count("::") <= 1 else None
 
 
+# ---- L002 late-cooperative-groups-api --------------------------------------------------------
+# Cooperative-groups names that HIP added years after CUDA: HIP 5.2's header lacks them, ROCm
+# 6.3's has them. `meta_group_*` are distinctive; the others are read on group objects only.
+_LATE_CG_MEMBERS = {
+    "meta_group_rank": "`block.thread_rank() / tile.size()` for a tile of a 1-D block",
+    "meta_group_size": "`(blockDim.x + tile.size() - 1) / tile.size()` for a tile of a 1-D block",
+    "any": "`__any(pred)` when the tile is the whole wavefront, else a ballot of your own",
+    "all": "`__all(pred)` when the tile is the whole wavefront, else a ballot of your own",
+    "ballot": "`__ballot(pred)` shifted and masked to the tile's lanes",
+    "match_any": "a loop of shuffles over the tile",
+    "match_all": "a loop of shuffles over the tile",
+    "group_dim": "`blockDim`",
+}
+_DISTINCTIVE = ("meta_group_rank", "meta_group_size")
+_LATE_CG_FUNCTIONS = {"binary_partition": "`tiled_partition` and a mask of your own"}
+# A group object in the file is named by one of these (its type, or the factory of an `auto`).
+_GROUP_WORDS = (b"thread_block", b"grid_group", b"coalesced_", b"thread_group", b"tiled_partition", b"this_grid")
+
+
+@needs(b"meta_group_", all_of(any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition"),
+                              any_of(*_GROUP_WORDS)))
+def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
+    findings = []
+    variables = None
+    for name, instead in _LATE_CG_MEMBERS.items():
+        for node in token_nodes(source, name.encode()):
+            member = node.parent
+            call = member.parent if member is not None else None
+            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
+                    or call is None or call.type != "call_expression"):
+                continue
+            if name not in _DISTINCTIVE:
+                variables = _cg_variables(source) if variables is None else variables
+                if not _is_cg_receiver(member.child_by_field_name("argument"), source, variables):
+                    continue
+            findings.append(at_node(
+                source, node,
+                f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+                Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute "
+                           f"it: {instead}")))
+    if b"cooperative_groups" in source.data:
+        namespaces = _cg_namespaces(source)
+        for name, instead in _LATE_CG_FUNCTIONS.items():
+            for node in token_nodes(source, name.encode()):
+                qualified = _cg_qualified_name(node, source, namespaces)
+                if source.node_text(node) != name or qualified is None:
+                    continue
+                findings.append(at_node(
+                    source, qualified,
+                    f"`{name}` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+                    Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}` (ROCm 6), or use "
+                               f"{instead}")))
+    return findings
+
+
+# ---- L003 missing-cooperative-groups-api -----------------------------------------------------
+# Cooperative-groups names CUDA 11/12 have and HIP's header lacks (HIP 5.2, and ROCm 6.3's clr),
+# with what computes the same on HIP.
+_MISSING_CG_MEMBERS = {
+    "num_threads": "`size()`",
+    "dim_threads": "`group_dim()` (ROCm 6) or `blockDim`",
+    "num_blocks": "`gridDim.x * gridDim.y * gridDim.z`",
+    "block_rank": "`blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)`",
+    "block_index": "`blockIdx`",
+    "dim_blocks": "`gridDim`",
+}
+_MISSING_CG_FUNCTIONS = {
+    "memcpy_async": "a plain copy loop over the group's threads, then `group.sync()`",
+    "wait": "`group.sync()` after a plain copy",
+    "wait_prior": "`group.sync()` after a plain copy",
+    "labeled_partition": "`__match_any` and a mask of your own, or restructure",
+    "invoke_one": "`if (group.thread_rank() == 0) { ... }`",
+    "invoke_one_broadcast": "`if (group.thread_rank() == 0)` and a shuffle or shared memory",
+    "block_tile_memory": "nothing: HIP's tiles need no scratch memory (drop it and the argument)",
+    "reduce_update_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then an atomic",
+    "reduce_store_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then a store",
+    "inclusive_scan": "a shuffle-up loop over the tile",
+    "exclusive_scan": "a shuffle-up loop over the tile",
+}
 @needs(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))
 def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     variables = None
