@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
-from portlint.checks.cpp import callee_name, include_path, token_nodes
+from portlint.checks.cpp import callee_name, enclosing_function, include_path, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -506,7 +506,8 @@ def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
 
 # ---- cooperative groups: which objects are groups, which names are in their namespace ----------
 _CG_NAMESPACE = "cooperative_groups"
-_CG_TYPES = re.compile(r"\b(?:thread_block|thread_block_tile|grid_group|coalesced_group|thread_group|multi_grid_group)\b")
+_CG_TYPES = frozenset({"thread_block", "thread_block_tile", "grid_group", "coalesced_group", "thread_group",
+                       "multi_grid_group"})
 _CG_FACTORIES = frozenset({"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads",
                            "this_multi_grid", "binary_partition"})
 _CG_VARIABLES = """
@@ -514,60 +515,83 @@ _CG_VARIABLES = """
  (parameter_declaration type: (_) @type declarator: (_) @name)]
 """
 _NAMESPACE_ALIASES = "(namespace_alias_definition name: (namespace_identifier) @alias (_) @target)"
+_USING_CG = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 
 
-def _cg_namespaces(source: SourceFile) -> frozenset[str]:
-    """`cooperative_groups` and its aliases in this file (`namespace cg = cooperative_groups;`)."""
-    names = {_CG_NAMESPACE}
-    for match in queries.matches(CUDA, _NAMESPACE_ALIASES, source.tree.root_node):
-        if source.node_text(match["target"][0]).lstrip(":") == _CG_NAMESPACE:
-            names.add(source.node_text(match["alias"][0]))
-    return frozenset(names)
+class CooperativeGroupNames:
+    """How this file names cooperative groups: `cooperative_groups::` and its aliases
+    (`namespace cg = cooperative_groups;`), unqualified after `using namespace`. A
+    project's own `group::tiled_partition` or `thread_block_tile` class is not one."""
 
+    def __init__(self, source: SourceFile):
+        self.source = source
+        names = {_CG_NAMESPACE}
+        for match in queries.matches(CUDA, _NAMESPACE_ALIASES, source.tree.root_node):
+            if source.node_text(match["target"][0]).lstrip(":") == _CG_NAMESPACE:
+                names.add(source.node_text(match["alias"][0]))
+        self.namespaces = frozenset(names)
+        self.unqualified = _USING_CG.search(source.data) is not None
+        self._variables: dict | None = None
 
-def _is_cg_factory_call(node, source: SourceFile) -> bool:
-    while node is not None and node.type in ("parenthesized_expression", "initializer_list"):
-        node = node.named_children[0] if node.named_children else None
-    if node is None or node.type != "call_expression":
-        return False
-    callee = source.node_text(node.child_by_field_name("function")).split("<", 1)[0]
-    return callee.rsplit("::", 1)[-1].strip() in _CG_FACTORIES
+    def names(self, text: str, wanted: frozenset[str]) -> bool:
+        """Does `text` (`cg::thread_block_tile<16> const`, `cooperative_groups::this_grid`)
+        name one of `wanted` in cooperative groups?"""
+        words = text.split("<", 1)[0].replace("const", " ").replace("::", " :: ").split()
+        parts = [w for w in words if w != "::"]
+        if not parts or parts[-1] not in wanted:
+            return False
+        scope = parts[:-1]
+        if scope[-1:] == ["experimental"]:
+            scope = scope[:-1]
+        return scope == [] and self.unqualified or len(scope) == 1 and scope[0] in self.namespaces
 
+    def is_factory_call(self, node) -> bool:
+        while node is not None and node.type in ("parenthesized_expression", "initializer_list"):
+            node = node.named_children[0] if node.named_children else None
+        if node is None or node.type != "call_expression":
+            return False
+        return self.names(self.source.node_text(node.child_by_field_name("function")), _CG_FACTORIES)
 
-def _cg_variables(source: SourceFile) -> frozenset[str]:
-    """Names declared in this file as cooperative groups: by type, or `auto` from a factory."""
-    names = set()
-    for match in queries.matches(CUDA, _CG_VARIABLES, source.tree.root_node):
-        declarator = match["name"][0]
-        while declarator.type in ("reference_declarator", "pointer_declarator"):
-            declarator = declarator.named_children[-1]
-        if declarator.type != "identifier":
-            continue
-        type_text = source.node_text(match["type"][0])
-        value = match.get("value", [None])[0]
-        if _CG_TYPES.search(type_text) or (type_text == "auto" and _is_cg_factory_call(value, source)):
-            names.add(source.node_text(declarator))
-    return frozenset(names)
+    def _group_variables(self) -> dict:
+        """Per function (its node id; None for file scope), the names it declares as groups:
+        by type, or `auto` from a factory. Parameters count for their function."""
+        if self._variables is None:
+            found: dict = {}
+            for match in queries.matches(CUDA, _CG_VARIABLES, self.source.tree.root_node):
+                declarator = match["name"][0]
+                while declarator.type in ("reference_declarator", "pointer_declarator"):
+                    declarator = declarator.named_children[-1]
+                if declarator.type != "identifier":
+                    continue
+                type_text = self.source.node_text(match["type"][0])
+                value = match.get("value", [None])[0]
+                if self.names(type_text, _CG_TYPES) or (type_text == "auto" and self.is_factory_call(value)):
+                    function = enclosing_function(declarator)
+                    found.setdefault(function.id if function is not None else None, set()).add(
+                        self.source.node_text(declarator))
+            self._variables = found
+        return self._variables
 
+    def is_group(self, node) -> bool:
+        """Is the object `node` names a cooperative group?"""
+        if node.type == "identifier":
+            function = enclosing_function(node)
+            variables = self._group_variables()
+            name = self.source.node_text(node)
+            return name in variables.get(function.id if function is not None else None, ()) or name in variables.get(None, ())
+        return self.is_factory_call(node)
 
-def _is_cg_receiver(node, source: SourceFile, variables: frozenset[str]) -> bool:
-    if node.type == "identifier":
-        return source.node_text(node) in variables
-    return _is_cg_factory_call(node, source)
-
-
-def _cg_qualified_name(node, source: SourceFile, namespaces: frozenset[str]):
-    """The `cg::name` (`cg::name<N>`, `cooperative_groups::experimental::name`) that `node`
-    ends, when its namespace is cooperative groups; else None."""
-    named = node.parent
-    if named is not None and named.type in ("template_type", "template_function"):
-        named = named.parent
-    if named is None or named.type != "qualified_identifier" or named.child_by_field_name("scope") is None:
-        return None
-    while named.parent is not None and named.parent.type == "qualified_identifier":
-        named = named.parent  # `cooperative_groups::experimental::name`: the outer name
-    scope = source.node_text(named).rsplit("::", 1)[0].replace(" ", "").lstrip(":")
-    return named if scope.split("::", 1)[0] in namespaces and scope.count("::") <= 1 else None
+    def qualified_name(self, node):
+        """The `cg::name` (`cg::name<N>`, `cooperative_groups::experimental::name`) that the
+        name token `node` ends, when it is in cooperative groups; else None."""
+        named = node.parent
+        if named is not None and named.type in ("template_type", "template_function"):
+            named = named.parent
+        if named is None or named.type != "qualified_identifier" or named.child_by_field_name("scope") is None:
+            return None
+        while named.parent is not None and named.parent.type == "qualified_identifier":
+            named = named.parent  # `cooperative_groups::experimental::name`: the outer name
+        return named if self.names(self.source.node_text(named), frozenset({self.source.node_text(node)})) else None
 
 
 # ---- L002 late-cooperative-groups-api --------------------------------------------------------
@@ -585,15 +609,13 @@ _LATE_CG_MEMBERS = {
 }
 _DISTINCTIVE = ("meta_group_rank", "meta_group_size")
 _LATE_CG_FUNCTIONS = {"binary_partition": "`tiled_partition` and a mask of your own"}
-# A group object in the file is named by one of these (its type, or the factory of an `auto`).
-_GROUP_WORDS = (b"thread_block", b"grid_group", b"coalesced_", b"thread_group", b"tiled_partition", b"this_grid")
 
 
-@needs(b"meta_group_", all_of(any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition"),
-                              any_of(*_GROUP_WORDS)))
+@needs(b"meta_group_", all_of(b"cooperative_groups",
+                              any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition")))
 def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     findings = []
-    variables = None
+    groups = None
     for name, instead in _LATE_CG_MEMBERS.items():
         for node in token_nodes(source, name.encode()):
             member = node.parent
@@ -602,8 +624,10 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
                     or call is None or call.type != "call_expression"):
                 continue
             if name not in _DISTINCTIVE:
-                variables = _cg_variables(source) if variables is None else variables
-                if not _is_cg_receiver(member.child_by_field_name("argument"), source, variables):
+                if b"cooperative_groups" not in source.data:
+                    continue  # no group can be named here (see `CooperativeGroupNames`)
+                groups = CooperativeGroupNames(source) if groups is None else groups
+                if not groups.is_group(member.child_by_field_name("argument")):
                     continue
             findings.append(at_node(
                 source, node,
@@ -611,10 +635,10 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
                 Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute "
                            f"it: {instead}")))
     if b"cooperative_groups" in source.data:
-        namespaces = _cg_namespaces(source)
+        groups = CooperativeGroupNames(source) if groups is None else groups
         for name, instead in _LATE_CG_FUNCTIONS.items():
             for node in token_nodes(source, name.encode()):
-                qualified = _cg_qualified_name(node, source, namespaces)
+                qualified = groups.qualified_name(node)
                 if source.node_text(node) != name or qualified is None:
                     continue
                 findings.append(at_node(
@@ -649,9 +673,11 @@ _MISSING_CG_FUNCTIONS = {
     "inclusive_scan": "a shuffle-up loop over the tile",
     "exclusive_scan": "a shuffle-up loop over the tile",
 }
-@needs(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))
+@needs(all_of(b"cooperative_groups", any_of(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))))
 def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
-    variables = None
+    # A group or a cooperative-groups function is named through `cooperative_groups`: the
+    # namespace, an alias of it or a `using namespace` of it is in the file.
+    groups = CooperativeGroupNames(source)
     findings = []
     for name, instead in _MISSING_CG_MEMBERS.items():
         for node in token_nodes(source, name.encode()):
@@ -659,18 +685,14 @@ def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
             if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
                     or call is None or call.type != "call_expression"):
                 continue
-            variables = _cg_variables(source) if variables is None else variables
-            if not _is_cg_receiver(member.child_by_field_name("argument"), source, variables):
+            if not groups.is_group(member.child_by_field_name("argument")):
                 continue
             findings.append(at_node(
                 source, node, f"HIP's cooperative groups have no `{name}()`; hip-clang rejects the call.",
                 Fix.advice(f"Use {instead} on ROCm")))
-    if b"cooperative_groups" not in source.data:
-        return findings  # a function needs the namespace here: `cooperative_groups::` or an alias of it
-    namespaces = _cg_namespaces(source)
     for name, instead in _MISSING_CG_FUNCTIONS.items():
         for node in token_nodes(source, name.encode()):
-            qualified = _cg_qualified_name(node, source, namespaces)
+            qualified = groups.qualified_name(node)
             if source.node_text(node) != name or qualified is None:
                 continue
             findings.append(at_node(
