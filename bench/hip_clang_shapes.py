@@ -7,9 +7,10 @@ bench/hip_clang_shapes/ with both and print a markdown table.
     python bench/hip_clang_shapes.py --nvcc-flag=--expt-relaxed-constexpr stdmin_
 
 nvcc: $NVCC, `nvcc` on PATH or the newest /usr/local/cuda*/bin/nvcc, `-arch=sm_80`.
-hipcc: `HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -x hip`, reading the probes' CUDA
-includes through tests/hipified_includes/ (hipify's renames). A shape counts for a
-"hip-clang rejects" rule only where nvcc accepts it and hipcc rejects it.
+hipcc: `HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -x hip`, reading each CUDA include as
+the HIP header hipify puts in its place (`portlint.hipify.HEADERS`). A shape counts for a
+"hip-clang rejects" rule only where nvcc accepts it and hipcc rejects it. Run it with the
+Python that has portlint.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from portlint import hipify
+
 HERE = Path(__file__).resolve().parent
 PROBES = HERE / "hip_clang_shapes"
-HIPIFIED_INCLUDES = HERE.parent / "tests" / "hipified_includes"
 
 
 def _nvcc() -> str | None:
@@ -54,11 +56,15 @@ def main() -> int:
     print("|---|---|---|---|---|")
     env = dict(os.environ, HIP_PLATFORM="amd")
     with tempfile.TemporaryDirectory() as tmp:
+        includes = Path(tmp) / "hipified_includes"  # `<cuda_fp16.h>` -> `<hip/hip_fp16.h>`, ...
+        for cuda, hip in hipify.HEADERS.items():
+            (includes / cuda).parent.mkdir(parents=True, exist_ok=True)
+            (includes / cuda).write_text(f"#pragma once\n#include <{hip}>\n", encoding="utf-8")
         for probe in probes:
             n = subprocess.run([nvcc, "-arch=sm_80", f"-std={args.std}", *args.nvcc_flag, "-c", str(probe),
                                 "-o", f"{tmp}/n.o"], capture_output=True, text=True)
             h = subprocess.run([hipcc, "--offload-arch=gfx90a", f"-std={args.std}", "-x", "hip",
-                                f"-I{HIPIFIED_INCLUDES}", "-c", str(probe), "-o", f"{tmp}/h.o"],
+                                f"-I{includes}", "-c", str(probe), "-o", f"{tmp}/h.o"],
                                capture_output=True, text=True, env=env)
             nvcc_warns = "warning" in n.stdout + n.stderr
             nvcc_says = "accepts" + (" (warns)" if nvcc_warns else "") if n.returncode == 0 else "rejects"

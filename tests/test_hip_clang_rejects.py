@@ -8,9 +8,10 @@ and with hipcc (gfx90a), both in C++17. The file's name says what must happen:
   shape, not a missing header);
 - `ok*` and `*.fixed*`: both accept it.
 
-The fixtures are CUDA as a project writes it; hipcc reads their CUDA includes through
-`hipified_includes/`, the renames hipify makes. Without nvcc (CI has none) or hipcc, the
-tests skip with the reason; under CI a missing hipcc fails (see test_hipcc).
+The fixtures are CUDA as a project writes it; hipcc reads each CUDA include as the HIP
+header hipify puts in its place (`portlint.hipify.HEADERS`, through one-line stand-ins).
+Without nvcc (CI has none) or hipcc, the tests skip with the reason; under CI a missing
+hipcc fails (see test_hipcc).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from pathlib import Path
 import pytest
 
 from harness import expectations
+from portlint import hipify
 from test_hipcc import FIXTURES, compile_hip
 
 MARKER = "compile-check: nvcc, hip-clang"
-HIPIFIED_INCLUDES = Path(__file__).resolve().parent / "hipified_includes"
 NVCC_ARCH = "sm_80"
 _HIP_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?P<text>.*)$", re.MULTILINE)
 
@@ -51,6 +52,16 @@ def compile_nvcc(path: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.fixture(scope="module")
+def hipified_includes(tmp_path_factory) -> Path:
+    """A folder where `<cuda_fp16.h>` includes `<hip/hip_fp16.h>`, and so on: hipify's renames."""
+    folder = tmp_path_factory.mktemp("hipified_includes")
+    for cuda, hip in hipify.HEADERS.items():
+        (folder / cuda).parent.mkdir(parents=True, exist_ok=True)
+        (folder / cuda).write_text(f"#pragma once\n#include <{hip}>\n", encoding="utf-8")
+    return folder
+
+
 def _is_bad(path: Path) -> bool:
     return path.name.startswith("bad") and ".fixed" not in path.name
 
@@ -70,8 +81,8 @@ def test_nvcc_accepts(path: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", _marked_files(), ids=_id)
-def test_hip_clang_verdict(path: Path, tmp_path: Path) -> None:
-    proc = compile_hip(path, tmp_path, "-std=c++17", f"-I{HIPIFIED_INCLUDES}")
+def test_hip_clang_verdict(path: Path, tmp_path: Path, hipified_includes: Path) -> None:
+    proc = compile_hip(path, tmp_path, "-std=c++17", f"-I{hipified_includes}")
     if not _is_bad(path):
         assert proc.returncode == 0, f"hipcc rejected {_id(path)}:\n{proc.stderr[-4000:]}"
         return
