@@ -134,3 +134,17 @@ endif()
     cudnn = "#include <cudnn.h>\ncudnnStatus_t make(cudnnHandle_t* h) { return cudnnCreate(h); }\n"
     root = _project(tmp_path, {"CMakeLists.txt": cmake, "src/ops.cu": KERNEL, "src/attention_cudnn.cpp": cudnn})
     assert _codes(root) == []
+
+
+def test_extension_builder_classes_hipify_the_project(tmp_path: Path) -> None:
+    """DeepSpeed-style builders: setup.py names no sources, a builder class in a Python module
+    gives them and builds with PyTorch's extension builder, which hipifies them on ROCm."""
+    builder = ("from torch.utils.cpp_extension import CUDAExtension\n\n\nclass GemmBuilder:\n"
+               "    def sources(self):\n        return ['csrc/ops.cu']\n\n"
+               "    def builder(self):\n        return CUDAExtension('gemm_op', self.sources())\n")
+    setup = "from setuptools import setup\nfrom op_builder import GemmBuilder\n" \
+            "setup(name='ops', ext_modules=[GemmBuilder().builder()])\n"
+    root = _project(tmp_path, {"setup.py": setup, "op_builder/gemm.py": builder, "csrc/ops.cu": KERNEL})
+    assert _codes(root) == []
+    (root / "op_builder" / "gemm.py").unlink()
+    assert _codes(root) != []
