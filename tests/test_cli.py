@@ -324,8 +324,24 @@ def test_statistics_in_json(project: Path) -> None:
     result = run("scan", ".", "--statistics", "--output-format", "json", cwd=project)
     payload = json.loads(result.output)
     assert payload["statistics"] == [{"code": "W002", "name": "narrow-full-mask", "count": 1, "places": 1, "root_causes": 1,
-                                      "fixable": 1}]
+                                      "fixable": 1, "unsafe_fixable": 0}]
     assert len(payload["findings"]) == 1
+
+
+LIBRARY_CALL = "#include <cublas_v2.h>\nvoid f(cublasHandle_t h) { cublasCreate(&h); }\n"
+
+
+def test_statistics_mark_a_safe_fix_only_where_one_is_offered(project: Path) -> None:
+    # W002's mask has a safe fix; L001's library renames are unsafe only: `[~]`, never `[*]`.
+    (project / "src" / "blas.cu").write_text(LIBRARY_CALL)
+    result = run("scan", ".", "--statistics", cwd=project)
+    rows = [line.split() for line in result.output.splitlines()]
+    marks = {row[3]: row[4] for row in rows if len(row) == 6 and row[0].isdigit()}
+    assert marks["W002"] == "[*]" and marks["L001"] == "[~]", result.output
+    payload = json.loads(run("scan", ".", "--statistics", "--output-format", "json", cwd=project).output)
+    l001 = next(s for s in payload["statistics"] if s["code"] == "L001")
+    assert l001["fixable"] == 0 and l001["unsafe_fixable"] == l001["count"] > 0
+    assert "[*] 1 fixable with `portlint scan --fix`." in result.output
 
 
 def test_report_counts_in_words_that_agree(project: Path) -> None:
