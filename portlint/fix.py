@@ -74,26 +74,32 @@ class Fix:
         return self.applicability is Applicability.SAFE or unsafe
 
 
-def apply_edits(data: bytes, fixes: list[Fix]) -> tuple[bytes, int]:
-    """Apply whole fixes whose edits do not overlap an earlier accepted fix.
-
-    Returns the new bytes and how many fixes were applied. Fixes are taken in order of
-    their first edit; one that overlaps is left for the next run (as ruff does).
-    """
-    accepted: list[Edit] = []
-    applied = 0
+def accepted_fixes(fixes: list[Fix]) -> list[Fix]:
+    """The fixes one pass applies: whole fixes whose edits do not overlap an earlier accepted
+    fix, taken in order of their first edit; one that overlaps is left for the next pass (as
+    ruff does). A fix carried by several findings (every include it guards) counts once."""
+    accepted: list[Fix] = []
+    taken: list[Edit] = []
     seen: set[tuple[Edit, ...]] = set()
     for fix in sorted(fixes, key=lambda f: min(e.start for e in f.edits)):
         edits = sorted(fix.edits, key=lambda e: e.start)
         if tuple(edits) in seen:
-            continue  # one fix carried by several findings (every include it guards) applies once
+            continue
         seen.add(tuple(edits))
-        if any(_overlaps(e, a) for e in edits for a in accepted):
+        if any(_overlaps(e, a) for e in edits for a in taken):
             continue
         if any(_overlaps(a, b) for a, b in zip(edits, edits[1:])):
             continue
-        accepted.extend(edits)
-        applied += 1
+        taken.extend(edits)
+        accepted.append(fix)
+    return accepted
+
+
+def apply_edits(data: bytes, fixes: list[Fix]) -> tuple[bytes, int]:
+    """Apply the fixes `accepted_fixes` takes; returns the new bytes and how many were applied."""
+    chosen = accepted_fixes(fixes)
+    accepted = [e for fix in chosen for e in fix.edits]
+    applied = len(chosen)
     newline = _dominant_newline(data)
     out = data
     for edit in sorted(accepted, key=lambda e: e.start, reverse=True):

@@ -118,13 +118,55 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build's shim drops the mask
         mask = strip_parens(args[0])
         text = source.node_text(mask)
+        title = f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)"
+        doubt = full_mask_doubt(call, name, source)
         findings.append(at_node(
             source, mask,
             f"Mask `{text}` covers 32 lanes; AMD wavefronts have 64.",
-            Fix.safe(f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)",
-                     Edit.replace(mask, FULL_MASK_64)),
+            Fix.unsafe(f"{title}; {doubt}", Edit.replace(mask, FULL_MASK_64)) if doubt
+            else Fix.safe(title, Edit.replace(mask, FULL_MASK_64)),
         ))
     return findings
+
+
+# Votes: their result is the lanes' (a ballot's bits); a shuffle's result does not depend on its mask on HIP.
+_VOTES = frozenset(n for n in MASKED_INTRINSICS if not n.startswith(("__shfl", "__syncwarp")))
+# A block of several rows (`dim3(32, N)`): one 64-lane wavefront holds two rows of 32 threads.
+_ROWS = re.compile(rb"\b(?:threadIdx|blockDim)\s*\.\s*[yz]\b")
+
+
+def full_mask_doubt(call, name: str, source: SourceFile) -> str | None:
+    """Why a full 64-lane mask (`~0ull`) at the `_sync` intrinsic `call` may be wrong on ROCm,
+    or None when the code shows it right. HIP's `_sync` intrinsics check that the mask is
+    exactly the lanes that execute them (`__hip_check_mask`: `mask == __ballot(true)`), where
+    CUDA lets named lanes have exited: so a lane that returned before the call, in the kernel
+    around it (or, for a device function, in any kernel of the file; with none, nothing shows
+    it) makes `~0ull` wrong. A vote in a block of rows (`threadIdx.y`) takes two rows' lanes:
+    row 1 would read row 0's bits."""
+    function = enclosing_function(call)
+    if function is None:
+        return "nothing shows that every lane reaches it"
+    if _is_kernel(function):
+        kernels = [function]
+    else:
+        kernels = [f for f in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f")
+                   if _is_kernel(f)]
+        if not kernels:
+            return "no kernel here shows that every lane of its wavefront calls it"
+    for kernel in kernels:
+        body = kernel.child_by_field_name("body")
+        last = body.named_children[-1] if body is not None and body.named_children else None
+        until = call.start_byte if kernel == function else kernel.end_byte
+        if any(r.start_byte < until and r != last
+               for r in queries.nodes(CUDA, "(return_statement) @r", kernel, "r")):
+            return "lanes that returned before it make HIP's mask check fail"
+    if name in _VOTES and any(_ROWS.search(source.data[f.start_byte:f.end_byte]) for f in {function, *kernels}):
+        return "in a block of rows (`threadIdx.y`) a wavefront votes over two rows"
+    return None
+
+
+def _is_kernel(function) -> bool:
+    return any(c.type == "__global__" for c in function.children)
 
 
 # =========================================================================================
@@ -1432,19 +1474,32 @@ def _narrow_one(node, source: SourceFile) -> str | None:
     return None
 
 
-def _lane_shift(node, source: SourceFile):
-    """The 32-bit literal of `1 << lane`, `-1 << lane`, `~0u << lane`, else None."""
+def _lane_shift(node, source: SourceFile, wide: bool = False):
+    """The 32-bit literal of `1 << lane`, `-1 << lane`, `~0u << lane`, else None; with `wide`,
+    also the 64-bit one of `1ull << lane`, `~0ull << lane`."""
     if node.type != "binary_expression" or node.child_by_field_name("operator").type != "<<":
         return None
     left = node.child_by_field_name("left")
-    if _narrow_one(left, source) is None or not _lane_amount(node.child_by_field_name("right"), source):
+    if _narrow_one(left, source) is None and not (wide and _wide_one(left, source)):
+        return None
+    if not _lane_amount(node.child_by_field_name("right"), source):
         return None
     return strip_parens(left)
+
+
+def _wide_one(node, source: SourceFile) -> bool:
+    """`1ull`, `1ULL`, `~0ull` (what `_narrow_one` writes): a 64-bit one or all-ones literal."""
+    node = strip_parens(node)
+    if node.type == "unary_expression" and node.child_by_field_name("operator").type == "~":
+        node = strip_parens(node.child_by_field_name("argument"))
+        return integer_value(node, source) == 0 and "l" in integer_suffix(node, source)
+    return node.type == "number_literal" and integer_value(node, source) == 1 and "l" in integer_suffix(node, source)
 
 
 class _Mask(NamedTuple):
     origin: str  # "`__ballot_sync`" or "a lane mask"
     signed: bool  # held in a signed 32-bit int on the way
+    narrow: bool = False  # held in a 32-bit variable that no safe fix widens
 
 
 @bounded(None)
@@ -1479,8 +1534,8 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
         return None
     op = node.child_by_field_name("operator").type
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if op == "<<":
-        return _Mask("a lane mask", False) if _lane_shift(node, source) is not None else None
+    if op == "<<":  # `1 << lane`, and its widened form `1ull << lane`: a fix keeps it a mask
+        return _Mask("a lane mask", False) if _lane_shift(node, source, wide=True) is not None else None
     if op == "-":
         return _mask_origin(left, source, variables) if integer_value(right, source) == 1 else None
     if op in ("&", "|", "^"):
@@ -1524,6 +1579,75 @@ def _declared_names(declarator, source: SourceFile):
         else:
             return None
     return (declarator, plain) if declarator is not None else None
+
+
+# Expressions through which a value keeps its width on the way to where it is kept.
+_CARRIERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression", "conditional_expression"})
+_WIDE_TYPES = frozenset({"unsigned long long", "unsigned long long int", "uint64_t", "std::uint64_t",
+                         "long long", "int64_t", "size_t", "auto"})
+_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+
+
+def _wide_after_fixes(node, source: SourceFile, variables: dict[str, _Mask]) -> bool:
+    """Is the value of `node` 64 bits wide once the safe fixes are applied: made of mask
+    intrinsics (64 bits on HIP), lane shifts (widened with it), literals and mask variables
+    that are, or are safely made, 64 bits? A 32-bit value in it (`m & lanemask32`) keeps
+    lanes 32-63 out."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    kind = node.type
+    if kind == "number_literal":
+        return True
+    if kind == "identifier":
+        mask = variables.get(source.node_text(node))
+        return mask is not None and not mask.narrow
+    if kind == "call_expression":
+        return _mask_origin(node, source, variables) is not None
+    if kind == "unary_expression":
+        return _wide_after_fixes(node.child_by_field_name("argument"), source, variables)
+    if kind == "conditional_expression":
+        return all(_wide_after_fixes(node.child_by_field_name(f), source, variables) for f in ("consequence", "alternative"))
+    if kind == "binary_expression":
+        if _lane_shift(node, source, wide=True) is not None:
+            return True
+        return all(_wide_after_fixes(node.child_by_field_name(f), source, variables) for f in ("left", "right"))
+    return False
+
+
+def _received_wide(shift, source: SourceFile, variables: dict[str, _Mask]) -> bool:
+    """Does the value of the lane shift `shift`, once widened, stay 64 bits where it goes:
+    a test, a 64-bit (or safely widened) variable, a `_sync` intrinsic's mask, a bit function
+    whose whole operand is 64 bits? Kept in an `int`, it is cut back to lanes 0-31."""
+    node, parent = shift, shift.parent
+    while parent is not None and parent.type in _CARRIERS:
+        if parent.type == "binary_expression" and parent.child_by_field_name("operator").type in _COMPARISONS:
+            return True  # a test of the bits: its width is the wider operand's
+        if parent.type == "conditional_expression" and parent.child_by_field_name("condition") == node:
+            return True
+        node, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("if_statement", "while_statement", "do_statement", "condition_clause"):
+        return True
+    if parent.type == "init_declarator" or (parent.type == "assignment_expression"
+                                            and parent.child_by_field_name("right") == node):
+        target = parent.child_by_field_name("declarator" if parent.type == "init_declarator" else "left")
+        if target is None or target.type != "identifier":
+            return False
+        mask = variables.get(source.node_text(target))
+        if mask is not None:
+            return not mask.narrow
+        declaration = parent.parent if parent.type == "init_declarator" else None
+        type_node = declaration.child_by_field_name("type") if declaration is not None else None
+        return type_node is not None and _type_text(type_node, source) in _WIDE_TYPES
+    if parent.type == "argument_list" and parent.parent is not None:
+        callee = callee_name(parent.parent, source) or ""
+        if callee in MASKED_INTRINSICS:
+            return arguments(parent.parent)[:1] == [node]
+        if callee in BIT_FUNCTIONS or callee in ("__popcll", "__ffsll"):
+            return _wide_after_fixes(node, source, variables)
+    return False
 
 
 class _Declaration(NamedTuple):
@@ -1622,16 +1746,24 @@ class _LaneMaskScan:
                 continue
             type_text = _type_text(declaration.type_node, source)
             signed = type_text in _SIGNED_32
+            narrow_type = type_text in _SIGNED_32 or type_text in _UNSIGNED_32
+            safe = declaration.plain and not signed and not _in_printf(name, function, source)
             if target.type == "identifier":
-                variables[name] = _Mask(mask.origin, signed or mask.signed)
-            if (type_text in _SIGNED_32 or type_text in _UNSIGNED_32) and declaration.node.id not in reported:
+                variables[name] = _Mask(mask.origin, signed or mask.signed, narrow_type and not safe)
+            if narrow_type and declaration.node.id not in reported:
                 reported.add(declaration.node.id)
                 anchor = declaration.type_node if store.type == "init_declarator" else target
-                safe = declaration.plain and not signed and not _in_printf(name, function, source)
                 self.report(anchor, f"`{type_text} {name}` holds 32 lanes of {mask.origin}; AMD wavefronts have 64.",
-                            (Fix.safe if safe else Fix.unsafe)(f"Declare `{name}` as `{MASK_TYPE}`",
-                                                               Edit.replace(declaration.type_node, MASK_TYPE)))
+                            self._type_fix(safe, f"Declare `{name}` as `{MASK_TYPE}`", declaration, function,
+                                           Edit.replace(declaration.type_node, MASK_TYPE)))
         return variables
+
+    def _type_fix(self, safe: bool, title: str, declaration: _Declaration, function, *edits: Edit) -> Fix:
+        """A variable's new type; a kernel's parameter gets advice only (its launches pass the
+        old type, and the signature is the kernel's interface)."""
+        if declaration.node.type == "parameter_declaration" and _is_kernel(function):
+            return Fix.advice(f"{title} (a kernel parameter: change its launches with it)")
+        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
 
     def _returned(self, function, origin: str, reported: set[int]) -> None:
         type_node = function.child_by_field_name("type")
@@ -1667,9 +1799,9 @@ class _LaneMaskScan:
             self.report(declaration.type_node,
                         f"`{type_text} {variable}` is the lane mask of `{name}`; HIP's `_sync` intrinsics take "
                         "a 64-bit mask (AMD wavefronts have 64 lanes).",
-                        self._widen_mask_fix(variable, declaration, function))
+                        self._widen_mask_fix(variable, declaration, function, call, name))
 
-    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function) -> Fix:
+    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function, call, name: str) -> Fix:
         """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
         local declared alone whose value is such a mask (or none) and that is only ever a mask."""
         source = self.source
@@ -1686,7 +1818,9 @@ class _LaneMaskScan:
         plain_value = value is None or len(edits) == 2 or _mask_origin(value, source, {}) is not None
         safe = declaration.plain and plain_value and only_masks and not _in_printf(variable, function, source)
         title = f"Declare `{variable}` as `{MASK_TYPE}`" + (f" starting from `{FULL_MASK_64}`" if len(edits) == 2 else "")
-        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
+        if len(edits) == 2 and (doubt := full_mask_doubt(call, name, source)):
+            safe, title = False, f"{title}; {doubt}"
+        return self._type_fix(safe, title, declaration, function, *edits)
 
     def bit_functions(self, root, variables_of) -> None:
         """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
@@ -1699,12 +1833,14 @@ class _LaneMaskScan:
                 continue
             function = BIT_FUNCTIONS[name]
             safe = function.same_on_cuda == "always" or (function.same_on_cuda == "unsigned" and not mask.signed)
+            # `__popcll` of a value that stays 32 bits counts lanes 0-31 only: right only with its operand widened.
+            safe = safe and _wide_after_fixes(args[0], source, variables_of(call))
             callee = call.child_by_field_name("function")
             self.report(callee, f"`{name}` {function.verb} 32 lanes of {mask.origin}; AMD wavefronts have 64.",
                         (Fix.safe if safe else Fix.unsafe)(f"Replace `{name}` with `{function.wide}`{function.note}",
                                                            Edit.replace(callee, function.wide)))
 
-    def lane_shifts(self, root) -> None:
+    def lane_shifts(self, root, variables_of) -> None:
         """`1 << lane`: 32 bits wide, so lanes 32-63 shift the bit out (undefined behaviour)."""
         source = self.source
         for shift in _shift_expressions(source, root):
@@ -1714,8 +1850,12 @@ class _LaneMaskScan:
             wide = _narrow_one(literal, source)
             text = source.node_text(literal)
             amount = _short(source.node_text(shift.child_by_field_name("right")), 16)
+            title = f"Replace `{text}` with `{wide}`"
+            keeps = _received_wide(shift, source, variables_of(shift))
             self.report(literal, f"`{text} << {amount}` is 32 bits wide; lanes 32–63 of a wavefront overflow.",
-                        Fix.safe(f"Replace `{text}` with `{wide}`", Edit.replace(literal, wide)))
+                        Fix.safe(title, Edit.replace(literal, wide)) if keeps else
+                        Fix.unsafe(f"{title} (its value is then kept in 32 bits: widen that too)",
+                                   Edit.replace(literal, wide)))
 
 
 # The lane-shift path needs what `_narrow_one` widens (`1`, `1u`, `-1`, `0xffffffff`,
@@ -1761,7 +1901,7 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         if has_bit_functions:
             scan.bit_functions(root, (lambda node: {}) if in_macro else variables_of)
         if has_lane_shifts:
-            scan.lane_shifts(root)
+            scan.lane_shifts(root, (lambda node: {}) if in_macro else variables_of)
     return scan.findings
 
 
