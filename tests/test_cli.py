@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from portlint.cli import main
 
-HAZARD = "__device__ float f(float v) {\n  return __shfl_down_sync(0xffffffff, v, 1);\n}\n"
-CLEAN = "__device__ float f(float v) {\n  return __shfl_down_sync(~0ull, v, 1);\n}\n"
+HAZARD = "__global__ void f(float* v) {\n  v[0] = __shfl_down_sync(0xffffffff, v[0], 1);\n}\n"
+CLEAN = "__global__ void f(float* v) {\n  v[0] = __shfl_down_sync(~0ull, v[0], 1);\n}\n"
 
 
 def run(*args: str, cwd: Path):
@@ -104,14 +104,14 @@ def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(proje
     # The same mask in three shuffles of one file: three findings of one root cause; with
     # --group-root-causes one finding, the other two as related places, every edit kept.
     body = "".join(f"  v += __shfl_down_sync(0xffffffff, v, {i});\n" for i in (1, 2, 4))
-    (project / "src" / "reduce.cu").write_text(f"__device__ float f(float v) {{\n{body}  return v;\n}}\n")
+    (project / "src" / "reduce.cu").write_text(f"__global__ void f(float* p) {{\n  float v = p[0];\n{body}  p[0] = v;\n}}\n")
     payload = json.loads(run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project).output)
     assert len(payload["findings"]) == 3
     assert payload["statistics"][0]["root_causes"] == 1
     result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", "--group-root-causes", cwd=project)
     payload = json.loads(result.output)
     (finding,) = payload["findings"]
-    assert [r["location"]["start"]["line"] for r in finding["related"]] == [3, 4]
+    assert [r["location"]["start"]["line"] for r in finding["related"]] == [4, 5]
     assert len(finding["fix"]["edits"]) == 3
     assert payload["statistics"][0]["places"] == 3
     assert run("scan", "src/reduce.cu", "--fix", "--group-root-causes", cwd=project).exit_code == 0
@@ -121,8 +121,8 @@ def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(proje
 def test_diff_writes_nothing(project: Path) -> None:
     result = run("scan", "--diff", cwd=project)
     assert result.exit_code == 1
-    assert "-  return __shfl_down_sync(0xffffffff, v, 1);" in result.output
-    assert "+  return __shfl_down_sync(~0ull, v, 1);" in result.output
+    assert "-  v[0] = __shfl_down_sync(0xffffffff, v[0], 1);" in result.output
+    assert "+  v[0] = __shfl_down_sync(~0ull, v[0], 1);" in result.output
     assert (project / "src" / "reduce.cu").read_text() == HAZARD
 
 
