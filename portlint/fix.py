@@ -74,6 +74,26 @@ class Fix:
         return self.applicability is Applicability.SAFE or unsafe
 
 
+# The arm a ROCm build compiles (hipcc defines it on AMD); portlint's ROCm-path model reads it.
+ROCM_ARM = "#if defined(__HIP_PLATFORM_AMD__)"
+
+
+def rocm_arm(data: bytes, start: int, end: int, rocm: str) -> tuple[Edit, ...] | None:
+    """Edits that keep the statement at bytes [start, end) for CUDA and compile `rocm` in its
+    place for ROCm: `#if defined(__HIP_PLATFORM_AMD__)` / `rocm` / `#else` / the line /
+    `#endif`. None unless the statement has its line to itself (a comment may follow it)."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    if data[line_start:start].strip():
+        return None
+    line_end = data.find(b"\n", end)
+    rest = data[end:line_end if line_end != -1 else len(data)].strip()
+    if rest and not rest.startswith((b"//", b"/*")):
+        return None
+    indent = data[line_start:start].decode("utf-8", "replace")
+    closing = Edit.insert(line_end + 1, "#endif\n") if line_end != -1 else Edit.insert(len(data), "\n#endif\n")
+    return Edit.insert(line_start, f"{ROCM_ARM}\n{indent}{rocm}\n#else\n"), closing
+
+
 def accepted_fixes(fixes: list[Fix]) -> list[Fix]:
     """The fixes one pass applies: whole fixes whose edits do not overlap an earlier accepted
     fix, taken in order of their first edit; one that overlaps is left for the next pass (as

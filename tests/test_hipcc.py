@@ -71,7 +71,6 @@ def test_fixture_compiles_for_rocm(path: Path, tmp_path: Path) -> None:
 NVCC_KNOWN_BROKEN = {
     "L001/bad.fixed.cu": "includes the CUDA libraries' headers (cuBLAS, cuDNN, CUTLASS), not installed with nvcc",
     "L001/bad_included_twice.fixed.cu": "includes NCCL's header, not installed with nvcc",
-    "N005/bad.fixed.cu": "`__builtin_trap()` is host-only for nvcc",
     "W003/bad_mask_types.fixed.cu": "a cooperative-groups tile of 64 does not exist on CUDA",
     "W001/bad_cub.fixed.cu": "includes <hipcub/hipcub.hpp>",
     "W001/bad_scan_seed.fixed.cu": "includes <hipcub/hipcub.hpp>",

@@ -15,7 +15,7 @@ from portlint.checks.cpp import (
     arguments, calls_by_name, defined_functions, expression_type, macro_calls_by_name, strip_parens,
 )
 from portlint.finding import Finding, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
 from portlint.source import SourceFile
 from portlint.triggers import needs
 
@@ -121,9 +121,12 @@ def _dereference(pointer, source: SourceFile) -> str:
 def _fix(name: str, call, unsupported: Unsupported, source: SourceFile) -> Fix:
     args = arguments(call)
     if name == "__trap" and not args:
-        # nvcc rejects `__builtin_trap` in device code: right for ROCm, needs a look on CUDA.
-        return Fix.unsafe("Replace `__trap()` with `__builtin_trap()` (keep `__trap()` for nvcc)",
-                          Edit.replace(call, "__builtin_trap()"))
+        # nvcc rejects `__builtin_trap` in device code: `__trap()` stays for CUDA.
+        statement = call.parent if call.parent is not None and call.parent.type == "expression_statement" else None
+        edits = rocm_arm(source.data, statement.start_byte, statement.end_byte,
+                         "__builtin_trap();") if statement is not None else None
+        title = f"Trap with `__builtin_trap()` under `{ROCM_ARM}`, keeping `__trap()` for nvcc"
+        return Fix.unsafe(title, *edits) if edits else Fix.advice(title)
     if name in CACHE_HINT_LOADS and len(args) == 1:
         load = _as_operand(_dereference(args[0], source), call)
         return Fix.unsafe(f"Replace `{name}(...)` with the plain load `{load}` (drops the cache hint on CUDA too)",
