@@ -237,3 +237,21 @@ def test_a_32_lane_butterfly_gets_no_safe_fix_of_its_width_or_bound(tmp_path: Pa
     fix_until_stable([path], tmp_path, ("ALL",), unsafe=False)
     fixed = path.read_text()
     assert "i < 32" in fixed and ", i, 32)" in fixed, fixed
+
+
+# The lanes of a block's last, partial warp, counted for a 32-bit mask: counted up to 63 on
+# AMD, `0xffffffff >> rest` shifts by 32 or more while the mask stays 32 bits.
+PARTIAL_WARP = """\
+template <unsigned int blockSize>
+__global__ void reduce(const int* in, int* out) {
+  unsigned int rest = (blockSize & 31);
+  rest = (rest > 0) ? (32 - rest) : rest;
+  const unsigned int mask = 0xffffffff >> rest;
+  out[threadIdx.x] = __shfl_down_sync(mask, in[threadIdx.x], 1);
+}
+"""
+
+
+def test_a_partial_warp_count_is_not_widened_safely_apart_from_its_mask(tmp_path: Path) -> None:
+    fixes = _fixes(tmp_path, PARTIAL_WARP, "W001")
+    assert len(fixes) == 2 and _labels(fixes) == ["unsafe", "unsafe"], [f.title for f in fixes]

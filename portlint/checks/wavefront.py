@@ -877,6 +877,16 @@ def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _partial_warp_fix(fix: Fix) -> Fix:
+    """`blockSize & 31` and `32 - rest` count the lanes of a block's last, partial warp, to
+    build its mask (`0xffffffff >> (32 - rest)`). Counted up to 63, they overflow a mask that
+    stays 32 bits (a shift by 32 or more): right only with the mask widened too, so unsafe."""
+    if fix.applicability is not Applicability.SAFE:
+        return fix
+    return Fix.unsafe(fix.title + " (and build the partial-warp mask from it in 64 bits: `~0ull >> ...`)",
+                      *fix.edits)
+
+
 class _WarpSizeScan:
     """One file's W001 findings; per-function facts are computed once."""
 
@@ -915,8 +925,8 @@ class _WarpSizeScan:
                 # `32 - rest` where `rest = blockSize & 31`: the lanes missing from the last warp
                 self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
                                   "AMD wavefronts have 64.",
-                            _warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
-                                           Edit.replace(left, "warpSize")), error=False)
+                            _partial_warp_fix(_warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
+                                                             Edit.replace(left, "warpSize"))), error=False)
                 continue
             if op not in _LANE_ARITHMETIC:
                 continue
@@ -969,8 +979,12 @@ class _WarpSizeScan:
         source = self.source
         op = op_node.type
         if op == "&":
-            return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `& (warpSize - 1)`",
-                                  Edit.replace(literal, "(warpSize - 1)"))
+            fix = _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `& (warpSize - 1)`",
+                                 Edit.replace(literal, "(warpSize - 1)"))
+            operand = strip_parens(operand)
+            if operand.type == "identifier" and _names_block_size(source.node_text(operand)):
+                return _partial_warp_fix(fix)  # `blockSize & 31`: the threads past the last full warp
+            return fix
         if op in ("==", "!="):
             return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `{op} warpSize - 1`",
                                   Edit.replace(literal, "warpSize - 1"))
