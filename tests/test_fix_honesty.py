@@ -255,3 +255,11 @@ __global__ void reduce(const int* in, int* out) {
 def test_a_partial_warp_count_is_not_widened_safely_apart_from_its_mask(tmp_path: Path) -> None:
     fixes = _fixes(tmp_path, PARTIAL_WARP, "W001")
     assert len(fixes) == 2 and _labels(fixes) == ["unsafe", "unsafe"], [f.title for f in fixes]
+
+
+def test_a_helper_in_a_header_gets_no_safe_full_mask(tmp_path: Path) -> None:
+    # Its callers include it from elsewhere (`if (i >= n) return;` then the reduction).
+    path = tmp_path / "reduce.cuh"
+    path.write_text(HELPER + WHOLE_BLOCK)
+    fixes = [f.fix for f in scan([path], tmp_path, select=("W002",)).findings]
+    assert _labels(fixes) == ["unsafe", "safe"], [f.title for f in fixes]

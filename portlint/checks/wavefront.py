@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import bisect
 import re
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from functools import cache
 from typing import NamedTuple
 
 from portlint import queries
+from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
     integer_suffix, integer_value, macro_tree, memoized, strip_parens,
@@ -141,7 +143,7 @@ def full_mask_doubt(call, name: str, source: SourceFile) -> str | None:
     exactly the lanes that execute them (`__hip_check_mask`: `mask == __ballot(true)`), where
     CUDA lets named lanes have exited: so a lane that returned before the call, in the kernel
     around it (or, for a device function, in any kernel of the file; with none, nothing shows
-    it) makes `~0ull` wrong. A vote in a block of rows (`threadIdx.y`) takes two rows' lanes:
+    it; in a header, its includers' kernels are out of view) makes `~0ull` wrong. A vote in a block of rows (`threadIdx.y`) takes two rows' lanes:
     row 1 would read row 0's bits."""
     function = enclosing_function(call)
     if function is None:
@@ -149,6 +151,8 @@ def full_mask_doubt(call, name: str, source: SourceFile) -> str | None:
     if _is_kernel(function):
         kernels = [function]
     else:
+        if os.path.splitext(source.path)[1].lower() in HEADER_SUFFIXES:
+            return "a header's function is called from kernels out of view, where lanes may have returned"
         kernels = [f for f in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f")
                    if _is_kernel(f)]
         if not kernels:
