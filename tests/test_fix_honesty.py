@@ -263,3 +263,30 @@ def test_a_helper_in_a_header_gets_no_safe_full_mask(tmp_path: Path) -> None:
     path.write_text(HELPER + WHOLE_BLOCK)
     fixes = [f.fix for f in scan([path], tmp_path, select=("W002",)).findings]
     assert _labels(fixes) == ["unsafe", "safe"], [f.title for f in fixes]
+
+
+# A block reduction over 32-lane groups: the warp reduction passes the width 32, the block's
+# lane and warp indices count 32 lanes. Right on AMD as written (each half of a wavefront is
+# one group); `warpSize` in the indices alone would drop every second group's sum.
+GROUPS_OF_32 = """\
+__device__ float group_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o, 32);
+  return v;
+}
+__global__ void block_sum(const float* x, float* out) {
+  __shared__ float partial[32];
+  const int lane = threadIdx.x & 31;
+  const int group = threadIdx.x >> 5;
+  float v = group_sum(x[threadIdx.x]);
+  if (lane == 0) partial[group] = v;
+  __syncthreads();
+  v = (threadIdx.x < (blockDim.x >> 5)) ? partial[lane] : 0.0f;
+  if (group == 0) v = group_sum(v);
+  if (threadIdx.x == 0) *out = v;
+}
+"""
+
+
+def test_lane_arithmetic_beside_32_lane_groups_gets_no_safe_fix(tmp_path: Path) -> None:
+    fixes = _fixes(tmp_path, GROUPS_OF_32, "W001")
+    assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -910,8 +911,25 @@ class _WarpSizeScan:
     def report(self, node, message: str, fix: Fix, error: bool) -> None:
         if read_only_off_rocm(node, self.source):
             return
+        if fix.applicability is Applicability.SAFE and self.shuffles_in_groups:
+            fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
+                             "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
         self.findings.append(at_node(self.source, node, message, fix, severity=severity))
+
+    @functools.cached_property
+    def shuffles_in_groups(self) -> bool:
+        """Does the file shuffle with a width of its own (`__shfl_xor_sync(m, v, o, 32)`)? Its
+        lane and warp arithmetic may then index those 32-lane groups: FasterTransformer's
+        `blockReduceSum` pairs `lane = tid & 31; wid = tid >> 5` with a width-32 `warpReduceSum`,
+        right on AMD as written; `warpSize` in the block's arithmetic alone drops every second
+        group's sum. Only the code's intent can widen both, so no fix of the file is safe."""
+        source = self.source
+        for call, name, args in shuffle_calls(source, source.tree.root_node):
+            index = shuffle_width_index(name) if name.startswith("__shfl") else None
+            if index is not None and len(args) > index and source.node_text(args[index]).strip() != "warpSize":
+                return True
+        return False
 
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
