@@ -290,3 +290,36 @@ __global__ void block_sum(const float* x, float* out) {
 def test_lane_arithmetic_beside_32_lane_groups_gets_no_safe_fix(tmp_path: Path) -> None:
     fixes = _fixes(tmp_path, GROUPS_OF_32, "W001")
     assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]
+
+
+# A warp reduction whose lane and warp indices are spelled with a constant: widening the
+# reduction to `warpSize` lanes while `kWarp` stays 32 counts each wavefront's sum twice.
+NAMED_WARP = """\
+constexpr int kWarp = 32;
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+  return v;
+}
+__global__ void block_sum(const float* x, float* out) {
+  __shared__ float partial[kWarp];
+  float v = warp_sum(x[threadIdx.x]);
+  if (threadIdx.x % kWarp == 0) partial[threadIdx.x / kWarp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.0f;
+    for (int w = 0; w < blockDim.x / kWarp; ++w) total += partial[w];
+    *out = total;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("name, source", [("kernel.cu", NAMED_WARP),
+                                          ("reduce.cuh", NAMED_WARP.replace("kWarp", "32"))],
+                         ids=["warp-size-constant", "header"])
+def test_a_warp_reduction_is_widened_safely_only_with_its_whole_warp_in_view(tmp_path: Path, name: str,
+                                                                            source: str) -> None:
+    path = tmp_path / name
+    path.write_text(source)
+    fixes = [f.fix for f in scan([path], tmp_path, select=("W001",)).findings]
+    assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]

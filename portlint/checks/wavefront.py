@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import bisect
+from dataclasses import replace
 import functools
 import re
 from dataclasses import dataclass
@@ -1342,7 +1343,33 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
             scan.shuffle_lanes(root, in_macro)
     if b"Warp" in source.data:
         scan.cub_logical_warps()
-    return scan.findings
+    return _one_logical_warp(scan.findings, source)
+
+
+# A warp size spelled as a name (`WARP_SIZE`, `kWarpSize`, a template's `WarpSize`): 32 wherever it is used.
+_WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b")
+
+
+def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Finding]:
+    """W001's fixes turn a 32-lane logical warp into the 64-lane wavefront: a reduction's reach
+    and the lane and warp indices that read its result must change together, or lanes 32-63
+    are lost or counted twice (llm.c's `warpReduceSum` from `warpSize / 2` beside a
+    `blockReduce` indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
+    whole warp: not in a header (its includers keep their own indices), not beside 32-lane
+    code here that gets no fix, nor beside a warp size spelled as a name (32 wherever used)."""
+    if not any(f.fix.applicability is Applicability.SAFE for f in findings):
+        return findings
+    doubt = None
+    if os.path.splitext(source.path)[1].lower() in HEADER_SUFFIXES:
+        doubt = "a header: the code that includes it keeps its own lane and warp indices"
+    elif any(not f.fix.is_applicable for f in findings):
+        doubt = "other 32-lane code in this file gets no fix"
+    elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)):
+        doubt = "a warp size spelled as a name here stays 32"
+    if doubt is None:
+        return findings
+    return [replace(f, fix=Fix.unsafe(f"{f.fix.title} (with the rest of the warp's code: {doubt})", *f.fix.edits))
+            if f.fix.applicability is Applicability.SAFE else f for f in findings]
 
 
 # =========================================================================================
