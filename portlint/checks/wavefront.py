@@ -1350,6 +1350,19 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
 _WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b")
 
 
+# `#define W 32`, `constexpr int kWarp = 32;`, `template <int W = 32>`: a name for 32.
+_NAMED_32 = re.compile(rb"#\s*define\s+(\w+)\s+\(?32\)?\s*$|\b(\w+)\s*=\s*32\s*[;,>]", re.M)
+
+
+def _named_32(data: bytes) -> bool:
+    """Does the file give 32 a name and use it (an index or a size written with it stays 32)?"""
+    for m in _NAMED_32.finditer(data):
+        name = m.group(1) or m.group(2)
+        if len(re.findall(rb"\b" + re.escape(name) + rb"\b", data)) > 1:
+            return True
+    return False
+
+
 def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Finding]:
     """W001's fixes turn a 32-lane logical warp into the 64-lane wavefront: a reduction's reach
     and the lane and warp indices that read its result must change together, or lanes 32-63
@@ -1364,7 +1377,7 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
         doubt = "a header: the code that includes it keeps its own lane and warp indices"
     elif any(not f.fix.is_applicable for f in findings):
         doubt = "other 32-lane code in this file gets no fix"
-    elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)):
+    elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
         doubt = "a warp size spelled as a name here stays 32"
     if doubt is None:
         return findings
