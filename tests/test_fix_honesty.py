@@ -323,3 +323,21 @@ def test_a_warp_reduction_is_widened_safely_only_with_its_whole_warp_in_view(tmp
     path.write_text(source)
     fixes = [f.fix for f in scan([path], tmp_path, select=("W001",)).findings]
     assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]
+
+
+def test_lane_arithmetic_beside_a_fixed_size_tile_gets_no_safe_fix(tmp_path: Path) -> None:
+    source = """\
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void block_max(const float* x, float* out) {
+  __shared__ float partial[32];
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const int lane = threadIdx.x % 32;
+  const int group = threadIdx.x / 32;
+  float v = cg::reduce(tile, x[threadIdx.x], cg::greater<float>{});
+  if (lane == 0) partial[group] = v;
+}
+"""
+    fixes = _fixes(tmp_path, source, "W001")
+    assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]

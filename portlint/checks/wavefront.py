@@ -1350,6 +1350,9 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
 _WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b")
 
 
+# `thread_block_tile<32>`, `tiled_partition<32>(block)`: lanes in groups of their own size
+# (llm.c's softmax reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
+_FIXED_TILE = re.compile(rb"\b(?:thread_block_tile|tiled_partition)\s*<\s*(?!warpSize\b)\w")
 # `#define W 32`, `constexpr int kWarp = 32;`, `template <int W = 32>`: a name for 32.
 _NAMED_32 = re.compile(rb"#\s*define\s+(\w+)\s+\(?32\)?\s*$|\b(\w+)\s*=\s*32\s*[;,>]", re.M)
 
@@ -1369,7 +1372,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
     are lost or counted twice (llm.c's `warpReduceSum` from `warpSize / 2` beside a
     `blockReduce` indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
     whole warp: not in a header (its includers keep their own indices), not beside 32-lane
-    code here that gets no fix, nor beside a warp size spelled as a name (32 wherever used)."""
+    code here that gets no fix or cooperative-groups tiles of a fixed size, nor beside a warp
+    size spelled as a name (32 wherever used)."""
     if not any(f.fix.applicability is Applicability.SAFE for f in findings):
         return findings
     doubt = None
@@ -1377,6 +1381,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
         doubt = "a header: the code that includes it keeps its own lane and warp indices"
     elif any(not f.fix.is_applicable for f in findings):
         doubt = "other 32-lane code in this file gets no fix"
+    elif _FIXED_TILE.search(source.data):
+        doubt = "this file works in cooperative-groups tiles of a fixed size"
     elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
         doubt = "a warp size spelled as a name here stays 32"
     if doubt is None:
