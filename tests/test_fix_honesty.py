@@ -341,3 +341,16 @@ __global__ void block_max(const float* x, float* out) {
 """
     fixes = _fixes(tmp_path, source, "W001")
     assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]
+
+
+def test_lane_and_warp_indices_that_only_lay_out_data_get_no_safe_fix(tmp_path: Path) -> None:
+    # A 256-thread block loads an 8 x 32 tile: row `tid / 32`, column `tid % 32`, nothing across lanes.
+    source = """\
+__global__ void load_tile(const float* b, float* tile, int n) {
+  const int warp_id = threadIdx.x / 32;
+  const int lane_id = threadIdx.x % 32;
+  tile[warp_id * 32 + lane_id] = b[warp_id * n + blockIdx.x * 32 + lane_id];
+}
+"""
+    fixes = _fixes(tmp_path, source, "W001")
+    assert fixes and all(f.applicability is not Applicability.SAFE for f in fixes), [f.title for f in fixes]

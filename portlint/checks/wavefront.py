@@ -1353,6 +1353,10 @@ _WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b
 # `thread_block_tile<32>`, `tiled_partition<32>(block)`: lanes in groups of their own size
 # (llm.c's softmax reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
 _FIXED_TILE = re.compile(rb"\b(?:thread_block_tile|tiled_partition)\s*<\s*(?!warpSize\b)\w")
+# Operations across a warp's lanes: without one, `tid / 32` and `tid % 32` only lay out data
+# (a GEMM's 8 x 32 tile loads, right on any warp size; `warpSize` there breaks the layout).
+_CROSS_LANE = re.compile(rb"__shfl|__ballot|__any|__all|__uni_sync|__activemask|__match_|__syncwarp|__reduce_"
+                         rb"|__lane_id|\.shfl|\.ballot|\.any\(|\.all\(|\breduce\s*\(|wmma::|Warp(?:Reduce|Scan)")
 # `#define W 32`, `constexpr int kWarp = 32;`, `template <int W = 32>`: a name for 32.
 _NAMED_32 = re.compile(rb"#\s*define\s+(\w+)\s+\(?32\)?\s*$|\b(\w+)\s*=\s*32\s*[;,>]", re.M)
 
@@ -1373,7 +1377,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
     `blockReduce` indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
     whole warp: not in a header (its includers keep their own indices), not beside 32-lane
     code here that gets no fix or cooperative-groups tiles of a fixed size, nor beside a warp
-    size spelled as a name (32 wherever used)."""
+    size spelled as a name (32 wherever used); and in a file where nothing crosses lanes the
+    indices only lay out data."""
     if not any(f.fix.applicability is Applicability.SAFE for f in findings):
         return findings
     doubt = None
@@ -1383,6 +1388,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
         doubt = "other 32-lane code in this file gets no fix"
     elif _FIXED_TILE.search(source.data):
         doubt = "this file works in cooperative-groups tiles of a fixed size"
+    elif not _CROSS_LANE.search(source.data):
+        doubt = "nothing here crosses lanes: its lane and warp indices lay out data in groups of 32"
     elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
         doubt = "a warp size spelled as a name here stays 32"
     if doubt is None:
