@@ -921,8 +921,8 @@ class _WarpSizeScan:
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:
         """Does the file shuffle with a width of its own (`__shfl_xor_sync(m, v, o, 32)`)? Its
-        lane and warp arithmetic may then index those 32-lane groups: FasterTransformer's
-        `blockReduceSum` pairs `lane = tid & 31; wid = tid >> 5` with a width-32 `warpReduceSum`,
+        lane and warp arithmetic may then index those 32-lane groups: a block reduction that
+        pairs `lane = tid & 31; wid = tid >> 5` with a width-32 warp reduction is
         right on AMD as written; `warpSize` in the block's arithmetic alone drops every second
         group's sum. Only the code's intent can widen both, so no fix of the file is safe."""
         source = self.source
@@ -1351,7 +1351,7 @@ _WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b
 
 
 # `thread_block_tile<32>`, `tiled_partition<32>(block)`: lanes in groups of their own size
-# (llm.c's softmax reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
+# (a softmax that reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
 _FIXED_TILE = re.compile(rb"\b(?:thread_block_tile|tiled_partition)\s*<\s*(?!warpSize\b)\w")
 # Operations across a warp's lanes: without one, `tid / 32` and `tid % 32` only lay out data
 # (a GEMM's 8 x 32 tile loads, right on any warp size; `warpSize` there breaks the layout).
@@ -1373,8 +1373,8 @@ def _named_32(data: bytes) -> bool:
 def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Finding]:
     """W001's fixes turn a 32-lane logical warp into the 64-lane wavefront: a reduction's reach
     and the lane and warp indices that read its result must change together, or lanes 32-63
-    are lost or counted twice (llm.c's `warpReduceSum` from `warpSize / 2` beside a
-    `blockReduce` indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
+    are lost or counted twice (a warp reduction from `warpSize / 2` beside a block
+    reduction indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
     whole warp: not in a header (its includers keep their own indices), not beside 32-lane
     code here that gets no fix or cooperative-groups tiles of a fixed size, nor beside a warp
     size spelled as a name (32 wherever used); and in a file where nothing crosses lanes the
