@@ -11,6 +11,7 @@ _COLLECTING = gc.isenabled()
 gc.disable()
 
 import os  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -26,14 +27,12 @@ from portlint.config import cache_root  # noqa: E402
 from portlint.discover import stdin_candidate  # noqa: E402
 from portlint.fileio import write_output  # noqa: E402
 from portlint.finding import Severity, group_root_causes  # noqa: E402
-from portlint.fix import NotFixed, plan_fixes, write_plan  # noqa: E402
+from portlint.fix import MAX_FIX_PASSES, plan_fixes, run_fix_passes  # noqa: E402
 from portlint.report import FORMATS, ReportContext, render  # noqa: E402
 from portlint.ruledocs import RuleDocError, load_all  # noqa: E402
 
 if _COLLECTING:
     gc.enable()
-
-MAX_FIX_PASSES = 10
 
 
 class Failure(click.ClickException):
@@ -221,7 +220,8 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
                 sys.exit(2 if result.has_internal_error or result.timed_out else (1 if fixed else 0))
             click.echo(fixed_text, nl=False)
         elif fix:
-            result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
+            run = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
+            result, fixed, not_fixed = run.result, run.applied, run.not_fixed
             for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
@@ -432,30 +432,6 @@ def _load_config(config_path, first_path: Path, select, extend_select, ignore, f
         raise Failure(str(exc)) from None
 
 
-def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None = None):
-    """Scan, apply fixes, and scan again until nothing changes (fixes may overlap).
-
-    Returns the last scan, how many fixes were written, and the files left alone (NotFixed,
-    one each). Every file is tried; one that could not be fixed is left alone for the rest
-    of the run.
-    """
-    applied_total = 0
-    not_fixed: dict[str, NotFixed] = {}
-    for _ in range(MAX_FIX_PASSES):
-        result = engine.scan(paths, config, jobs, cache)
-        plans, refused = plan_fixes([f for f in result.findings if f.path not in not_fixed], result.files, unsafe)
-        not_fixed.update((r.path, r) for r in refused)
-        if not plans:
-            return result, applied_total, list(not_fixed.values())
-        for plan in plans:
-            problem = write_plan(plan, config.root)
-            if problem is None:
-                applied_total += plan.applied
-            else:
-                not_fixed[plan.path] = problem
-    return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
-
-
 def _fix_stdin(stdin, paths, config: Config, jobs: int, unsafe: bool, cache: Path | None):
     """`--fix -` and `--diff -`: the passes of `--fix` over standard input's text, kept in
     memory (nothing is written, not even the file `--stdin-filename` names). Returns the last
@@ -481,26 +457,32 @@ def _fix_stdin(stdin, paths, config: Config, jobs: int, unsafe: bool, cache: Pat
 
 
 def _unified_diff(path: str, before: bytes, after: bytes) -> str:
-    """A file's change as a unified diff (bytes that are not UTF-8 kept, surrogate-escaped)."""
+    """A file's change as a unified diff that `patch` applies to the same bytes: lines end at
+    `\\n` only (a form feed or a lone `\\r` is text), a last line without one is marked as
+    `diff` marks it, and bytes that are not UTF-8 are kept (surrogate-escaped)."""
     import difflib  # only `--diff` needs it: every other run spares its import
 
-    return "".join(difflib.unified_diff(
-        before.decode("utf-8", "surrogateescape").splitlines(keepends=True),
-        after.decode("utf-8", "surrogateescape").splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    diff = difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}", tofile=f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
 
 
 def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
-    result = engine.scan(paths, config, jobs, cache)
-    _echo_problems(result)
-    plans, refused = plan_fixes(result.findings, result.files, unsafe)
-    for line in refused:
+    """`--diff`: the passes of `--fix`, written in memory only, shown as one unified diff."""
+    run = run_fix_passes(paths, config, jobs, unsafe, cache, preview=True)
+    _echo_problems(run.result)
+    for line in run.not_fixed:
         click.echo(f"portlint: {line}", err=True)
-    for plan in plans:
-        click.echo(_report_bytes(_unified_diff(plan.path, plan.before, plan.after)), nl=False)
-    count = sum(p.applied for p in plans)
+    for path, (before, after) in sorted(run.changed.items()):
+        click.echo(_report_bytes(_unified_diff(path, before, after)), nl=False)
+    count = run.applied
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
-    return 2 if result.has_internal_error or result.timed_out else (1 if plans else 0)
+    failed = run.result.has_internal_error or run.result.timed_out
+    return 2 if failed else (1 if run.changed else 0)
+
+
+def _lines(data: bytes) -> list[str]:
+    """Lines as `patch` counts them: ended by `\\n` only (a form feed or a lone `\\r` is text)."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", data.decode("utf-8", "surrogateescape"))
 
 
 def _write_baseline(path: Path, result, config: Config) -> None:

@@ -19,6 +19,7 @@ import re
 import stat
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -40,11 +41,37 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+# Files rewritten in memory only (`--diff`): resolved path -> new bytes. Every read of the
+# scan goes through `read_regular`, so a preview of the fixes scans exactly what `--fix`
+# would have written to disk (`portlint.fix.run_fix_passes`).
+_pending: dict[str, bytes] = {}
+
+
+@contextmanager
+def in_memory_writes():
+    """Within it, `write_pending` keeps a file's new bytes in memory, and `read_regular`
+    returns them in place of the file's; yields the mapping (resolved path -> bytes)."""
+    _pending.clear()
+    try:
+        yield _pending
+    finally:
+        _pending.clear()
+
+
+def write_pending(path: Path | str, data: bytes) -> None:
+    _pending[os.path.realpath(path)] = data
+
+
 def read_regular(path: Path | str, limit: int) -> bytes:
-    """The bytes of the regular file at `path` (a symlink is followed), at most `limit` of them.
+    """The bytes of the regular file at `path` (a symlink is followed), at most `limit` of them
+    (or, inside `in_memory_writes`, the bytes written for it there).
 
     Raises NotReadable with the reason (not a regular file, too large) or OSError.
     """
+    if _pending and (data := _pending.get(os.path.realpath(path))) is not None:
+        if len(data) > limit:
+            raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
+        return data
     if not stat.S_ISREG(mode := os.stat(path).st_mode):
         raise NotReadable(f"not a regular file ({_kind(mode)})")
     # O_NONBLOCK: had the path become a FIFO since the stat, the open must not wait for a writer.

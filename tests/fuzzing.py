@@ -26,10 +26,9 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from portlint import engine
-from portlint.cli import run_fix_passes
 from portlint.config import Config
 from portlint.discover import language_of
-from portlint.fix import plan_fixes
+from portlint.fix import plan_fixes, run_fix_passes
 from portlint.registry import REGISTRY
 from portlint.source import count_syntax_errors
 from portlint.triggers import needs_of
@@ -213,7 +212,7 @@ def check_case(files: list[tuple[str, bytes]], root: Path) -> list[str]:
         if plans or refused:
             languages = {p: language_of(p) for p in paths}
             before = {p: count_syntax_errors(languages[p], p.read_bytes()) for p in paths}
-            _, _, refused = run_fix_passes(paths, config, 1, True)  # the real applier, as `--fix --unsafe-fixes`
+            refused = run_fix_passes(paths, config, 1, True).not_fixed  # the real applier, as `--fix --unsafe-fixes`
             # The applier refuses a rewrite with more syntax errors than before: the safety net
             # of a broken file, but a bug in the fix where the file parsed cleanly.
             failures += [f"fix refused: {r}" for r in map(str, refused) if "would not parse" in r
@@ -223,7 +222,8 @@ def check_case(files: list[tuple[str, bytes]], root: Path) -> list[str]:
                 if after > before[p]:
                     failures.append(f"{p.relative_to(root)}: --fix added syntax errors ({before[p]} -> {after})")
             fixed = [p.read_bytes() for p in paths]
-            result, again, _ = run_fix_passes(paths, config, 1, True)
+            second = run_fix_passes(paths, config, 1, True)
+            result, again = second.result, second.applied
             if again or [p.read_bytes() for p in paths] != fixed:
                 failures.append(f"a second --fix changed the files ({again} fixes applied)")
             failures += [f"internal error after --fix: {p}" for p in result.problems if p.internal]

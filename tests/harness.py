@@ -8,7 +8,7 @@ from pathlib import Path
 
 from portlint import engine
 from portlint.config import Config
-from portlint.fix import plan_fixes
+from portlint.fix import plan_fixes, run_fix_passes
 
 EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py", "make": "Makefile"}
@@ -37,11 +37,8 @@ def expectations(path: Path, code: str) -> tuple[set[tuple[str, int]], set[tuple
 
 def fix_until_stable(paths: list[Path], root: Path, select: tuple[str, ...], unsafe: bool = True, **config) -> int:
     """Apply fixes the way `portlint scan --fix` does; returns how many were applied."""
-    from portlint.cli import run_fix_passes
-
     config = Config(root=root, select=select, **{**IN_PROCESS, **config})
-    _, applied, _ = run_fix_passes(paths, config, jobs=1, unsafe=unsafe)
-    return applied
+    return run_fix_passes(paths, config, jobs=1, unsafe=unsafe).applied
 
 
 def assert_findings(src: str, lang: str, *codes: str, tmp_path: Path, select=("ALL",), **config) -> engine.ScanResult:

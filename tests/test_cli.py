@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from portlint.cli import main
 
-HAZARD = "__device__ float f(float v) {\n  return __shfl_down_sync(0xffffffff, v, 1);\n}\n"
-CLEAN = "__device__ float f(float v) {\n  return __shfl_down_sync(~0ull, v, 1);\n}\n"
+HAZARD = "__global__ void f(float* v) {\n  v[0] = __shfl_down_sync(0xffffffff, v[0], 1);\n}\n"
+CLEAN = "__global__ void f(float* v) {\n  v[0] = __shfl_down_sync(~0ull, v[0], 1);\n}\n"
 
 
 def run(*args: str, cwd: Path):
@@ -105,14 +105,14 @@ def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(proje
     # The same mask in three shuffles of one file: three findings of one root cause; with
     # --group-root-causes one finding, the other two as related places, every edit kept.
     body = "".join(f"  v += __shfl_down_sync(0xffffffff, v, {i});\n" for i in (1, 2, 4))
-    (project / "src" / "reduce.cu").write_text(f"__device__ float f(float v) {{\n{body}  return v;\n}}\n")
+    (project / "src" / "reduce.cu").write_text(f"__global__ void f(float* p) {{\n  float v = p[0];\n{body}  p[0] = v;\n}}\n")
     payload = json.loads(run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project).output)
     assert len(payload["findings"]) == 3
     assert payload["statistics"][0]["root_causes"] == 1
     result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", "--group-root-causes", cwd=project)
     payload = json.loads(result.output)
     (finding,) = payload["findings"]
-    assert [r["location"]["start"]["line"] for r in finding["related"]] == [3, 4]
+    assert [r["location"]["start"]["line"] for r in finding["related"]] == [4, 5]
     assert len(finding["fix"]["edits"]) == 3
     assert payload["statistics"][0]["places"] == 3
     assert run("scan", "src/reduce.cu", "--fix", "--group-root-causes", cwd=project).exit_code == 0
@@ -122,8 +122,8 @@ def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(proje
 def test_diff_writes_nothing(project: Path) -> None:
     result = run("scan", "--diff", cwd=project)
     assert result.exit_code == 1
-    assert "-  return __shfl_down_sync(0xffffffff, v, 1);" in result.output
-    assert "+  return __shfl_down_sync(~0ull, v, 1);" in result.output
+    assert "-  v[0] = __shfl_down_sync(0xffffffff, v[0], 1);" in result.output
+    assert "+  v[0] = __shfl_down_sync(~0ull, v[0], 1);" in result.output
     assert (project / "src" / "reduce.cu").read_text() == HAZARD
 
 
@@ -345,8 +345,8 @@ def test_diff_on_standard_input_shows_the_fixes(project: Path) -> None:
     proc = _pipe(project, HAZARD, "--diff", "--stdin-filename", "src/reduce.cu")
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
-        "--- a/src/reduce.cu", "+++ b/src/reduce.cu", "@@ -1,3 +1,3 @@", " __device__ float f(float v) {",
-        "-  return __shfl_down_sync(0xffffffff, v, 1);", "+  return __shfl_down_sync(~0ull, v, 1);", " }"]
+        "--- a/src/reduce.cu", "+++ b/src/reduce.cu", "@@ -1,3 +1,3 @@", " __global__ void f(float* v) {",
+        "-  v[0] = __shfl_down_sync(0xffffffff, v[0], 1);", "+  v[0] = __shfl_down_sync(~0ull, v[0], 1);", " }"]
     assert "Would fix 1 finding." in proc.stderr
     assert _pipe(project, CLEAN, "--diff").returncode == 0
 
@@ -373,8 +373,24 @@ def test_statistics_in_json(project: Path) -> None:
     result = run("scan", ".", "--statistics", "--output-format", "json", cwd=project)
     payload = json.loads(result.output)
     assert payload["statistics"] == [{"code": "W002", "name": "narrow-full-mask", "count": 1, "places": 1, "root_causes": 1,
-                                      "fixable": 1}]
+                                      "fixable": 1, "unsafe_fixable": 0}]
     assert len(payload["findings"]) == 1
+
+
+LIBRARY_CALL = "#include <cublas_v2.h>\nvoid f(cublasHandle_t h) { cublasCreate(&h); }\n"
+
+
+def test_statistics_mark_a_safe_fix_only_where_one_is_offered(project: Path) -> None:
+    # W002's mask has a safe fix; L001's library renames are unsafe only: `[~]`, never `[*]`.
+    (project / "src" / "blas.cu").write_text(LIBRARY_CALL)
+    result = run("scan", ".", "--statistics", cwd=project)
+    rows = [line.split() for line in result.output.splitlines()]
+    marks = {row[3]: row[4] for row in rows if len(row) == 6 and row[0].isdigit()}
+    assert marks["W002"] == "[*]" and marks["L001"] == "[~]", result.output
+    payload = json.loads(run("scan", ".", "--statistics", "--output-format", "json", cwd=project).output)
+    l001 = next(s for s in payload["statistics"] if s["code"] == "L001")
+    assert l001["fixable"] == 0 and l001["unsafe_fixable"] == l001["count"] > 0
+    assert "[*] 1 fixable with `portlint scan --fix`." in result.output
 
 
 def test_report_counts_in_words_that_agree(project: Path) -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-HAZARD = "__device__ float f(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
-CLEAN = "__device__ float f(float v) { return __shfl_down_sync(~0ull, v, 1); }\n"
+HAZARD = "__global__ void f(float* v) { v[0] = __shfl_down_sync(0xffffffff, v[0], 1); }\n"
+CLEAN = "__global__ void f(float* v) { v[0] = __shfl_down_sync(~0ull, v[0], 1); }\n"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -15,7 +15,7 @@ from portlint.checks.cpp import (
     arguments, calls_by_name, defined_functions, expression_type, macro_calls_by_name, strip_parens,
 )
 from portlint.finding import Finding, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
 from portlint.source import SourceFile
 from portlint.triggers import needs
 
@@ -121,9 +121,9 @@ def _dereference(pointer, source: SourceFile) -> str:
 def _fix(name: str, call, unsupported: Unsupported, source: SourceFile) -> Fix:
     args = arguments(call)
     if name == "__trap" and not args:
-        # nvcc rejects `__builtin_trap` in device code: right for ROCm, needs a look on CUDA.
-        return Fix.unsafe("Replace `__trap()` with `__builtin_trap()` (keep `__trap()` for nvcc)",
-                          Edit.replace(call, "__builtin_trap()"))
+        # nvcc rejects `__builtin_trap` in device code: `__trap()` stays for CUDA.
+        title = f"Trap with `__builtin_trap()` under `{ROCM_ARM}`, keeping `__trap()` for nvcc"
+        return Fix.unsafe(title, *edits) if (edits := _trap_arm(call, source)) else Fix.advice(title)
     if name in CACHE_HINT_LOADS and len(args) == 1:
         load = _as_operand(_dereference(args[0], source), call)
         return Fix.unsafe(f"Replace `{name}(...)` with the plain load `{load}` (drops the cache hint on CUDA too)",
@@ -133,6 +133,37 @@ def _fix(name: str, call, unsupported: Unsupported, source: SourceFile) -> Fix:
         return Fix.unsafe(f"Replace `{name}(...)` with the plain store `{store}` (drops the cache hint on CUDA too)",
                           Edit.replace(call, store))
     return Fix.advice(unsupported.advice)
+
+
+def _trap_arm(call, source: SourceFile):
+    """The edits that give a `__trap();` statement, or the macro whose body calls it, a ROCm
+    arm with `__builtin_trap()` (`fix.rocm_arm`); None where neither has its lines to itself."""
+    node = call.parent
+    while node is not None and node.type not in ("preproc_function_def", "preproc_def", "expression_statement"):
+        node = node.parent
+    if node is not None and _root_of(node) != source.tree.root_node:
+        node = None  # a statement of a macro's body (parsed apart): the macro is in the file's own tree
+    if node is None:
+        node = source.tree.root_node.descendant_for_byte_range(call.start_byte, call.end_byte)
+        while node is not None and node.type not in ("preproc_function_def", "preproc_def"):
+            node = node.parent
+    if node is None:
+        return None
+    if node.type == "expression_statement":
+        return rocm_arm(source.data, node.start_byte, node.end_byte, "__builtin_trap();")
+    value = node.child_by_field_name("value")  # `#define KERNEL_ASSERT(c) ... __trap() ...`
+    if value is None:
+        return None
+    data = source.data
+    end = value.end_byte
+    rocm = (data[node.start_byte:call.start_byte] + b"__builtin_trap()" + data[call.end_byte:end]).decode("utf-8")
+    return rocm_arm(data, node.start_byte, end, rocm.rstrip())
+
+
+def _root_of(node):
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def _points_to_16_bit_float(call, source: SourceFile) -> bool:

@@ -286,14 +286,6 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             continue  # hipify includes the ROCm library's header instead
         if _is_live(source, include.start_byte):
             live.setdefault(lib.name, []).append((lib, include, path_node, path))
-    for sites in live.values():
-        # A finding per include (each is a line to change). A drop-in library's includes are
-        # all guarded by one fix (each finding carries it), so one `--fix` pass leaves none.
-        all_includes = [include for _, include, _, _ in sites]
-        for lib, include, path_node, path in sites:
-            fix = _include_fix(lib, [include] if _renamed_header(lib, include, source) else all_includes, source)
-            findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
-
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
     # A file that defines a library's documented API names (a function body, a type or a
     # macro named `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
@@ -301,8 +293,24 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     implemented = {lib.name for name in own_names if hipify.documented(name) and (lib := library_for_name(name))}
     if implemented:
         own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
-    findings += _api_uses(source, own_names)
-    findings += _namespace_uses(source, own_names)
+    uses = _api_names(source, own_names)
+    namespaces = _namespace_names(source, own_names)
+    aliases: dict[str, Fix] = {}  # library -> the one fix of its include and of every use
+    for sites in live.values():
+        # A finding per include (each is a line to change). A library's includes are all
+        # guarded by one fix (each finding carries it), so one `--fix` pass leaves none.
+        lib = sites[0][0]
+        all_includes = [include for _, include, _, _ in sites]
+        if _renamed_header(lib, all_includes[0], source) is not None:
+            names = [name for nodes in uses.get(lib.name, {}).values() for name in map(source.node_text, nodes)]
+            fix = aliases[lib.name] = _alias_fix(lib, all_includes, names, namespaces.get(lib.name, ()), source)
+        else:
+            fix = _include_fix(lib, all_includes, source)
+        for lib, include, path_node, path in sites:
+            findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
+
+    findings += _api_uses(source, uses, aliases)
+    findings += _namespace_uses(source, namespaces, aliases)
     findings += _drop_in_calls(source, root, included, own_names)
     return sorted(findings, key=lambda f: f.location.start_byte)
 
@@ -314,11 +322,10 @@ def _library_names_in(source: SourceFile) -> set[str]:
             if library_for_name(name := source.node_text(node)) is not None}
 
 
-def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
-    """One finding per line and library for the API names of libraries whose port renames
-    or rewrites them (not RCCL's drop-in `nccl*`, not rocThrust's same headers)."""
-    by_line: dict[tuple[int, str], list] = {}
-    libs: dict[str, CudaLibrary] = {}
+def _api_names(source: SourceFile, own_names: set[str]) -> dict[str, dict[int, list]]:
+    """library -> line -> the API name nodes there, of libraries whose port renames or
+    rewrites them (not RCCL's drop-in `nccl*`, not rocThrust's same headers)."""
+    found: dict[str, dict[int, list]] = {}
     needles = {p for lib in CUDA_LIBRARIES if _uses_change(lib) for p in lib.api_prefixes + lib.constant_prefixes}
     for needle in sorted(needles):
         for node in token_nodes(source, needle.encode()):
@@ -328,20 +335,29 @@ def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
                 continue
             if source.shim(name, node.start_byte) is not None or source.hipified_name(name) is not None:
                 continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`, or hipify)
-            libs[lib.name] = lib
-            by_line.setdefault((source.line_of(node.start_byte), lib.name), []).append(node)
+            found.setdefault(lib.name, {}).setdefault(source.line_of(node.start_byte), []).append(node)
+    return found
+
+
+def _api_uses(source: SourceFile, uses: dict[str, dict[int, list]], aliases: dict[str, Fix]) -> list[Finding]:
+    """One finding per line and library of `uses` (`_api_names`)."""
     findings = []
-    for (_, lib_name), nodes in sorted(by_line.items()):
-        lib = libs[lib_name]
-        nodes = sorted({n.start_byte: n for n in nodes}.values(), key=lambda n: n.start_byte)
-        names = [source.node_text(n) for n in nodes]
-        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
-        message = (f"{shown} {'names' if len(set(names)) == 1 else 'name'} the {lib.name} API; "
-                   + (f"ROCm has no {lib.name}, its port is {lib.counterpart}." if lib.counterpart
-                      else f"ROCm has no {lib.name}."))
-        findings.append(finding(source, nodes[0].start_byte, nodes[-1].end_byte, message,
-                                _rename_fix(source, lib, nodes), severity=lib.severity))
+    for lib_name, lines in uses.items():
+        lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
+        for nodes in lines.values():
+            findings.append(_api_use(source, lib, nodes, aliases.get(lib_name)))
     return findings
+
+
+def _api_use(source: SourceFile, lib: CudaLibrary, nodes: list, alias: Fix | None) -> Finding:
+    nodes = sorted({n.start_byte: n for n in nodes}.values(), key=lambda n: n.start_byte)
+    names = [source.node_text(n) for n in nodes]
+    shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+    message = (f"{shown} {'names' if len(set(names)) == 1 else 'name'} the {lib.name} API; "
+               + (f"ROCm has no {lib.name}, its port is {lib.counterpart}." if lib.counterpart
+                  else f"ROCm has no {lib.name}."))
+    return finding(source, nodes[0].start_byte, nodes[-1].end_byte, message,
+                   _rename_fix(source, lib, names, alias), severity=lib.severity)
 
 
 # Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API).
@@ -350,34 +366,44 @@ _NAMESPACES = {"cub": ("CUB", "hipcub")}
 _NAMESPACE_USES = frozenset({"qualified_identifier", "using_declaration", "namespace_alias_definition"})
 
 
-def _namespace_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
-    """`cub::X` uses, one finding per line; not where the file maps the name itself
-    (`#define cub hipcub`, `namespace cub = hipcub;`) or defines that namespace."""
-    findings = []
-    for namespace, (lib_name, hip) in _NAMESPACES.items():
+def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[list]]:
+    """library -> the lines' `cub::X` uses (name nodes, one list per line); not where the file
+    maps the name itself (`#define cub hipcub`, `namespace cub = hipcub;`)."""
+    found: dict[str, list[list]] = {}
+    for namespace, (lib_name, _) in _NAMESPACES.items():
         if namespace.encode() + b"::" not in source.data and b"namespace " + namespace.encode() not in source.data:
             continue
         if namespace in own_names:
             continue  # `#define cub hipcub`: a project alias
         if source.hipified and namespace in hipify.NAMESPACES:
             continue  # hipify writes `hipcub::`
-        lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
         by_line: dict[int, list] = {}
         for node in token_nodes(source, namespace.encode()):
             parent = node.parent
             if source.node_text(node) != namespace or parent is None or parent.type not in _NAMESPACE_USES:
                 continue
             if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
-                return findings  # `namespace cub = hipcub;`: every use is the project's alias
+                by_line = {}  # `namespace cub = hipcub;`: every use is the project's alias
+                break
             by_line.setdefault(source.line_of(node.start_byte), []).append(node)
-        for nodes in by_line.values():
+        if by_line:
+            found[lib_name] = list(by_line.values())
+    return found
+
+
+def _namespace_uses(source: SourceFile, namespaces: dict[str, list[list]], aliases: dict[str, Fix]) -> list[Finding]:
+    """`cub::X` uses (`_namespace_names`), one finding per line."""
+    findings = []
+    for lib_name, lines in namespaces.items():
+        lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
+        namespace, hip = next((n, h) for n, (name, h) in _NAMESPACES.items() if name == lib_name)
+        fix = aliases.get(lib_name) or Fix.advice(
+            f"Alias `{namespace}` to `{hip}` where {lib.name}'s header is included, under `{_ROCM_GUARD}`")
+        for nodes in lines:
             findings.append(finding(
                 source, nodes[0].start_byte, nodes[-1].end_byte,
                 f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}.",
-                Fix.unsafe(f"Use `{hip}::` for `{namespace}::` and include `<hipcub/hipcub.hpp>` "
-                           f"({lib.counterpart} mirrors {lib.name})",
-                           *(Edit.replace(n, hip) for n in nodes)),
-                severity=lib.severity))
+                fix, severity=lib.severity))
     return findings
 
 
@@ -390,20 +416,57 @@ def _is_member(node) -> bool:
     return node.type == "field_identifier"
 
 
-def _rename_fix(source: SourceFile, lib: CudaLibrary, nodes) -> Fix:
-    edits, renamed = [], []
-    for node in nodes:
-        name = source.node_text(node)
-        hip = rocm_name(name, lib)
-        if hip is None:
-            return Fix.advice(lib.port)
-        edits.append(Edit.replace(node, hip))
-        renamed.append(f"`{name}` to `{hip}`")
-    renamed = list(dict.fromkeys(renamed))
-    # Unsafe: the counterpart must be included and linked, and most calls keep their
-    # signature but not all (`cublasGemmEx` takes `cudaDataType`, hipBLAS its own enum).
-    header = f" and include `<{lib.hip_header}>`" if lib.hip_header else ""
-    return Fix.unsafe(f"Rename {', '.join(renamed)}{header} ({lib.counterpart} mirrors {lib.name})", *edits)
+def _rename_fix(source: SourceFile, lib: CudaLibrary, names: list[str], alias: Fix | None) -> Fix:
+    """The fix of a line of API uses: the file's alias block (`_alias_fix`) where every name
+    there has a counterpart; else advice (no rename in place: the CUDA build keeps the names)."""
+    renamed = {name: rocm_name(name, lib) for name in names}
+    if any(hip is None for hip in renamed.values()):
+        return Fix.advice(lib.port)
+    if alias is not None:
+        return alias
+    pairs = ", ".join(f"`{name}` to `{hip}`" for name, hip in renamed.items())
+    return Fix.advice(f"Alias {pairs} under `{_ROCM_GUARD}` where {lib.name}'s header is included "
+                      f"({lib.counterpart} mirrors {lib.name})")
+
+
+def _alias_fix(lib: CudaLibrary, includes: list, names: list[str], namespaces, source: SourceFile) -> Fix:
+    """Keep both builds: the library's includes go in the CUDA arm of the ROCm guard; the ROCm
+    arm includes the counterpart's header and defines the file's API names as its names
+    (`#define cublasSgemm hipblasSgemm`), an alias header in place. The ROCm build must
+    define one of the guard's macros and link the counterpart: unsafe."""
+    hip = _renamed_header(lib, includes[0], source)
+    aliases = {name: rocm_name(name, lib) for name in dict.fromkeys(names)}
+    lines = [f"#define {name} {new}" for name, new in sorted(aliases.items()) if new is not None and new != name]
+    for namespace, (lib_name, hip_namespace) in _NAMESPACES.items():
+        if lib_name == lib.name and namespaces:
+            lines.append(f"namespace {namespace} = {hip_namespace};")
+    opening = "\n".join([_ROCM_GUARD, f"#include <{hip}>", *lines, "#else", ""])
+    edits = _guard_runs(includes, opening, source)
+    if not edits:
+        return Fix.advice(lib.port)
+    what = f" and alias {len(lines)} name{'s' if len(lines) != 1 else ''}" if lines else ""
+    return Fix.unsafe(f"Include `<{hip}>` under `{_ROCM_GUARD}`{what}, keeping the {lib.name} include "
+                      f"for CUDA ({lib.counterpart} mirrors {lib.name})", *edits)
+
+
+def _guard_runs(includes: list, opening: str, source: SourceFile) -> list[Edit]:
+    """Edits that put each run of adjacent `includes` in the CUDA arm of `opening` (which ends
+    in `#else`); none for a run wrapped already, though the ROCm-path model does not see it
+    (an `#else` or `#endif` without its `#if` elsewhere in the file): another edit would nest
+    one more wrapper on every `--fix` pass."""
+    runs: list[list[int]] = []
+    for include in includes:
+        if source.data[:include.start_byte].endswith(opening.encode()):
+            continue
+        if runs and runs[-1][1] == include.start_byte:
+            runs[-1][1] = include.end_byte
+        else:
+            runs.append([include.start_byte, include.end_byte])
+    edits = []
+    for start, end in runs:
+        newline = "" if source.data[end - 1:end] == b"\n" else "\n"
+        edits += [Edit.insert(start, opening), Edit.insert(end, f"{newline}#endif\n")]
+    return edits
 
 
 def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[str]) -> list[Finding]:
@@ -466,37 +529,14 @@ def _renamed_header(lib: CudaLibrary, include, source: SourceFile) -> str | None
 
 
 def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
-    """A renamed library's include points at its hip* header; a drop-in library's live
-    includes (a run of adjacent ones as one) are wrapped in the ROCm guard, all in one fix."""
-    include = includes[0]
-    path_node = include.child_by_field_name("path")
-    written = include_path(path_node, source)
-    hip = _renamed_header(lib, include, source)
-    if hip is not None:
-        text = source.node_text(path_node)
-        return Fix.unsafe(f"Include `<{hip}>` for `{written}` ({lib.counterpart}; rename its API with it)",
-                          Edit.replace(path_node, text[0] + hip + text[-1]))
+    """A drop-in library's live includes (a run of adjacent ones as one) are wrapped in the
+    ROCm guard, all in one fix (a renamed library's get `_alias_fix`)."""
     if lib.drop_in_header is None:
         return Fix.advice(lib.port)
     # Same API names under another header: include it on ROCm, keep the CUDA include.
-    opening = f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n"
-    runs: list[list[int]] = []
-    for include in includes:
-        if source.data[:include.start_byte].endswith(opening.encode()):
-            # Wrapped already, though the ROCm-path model does not see it (an `#else` or
-            # `#endif` without its `#if` elsewhere in the file): another edit would nest one
-            # more wrapper on every `--fix` pass.
-            continue
-        if runs and runs[-1][1] == include.start_byte:
-            runs[-1][1] = include.end_byte
-        else:
-            runs.append([include.start_byte, include.end_byte])
-    if not runs:
+    edits = _guard_runs(includes, f"{_ROCM_GUARD}\n#include <{lib.drop_in_header}>\n#else\n", source)
+    if not edits:
         return Fix.advice(lib.port)
-    edits = []
-    for start, end in runs:
-        newline = "" if source.data[end - 1:end] == b"\n" else "\n"
-        edits += [Edit.insert(start, opening), Edit.insert(end, f"{newline}#endif\n")]
     return Fix.unsafe(
         f"Include `<{lib.drop_in_header}>` under `{_ROCM_GUARD}`: {lib.counterpart} keeps the "
         f"{lib.name} API names",

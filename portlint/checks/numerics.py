@@ -11,7 +11,7 @@ from portlint.checks.cpp import (
     in_device_code, include_path, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Severity, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
 from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, needs
@@ -422,10 +422,14 @@ def check_device_assert_trap(source: SourceFile) -> list[Finding]:
             asm = match["asm"][0]
             if _asm_text(match["code"][0], source).strip().rstrip(";").strip() != "trap":
                 continue
+            statement = asm.parent if asm.parent is not None and asm.parent.type == "expression_statement" else None
+            # nvcc rejects `__builtin_trap()` in device code: the asm stays for CUDA.
+            edits = rocm_arm(source.data, statement.start_byte, statement.end_byte,
+                             "__builtin_trap();") if statement is not None else None
             findings.append(at_node(
                 source, asm, "PTX `trap` does not assemble for AMD GPUs.",
-                Fix.unsafe("Replace the asm with `__builtin_trap()` (nvcc rejects it in device code)",
-                           Edit.replace(asm, "__builtin_trap()")),
+                Fix.unsafe(f"Trap with `__builtin_trap()` under `{ROCM_ARM}`, keeping the asm for nvcc", *edits)
+                if edits else Fix.advice(f"Trap with `__builtin_trap()` under `{ROCM_ARM}`; nvcc rejects it"),
                 severity=Severity.ERROR))
     return findings
 

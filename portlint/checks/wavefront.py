@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import bisect
+from dataclasses import replace
+import functools
 import re
 from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
 from portlint import queries
+from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
     integer_suffix, integer_value, macro_tree, memoized, strip_parens,
@@ -118,13 +122,57 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build's shim drops the mask
         mask = strip_parens(args[0])
         text = source.node_text(mask)
+        title = f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)"
+        doubt = full_mask_doubt(call, name, source)
         findings.append(at_node(
             source, mask,
             f"Mask `{text}` covers 32 lanes; AMD wavefronts have 64.",
-            Fix.safe(f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)",
-                     Edit.replace(mask, FULL_MASK_64)),
+            Fix.unsafe(f"{title}; {doubt}", Edit.replace(mask, FULL_MASK_64)) if doubt
+            else Fix.safe(title, Edit.replace(mask, FULL_MASK_64)),
         ))
     return findings
+
+
+# Votes: their result is the lanes' (a ballot's bits); a shuffle's result does not depend on its mask on HIP.
+_VOTES = frozenset(n for n in MASKED_INTRINSICS if not n.startswith(("__shfl", "__syncwarp")))
+# A block of several rows (`dim3(32, N)`): one 64-lane wavefront holds two rows of 32 threads.
+_ROWS = re.compile(rb"\b(?:threadIdx|blockDim)\s*\.\s*[yz]\b")
+
+
+def full_mask_doubt(call, name: str, source: SourceFile) -> str | None:
+    """Why a full 64-lane mask (`~0ull`) at the `_sync` intrinsic `call` may be wrong on ROCm,
+    or None when the code shows it right. HIP's `_sync` intrinsics check that the mask is
+    exactly the lanes that execute them (`__hip_check_mask`: `mask == __ballot(true)`), where
+    CUDA lets named lanes have exited: so a lane that returned before the call, in the kernel
+    around it (or, for a device function, in any kernel of the file; with none, nothing shows
+    it; in a header, its includers' kernels are out of view) makes `~0ull` wrong. A vote in a block of rows (`threadIdx.y`) takes two rows' lanes:
+    row 1 would read row 0's bits."""
+    function = enclosing_function(call)
+    if function is None:
+        return "nothing shows that every lane reaches it"
+    if _is_kernel(function):
+        kernels = [function]
+    else:
+        if os.path.splitext(source.path)[1].lower() in HEADER_SUFFIXES:
+            return "a header's function is called from kernels out of view, where lanes may have returned"
+        kernels = [f for f in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f")
+                   if _is_kernel(f)]
+        if not kernels:
+            return "no kernel here shows that every lane of its wavefront calls it"
+    for kernel in kernels:
+        body = kernel.child_by_field_name("body")
+        last = body.named_children[-1] if body is not None and body.named_children else None
+        until = call.start_byte if kernel == function else kernel.end_byte
+        if any(r.start_byte < until and r != last
+               for r in queries.nodes(CUDA, "(return_statement) @r", kernel, "r")):
+            return "lanes that returned before it make HIP's mask check fail"
+    if name in _VOTES and any(_ROWS.search(source.data[f.start_byte:f.end_byte]) for f in {function, *kernels}):
+        return "in a block of rows (`threadIdx.y`) a wavefront votes over two rows"
+    return None
+
+
+def _is_kernel(function) -> bool:
+    return any(c.type == "__global__" for c in function.children)
 
 
 # =========================================================================================
@@ -835,6 +883,16 @@ def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _partial_warp_fix(fix: Fix) -> Fix:
+    """`blockSize & 31` and `32 - rest` count the lanes of a block's last, partial warp, to
+    build its mask (`0xffffffff >> (32 - rest)`). Counted up to 63, they overflow a mask that
+    stays 32 bits (a shift by 32 or more): right only with the mask widened too, so unsafe."""
+    if fix.applicability is not Applicability.SAFE:
+        return fix
+    return Fix.unsafe(fix.title + " (and build the partial-warp mask from it in 64 bits: `~0ull >> ...`)",
+                      *fix.edits)
+
+
 class _WarpSizeScan:
     """One file's W001 findings; per-function facts are computed once."""
 
@@ -854,8 +912,25 @@ class _WarpSizeScan:
     def report(self, node, message: str, fix: Fix, error: bool) -> None:
         if read_only_off_rocm(node, self.source):
             return
+        if fix.applicability is Applicability.SAFE and self.shuffles_in_groups:
+            fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
+                             "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
         self.findings.append(at_node(self.source, node, message, fix, severity=severity))
+
+    @functools.cached_property
+    def shuffles_in_groups(self) -> bool:
+        """Does the file shuffle with a width of its own (`__shfl_xor_sync(m, v, o, 32)`)? Its
+        lane and warp arithmetic may then index those 32-lane groups: a block reduction that
+        pairs `lane = tid & 31; wid = tid >> 5` with a width-32 warp reduction is
+        right on AMD as written; `warpSize` in the block's arithmetic alone drops every second
+        group's sum. Only the code's intent can widen both, so no fix of the file is safe."""
+        source = self.source
+        for call, name, args in shuffle_calls(source, source.tree.root_node):
+            index = shuffle_width_index(name) if name.startswith("__shfl") else None
+            if index is not None and len(args) > index and source.node_text(args[index]).strip() != "warpSize":
+                return True
+        return False
 
     # ---- `tid & 31`, `lane % 32`, `threadIdx.x / 32`, `tid >> 5`, `lane == 31` ------------
     def lane_arithmetic(self, root, in_macro: bool) -> None:
@@ -873,8 +948,8 @@ class _WarpSizeScan:
                 # `32 - rest` where `rest = blockSize & 31`: the lanes missing from the last warp
                 self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
                                   "AMD wavefronts have 64.",
-                            _warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
-                                           Edit.replace(left, "warpSize")), error=False)
+                            _partial_warp_fix(_warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
+                                                             Edit.replace(left, "warpSize"))), error=False)
                 continue
             if op not in _LANE_ARITHMETIC:
                 continue
@@ -927,8 +1002,12 @@ class _WarpSizeScan:
         source = self.source
         op = op_node.type
         if op == "&":
-            return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `& (warpSize - 1)`",
-                                  Edit.replace(literal, "(warpSize - 1)"))
+            fix = _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `& (warpSize - 1)`",
+                                 Edit.replace(literal, "(warpSize - 1)"))
+            operand = strip_parens(operand)
+            if operand.type == "identifier" and _names_block_size(source.node_text(operand)):
+                return _partial_warp_fix(fix)  # `blockSize & 31`: the threads past the last full warp
+            return fix
         if op in ("==", "!="):
             return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `{op} warpSize - 1`",
                                   Edit.replace(literal, "warpSize - 1"))
@@ -1264,7 +1343,59 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
             scan.shuffle_lanes(root, in_macro)
     if b"Warp" in source.data:
         scan.cub_logical_warps()
-    return scan.findings
+    return _one_logical_warp(scan.findings, source)
+
+
+# A warp size spelled as a name (`WARP_SIZE`, `kWarpSize`, a template's `WarpSize`): 32 wherever it is used.
+_WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b")
+
+
+# `thread_block_tile<32>`, `tiled_partition<32>(block)`: lanes in groups of their own size
+# (a softmax that reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
+_FIXED_TILE = re.compile(rb"\b(?:thread_block_tile|tiled_partition)\s*<\s*(?!warpSize\b)\w")
+# Operations across a warp's lanes: without one, `tid / 32` and `tid % 32` only lay out data
+# (a GEMM's 8 x 32 tile loads, right on any warp size; `warpSize` there breaks the layout).
+_CROSS_LANE = re.compile(rb"__shfl|__ballot|__any|__all|__uni_sync|__activemask|__match_|__syncwarp|__reduce_"
+                         rb"|__lane_id|\.shfl|\.ballot|\.any\(|\.all\(|\breduce\s*\(|wmma::|Warp(?:Reduce|Scan)")
+# `#define W 32`, `constexpr int kWarp = 32;`, `template <int W = 32>`: a name for 32.
+_NAMED_32 = re.compile(rb"#\s*define\s+(\w+)\s+\(?32\)?\s*$|\b(\w+)\s*=\s*32\s*[;,>]", re.M)
+
+
+def _named_32(data: bytes) -> bool:
+    """Does the file give 32 a name and use it (an index or a size written with it stays 32)?"""
+    for m in _NAMED_32.finditer(data):
+        name = m.group(1) or m.group(2)
+        if len(re.findall(rb"\b" + re.escape(name) + rb"\b", data)) > 1:
+            return True
+    return False
+
+
+def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Finding]:
+    """W001's fixes turn a 32-lane logical warp into the 64-lane wavefront: a reduction's reach
+    and the lane and warp indices that read its result must change together, or lanes 32-63
+    are lost or counted twice (a warp reduction from `warpSize / 2` beside a block
+    reduction indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
+    whole warp: not in a header (its includers keep their own indices), not beside 32-lane
+    code here that gets no fix or cooperative-groups tiles of a fixed size, nor beside a warp
+    size spelled as a name (32 wherever used); and in a file where nothing crosses lanes the
+    indices only lay out data."""
+    if not any(f.fix.applicability is Applicability.SAFE for f in findings):
+        return findings
+    doubt = None
+    if os.path.splitext(source.path)[1].lower() in HEADER_SUFFIXES:
+        doubt = "a header: the code that includes it keeps its own lane and warp indices"
+    elif any(not f.fix.is_applicable for f in findings):
+        doubt = "other 32-lane code in this file gets no fix"
+    elif _FIXED_TILE.search(source.data):
+        doubt = "this file works in cooperative-groups tiles of a fixed size"
+    elif not _CROSS_LANE.search(source.data):
+        doubt = "nothing here crosses lanes: its lane and warp indices lay out data in groups of 32"
+    elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
+        doubt = "a warp size spelled as a name here stays 32"
+    if doubt is None:
+        return findings
+    return [replace(f, fix=Fix.unsafe(f"{f.fix.title} (with the rest of the warp's code: {doubt})", *f.fix.edits))
+            if f.fix.applicability is Applicability.SAFE else f for f in findings]
 
 
 # =========================================================================================
@@ -1432,19 +1563,32 @@ def _narrow_one(node, source: SourceFile) -> str | None:
     return None
 
 
-def _lane_shift(node, source: SourceFile):
-    """The 32-bit literal of `1 << lane`, `-1 << lane`, `~0u << lane`, else None."""
+def _lane_shift(node, source: SourceFile, wide: bool = False):
+    """The 32-bit literal of `1 << lane`, `-1 << lane`, `~0u << lane`, else None; with `wide`,
+    also the 64-bit one of `1ull << lane`, `~0ull << lane`."""
     if node.type != "binary_expression" or node.child_by_field_name("operator").type != "<<":
         return None
     left = node.child_by_field_name("left")
-    if _narrow_one(left, source) is None or not _lane_amount(node.child_by_field_name("right"), source):
+    if _narrow_one(left, source) is None and not (wide and _wide_one(left, source)):
+        return None
+    if not _lane_amount(node.child_by_field_name("right"), source):
         return None
     return strip_parens(left)
+
+
+def _wide_one(node, source: SourceFile) -> bool:
+    """`1ull`, `1ULL`, `~0ull` (what `_narrow_one` writes): a 64-bit one or all-ones literal."""
+    node = strip_parens(node)
+    if node.type == "unary_expression" and node.child_by_field_name("operator").type == "~":
+        node = strip_parens(node.child_by_field_name("argument"))
+        return integer_value(node, source) == 0 and "l" in integer_suffix(node, source)
+    return node.type == "number_literal" and integer_value(node, source) == 1 and "l" in integer_suffix(node, source)
 
 
 class _Mask(NamedTuple):
     origin: str  # "`__ballot_sync`" or "a lane mask"
     signed: bool  # held in a signed 32-bit int on the way
+    narrow: bool = False  # held in a 32-bit variable that no safe fix widens
 
 
 @bounded(None)
@@ -1479,8 +1623,8 @@ def _mask_origin(node, source: SourceFile, variables: dict[str, _Mask]) -> _Mask
         return None
     op = node.child_by_field_name("operator").type
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if op == "<<":
-        return _Mask("a lane mask", False) if _lane_shift(node, source) is not None else None
+    if op == "<<":  # `1 << lane`, and its widened form `1ull << lane`: a fix keeps it a mask
+        return _Mask("a lane mask", False) if _lane_shift(node, source, wide=True) is not None else None
     if op == "-":
         return _mask_origin(left, source, variables) if integer_value(right, source) == 1 else None
     if op in ("&", "|", "^"):
@@ -1524,6 +1668,75 @@ def _declared_names(declarator, source: SourceFile):
         else:
             return None
     return (declarator, plain) if declarator is not None else None
+
+
+# Expressions through which a value keeps its width on the way to where it is kept.
+_CARRIERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression", "conditional_expression"})
+_WIDE_TYPES = frozenset({"unsigned long long", "unsigned long long int", "uint64_t", "std::uint64_t",
+                         "long long", "int64_t", "size_t", "auto"})
+_COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+
+
+def _wide_after_fixes(node, source: SourceFile, variables: dict[str, _Mask]) -> bool:
+    """Is the value of `node` 64 bits wide once the safe fixes are applied: made of mask
+    intrinsics (64 bits on HIP), lane shifts (widened with it), literals and mask variables
+    that are, or are safely made, 64 bits? A 32-bit value in it (`m & lanemask32`) keeps
+    lanes 32-63 out."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    kind = node.type
+    if kind == "number_literal":
+        return True
+    if kind == "identifier":
+        mask = variables.get(source.node_text(node))
+        return mask is not None and not mask.narrow
+    if kind == "call_expression":
+        return _mask_origin(node, source, variables) is not None
+    if kind == "unary_expression":
+        return _wide_after_fixes(node.child_by_field_name("argument"), source, variables)
+    if kind == "conditional_expression":
+        return all(_wide_after_fixes(node.child_by_field_name(f), source, variables) for f in ("consequence", "alternative"))
+    if kind == "binary_expression":
+        if _lane_shift(node, source, wide=True) is not None:
+            return True
+        return all(_wide_after_fixes(node.child_by_field_name(f), source, variables) for f in ("left", "right"))
+    return False
+
+
+def _received_wide(shift, source: SourceFile, variables: dict[str, _Mask]) -> bool:
+    """Does the value of the lane shift `shift`, once widened, stay 64 bits where it goes:
+    a test, a 64-bit (or safely widened) variable, a `_sync` intrinsic's mask, a bit function
+    whose whole operand is 64 bits? Kept in an `int`, it is cut back to lanes 0-31."""
+    node, parent = shift, shift.parent
+    while parent is not None and parent.type in _CARRIERS:
+        if parent.type == "binary_expression" and parent.child_by_field_name("operator").type in _COMPARISONS:
+            return True  # a test of the bits: its width is the wider operand's
+        if parent.type == "conditional_expression" and parent.child_by_field_name("condition") == node:
+            return True
+        node, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("if_statement", "while_statement", "do_statement", "condition_clause"):
+        return True
+    if parent.type == "init_declarator" or (parent.type == "assignment_expression"
+                                            and parent.child_by_field_name("right") == node):
+        target = parent.child_by_field_name("declarator" if parent.type == "init_declarator" else "left")
+        if target is None or target.type != "identifier":
+            return False
+        mask = variables.get(source.node_text(target))
+        if mask is not None:
+            return not mask.narrow
+        declaration = parent.parent if parent.type == "init_declarator" else None
+        type_node = declaration.child_by_field_name("type") if declaration is not None else None
+        return type_node is not None and _type_text(type_node, source) in _WIDE_TYPES
+    if parent.type == "argument_list" and parent.parent is not None:
+        callee = callee_name(parent.parent, source) or ""
+        if callee in MASKED_INTRINSICS:
+            return arguments(parent.parent)[:1] == [node]
+        if callee in BIT_FUNCTIONS or callee in ("__popcll", "__ffsll"):
+            return _wide_after_fixes(node, source, variables)
+    return False
 
 
 class _Declaration(NamedTuple):
@@ -1622,16 +1835,24 @@ class _LaneMaskScan:
                 continue
             type_text = _type_text(declaration.type_node, source)
             signed = type_text in _SIGNED_32
+            narrow_type = type_text in _SIGNED_32 or type_text in _UNSIGNED_32
+            safe = declaration.plain and not signed and not _in_printf(name, function, source)
             if target.type == "identifier":
-                variables[name] = _Mask(mask.origin, signed or mask.signed)
-            if (type_text in _SIGNED_32 or type_text in _UNSIGNED_32) and declaration.node.id not in reported:
+                variables[name] = _Mask(mask.origin, signed or mask.signed, narrow_type and not safe)
+            if narrow_type and declaration.node.id not in reported:
                 reported.add(declaration.node.id)
                 anchor = declaration.type_node if store.type == "init_declarator" else target
-                safe = declaration.plain and not signed and not _in_printf(name, function, source)
                 self.report(anchor, f"`{type_text} {name}` holds 32 lanes of {mask.origin}; AMD wavefronts have 64.",
-                            (Fix.safe if safe else Fix.unsafe)(f"Declare `{name}` as `{MASK_TYPE}`",
-                                                               Edit.replace(declaration.type_node, MASK_TYPE)))
+                            self._type_fix(safe, f"Declare `{name}` as `{MASK_TYPE}`", declaration, function,
+                                           Edit.replace(declaration.type_node, MASK_TYPE)))
         return variables
+
+    def _type_fix(self, safe: bool, title: str, declaration: _Declaration, function, *edits: Edit) -> Fix:
+        """A variable's new type; a kernel's parameter gets advice only (its launches pass the
+        old type, and the signature is the kernel's interface)."""
+        if declaration.node.type == "parameter_declaration" and _is_kernel(function):
+            return Fix.advice(f"{title} (a kernel parameter: change its launches with it)")
+        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
 
     def _returned(self, function, origin: str, reported: set[int]) -> None:
         type_node = function.child_by_field_name("type")
@@ -1667,9 +1888,9 @@ class _LaneMaskScan:
             self.report(declaration.type_node,
                         f"`{type_text} {variable}` is the lane mask of `{name}`; HIP's `_sync` intrinsics take "
                         "a 64-bit mask (AMD wavefronts have 64 lanes).",
-                        self._widen_mask_fix(variable, declaration, function))
+                        self._widen_mask_fix(variable, declaration, function, call, name))
 
-    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function) -> Fix:
+    def _widen_mask_fix(self, variable: str, declaration: _Declaration, function, call, name: str) -> Fix:
         """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
         local declared alone whose value is such a mask (or none) and that is only ever a mask."""
         source = self.source
@@ -1686,7 +1907,9 @@ class _LaneMaskScan:
         plain_value = value is None or len(edits) == 2 or _mask_origin(value, source, {}) is not None
         safe = declaration.plain and plain_value and only_masks and not _in_printf(variable, function, source)
         title = f"Declare `{variable}` as `{MASK_TYPE}`" + (f" starting from `{FULL_MASK_64}`" if len(edits) == 2 else "")
-        return (Fix.safe if safe else Fix.unsafe)(title, *edits)
+        if len(edits) == 2 and (doubt := full_mask_doubt(call, name, source)):
+            safe, title = False, f"{title}; {doubt}"
+        return self._type_fix(safe, title, declaration, function, *edits)
 
     def bit_functions(self, root, variables_of) -> None:
         """`__popc`/`__ffs`/`__clz`/`__brev` of a mask."""
@@ -1699,12 +1922,14 @@ class _LaneMaskScan:
                 continue
             function = BIT_FUNCTIONS[name]
             safe = function.same_on_cuda == "always" or (function.same_on_cuda == "unsigned" and not mask.signed)
+            # `__popcll` of a value that stays 32 bits counts lanes 0-31 only: right only with its operand widened.
+            safe = safe and _wide_after_fixes(args[0], source, variables_of(call))
             callee = call.child_by_field_name("function")
             self.report(callee, f"`{name}` {function.verb} 32 lanes of {mask.origin}; AMD wavefronts have 64.",
                         (Fix.safe if safe else Fix.unsafe)(f"Replace `{name}` with `{function.wide}`{function.note}",
                                                            Edit.replace(callee, function.wide)))
 
-    def lane_shifts(self, root) -> None:
+    def lane_shifts(self, root, variables_of) -> None:
         """`1 << lane`: 32 bits wide, so lanes 32-63 shift the bit out (undefined behaviour)."""
         source = self.source
         for shift in _shift_expressions(source, root):
@@ -1714,8 +1939,12 @@ class _LaneMaskScan:
             wide = _narrow_one(literal, source)
             text = source.node_text(literal)
             amount = _short(source.node_text(shift.child_by_field_name("right")), 16)
+            title = f"Replace `{text}` with `{wide}`"
+            keeps = _received_wide(shift, source, variables_of(shift))
             self.report(literal, f"`{text} << {amount}` is 32 bits wide; lanes 32–63 of a wavefront overflow.",
-                        Fix.safe(f"Replace `{text}` with `{wide}`", Edit.replace(literal, wide)))
+                        Fix.safe(title, Edit.replace(literal, wide)) if keeps else
+                        Fix.unsafe(f"{title} (its value is then kept in 32 bits: widen that too)",
+                                   Edit.replace(literal, wide)))
 
 
 # The lane-shift path needs what `_narrow_one` widens (`1`, `1u`, `-1`, `0xffffffff`,
@@ -1761,7 +1990,7 @@ def check_truncated_lane_mask(source: SourceFile) -> list[Finding]:
         if has_bit_functions:
             scan.bit_functions(root, (lambda node: {}) if in_macro else variables_of)
         if has_lane_shifts:
-            scan.lane_shifts(root)
+            scan.lane_shifts(root, (lambda node: {}) if in_macro else variables_of)
     return scan.findings
 
 

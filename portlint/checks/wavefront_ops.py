@@ -123,6 +123,11 @@ def _width_finding(call, name: str, width, source: SourceFile) -> Finding:
     title = "Replace the width `32` with `warpSize`"
     if name.startswith("__shfl"):
         fix = _warp_size_fix(width, source, False, title, Edit.replace(width, "warpSize"))
+        # Never safe: a width of 32 makes 32-lane groups, right on AMD as long as nothing
+        # hardware-wide observes them (a 32-point transform on `i < 32`, rows of 32 threads);
+        # `warpSize` merges two groups, which only the code's intent can allow.
+        if fix.is_applicable:
+            fix = Fix.unsafe(title + " (if the whole wavefront is meant, not a 32-lane group)", *fix.edits)
     else:  # a wrapper: its third parameter is a width by convention only
         fix = Fix.unsafe(title, Edit.replace(width, "warpSize"))
     return at_node(source, width, message, fix)

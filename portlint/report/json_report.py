@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from portlint.fix import Applicability
 from portlint.finding import root_cause
 from portlint.report import to_json_text
 from portlint.ruledocs import load_all
@@ -45,16 +46,17 @@ def render(result, context) -> str:
     if context.statistics:  # `--statistics`: counts per rule, most first (as the text form)
         counts: dict[str, list[int]] = {}
         for f in result.findings:
-            entry = counts.setdefault(f.code, [0, 0, 0, 0])
+            entry = counts.setdefault(f.code, [0, 0, 0, 0, 0])
             entry[0] += 1
             entry[1] += 1 + len(f.related)
-            entry[3] += f.fix.is_applicable
+            if f.fix.is_applicable:  # as the text summary counts: `fixable` by --fix, the rest with --unsafe-fixes
+                entry[3 if f.fix.applicability is Applicability.SAFE else 4] += 1
         for f in {root_cause(f): f for f in result.findings}.values():
             counts[f.code][2] += 1
         payload["statistics"] = [
             {"code": code, "name": docs[code].name, "count": n, "places": places, "root_causes": roots,
-             "fixable": fixable}
-            for code, (n, places, roots, fixable) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+             "fixable": fixable, "unsafe_fixable": unsafe}
+            for code, (n, places, roots, fixable, unsafe) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
         ]
     if result.skipped:  # `portlint doctor`: checks that could not run on this machine
         payload["not_checked"] = [{"code": s.code, "reason": s.reason} for s in result.skipped]

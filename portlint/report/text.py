@@ -142,11 +142,16 @@ def render_statistics(result, context) -> str:
     places = Counter()
     for f in result.findings:
         places[f.code] += 1 + len(f.related)
-    fixable = Counter(f.code for f in result.findings if f.fix.is_applicable)
+    # `[*]`: some finding of the rule has a safe fix (`--fix` applies it); `[~]`: only unsafe ones.
+    fixes = {}
+    for f in result.findings:
+        if f.fix.is_applicable and f.path not in context.not_fixed:
+            fixes.setdefault(f.code, set()).add(f.fix.applicability)
     lines = [f"{'found':>5}  {'places':>6}  {'roots':>5}  rule"] if counts else []
     roots = Counter(f.code for f in {root_cause(f): f for f in result.findings}.values())
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        mark = "[*]" if fixable[code] else "   "
+        offered = fixes.get(code, ())
+        mark = "[*]" if Applicability.SAFE in offered else "[~]" if offered else "   "
         lines.append(f"{n:>5}  {places[code]:>6}  {roots[code]:>5}  {code}  {mark} {docs[code].name}")
     if counts:
         lines.append(f"{len(result.findings):>5}  {sum(places.values()):>6}  {sum(roots.values()):>5}  "
