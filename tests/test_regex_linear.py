@@ -64,6 +64,9 @@ DYNAMIC_SITES = {
     ("queries.py", "args[0]"): "the `#match?` argument of a query source: collected from the sources",
     ("discover.py", "'|'.join((_unnamed_groups(p.regex.pattern) for p in patterns))"):
         "pathspec's own regexes of the exclude and .gitignore globs, joined: run over paths, not file content",
+    ("checks/wavefront.py", "b'\\\\b' + re.escape(name) + b'\\\\b'"): "an escaped name between word boundaries: a literal",
+    ("checks/numerics.py", "b'\\\\bstruct\\\\s+' + name.encode() + b'\\\\s*\\\\{'"):
+        "an identifier (a type name the file declares) between single blank runs: linear",
     ("deep/translation_unit.py", "f'#define\\\\s+HIP_VERSION_{part}\\\\s+(\\\\d+)'"):
         "two fixed names (MAJOR, MINOR) in a linear pattern, run on one HIP header",
 }
