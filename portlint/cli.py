@@ -198,7 +198,7 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
     try:
         if diff:
-            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
+            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache, exit_zero))
         fixed, not_fixed = 0, []
         if fix:
             result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
@@ -344,7 +344,8 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path |
     return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
 
 
-def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None, exit_zero: bool = False) -> int:
+    """Print the fixes; the exit code as `scan`'s (1: something to fix, unless --exit-zero)."""
     import difflib  # only `--diff` needs it: every other run spares its import
 
     result = engine.scan(paths, config, jobs, cache)
@@ -361,7 +362,9 @@ def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | Non
         click.echo("".join(diff), nl=False)
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
-    return 2 if result.has_internal_error or result.timed_out else (1 if plans else 0)
+    if result.has_internal_error or (result.timed_out and not exit_zero):
+        return 2
+    return 1 if plans and not exit_zero else 0
 
 
 def _write_baseline(path: Path, result, config: Config) -> None:
