@@ -25,7 +25,7 @@ import pathspec
 from portlint import build_model, embedded, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
-from portlint.cache import Cache
+from portlint.cache import FILE, Cache
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -357,7 +357,7 @@ class _FactsLoader:
         facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
-            self.cache.put(self.cache.key(source, environment), (self.state, []))
+            self.cache.put(self.cache.key(source, environment), (self.state, []), FILE)
         return facts
 
 
@@ -495,7 +495,7 @@ def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnv
     if isinstance(source, Problem):
         return source
     source.build = environment
-    return cache.get(cache.key(source, environment))
+    return cache.get(cache.key(source, environment), FILE)
 
 
 def _in_workers(count: int, timeout: float) -> bool:
@@ -590,13 +590,13 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return source
     source.build = environment
     key = cache.key(source, environment) if cache is not None else ""
-    if cache is not None and (hit := cache.get(key)) is not None:
+    if cache is not None and (hit := cache.get(key, FILE)) is not None:
         return hit
     problems: list[Problem] = []
     try:
         outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:
-            cache.put(key, outcome)
+            cache.put(key, outcome, FILE)
         return outcome
     except SyntaxError as exc:
         return Problem(source.path, f"skipped: Python syntax error at line {exc.lineno}: {exc.msg}")

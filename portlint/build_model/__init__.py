@@ -15,6 +15,7 @@ import hashlib
 import os
 from typing import TYPE_CHECKING
 
+from portlint.cache import BUILD_FILES
 from portlint.discover import suffix_of
 from portlint.fileio import NotReadable, read_regular
 from portlint.build_model import observed
@@ -116,13 +117,13 @@ def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
         f"{c.absolute}\1{c.language}\1{c.build_script}\1{c.explicit and not whole_project}" for c in project
     )).encode()).hexdigest()
     key = cache.key_for("build files", str(config.root), listing)
-    hit = cache.get(key)
+    hit = cache.get(key, BUILD_FILES)
     if hit is not None and isinstance(hit[0], tuple) and len(hit[0]) == 2 and hit[0][0].holds():
         return hit[0][1]
     seen = observed.Observed()
     files = read_build_files(project, config, whole_project, seen)
     if seen.settled() and not seen.unrecorded:
-        cache.put(key, ((seen, files), []))
+        cache.put(key, ((seen, files), []), BUILD_FILES)
     return files
 
 
