@@ -40,11 +40,20 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def refused_by_os(path: Path | str) -> bool:
+    """A path no system call takes: a NUL byte ends a C string (Python raises ValueError
+    rather than pass it on), so no file has such a name."""
+    return "\0" in os.fspath(path)
+
+
 def read_regular(path: Path | str, limit: int) -> bytes:
     """The bytes of the regular file at `path` (a symlink is followed), at most `limit` of them.
 
-    Raises NotReadable with the reason (not a regular file, too large) or OSError.
+    Raises NotReadable with the reason (not a regular file, too large, a name no file has)
+    or OSError.
     """
+    if refused_by_os(path):
+        raise NotReadable("the name holds a NUL byte, which no file name can")
     if not stat.S_ISREG(mode := os.stat(path).st_mode):
         raise NotReadable(f"not a regular file ({_kind(mode)})")
     # O_NONBLOCK: had the path become a FIFO since the stat, the open must not wait for a writer.

@@ -33,6 +33,7 @@ from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple
 
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
+from portlint.fileio import refused_by_os
 
 # ---- predefined macros -------------------------------------------------------------------
 # Macros a ROCm build defines, and ones it never defines (C/C++ preprocessor).
@@ -472,7 +473,7 @@ class BuildMacros:
             try:
                 with os.scandir(directory or ".") as entries:
                     found = frozenset(e.name for e in entries if _is_regular_file(e))
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a NUL in the path (`refused_by_os`)
                 found = frozenset()
             self._listings[directory] = found
         return found
@@ -601,7 +602,13 @@ class BuildMacros:
                 m = _INCLUDE.match(d.text)
                 if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
                     continue
-                target = self.resolve(path, m.group(1) or m.group(2), m.group(1) is not None)
+                include = m.group(1) or m.group(2)
+                if refused_by_os(include):  # no file has that name: one line, and the walk goes on
+                    line = data.count(b"\n", 0, d.offset) + 1
+                    self.problems.append((f"{path}:{line}", "the `#include` path holds a NUL byte, which no file "
+                                                             "name can; that include is skipped"))
+                    continue
+                target = self.resolve(path, include, m.group(1) is not None)
                 if target is None or target == path:
                     continue
                 self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
