@@ -64,7 +64,13 @@ def read_regular(path: Path | str, limit: int) -> bytes:
             raise NotReadable(f"not a regular file ({_kind(info.st_mode)})")
         if info.st_size > limit:
             raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
-        data = fh.read(limit + 1)  # the file may grow between the fstat and the read
+        # A buffer of the file's size (one byte more shows growth since the fstat), not of
+        # the limit: an 8 MiB buffer is a memory mapping of its own, shrunk to the data's
+        # size but kept while the bytes live, one per file read; 65,530 of them (the
+        # system's `vm.max_map_count`) and nothing more can be mapped, not even a library.
+        data = fh.read(info.st_size + 1)
+        if len(data) > info.st_size:  # it grew: read on to the limit
+            data += fh.read(limit + 1 - len(data))
     if len(data) > limit:
         raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
     return data
