@@ -179,3 +179,34 @@ def test_named_file_runs_follow_edits_of_headers_and_sources(tmp_path: Path) -> 
     assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == []
     (root / "ops.cu").write_text(launch + "// again\n")
     assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == [("impl.cu", 1, "P005")]
+
+
+def test_a_named_file_is_read_with_its_own_project_whatever_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    """Two projects side by side, no marker above them: `portlint scan projA/src/kernels.cu`
+    from their parent reads projA as the context, not everything under the working directory
+    (projB's loader would make projA's kernel an R002 finding)."""
+    from click.testing import CliRunner
+
+    from portlint import engine
+    from portlint.cli import main
+
+    kernel = '__global__ void saxpy(float* y) { y[0] = 1; }\n'
+    loader = 'void load() { hipModuleGetFunction(&f, mod, "saxpy"); }\n'
+    for name in ("projA", "projB"):
+        (tmp_path / name / "src").mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    (tmp_path / "projA" / "src" / "kernels.cu").write_text(kernel)
+    (tmp_path / "projB" / "src" / "loader.cpp").write_text(loader)
+    discovered: list[str] = []
+    real_discover = engine.discover
+    monkeypatch.setattr(engine, "discover", lambda paths, config: (found := real_discover(paths, config))
+                        and discovered.extend(c.absolute for c in found[0]) or found)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert discovered and all("/projA/" in path for path in discovered), discovered
+    assert (tmp_path / "projA" / ".portlint_cache").is_dir() and not (tmp_path / ".portlint_cache").exists()
+    # The loader inside projA: the same run finds it.
+    (tmp_path / "projA" / "src" / "loader.cpp").write_text(loader)
+    result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
+    assert result.exit_code == 1 and "R002" in result.output, result.output
