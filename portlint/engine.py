@@ -179,6 +179,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
         context_after.update(_headers_outside(model, context_after))
+        # The named files too: the next run on them (unchanged) keeps this context.
+        context_after.update({c.absolute: (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
+                                           None)
+                              for c in candidates if c.content is None and c.absolute not in context_after
+                              if (signature := unchanged.signature(c.absolute)) is not None})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, build)
@@ -265,7 +270,7 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     plan: list[FileState | Candidate] = []
     for candidate in others:
         entry = kept.get(candidate.absolute)
-        if entry is not None:
+        if entry is not None and entry[2] is not None:  # None: a file the last run read but kept no state of
             plan.append(entry[2])
             continue
         source = read_source(candidate)

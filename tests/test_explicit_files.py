@@ -210,3 +210,33 @@ def test_a_named_file_is_read_with_its_own_project_whatever_the_working_director
     (tmp_path / "projA" / "src" / "loader.cpp").write_text(loader)
     result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
     assert result.exit_code == 1 and "R002" in result.output, result.output
+
+
+def test_a_second_run_on_a_named_header_reads_no_file_that_does_not_include_it(tmp_path: Path, monkeypatch) -> None:
+    """A header named alone takes its macros from its includers. Which files include it comes
+    from the project's include graph, kept with each file's stat signature: the next run reads
+    only the includers (for the walk), and the project context comes from the last run."""
+    from portlint import build_model, engine
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    _warp_project(root)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for i in range(5):
+        (root / f"unrelated{i}.cu").write_text(f"__global__ void u{i}(int* x) {{ x[0] = 1; }}\n")
+    for path in root.glob("*.*"):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=root), tmp_path / "cache"
+    expected = _codes(engine.scan([root / "lane.h"], config))
+    first = engine.scan([root / "lane.h"], config, cache_dir=cache)
+    read_by_model, read_by_scan = [], []
+    real_model_read, real_read_source = build_model._read, engine.read_source
+    monkeypatch.setattr(build_model, "_read", lambda p: read_by_model.append(Path(p).name) or real_model_read(p))
+    monkeypatch.setattr(engine, "read_source",
+                        lambda c, data=None: read_by_scan.append(Path(c.path).name) or real_read_source(c, data))
+    second = engine.scan([root / "lane.h"], config, cache_dir=cache)
+    assert _codes(second) == _codes(first) == expected
+    assert set(read_by_model) <= {"uses_shim.cu", "shim.h", "lane.h"}, read_by_model
+    assert set(read_by_scan) <= {"lane.h"}, read_by_scan

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from typing import TYPE_CHECKING
 
 from portlint.cache import BUILD_FILES
 from portlint.discover import suffix_of
 from portlint.fileio import NotReadable, read_regular
 from portlint.build_model import observed
-from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+from portlint.build_model.macros import (EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros,
+                                         FileEnvironment, include_names)
 
 if TYPE_CHECKING:
     from portlint.build_model.build_files import BuildFiles
@@ -86,7 +88,7 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     # A header named alone takes its macros from where it is included, as in a full scan.
-    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or ())
+    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or (), cache, str(config.root))
     torch_extension = files.torch_extension  # its builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
@@ -131,23 +133,52 @@ def _is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
-def _includers(headers, around) -> dict[str, bytes]:
-    """The project's C-family files that may include one of `headers`, directly or through
-    other headers, with their bytes: those whose bytes name one of them (an include names its
-    file). Walking only these, not the whole project, gives each header the places it is
-    included."""
-    unread = [c.absolute for c in around if c.language == _C_FAMILY]
-    data = {path: _read(path) or b"" for path in unread} if headers else {}
-    found: dict[str, bytes] = {}
-    names = {os.path.basename(c.absolute).encode() for c in headers}
-    while names:
-        wanted, names = names, set()
-        for path, text in data.items():
-            if path not in found and any(name in text for name in wanted):
-                found[path] = text
-                if _is_header(path):
-                    names.add(os.path.basename(path).encode())
-    return found
+def _includers(headers, around, cache=None, scope: str = "") -> dict[str, bytes]:
+    """The project's C-family files that include one of `headers`, directly or through other
+    headers, with their bytes. Walking only these, not the whole project, gives each header
+    the places it is included.
+
+    What each file includes comes from the project's include graph (`include_graph`), kept
+    between runs with each file's stat signature: a run reads again only the files that
+    changed, then the includers it walks."""
+    if not headers:
+        return {}
+    graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope)
+    by_name: dict[str, list[str]] = {}
+    for path, names in graph.items():
+        for name in names:
+            by_name.setdefault(posixpath.basename(name), []).append(path)
+    found: set[str] = set()
+    wanted = {os.path.basename(c.absolute) for c in headers}
+    while wanted:
+        including = {path for name in wanted for path in by_name.get(name, ()) if path not in found}
+        found |= including
+        wanted = {os.path.basename(path) for path in including if _is_header(path)}
+    return {path: _read(path) or b"" for path in sorted(found)}
+
+
+def include_graph(paths: list[str], cache=None, scope: str = "") -> dict[str, tuple[str, ...]]:
+    """path -> what its `#include` directives name, for each of `paths`. With a `cache`, a
+    file whose stat signature is unchanged since the last run is not read
+    (`portlint.unchanged`: the same record as a scan's results)."""
+    from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+    kind = ("include graph", scope)  # `scope`: the project root
+    before = unchanged.load(cache, *kind)
+    after: unchanged.Snapshot = {}
+    graph: dict[str, tuple[str, ...]] = {}
+    for path in paths:
+        signature = unchanged.signature(path)
+        entry = before.get(path)
+        if entry is not None and signature is not None and entry[0] == signature:
+            names = entry[2]
+        else:
+            names = include_names(_read(path) or b"")
+        graph[path] = names
+        if signature is not None:
+            after[path] = (signature, False, names)
+    unchanged.save(cache, after, before, *kind)
+    return graph
 
 
 def _read(path: str) -> bytes | None:

@@ -319,6 +319,15 @@ def read_directives(data: bytes) -> list[Directive]:
     return found
 
 
+def include_names(data: bytes) -> tuple[str, ...]:
+    """What a file's `#include` directives name (`"a/b.h"` and `<a/b.h>` alike), as the walk reads them."""
+    names = []
+    for d in read_directives(data):
+        if d.kind in ("include", "include_next") and (m := _INCLUDE.match(d.text)) is not None:
+            names.append(m.group(1) or m.group(2))
+    return tuple(names)
+
+
 def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
     if b"__" not in data or b"{" not in data:
         return []
