@@ -240,3 +240,38 @@ def test_a_second_run_on_a_named_header_reads_no_file_that_does_not_include_it(t
     assert _codes(second) == _codes(first) == expected
     assert set(read_by_model) <= {"uses_shim.cu", "shim.h", "lane.h"}, read_by_model
     assert set(read_by_scan) <= {"lane.h"}, read_by_scan
+
+
+def test_a_named_headers_environment_is_kept_while_its_record_holds(tmp_path: Path, monkeypatch) -> None:
+    """A header named alone takes its macros from a walk of its includers. That environment is
+    kept with a stat record of what it depended on: the next run walks nothing, and an edit of
+    an includer's header (or a new includer) is seen."""
+    from portlint import engine
+    from portlint.build_model.macros import BuildMacros
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for path in (*root.glob("*.*"), root):  # the folder too: its listing resolves the includes
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=root), tmp_path / "cache"
+    walks = []
+    real_walk = BuildMacros._walk
+    monkeypatch.setattr(BuildMacros, "_walk", lambda self, path: walks.append(path) or real_walk(self, path))
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == []
+    assert walks
+    walks.clear()
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == []
+    assert walks == [], "the kept environment answers"
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    os.utime(root / "shim.h", ns=(time.time_ns() - 5 * 10**9,) * 2)
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == [("lane.h", 2, "W001")]
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "another.cu").write_text('#define WARP_SIZE 32\n#include "lane.h"\n')  # a new includer, 32 lanes
+    for path in (root / "shim.h", root / "another.cu", root):
+        os.utime(path, ns=(time.time_ns() - 4 * 10**9,) * 2)
+    expected = _codes(engine.scan([root / "lane.h"], config))
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == expected

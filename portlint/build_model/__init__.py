@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import time
 from typing import TYPE_CHECKING
 
 from portlint.cache import BUILD_FILES
@@ -36,18 +37,23 @@ _C_FAMILY = "cuda"
 class BuildModel:
     """What the per-file checks get from the build: per file, its macro environment."""
 
-    def __init__(self, files: "BuildFiles", macros: BuildMacros) -> None:
+    def __init__(self, files: "BuildFiles", macros: BuildMacros, kept: "KeptEnvironments | None" = None) -> None:
         self.files, self.macros = files, macros
         self._environments: dict[str, FileEnvironment] = {}
+        self._kept = kept
 
     def environment(self, absolute: str) -> FileEnvironment:
         env = self._environments.get(absolute)
         if env is None:
-            try:
-                env = self.macros.environment(absolute)
-            except RecursionError:  # includes nested deeper than Python's stack: no environment
-                self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
-                env = EMPTY
+            env = self._kept.get(absolute) if self._kept is not None else None
+            if env is None:
+                try:
+                    env = self.macros.environment(absolute)
+                except RecursionError:  # includes nested deeper than Python's stack: no environment
+                    self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
+                    env = EMPTY
+                if self._kept is not None:
+                    self._kept.put(absolute, env, self.macros)
             self._environments[absolute] = env
         return env
 
@@ -101,7 +107,55 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=_read, not_built=files.not_built, unread=scanned,
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined)
-    return BuildModel(files, macros)
+    kept = None
+    if cache is not None and around is not None:  # named files: their environments kept between runs
+        settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
+                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built)))
+        project = [c.absolute for c in around if c.language == _C_FAMILY]
+        kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project)
+    return BuildModel(files, macros, kept)
+
+
+# The signature of a path where there is no file (an include looked for, and not there).
+_MISSING = (0, -1, 0)
+
+
+class KeptEnvironments:
+    """The macro environments of named files, kept between runs with a stat record of what
+    each depended on: every C-family file of the project (any may come to include a named
+    header, or stop), every file and directory the walk read or listed. While the record
+    holds, a named header's environment costs those stats, not a walk of its includers."""
+
+    def __init__(self, cache, root: str, settings: str, project: list[str]) -> None:
+        self._cache, self._root, self._settings, self._project = cache, root, settings, project
+
+    def _kind(self, absolute: str) -> tuple[str, ...]:
+        return ("environment", self._root, self._settings, absolute)
+
+    def get(self, absolute: str) -> FileEnvironment | None:
+        from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+        record = unchanged.load(self._cache, *self._kind(absolute))
+        entry = record.get(absolute)
+        if entry is None or not isinstance(entry[2], FileEnvironment):
+            return None
+        if any(path not in record for path in self._project):
+            return None  # a new file: it may include the header
+        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
+            return None
+        return record[absolute][2]
+
+    def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros) -> None:
+        from portlint import unchanged
+
+        paths = dict.fromkeys((*self._project, *macros.files_read(), *macros.directories_listed(), absolute))
+        record: unchanged.Snapshot = {}
+        for path in paths:
+            signature = unchanged.signature(path) or _MISSING  # an include looked for and not found: still looked for
+            if signature[0] >= time.time_ns() - unchanged.RACY_NS:
+                return  # changed just now (it may change again, unseen): no record
+            record[path] = (signature, True, env if path == absolute else None)
+        unchanged.save(self._cache, record, {}, *self._kind(absolute))
 
 
 def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":

@@ -457,6 +457,14 @@ class BuildMacros:
         self._sources[path] = data
         return data
 
+    def files_read(self) -> list[str]:
+        """Every file the walk read (or tried to), scanned or not."""
+        return list(self._sources)
+
+    def directories_listed(self) -> list[str]:
+        """Every directory listed to resolve an `#include`."""
+        return [d or "." for d in self._listings]
+
     def headers_read(self) -> list[str]:
         return [path for path in self._sources if path not in self._scanned]
 
