@@ -57,6 +57,9 @@ class Problem:
     message: str
     internal: bool = False  # a bug in portlint rather than bad input
     timed_out: bool = False  # stopped at the time budget: the scan is incomplete
+    # The project's share of a run on named files went past the budget: done with less
+    # context (fewer includers, less of the project read); the named files are analysed.
+    less_context: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -115,9 +118,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # Files named on the command line stand in a project: its other files, discovered once,
     # give the build model its build files and headers, and the project rules their context.
     around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
+    # The project's share of a run on named files is work of this process: bounded as a
+    # file's analysis is, and past it done with less (`workers.Budget`).
+    budget = workers.Budget(config.timeout) if around is not None else None
     build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around, build_cache)
+        model = build_model.build(candidates, config, around, build_cache, budget)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
@@ -143,7 +149,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                          if cache_dir is not None and explicit else None)
         context_kind = ("project context", config.root.resolve().as_posix())
         context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-        plan, signatures = _project_context(candidates, around, context_before) if explicit and around else ([], {})
+        plan, signatures = (_project_context(candidates, around, context_before, budget) if explicit and around
+                            else ([], {}))
         context_files = [c for c in plan if isinstance(c, Candidate)]
         context_outcomes = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache).outcomes()
         analysed = analysis.outcomes()
@@ -175,7 +182,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
-    if explicit:  # after the rules: the facts they loaded are kept too
+    if explicit and not (budget is not None and budget.spent_on):  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
         context_after.update(_headers_outside(model, context_after))
@@ -220,6 +227,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     # The build model's, last: reading the build files and walking the includes (both here, not in workers).
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
+    if budget is not None:
+        result.problems.extend(Problem("<project>", line, less_context=True) for line in budget.spent_on)
     result.problems.sort(key=lambda p: p.path)
     if not explicit:  # after the central filters: what they completed of each state is kept too
         scan_after.update(_headers_outside(model, scan_after))
@@ -249,8 +258,8 @@ def _project_around(candidates: list[Candidate], config: Config) -> list[Candida
     return [c for c in discover([config.root], config)[0] if c.resolved not in given]
 
 
-def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot
-                     ) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
+def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot,
+                     budget: workers.Budget | None = None) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
@@ -261,7 +270,7 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
 
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
-    others), for the next snapshot."""
+    others), for the next snapshot. Past the `budget`, the files not read yet are left out."""
     current = {c.absolute: _signature_of(c, before) for c in others}
     named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
                             unchanged.shapes_others(c.absolute, c.language, c.build_script))
@@ -272,6 +281,9 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
         entry = kept.get(candidate.absolute)
         if entry is not None and entry[2] is not None:  # None: a file the last run read but kept no state of
             plan.append(entry[2])
+            continue
+        if budget is not None and budget.spent():
+            budget.cut("the project context (some files not read: the cross-file rules see less)")
             continue
         source = read_source(candidate)
         if isinstance(source, Problem):

@@ -96,6 +96,39 @@ class Work:
             self.restore = False
 
 
+class BudgetSpent(Exception):
+    """Raised by `Budget.check` past the budget: the work in hand stops and does without."""
+
+
+class Budget:
+    """The budget of work the main process does itself (a named file's share of its project:
+    finding its includers, walking their macros, reading the project context), by the rule
+    a worker's item follows: `seconds` of CPU time, or WALL_FACTOR times as long on the clock
+    (0: no limit). That work is not killed: it asks as it goes, and past the budget does
+    with less (fewer includers, less context), which `spent_on` records for the user."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._cpu, self._clock = time.process_time(), time.monotonic()
+        self.spent_on: list[str] = []  # one line each: what was cut short
+
+    def spent(self) -> bool:
+        if not self.seconds:
+            return False
+        return (time.process_time() - self._cpu >= self.seconds
+                or time.monotonic() - self._clock >= WALL_FACTOR * self.seconds)
+
+    def check(self) -> None:
+        if self.spent():
+            raise BudgetSpent
+
+    def cut(self, what: str) -> None:
+        """Record that `what` was cut short (once each)."""
+        line = f"{what}: past the {self.seconds:g} s budget of the project's share of this run"
+        if line not in self.spent_on:
+            self.spent_on.append(line)
+
+
 def start(function: Callable, items: Sequence, workers: int, timeout: float,
           on_result: Callable[[int, object], None] | None = None) -> Work:
     """`run`, started: the workers take the items at once, `Work.results()` collects them."""

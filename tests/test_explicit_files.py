@@ -275,3 +275,40 @@ def test_a_named_headers_environment_is_kept_while_its_record_holds(tmp_path: Pa
         os.utime(path, ns=(time.time_ns() - 4 * 10**9,) * 2)
     expected = _codes(engine.scan([root / "lane.h"], config))
     assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == expected
+
+
+def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said(tmp_path: Path, monkeypatch) -> None:
+    """The work a run on named files does for their project (includers, the walk of their
+    macros, the project context) is bounded like a file's analysis: past the budget it does
+    with less, says so on stderr and in SARIF's notifications, and keeps nothing that came
+    from less (the next run tries again)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from portlint import workers
+    from portlint.cli import main
+
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for path in (*root.glob("*.*"), root):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(workers.Budget, "spent", lambda self: True)
+    result = CliRunner().invoke(main, ["scan", "lane.h", "--output-format", "sarif"], catch_exceptions=False)
+    cut = [line for line in result.stderr.splitlines() if "past the 10 s budget" in line]
+    assert cut and all(line.startswith("portlint: <project>: ") for line in cut), result.stderr
+    assert "Traceback" not in result.stderr
+    run = json.loads(result.stdout)["runs"][0]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert {n["level"] for n in notes} == {"warning"} and len(notes) == len(cut)
+    # Without its includer's `WARP_SIZE 32` the header is judged alone: no 32-lane lane index seen.
+    assert run["results"] == [] and result.exit_code == 0
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["scan", "lane.h"], catch_exceptions=False)
+    assert "budget" not in result.stderr
+    assert result.exit_code == 1 and "lane.h:2:" in result.stdout and "W001" in result.stdout, "nothing cut short was kept"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from portlint.cache import BUILD_FILES
 from portlint.discover import suffix_of
+from portlint.workers import Budget, BudgetSpent
 from portlint.fileio import NotReadable, read_regular
 from portlint.build_model import observed
 from portlint.build_model.macros import (EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros,
@@ -37,10 +38,12 @@ _C_FAMILY = "cuda"
 class BuildModel:
     """What the per-file checks get from the build: per file, its macro environment."""
 
-    def __init__(self, files: "BuildFiles", macros: BuildMacros, kept: "KeptEnvironments | None" = None) -> None:
+    def __init__(self, files: "BuildFiles", macros: BuildMacros, kept: "KeptEnvironments | None" = None,
+                 budget: Budget | None = None) -> None:
         self.files, self.macros = files, macros
         self._environments: dict[str, FileEnvironment] = {}
         self._kept = kept
+        self._budget = budget
 
     def environment(self, absolute: str) -> FileEnvironment:
         env = self._environments.get(absolute)
@@ -49,11 +52,14 @@ class BuildModel:
             if env is None:
                 try:
                     env = self.macros.environment(absolute)
+                    if self._kept is not None and not (self._budget is not None and self._budget.spent_on):
+                        self._kept.put(absolute, env, self.macros)  # not an environment from some includers only
                 except RecursionError:  # includes nested deeper than Python's stack: no environment
                     self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
                     env = EMPTY
-                if self._kept is not None:
-                    self._kept.put(absolute, env, self.macros)
+                except BudgetSpent:  # analysed without the project's macros, this time
+                    self._budget.cut("the macros of the named files' includes and includers (analysed without them)")
+                    env = EMPTY
             self._environments[absolute] = env
         return env
 
@@ -63,6 +69,8 @@ class BuildModel:
         workers share the walk instead of each doing it again."""
         try:
             self.macros.walk_all()
+        except BudgetSpent:
+            self._budget.cut("walking the project's macros")
         except RecursionError:
             self.macros.problems.append(("<build model>", "includes nest too deep to follow; macros of some headers not read"))
         except Exception as exc:  # noqa: BLE001 - the scan goes on without the rest of the walk
@@ -83,18 +91,19 @@ class BuildModel:
         return self.macros.problems
 
 
-def build(candidates, config, around=None, cache=None) -> BuildModel:
+def build(candidates, config, around=None, cache=None, budget: Budget | None = None) -> BuildModel:
     """The build model of one scan, from the discovered files (before any is analysed).
     `around`: with files named on the command line, the project's other files (discovered
     from its root): a file alone sees the headers and build scripts a full scan would.
-    `cache` (`portlint.cache.Cache`) keeps what the build files say between runs."""
+    `cache` (`portlint.cache.Cache`) keeps what the build files say between runs. `budget`:
+    of the project's share of a run on named files (its includers, the walk of their macros)."""
     files = _build_files([*candidates, *(around or ())], config, around is not None, cache)
     scanned: list[str] = []
     for c in candidates:
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     # A header named alone takes its macros from where it is included, as in a full scan.
-    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or (), cache, str(config.root))
+    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or (), cache, str(config.root), budget)
     torch_extension = files.torch_extension  # its builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
@@ -106,14 +115,16 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
     rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=_read, not_built=files.not_built, unread=scanned,
-                         rocm_build=rocm_build, rocm_undefined=rocm_undefined)
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined, budget=budget)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
                          sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built)))
         project = [c.absolute for c in around if c.language == _C_FAMILY]
-        kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project)
-    return BuildModel(files, macros, kept)
+        named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
+        kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project,
+                                named)
+    return BuildModel(files, macros, kept, budget)
 
 
 # The signature of a path where there is no file (an include looked for, and not there).
@@ -126,8 +137,9 @@ class KeptEnvironments:
     header, or stop), every file and directory the walk read or listed. While the record
     holds, a named header's environment costs those stats, not a walk of its includers."""
 
-    def __init__(self, cache, root: str, settings: str, project: list[str]) -> None:
+    def __init__(self, cache, root: str, settings: str, project: list[str], named: set[str]) -> None:
         self._cache, self._root, self._settings, self._project = cache, root, settings, project
+        self._named = named  # only these: the project's other files are context, each kept by the snapshot
 
     def _kind(self, absolute: str) -> tuple[str, ...]:
         return ("environment", self._root, self._settings, absolute)
@@ -135,6 +147,8 @@ class KeptEnvironments:
     def get(self, absolute: str) -> FileEnvironment | None:
         from portlint import unchanged  # here: `unchanged` imports this package's macros module
 
+        if absolute not in self._named:
+            return None
         record = unchanged.load(self._cache, *self._kind(absolute))
         entry = record.get(absolute)
         if entry is None or not isinstance(entry[2], FileEnvironment):
@@ -148,6 +162,8 @@ class KeptEnvironments:
     def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros) -> None:
         from portlint import unchanged
 
+        if absolute not in self._named:
+            return
         paths = dict.fromkeys((*self._project, *macros.files_read(), *macros.directories_listed(), absolute))
         record: unchanged.Snapshot = {}
         for path in paths:
@@ -187,7 +203,7 @@ def _is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
-def _includers(headers, around, cache=None, scope: str = "") -> dict[str, bytes]:
+def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> dict[str, bytes]:
     """The project's C-family files that include one of `headers`, directly or through other
     headers, with their bytes. Walking only these, not the whole project, gives each header
     the places it is included.
@@ -197,7 +213,7 @@ def _includers(headers, around, cache=None, scope: str = "") -> dict[str, bytes]
     changed, then the includers it walks."""
     if not headers:
         return {}
-    graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope)
+    graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope, budget)
     by_name: dict[str, list[str]] = {}
     for path, names in graph.items():
         for name in names:
@@ -211,10 +227,12 @@ def _includers(headers, around, cache=None, scope: str = "") -> dict[str, bytes]
     return {path: _read(path) or b"" for path in sorted(found)}
 
 
-def include_graph(paths: list[str], cache=None, scope: str = "") -> dict[str, tuple[str, ...]]:
+def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None
+                  ) -> dict[str, tuple[str, ...]]:
     """path -> what its `#include` directives name, for each of `paths`. With a `cache`, a
     file whose stat signature is unchanged since the last run is not read
-    (`portlint.unchanged`: the same record as a scan's results)."""
+    (`portlint.unchanged`: the same record as a scan's results). Past the `budget`, the files
+    not read yet are left out; what was read is kept, so the next run goes on from there."""
     from portlint import unchanged  # here: `unchanged` imports this package's macros module
 
     kind = ("include graph", scope)  # `scope`: the project root
@@ -226,6 +244,9 @@ def include_graph(paths: list[str], cache=None, scope: str = "") -> dict[str, tu
         entry = before.get(path)
         if entry is not None and signature is not None and entry[0] == signature:
             names = entry[2]
+        elif budget is not None and budget.spent():
+            budget.cut("finding the named headers' includers (some left out)")
+            continue
         else:
             names = include_names(_read(path) or b"")
         graph[path] = names

@@ -411,7 +411,7 @@ class BuildMacros:
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
-                 rocm_undefined: frozenset[str] = frozenset()) -> None:
+                 rocm_undefined: frozenset[str] = frozenset(), budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -448,6 +448,7 @@ class BuildMacros:
         self._listings: dict[str, frozenset[str]] = {}
         self._resolved: dict[tuple[str | None, str], str | None] = {}
         self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
+        self._budget = budget  # `workers.Budget`: a walk past it raises `BudgetSpent`
 
     # ---- includes -------------------------------------------------------------------------
     def _data(self, path: str) -> bytes | None:
@@ -534,6 +535,8 @@ class BuildMacros:
             return walk
         if path in self._active:  # an include cycle: guarded headers make it harmless
             return _EMPTY_WALK
+        if self._budget is not None:
+            self._budget.check()
         if len(self._active) >= MAX_INCLUDE_DEPTH:
             if not self._too_deep:
                 self._too_deep = True
