@@ -152,7 +152,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         plan, signatures = (_project_context(candidates, around, context_before, budget) if explicit and around
                             else ([], {}))
         context_files = [c for c in plan if isinstance(c, Candidate)]
-        context_outcomes = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache).outcomes()
+        context_analysis = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache)
+        context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
+        if budget is not None and budget.spent() and any(o is workers.TIMED_OUT or
+                                                         (isinstance(o, Problem) and o.timed_out) for o in context_outcomes):
+            budget.cut("analysing the project context (some files left out: the cross-file rules see less)")
         analysed = analysis.outcomes()
     finally:
         analysis.close()
@@ -447,12 +451,13 @@ class _Analysis:
         self._outcomes, self._candidates, self._work, self._timeout = outcomes, candidates, work, timeout
         self._compute = compute  # in-process: the outcomes, worked out when asked
 
-    def outcomes(self) -> list:
+    def outcomes(self, stop=None) -> list:
+        """`stop`: asked while workers analyse; once true, the files not done are TIMED_OUT."""
         if self._compute is not None:
             return self._compute()
         if self._work is None:
             return self._outcomes
-        analysed = iter(self._work.results())
+        analysed = iter(self._work.results(stop))
         return [_file_outcome(c, next(analysed), self._timeout) if o is None else o
                 for c, o in zip(self._candidates, self._outcomes)]
 

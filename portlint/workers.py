@@ -83,9 +83,11 @@ class Work:
             self.close()
             raise
 
-    def results(self) -> list:
+    def results(self, stop: Callable[[], bool] | None = None) -> list:
+        """Every item's result; with `stop`, asked as results come and at least every quarter
+        second: once it says so, the items not done yet are TIMED_OUT (a budget of the whole)."""
         try:
-            return self.pool.finish()
+            return self.pool.finish(stop)
         finally:
             self.close()
 
@@ -184,13 +186,17 @@ class _Pool:
         for _ in range(count):
             self._give(self._fork(), self.pending, self.ahead)
 
-    def finish(self) -> list:
+    def finish(self, stop: Callable[[], bool] | None = None) -> list:
         results: list = [None] * len(self.items)
         pending, ahead = self.pending, self.ahead
         left = len(self.items)
         while left:
+            if stop is not None and stop():
+                return [TIMED_OUT if r is None else r for r in results]
             busy = [w for w in self.workers.values() if w.queue]
             wait = min(w.deadline for w in busy) - time.monotonic()
+            if stop is not None:
+                wait = min(wait, 0.25)
             ready, _, _ = select.select([w.results for w in busy], [], [], None if wait == float("inf") else max(0.0, wait))
             for fd in ready:
                 worker = self.workers[fd]
