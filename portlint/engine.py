@@ -156,7 +156,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
         if budget is not None and budget.spent() and any(o is workers.TIMED_OUT or
                                                          (isinstance(o, Problem) and o.timed_out) for o in context_outcomes):
-            budget.cut("analysing the project context (some files left out: the cross-file rules see less)")
+            budget.cut("analysing the project context (some files left out: the cross-file rules see less)",
+                       lasting=False)
         analysed = analysis.outcomes()
     finally:
         analysis.close()
@@ -186,9 +187,14 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
-    if explicit and not (budget is not None and budget.spent_on):  # after the rules: the facts they loaded are kept too
+    if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
+        # Files not read (past the budget) or not analysed: read next time, the rest kept as is.
+        context_after.update({path: (*signature, None) for path, signature in signatures.items()
+                              if path not in context_after and signature[0] is not None})
+        if budget is not None and budget.cut_short:  # said again while the context is reused
+            context_after[_CUT_SHORT] = ((0, 0, 0), False, (budget.seconds, tuple(budget.cut_short)))
         context_after.update(_headers_outside(model, context_after))
         # The named files too: the next run on them (unchanged) keeps this context.
         context_after.update({c.absolute: (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
@@ -279,7 +285,12 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
                             unchanged.shapes_others(c.absolute, c.language, c.build_script))
              for c in candidates}
+    if _CUT_SHORT in before and budget is not None and before[_CUT_SHORT][2][0] != budget.seconds:
+        before = {}  # made with less under another budget (a larger --timeout): worked out again
     kept = unchanged.reusable(before, current, {**named, **_outside(before)})
+    if kept and _CUT_SHORT in before and budget is not None:
+        for what in before[_CUT_SHORT][2][1]:
+            budget.cut(what, earlier=True)
     plan: list[FileState | Candidate] = []
     for candidate in others:
         entry = kept.get(candidate.absolute)
@@ -287,7 +298,7 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
             plan.append(entry[2])
             continue
         if budget is not None and budget.spent():
-            budget.cut("the project context (some files not read: the cross-file rules see less)")
+            budget.cut("the project context (some files not read: the cross-file rules see less)", lasting=False)
             continue
         source = read_source(candidate)
         if isinstance(source, Problem):
@@ -299,6 +310,10 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     return plan, current
 
 
+# The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
+_CUT_SHORT = "<cut short>"
+
+
 def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot) -> unchanged.Snapshot:
     """Entries for the headers the build model read beyond the scanned files (no result of
     their own): a change to one of them drops the snapshot like a change to a scanned header."""
@@ -308,7 +323,8 @@ def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot)
 
 def _outside(before: unchanged.Snapshot) -> dict[str, tuple]:
     """The headers outside the scanned files a snapshot depends on, as they are now."""
-    return {path: (unchanged.signature(path), True) for path, entry in before.items() if entry[2] is None}
+    return {path: (unchanged.signature(path), True) for path, entry in before.items()
+            if entry[2] is None and path != _CUT_SHORT}
 
 
 def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:

@@ -113,6 +113,7 @@ class Budget:
         self.seconds = seconds
         self._cpu, self._clock = time.process_time(), time.monotonic()
         self.spent_on: list[str] = []  # one line each: what was cut short
+        self.cut_short: list[str] = []  # what was, as `cut` was told (kept with results made with less)
 
     def spent(self) -> bool:
         if not self.seconds:
@@ -124,11 +125,16 @@ class Budget:
         if self.spent():
             raise BudgetSpent
 
-    def cut(self, what: str) -> None:
-        """Record that `what` was cut short (once each)."""
-        line = f"{what}: past the {self.seconds:g} s budget of the project's share of this run"
+    def cut(self, what: str, earlier: bool = False, lasting: bool = True) -> None:
+        """Record that `what` was cut short (once each). `earlier`: by an earlier run, whose
+        results made with less this run reuses; `lasting`: results kept for later runs are
+        made with less (not so for files left unread: the next run reads them)."""
+        when = "an earlier run" if earlier else "this run"
+        line = f"{what}: past the {self.seconds:g} s budget of the project's share of {when}"
         if line not in self.spent_on:
             self.spent_on.append(line)
+            if lasting:
+                self.cut_short.append(what)
 
 
 def start(function: Callable, items: Sequence, workers: int, timeout: float,

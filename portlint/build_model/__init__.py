@@ -48,18 +48,25 @@ class BuildModel:
     def environment(self, absolute: str) -> FileEnvironment:
         env = self._environments.get(absolute)
         if env is None:
-            env = self._kept.get(absolute) if self._kept is not None else None
-            if env is None:
+            kept = self._kept.get(absolute) if self._kept is not None else None
+            if kept is not None and kept[1][1] and self._budget is not None and self._budget.seconds != kept[1][0]:
+                kept = None  # made with less under another budget (a larger --timeout): worked out again
+            if kept is not None:
+                env, (_, cut_short) = kept
+                for what in cut_short if self._budget is not None else ():  # made with less: said again
+                    self._budget.cut(what, earlier=True)
+            else:
                 try:
                     env = self.macros.environment(absolute)
-                    if self._kept is not None and not (self._budget is not None and self._budget.spent_on):
-                        self._kept.put(absolute, env, self.macros)  # not an environment from some includers only
                 except RecursionError:  # includes nested deeper than Python's stack: no environment
                     self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
                     env = EMPTY
-                except BudgetSpent:  # analysed without the project's macros, this time
+                except BudgetSpent:  # analysed without the project's macros
                     self._budget.cut("the macros of the named files' includes and includers (analysed without them)")
                     env = EMPTY
+                if self._kept is not None:  # kept also when made with less: the next run is as fast, and says so
+                    cut_short = (self._budget.seconds, tuple(self._budget.cut_short)) if self._budget else (0, ())
+                    self._kept.put(absolute, env, self.macros, cut_short)
             self._environments[absolute] = env
         return env
 
@@ -144,14 +151,15 @@ class KeptEnvironments:
     def _kind(self, absolute: str) -> tuple[str, ...]:
         return ("environment", self._root, self._settings, absolute)
 
-    def get(self, absolute: str) -> FileEnvironment | None:
+    def get(self, absolute: str) -> tuple[FileEnvironment, tuple[float, tuple[str, ...]]] | None:
+        """The kept environment and (the budget, what was cut short) making it, or None."""
         from portlint import unchanged  # here: `unchanged` imports this package's macros module
 
         if absolute not in self._named:
             return None
         record = unchanged.load(self._cache, *self._kind(absolute))
         entry = record.get(absolute)
-        if entry is None or not isinstance(entry[2], FileEnvironment):
+        if entry is None or not (isinstance(entry[2], tuple) and isinstance(entry[2][0], FileEnvironment)):
             return None
         if any(path not in record for path in self._project):
             return None  # a new file: it may include the header
@@ -159,7 +167,8 @@ class KeptEnvironments:
             return None
         return record[absolute][2]
 
-    def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros) -> None:
+    def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros,
+            cut_short: tuple[float, tuple[str, ...]] = (0, ())) -> None:
         from portlint import unchanged
 
         if absolute not in self._named:
@@ -170,7 +179,7 @@ class KeptEnvironments:
             signature = unchanged.signature(path) or _MISSING  # an include looked for and not found: still looked for
             if signature[0] >= time.time_ns() - unchanged.RACY_NS:
                 return  # changed just now (it may change again, unseen): no record
-            record[path] = (signature, True, env if path == absolute else None)
+            record[path] = (signature, True, (env, cut_short) if path == absolute else None)
         unchanged.save(self._cache, record, {}, *self._kind(absolute))
 
 
