@@ -156,8 +156,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
         if budget is not None and budget.spent() and any(o is workers.TIMED_OUT or
                                                          (isinstance(o, Problem) and o.timed_out) for o in context_outcomes):
-            budget.cut("analysing the project context (some files left out: the cross-file rules see less)",
-                       lasting=False)
+            budget.cut("analysing the project context (some files left unparsed: their facts load when a rule "
+                       "asks)", lasting=False)
         analysed = analysis.outcomes()
     finally:
         analysis.close()
@@ -344,12 +344,19 @@ def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
 
 
 def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
-    """The context's states: `plan` with each candidate replaced by its analysis."""
+    """The context's states: `plan` with each candidate replaced by its analysis. A C-family
+    file whose analysis was stopped (the run's budget) is left unparsed: its facts load when
+    a project rule asks for them, as an unparsed file's do, and the state is kept."""
     analysed = iter(outcomes)
     context: dict[str, FileState] = {}
     for state in plan:
         if isinstance(state, Candidate):
             outcome = next(analysed)
+            if isinstance(outcome, Problem) and outcome.timed_out and state.language == CUDA:
+                source = read_source(state)
+                if isinstance(source, Problem):
+                    continue
+                outcome = (_unparsed(source, wants_facts=True), [])
             if isinstance(outcome, Problem):
                 continue
             state = outcome[0]

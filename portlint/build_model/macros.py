@@ -632,6 +632,8 @@ class BuildMacros:
                 if target is None or target == path:
                     continue
                 self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
+                if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
+                    self._budget.check()
                 included = self.walk(target)
                 for b in (ROCM, CUDA):
                     for name, state in included.final[b].items():
