@@ -154,10 +154,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_files = [c for c in plan if isinstance(c, Candidate)]
         context_analysis = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache)
         context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
-        if budget is not None and budget.spent() and any(o is workers.TIMED_OUT or
-                                                         (isinstance(o, Problem) and o.timed_out) for o in context_outcomes):
-            budget.cut("analysing the project context (some files left unparsed: their facts load when a rule "
-                       "asks)", lasting=False)
+        if budget is not None and any(isinstance(o, Problem) and o.timed_out for o in context_outcomes):
+            # Kept unparsed (`_context_states`): facts a rule reads by name load later, the rest is missed.
+            budget.cut("analysing the project context (some files stopped and kept unparsed: the cross-file "
+                       "rules may see less)")
         analysed = analysis.outcomes()
     finally:
         analysis.close()

@@ -319,3 +319,42 @@ def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said
     larger = CliRunner().invoke(main, ["scan", "lane.h", "--timeout", "20"], catch_exceptions=False)
     assert "budget" not in larger.stderr
     assert larger.exit_code == 1 and "lane.h:2:" in larger.stdout and "W001" in larger.stdout
+
+
+@pytest.mark.parametrize("project", ["demo", "projects/never_ported_shims"])
+def test_context_files_the_budget_stopped_are_kept_unparsed_and_still_give_their_facts(
+        project: str, tmp_path: Path, monkeypatch) -> None:
+    """A context file whose analysis the run's budget stopped is kept unparsed: a project rule
+    that asks for its facts by name loads them. Each named file gives its findings of a full
+    scan, or the run says its context was cut short; the next run reuses the context (and
+    says so again) rather than analysing it again."""
+    from portlint import engine, workers
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES / project, root)
+    (root / ".git").mkdir()
+    for path in (*root.rglob("*"), root):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    full = _by_file(scan([root], root))
+    real_results = workers.Work.results
+    # The budget runs out as the context's analysis starts: every context file is stopped.
+    monkeypatch.setattr(workers.Work, "results",
+                        lambda self, stop=None: real_results(self, None if stop is None else (lambda: True)))
+    for path in sorted(p for p in root.rglob("*.cu") if ".git" not in p.parts):
+        cache = tmp_path / f"cache-{path.name}"
+        first = engine.scan([path], Config(root=root, select=("ALL",), timeout=30), cache_dir=cache)
+        key = path.resolve().as_posix()
+        said = [p.message for p in first.problems if p.less_context]
+        assert _by_file(first).get(key, set()) == full.get(key, set()) or said, path.relative_to(root)
+        analysed = []
+        real_start = engine._start_analysis
+        monkeypatch.setattr(engine, "_start_analysis", lambda candidates, *rest, **kw:
+                            analysed.extend(c.path.name for c in [*candidates, *(rest[4] if len(rest) > 4 else ())])
+                            or real_start(candidates, *rest, **kw))
+        second = engine.scan([path], Config(root=root, select=("ALL",), timeout=30), cache_dir=cache)
+        monkeypatch.setattr(engine, "_start_analysis", real_start)
+        assert _by_file(second) == _by_file(first)
+        assert {p.message.replace("an earlier run", "this run") for p in second.problems if p.less_context} == set(said)
+        # (A build file stopped is analysed again: it has no facts to load later.)
+        assert {n for n in analysed if n.endswith((".cu", ".cuh", ".h", ".hpp"))} <= {path.name}, "the context was kept"
