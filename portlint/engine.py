@@ -526,7 +526,7 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     if not misses:
         return _Analysis(outcomes, candidates, None, config.timeout)
     count = 1 if len(misses) < PARALLEL_THRESHOLD else count
-    if model is not None:
+    if model is not None and any(c.language == CUDA for c in misses):  # (build files need no macro walk)
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
