@@ -13,6 +13,7 @@ gc.disable()
 import os  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import click  # noqa: E402
@@ -119,6 +120,9 @@ _format_and_exit_options = _options(
                  help="SARIF: make URIs relative to DIR [default: the git top level, else the project root]."),
     click.option("--max-results", type=click.IntRange(min=0), default=5000, show_default=True,
                  help="SARIF: at most N results (the most severe); a notification counts the rest. 0: no cap."),
+    click.option("--sarif-category", default="", metavar="ID",
+                 help="SARIF: the run's automationDetails.id (code scanning's category), which tells runs "
+                      "of one commit apart."),
 )
 _selection_options = _options(
     click.option("--select", multiple=True, help="Rules to run: codes, families (W) or ALL; comma-separated."),
@@ -127,7 +131,7 @@ _selection_options = _options(
 )
 _failure_options = _options(
     click.option("--fail-on", type=click.Choice([s.value for s in Severity]),
-                 help="Lowest severity that makes the exit code 1 [default: note]."),
+                 help="Lowest severity that makes the exit code 1 [default: warning]."),
     click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
 )
 _config_option = click.option("--config", "config_path", type=click.Path(path_type=Path),
@@ -178,13 +182,16 @@ _work_options = _options(
                    "[default: PYTORCH_ROCM_ARCH, else gfx90a,gfx942].")
 @click.option("--show-not-built", is_flag=True,
               help="List the files no ROCm build compiles (read from the build files), with the reason.")
-def scan(paths, output_format, output, sarif_root, max_results, select, extend_select, ignore, fail_on, exit_zero, fix,
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings used for the first file of PATHS (where they come from, every value), then exit.")
+@click.option("--show-files", is_flag=True, help="Print the files a scan of PATHS reads, then exit.")
+def scan(paths, output_format, output, sarif_root, max_results, sarif_category, select, extend_select, ignore, fail_on, exit_zero, fix,
          unsafe_fixes, diff, config_path, statistics, baseline_path, write_baseline_path, no_cache, cache_dir,
          jobs, timeout, stdin_filename, force_exclude, quiet, group, deep, compile_commands, deep_timeout,
-         target_names, show_not_built) -> None:
+         target_names, show_not_built, show_settings, show_files) -> None:
     """Scan PATHS (default: the current directory; `-` reads standard input) for port hazards."""
     paths = list(paths) or [Path(".")]
-    stdin_data = _stdin(paths, stdin_filename, fix or diff)
+    stdin_data = _stdin(paths, stdin_filename)
     if stdin_data is not None:
         paths = [stdin_filename] if stdin_filename is not None and stdin_filename.exists() else []
     _check_paths_exist(paths)
@@ -196,19 +203,35 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
     config = config.with_overrides(deep=deep, compile_commands=compile_commands, deep_timeout=deep_timeout,
                                    targets=_target_names(target_names), timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, anchor) / DEFAULT_CACHE_DIR)
+    stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
+    if show_files or show_settings:
+        sys.exit(_show_scan_setup(paths, stdin, config, show_files, show_settings))
     try:
-        if diff:
+        if diff and stdin is None:
             sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache, exit_zero))
         fixed, not_fixed = 0, []
-        if fix:
+        if (fix or diff) and stdin is not None:  # an editor's buffer: the fixed text goes to standard output
+            result, fixed_text, fixed, not_fixed = _fix_stdin(stdin, paths, config, jobs, unsafe_fixes, cache)
+            for line in not_fixed:
+                click.echo(f"portlint: {line}", err=True)
+            if diff:
+                _echo_problems(result)
+                click.echo(_report_bytes(_unified_diff(stdin.path.as_posix(), stdin_data, fixed_text)), nl=False)
+                click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", err=True)
+                sys.exit(2 if result.has_internal_error or (result.timed_out and not exit_zero)
+                         else (1 if fixed and not exit_zero else 0))
+            click.echo(fixed_text, nl=False)
+        elif fix:
             result, fixed, not_fixed = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
             for line in not_fixed:
                 click.echo(f"portlint: {line}", err=True)
         else:
-            stdin = None if stdin_data is None else stdin_candidate(stdin_data, stdin_filename, config)
-            result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+            with ScanProgress(enabled=not quiet and stdin is None) as progress:
+                result = engine.scan(paths, config, jobs, cache, stdin=stdin, progress=progress)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
+    # `--fix -` writes the fixed text to standard output: the report goes to standard error.
+    report_stream_is_stderr = fix and stdin is not None
     _echo_problems(result, quiet)
     if show_not_built:  # on stdout beside a text report; machine formats keep stdout to themselves
         to_stderr = output is None and output_format != "text"
@@ -228,13 +251,15 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         result.findings = group_root_causes(result.findings)
     context = ReportContext(root=config.root, fixed=fixed, not_fixed=frozenset(n.path for n in not_fixed),
                             statistics=statistics, quiet=quiet,
-                            color=use_color(output),
-                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results)
+                            color=use_color(output) and not report_stream_is_stderr,
+                            uri_root=_uri_root(sarif_root, anchor, config), max_results=max_results,
+                            sarif_category=sarif_category)
     text = render(output_format, result, context)
     if output is not None:
         _write_report(output, text)
     else:
-        click.echo(_report_bytes(text), nl=False, color=context.color)  # click strips colour off a terminal otherwise
+        # click strips colour off a terminal otherwise
+        click.echo(_report_bytes(text), nl=False, color=context.color, err=report_stream_is_stderr)
     if output_format == "sarif" and max_results and len(result.findings) > max_results:
         click.echo(f"portlint: SARIF: {len(result.findings) - max_results} of {len(result.findings)} results "
                    f"left out (--max-results {max_results}); the most severe are kept", err=True)
@@ -243,6 +268,95 @@ def scan(paths, output_format, output, sarif_root, max_results, select, extend_s
         sys.exit(2)
     failing = [f for f in result.findings if f.severity.rank >= config.fail_on.rank]
     sys.exit(1 if failing and not exit_zero else 0)
+
+
+def _show_scan_setup(paths: list[Path], stdin, config: Config, files: bool, settings: bool) -> int:
+    """`--show-files` (the files a scan reads, sorted, one a line) and `--show-settings` (the
+    configuration of the first of them, each setting as the configuration file spells it)."""
+    from portlint.discover import discover
+
+    candidates, _ = discover(paths, config)
+    if stdin is not None:
+        candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
+    shown = sorted((engine.display_path(c.path), c) for c in candidates)
+    if files:
+        for path, _ in shown:
+            click.echo(_report_bytes(path + "\n"), nl=False)
+    if settings:
+        if not shown:
+            raise Failure("--show-settings: no file to show the settings of (none of a kind portlint reads)")
+        path, first = shown[0] if stdin is None else (engine.display_path(stdin.path), stdin)
+        click.echo(_report_bytes(_settings_text(path, first, config)), nl=False)
+    return 0
+
+
+def _settings_text(path: str, candidate, config: Config) -> str:
+    import dataclasses
+    import json
+
+    import pathspec
+
+    def value(v) -> str:
+        if isinstance(v, Severity):
+            return json.dumps(v.value)
+        if isinstance(v, Path):
+            return json.dumps(str(v))
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        if isinstance(v, (tuple, list, frozenset)):
+            return json.dumps(sorted(v) if isinstance(v, frozenset) else list(v))
+        return json.dumps(v)
+
+    from portlint.registry import REGISTRY
+
+    enabled = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes are `doctor`'s
+    relative = (candidate.resolved or candidate.path.resolve()).relative_to(config.root.resolve()).as_posix() \
+        if (candidate.resolved or candidate.path.resolve()).is_relative_to(config.root.resolve()) else None
+    ignored_here = sorted({selector for glob, selectors in config.per_file_ignores.items() if relative is not None
+                           and pathspec.GitIgnoreSpec.from_lines([glob]).match_file(relative)
+                           for selector in selectors})
+    lines = [f"Resolved settings for: {path}",
+             f"Settings path: {config.source if config.source is not None else '(none: the defaults)'}",
+             f"File kind: {candidate.language}{' (build script)' if candidate.build_script else ''}",
+             ""]
+    lines += [f"{f.name.replace('_', '-')} = {value(getattr(config, f.name))}" if getattr(config, f.name) is not None
+              else f"# {f.name.replace('_', '-')}: not set" for f in dataclasses.fields(config) if f.name != "source"]
+    lines += ["", f"# rules enabled: {len(enabled)}", f"enabled = {value(enabled)}",
+              f"# per-file-ignores that match this file: {value(ignored_here)}"]
+    return "\n".join(lines) + "\n"
+
+
+class ScanProgress:
+    """A progress bar on standard error (click's) for a scan that takes a while: shown only
+    when standard error is a terminal, and only once files are still being analysed `delay`
+    seconds after the scan began; a short scan, a pipe or a log file never sees one. It is
+    erased when the scan ends, so the report follows as if it never was."""
+
+    def __init__(self, enabled: bool = True, delay: float = 1.0, stream=None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.delay, self.started = delay, time.monotonic()
+        self.bar, self.shown = None, 0
+
+    def __enter__(self) -> "ScanProgress":
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if done >= total or time.monotonic() - self.started < self.delay:
+                return
+            self.bar = click.progressbar(length=total, label="Scanning", file=self.stream, show_pos=True,
+                                         show_percent=False, show_eta=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:  # the bar's line erased, and the cursor click hid shown again
+            self.stream.write("\r\033[2K\033[?25h")
+            self.stream.flush()
 
 
 def use_color(output: Path | None) -> bool:
@@ -268,9 +382,10 @@ def _uri_root(sarif_root: Path | None, first_path: Path, config: Config) -> Path
 
 
 def _echo_problems(result, quiet: bool = False) -> None:
-    """Files that could not be fully read, then notes (what deep mode used, how long it took;
-    left out with --quiet)."""
-    for line in (*result.problems, *(() if quiet else result.notes)):
+    """Files that could not be fully read, then notes (files read with stray bytes as `?`, what
+    deep mode used, how long it took; left out with --quiet)."""
+    notes = () if quiet else (*(p for p in result.problems if p.note), *result.notes)
+    for line in (*(p for p in result.problems if not p.note), *notes):
         click.echo(f"portlint: {line}", err=True)
 
 
@@ -284,7 +399,7 @@ def _target_names(values) -> tuple[str, ...] | None:
         raise Failure(str(exc)) from None
 
 
-def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> bytes | None:
+def _stdin(paths: list[Path], stdin_filename: Path | None) -> bytes | None:
     """The bytes of standard input when PATHS is `-` (editors pipe an unsaved buffer)."""
     if Path("-") not in paths:
         if stdin_filename is not None:
@@ -292,8 +407,6 @@ def _stdin(paths: list[Path], stdin_filename: Path | None, fixing: bool) -> byte
         return None
     if len(paths) > 1:
         raise Failure("`-` (standard input) cannot be combined with other paths")
-    if fixing:
-        raise Failure("--fix and --diff rewrite files; they do not read standard input")
     return sys.stdin.buffer.read()
 
 
@@ -344,22 +457,49 @@ def run_fix_passes(paths, config: Config, jobs: int, unsafe: bool, cache: Path |
     return engine.scan(paths, config, jobs, cache), applied_total, list(not_fixed.values())
 
 
-def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None, exit_zero: bool = False) -> int:
-    """Print the fixes; the exit code as `scan`'s (1: something to fix, unless --exit-zero)."""
+def _fix_stdin(stdin, paths, config: Config, jobs: int, unsafe: bool, cache: Path | None):
+    """`--fix -` and `--diff -`: the passes of `--fix` over standard input's text, kept in
+    memory (nothing is written, not even the file `--stdin-filename` names). Returns the last
+    scan, the fixed bytes (the input's when nothing applies), the fixes applied and the
+    fixes refused."""
+    from dataclasses import replace
+
+    applied, refused = 0, []
+    for _ in range(MAX_FIX_PASSES):
+        result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+        shown = next((path for path, state in result.files.items() if state.absolute == stdin.absolute), None)
+        if shown is None:  # not read (binary, say): given back as it came
+            break
+        plans, refused = plan_fixes([f for f in result.findings if f.path == shown], result.files, unsafe,
+                                    given={shown: stdin.content})
+        if not plans:
+            break
+        stdin = replace(stdin, content=plans[0].after)
+        applied += plans[0].applied
+    else:
+        result = engine.scan(paths, config, jobs, cache, stdin=stdin)
+    return result, stdin.content, applied, refused
+
+
+def _unified_diff(path: str, before: bytes, after: bytes) -> str:
+    """A file's change as a unified diff (bytes that are not UTF-8 kept, surrogate-escaped)."""
     import difflib  # only `--diff` needs it: every other run spares its import
 
+    return "".join(difflib.unified_diff(
+        before.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+        after.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+        fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None, exit_zero: bool = False) -> int:
+    """Print the fixes; the exit code as `scan`'s (1: something to fix, unless --exit-zero)."""
     result = engine.scan(paths, config, jobs, cache)
     _echo_problems(result)
     plans, refused = plan_fixes(result.findings, result.files, unsafe)
     for line in refused:
         click.echo(f"portlint: {line}", err=True)
     for plan in plans:
-        diff = difflib.unified_diff(
-            plan.before.decode("utf-8").splitlines(keepends=True),
-            plan.after.decode("utf-8").splitlines(keepends=True),
-            fromfile=f"a/{plan.path}", tofile=f"b/{plan.path}",
-        )
-        click.echo("".join(diff), nl=False)
+        click.echo(_report_bytes(_unified_diff(plan.path, plan.before, plan.after)), nl=False)
     count = sum(p.applied for p in plans)
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
     if result.has_internal_error or (result.timed_out and not exit_zero):
@@ -406,7 +546,8 @@ def report_command(paths, output, select, extend_select, ignore, config_path, no
     config = _load_config(config_path, paths[0], select, extend_select, ignore, None).with_overrides(timeout=timeout)
     cache = None if no_cache else (cache_dir or cache_root(config, paths[0]) / DEFAULT_CACHE_DIR)
     try:
-        result = engine.scan(paths, config, jobs, cache)
+        with ScanProgress() as progress:
+            result = engine.scan(paths, config, jobs, cache, progress=progress)
     except (ConfigError, RuleDocError) as exc:
         raise Failure(str(exc)) from None
     _echo_problems(result)
@@ -454,6 +595,17 @@ def rules_command(output_format: str) -> None:
     width = max(len(d.name) for d in docs.values())
     for d in docs.values():
         click.echo(f"{d.code}  {d.name:<{width}}  {d.severity.value:<7}  {d.fix:<12}  {d.summary}")
+
+
+@main.command("server")
+def server_command() -> None:
+    """Run the language server: diagnostics, fixes and rule docs in an editor (LSP over stdio)."""
+    try:
+        from portlint import server
+    except ImportError as exc:  # pygls is an optional extra
+        raise Failure(f"the language server needs pygls ({exc.name} is missing): "
+                      "pip install 'portlint[server]'") from None
+    server.serve()
 
 
 def _docs():
@@ -526,7 +678,7 @@ def _check_doctor_selectors(values: tuple[str, ...], option: str) -> None:
 @_config_option
 @click.option("--python", "python", metavar="EXE",
               help="Python whose packages are checked [default: python3 on PATH].")
-def doctor_command(project, output_format, output, sarif_root, max_results, select, extend_select, ignore,
+def doctor_command(project, output_format, output, sarif_root, max_results, sarif_category, select, extend_select, ignore,
                    fail_on, exit_zero, config_path, python) -> None:
     """Check the machine that builds PROJECT (default: .) for ROCm: GPU targets, toolchain, packages, stale builds."""
     from portlint import doctor
@@ -547,6 +699,7 @@ def doctor_command(project, output_format, output, sarif_root, max_results, sele
     context = ReportContext(root=config.root,
                             color=use_color(output),
                             uri_root=_uri_root(sarif_root, project, config), max_results=max_results,
+                            sarif_category=sarif_category,
                             doctor=True)
     text = render(output_format, result, context)
     if output is not None:

@@ -46,7 +46,8 @@ class Config:
     rocm_macros: frozenset[str] = frozenset()
     # gitignore-style patterns of Python files that build extensions (setup.py rules run on them)
     build_scripts: tuple[str, ...] = ("setup.py",)
-    fail_on: Severity = Severity.NOTE
+    # Notes are advice (tuning choices a finished port keeps): they fail a run only when asked.
+    fail_on: Severity = Severity.WARNING
     severity: dict[str, Severity] = field(default_factory=dict)
     respect_gitignore: bool = True
     # Apply `exclude`/`extend-exclude` to files named on the command line too (pre-commit).

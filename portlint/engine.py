@@ -14,8 +14,12 @@ suppression comments, per-file ignores.
 from __future__ import annotations
 
 import functools
+import hashlib
+import itertools
 import os
+import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +61,7 @@ class Problem:
     message: str
     internal: bool = False  # a bug in portlint rather than bad input
     timed_out: bool = False  # stopped at the time budget: the scan is incomplete
+    note: bool = False  # read whole all the same: only something to know (stray bytes read as `?`)
     # The project's share of a run on named files went past the budget: done with less
     # context (fewer includers, less of the project read); the named files are analysed.
     less_context: bool = False
@@ -107,9 +112,10 @@ class ScanResult:
 
 
 def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | None = None,
-         stdin: Candidate | None = None) -> ScanResult:
+         stdin: Candidate | None = None, progress: Callable[[int, int], None] | None = None) -> ScanResult:
     """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
-    `cache_dir`, reuse per-file results of unchanged files."""
+    `cache_dir`, reuse per-file results of unchanged files. `progress(done, total)` is called
+    as the files to report on are analysed."""
     candidates, skipped = discover(paths, config)
     if stdin is not None:
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
@@ -142,7 +148,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     fresh = [c for c in candidates if c.absolute not in kept]
     # The files to report on are analysed first, in workers forked before the project context
     # is loaded (a smaller process to fork), which work while it loads.
-    analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model)
+    analysis = _start_analysis(fresh, config, codes, jobs, cache, model=model, progress=progress)
     try:
         # Context results are cached apart: they hold what the project rules need, not every rule's findings.
         context_cache = (Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
@@ -491,14 +497,18 @@ class _Analysis:
 
 def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: int, cache: Cache | None,
                     context: list[Candidate] = (), model: build_model.BuildModel | None = None,
-                    context_cache: Cache | None = None) -> _Analysis:
+                    context_cache: Cache | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> _Analysis:
     """The analysis of `candidates`, then of `context` (analysed for the project rules only,
-    cached in `context_cache`: `cache` holds what the enabled rules found), under way."""
+    cached in `context_cache`: `cache` holds what the enabled rules found), under way;
+    `progress(done, total)` as each file is done."""
     if jobs == 0:
         jobs = os.cpu_count() or 1
     in_context = {id(c) for c in context}
     project_codes = _project_codes(codes)
     candidates = [*candidates, *context]
+    done = itertools.count(1)
+    tick = (lambda *_: progress(next(done), len(candidates))) if progress is not None else None
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
     def environment(candidate: Candidate) -> FileEnvironment | None:
@@ -513,8 +523,14 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
                                 facts_only=True, data=known(candidate))
         return analyze_file(candidate, config, codes, cache, environment(candidate), data=known(candidate))
 
+    def analyze_here(candidate: Candidate):
+        outcome = analyze(candidate)
+        if tick is not None:
+            tick()
+        return outcome
+
     if not candidates or not _in_workers(count, config.timeout):
-        return _Analysis([], [], None, config.timeout, compute=lambda: [analyze(c) for c in candidates])
+        return _Analysis([], [], None, config.timeout, compute=lambda: [analyze_here(c) for c in candidates])
     # Unreadable files and cache hits are settled here (reading and unpickling are bounded):
     # a warm scan sends nothing to a worker. A miss is read again by its worker.
     def cache_of(candidate: Candidate) -> Cache | None:
@@ -523,6 +539,9 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     outcomes = [_readable_or_cached(c, cache_of(c), environment(c), known(c)) if cache_of(c) is not None else None
                 for c in candidates]
     misses = [c for c, o in zip(candidates, outcomes) if o is None]
+    if tick is not None:
+        for _ in range(len(candidates) - len(misses)):  # read from the cache: done already
+            tick()
     if not misses:
         return _Analysis(outcomes, candidates, None, config.timeout)
     count = 1 if len(misses) < PARALLEL_THRESHOLD else count
@@ -530,7 +549,7 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
-    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout), config.timeout)
+    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout)
 
 
 def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None,
@@ -612,14 +631,43 @@ def read_source(candidate: Candidate, data: bytes | None = None) -> SourceFile |
         return Problem(shown, f"skipped: cannot read: {exc.strerror or exc}")
     if b"\0" in data[:8192]:
         return Problem(shown, "skipped: binary file")
+    original, note = data, ""
     try:
         if not data.isascii():  # ASCII is valid UTF-8: most sources need no decoding here
             data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Problem(shown, f"skipped: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
+        data, note = _stray_bytes_replaced(data, exc.start)
+        if data is None:
+            return Problem(shown, f"skipped: not UTF-8 text ({note})")
     absolute = candidate.resolved if candidate.resolved is not None else path.resolve()
     build_script = candidate.build_script or (candidate.language == PYTHON and python_build.is_build_helper(data))
-    return SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
+    source = SourceFile(shown, candidate.language, data, absolute, build_script=build_script)
+    if note:  # the file as it is on disk, which fixes are applied to
+        source.digest = hashlib.sha256(original).hexdigest()
+        source.decoding_note = note
+    return source
+
+
+# A file in another encoding has many bytes that are not UTF-8; a UTF-8 file with a name or a
+# symbol in Latin-1 in a comment (an old header) has a few: up to 16, or 1% of a large file.
+MAX_STRAY_BYTES = (16, 0.01)
+
+
+def _stray_bytes_replaced(data: bytes, first: int) -> tuple[bytes | None, str]:
+    """`data` with each byte that is not UTF-8 read as `?` (one byte for one: offsets, and so
+    locations and fixes, stay those of the file), and the note that says so; (None, why) when
+    there are too many for the file to be UTF-8 text."""
+    text = data.decode("utf-8", "surrogateescape")  # a stray byte becomes one lone surrogate
+    stray = sum(1 for ch in text if "\udc80" <= ch <= "\udcff")
+    line = data.count(b"\n", 0, first) + 1
+    where = f"the first, {data[first]:#04x}, on line {line}"
+    if stray > max(MAX_STRAY_BYTES[0], len(data) * MAX_STRAY_BYTES[1]):
+        return None, f"{stray} bytes that are not UTF-8, {where}"
+    replaced = _SURROGATES.sub("?", text).encode("utf-8")
+    return replaced, f"{stray} byte{'s' if stray != 1 else ''} not UTF-8 read as `?` ({where})"
+
+
+_SURROGATES = re.compile("[\udc80-\udcff]")
 
 
 def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], cache: Cache | None = None,
@@ -637,7 +685,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
     key = cache.key(source, environment) if cache is not None else ""
     if cache is not None and (hit := cache.get(key, FILE)) is not None:
         return hit
-    problems: list[Problem] = []
+    problems: list[Problem] = [Problem(source.path, source.decoding_note, note=True)] if source.decoding_note else []
     try:
         outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:

@@ -164,13 +164,14 @@ def _through_a_link_out_of(shown: Path, target: Path, root: Path) -> bool:
     return not target.is_relative_to(root.resolve())
 
 
-def plan_fixes(findings, files, unsafe: bool) -> tuple[list[FilePlan], list[NotFixed]]:
+def plan_fixes(findings, files, unsafe: bool, given: dict[str, bytes] | None = None) -> tuple[list[FilePlan], list[NotFixed]]:
     """Group applicable fixes by file and compute each file's new bytes.
 
     `files` maps a shown path to an object with `absolute_path`, `language` and `digest`
     (the engine's FileState). A file that changed since it was scanned, or whose fixed text
     would have more syntax errors than before, is left alone with a one-line reason.
-    `write_plan` checks each file again right before writing it.
+    `write_plan` checks each file again right before writing it. `given`: the bytes of files
+    that are not read from disk (standard input), by shown path.
     """
     from portlint.source import count_syntax_errors
 
@@ -182,7 +183,7 @@ def plan_fixes(findings, files, unsafe: bool) -> tuple[list[FilePlan], list[NotF
     for path, fixes in sorted(by_path.items()):
         state = files[path]
         try:
-            before = state.absolute_path.read_bytes()
+            before = given[path] if given and path in given else state.absolute_path.read_bytes()
         except OSError as exc:
             refused.append(NotFixed(path, f"cannot read: {exc.strerror}"))
             continue

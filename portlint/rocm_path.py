@@ -29,7 +29,8 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 # for the rules that read them.
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
-    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, ROCM_DEFINED, ROCM_UNKNOWN, chain_outcomes, evaluate_directive,
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, backend_selectors,
+    chain_outcomes, evaluate_directive,
 )
 
 
@@ -300,6 +301,9 @@ class CMakeWalk:
     def __init__(self, source: SourceFile, extra: frozenset[str] = frozenset(),
                  rocm_env: CMakeEnv | None = None, cuda_env: CMakeEnv | None = None, on_command=None):
         self.source, self.extra = source, extra
+        # The file's CUDA backend switches (`GINKGO_BUILD_CUDA` beside `GINKGO_BUILD_HIP`): the
+        # ROCm build turns the HIP one on, never the CUDA one (`macros.backend_selectors`).
+        self.selectors = frozenset(backend_selectors(PLATFORM_NAME.findall(source.text)))
         self.rocm_env = dict(rocm_env or {})
         self.cuda_env = dict(cuda_env or {})
         self.on_command = on_command
@@ -319,7 +323,9 @@ class CMakeWalk:
             if kind == "normal_command":
                 self._command(node, rocm, cuda, rocm_env, cuda_env)
             elif kind == "if_condition":
-                self._if(node, rocm, cuda, rocm_env, cuda_env)
+                # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
+                # surely stops a build leaves the rest of the block to the other one.
+                rocm, cuda = self._if(node, rocm, cuda, rocm_env, cuda_env)
             elif kind in ("foreach_loop", "while_loop", "block_def"):
                 body = _first(node, "body")
                 if body is not None:  # runs zero or more times
@@ -344,7 +350,9 @@ class CMakeWalk:
             if _truth(taken) is None:
                 _merge_maybe(env, arm_env)
 
-    def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+    def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+        """Run an `if` chain; returns whether each build goes on after it (False where it
+        surely takes an arm that stops with `message(FATAL_ERROR ...)`)."""
         arms: list[tuple[Arm, object]] = []
         pending = None
         for child in chain.children:
@@ -354,7 +362,7 @@ class CMakeWalk:
                 else:
                     args = child.child_by_field_name("arguments") or _first(child, "argument_list")
                     words = _cmake_words(args, self.source) if args is not None else []
-                    pending = _eval_cmake(words, self.extra, rocm_env, cuda_env)
+                    pending = _eval_cmake(words, self.extra, rocm_env, cuda_env, self.selectors)
             elif child.type == "body" and pending is not None:
                 arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
                 pending = None
@@ -379,6 +387,20 @@ class CMakeWalk:
             rocm_takes = [True if i == hip else False if _truth(r) is None else r for i, r in enumerate(rocm_takes)]
         for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+        stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
+        rocm_stops = any(_truth(r) is True for r, _ in stops)
+        cuda_stops = any(_truth(c) is True for _, c in stops)
+        return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
+
+    def _stops(self, body) -> bool:
+        """Does the arm end the configure run (`message(FATAL_ERROR ...)` among its commands)?"""
+        for node in body.children:
+            if node.type == "normal_command":
+                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+                if (name_node is not None and self.source.node_text(name_node).lower() == "message"
+                        and args is not None and _cmake_words(args, self.source)[:1] == ["FATAL_ERROR"]):
+                    return True
+        return False
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)
@@ -485,6 +507,10 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         else:
             new = items + list(old.items) if words[0] == "PREPEND" else list(old.items) + items
             env[words[1]] = CMakeValue(tuple(new), known)
+    elif "hipif" in name and len(words) >= 2 and not texts[-1][1]:
+        # hipify's CMake helpers (`get_hipified_list(<sources> <out>)`) list the hipified
+        # copies of the sources they are given: the same files, as the ROCm build compiles them.
+        env[words[-1]] = CMakeValue(tuple(i for text in words[:-1] for i in cmake_expand(text, env)[0]), definite=False)
     elif name not in _CMAKE_READ_ONLY or name in ("list", "file"):
         # A command that may write a variable it names: what it holds is no longer known.
         for text, quoted in texts:
@@ -528,7 +554,7 @@ def _cmake_words(args, source: SourceFile) -> list[str]:
 
 
 def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | None = None,
-                cuda_env: CMakeEnv | None = None) -> tuple[Value, Value]:
+                cuda_env: CMakeEnv | None = None, selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     """Evaluate `if()` arguments: NOT, AND, OR, parentheses; anything else is an atom, read
     with the variables each build holds (`rocm_env`, `cuda_env`) where they are known."""
     pos = 0
@@ -575,12 +601,13 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
         start = pos
         while pos < len(words) and words[pos] not in ("AND", "OR", ")"):
             pos += 1
-        return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {})
+        return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {}, selectors)
 
     return parse_or()
 
 
-def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
+                selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     if len(atom) == 3 and atom[1] in _ORDERINGS:
         # `HIP_VERSION VERSION_LESS "6.1"`: only a ROCm build has it, but either answer there.
         rocm, cuda = _platform_atom(" ".join(atom), extra)
@@ -596,7 +623,8 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         values = tuple(_variable_truth(atom[0], env) for env in (rocm_env, cuda_env))
         if values[0] is not None and values[1] is not None:
             return values
-        fallback = _platform_atom(atom[0], extra)
+        name = atom[0].removeprefix("${").removesuffix("}")
+        fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
         return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
     return _platform_atom(" ".join(atom), extra)
 
@@ -639,6 +667,8 @@ def _backend_selector(atom: list[str]) -> tuple[Value, Value] | None:
     if "${" not in subject and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", subject):
         return None
     names = [w.upper() for w in re.split(r"[|()^$]+", value) if w] if atom[1] == "MATCHES" else [value.upper()]
+    # An unquoted constant named for its platform (`BUILD_VARIANT_ROCM`, `GPU_TARGET_CUDA`).
+    names = [n.rsplit("_", 1)[-1] if "_" in n and not atom[2].startswith('"') else n for n in names]
     if names and all(n in _ROCM_VALUES for n in names):
         return True, False
     if names and all(n in _CUDA_VALUES for n in names):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import portlint
 from portlint.finding import Severity
 from portlint.fix import Applicability
 
@@ -133,3 +134,11 @@ def load_all() -> dict[str, RuleDoc]:
             raise RuleDocError(f"{path}: code {doc.code!r} does not match the file name")
         docs[doc.code] = doc
     return docs
+
+
+def doc_url(code: str) -> str | None:
+    """Where rule CODE's documentation is read on the web: `rules/<CODE>.md` in the repository at
+    this version's release tag (`v<version>`), so the page matches the rule that reported;
+    None while the package declares no repository."""
+    home = portlint.repository_url()
+    return f"{home}/blob/v{portlint.__version__}/rules/{code}.md" if home else None

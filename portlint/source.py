@@ -19,7 +19,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from portlint import queries
+from portlint import hipify, queries
 
 if TYPE_CHECKING:
     from portlint.build_model.macros import FileEnvironment
@@ -91,6 +91,8 @@ class SourceFile:
     absolute_path: Path | None = None
     build_script: bool = False
     digest: str = field(init=False)
+    # Set when bytes that are not UTF-8 were read as `?`: the one line that tells the user.
+    decoding_note: str = field(default="", init=False, repr=False, compare=False)
     # The ROCm-path model, set by the engine before checks run. Rules about the guards
     # themselves (P001-P004) read its parsed `conditions`.
     rocm_path: "RocmPathModel | None" = field(default=None, init=False, repr=False)
@@ -187,6 +189,21 @@ class SourceFile:
         `index` (`#define __shfl_xor_sync(mask, v, o) __shfl_xor(v, o)`: the mask)?"""
         macro = self.shim(name, offset)
         return macro is not None and macro.uses_parameter(index) is False
+
+    # ---- what hipify makes of a CUDA name, where the ROCm build hipifies the file ----
+    @property
+    def hipified(self) -> bool:
+        """The ROCm build runs hipify on this file before hip-clang reads it."""
+        return self.build is not None and self.build.hipified
+
+    def hipified_name(self, name: str) -> str | None:
+        """The name hip-clang reads for `name` in a hipified file (`cublasSgemm` ->
+        `hipblasSgemm`); None where the file is not hipified or hipify leaves the name."""
+        return hipify.hip_name(name) if self.hipified else None
+
+    def hipified_header(self, include_path: str) -> str | None:
+        """The header hip-clang reads for `#include <include_path>` in a hipified file."""
+        return hipify.hip_header(include_path) if self.hipified else None
 
     def rocm_defines_function(self, name: str, offset: int) -> bool:
         """Does ROCm-compiled project code define `name` (`__vsub4` in a HIP arm), or a macro

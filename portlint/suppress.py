@@ -26,7 +26,8 @@ from portlint.ruledocs import load_all
 ALL = "*"
 _PORTLINT = re.compile(r"portlint:\s*(ignore-file|ignore)\b(?:\[([^\]]*)\])?")
 _NOLINT = re.compile(r"\b(NOLINTNEXTLINE|NOLINT)\b(?:\(([^)]*)\))?")
-_COMMENT_QUERY = {CUDA: "(comment) @c", CMAKE: "[(line_comment) (bracket_comment)] @c"}
+# A `//` comment that ends a line of a macro definition is part of its `preproc_arg` text.
+_COMMENT_QUERY = {CUDA: "[(comment) @c (preproc_arg) @a]", CMAKE: "[(line_comment) (bracket_comment)] @c"}
 
 
 @dataclass
@@ -47,6 +48,26 @@ class Suppressions:
             if any(selects(s, code, name) or s in aliases for s in selectors):
                 return True
         return False
+
+
+def silenced(line: bytes, language: str, code: str) -> bytes | None:
+    """`line` (without its line ending) with what silences rule `code` on it, an editor's
+    quick fix: the code joins a `portlint: ignore[...]` list already there, else a comment
+    ends the line (in C code, before a backslash that continues it). None where no comment
+    can end the line: one a backslash continues outside C code."""
+    text = line.decode("utf-8", "surrogateescape")
+    existing = _PORTLINT.search(text)
+    if existing is not None and existing.group(1) == "ignore" and existing.group(2) is not None:
+        listed = existing.group(2)
+        joined = f"{listed.rstrip()}, {code}" if listed.strip() else code
+        return (text[:existing.start(2)] + joined + text[existing.end(2):]).encode("utf-8", "surrogateescape")
+    body = text.rstrip()
+    if body.endswith("\\"):
+        if language != CUDA:
+            return None
+        return f"{body[:-1].rstrip()} /* portlint: ignore[{code}] */ \\".encode("utf-8", "surrogateescape")
+    marker = "//" if language == CUDA else "#"
+    return f"{body}  {marker} portlint: ignore[{code}]".encode("utf-8", "surrogateescape")
 
 
 def selects(selector: str, code: str, name: str) -> bool:
@@ -127,8 +148,18 @@ def _comments(source: SourceFile):
     if source.language == PYPROJECT:
         yield from manifests.toml_comments(source.data)  # a TOML scan that skips strings
         return
-    for node in queries.nodes(source.language, _COMMENT_QUERY[source.language], source.tree.root_node, "c"):
-        yield node.start_byte, source.node_text(node)
+    for name, node in queries.captures(source.language, _COMMENT_QUERY[source.language], source.tree.root_node):
+        if name == "c":
+            yield node.start_byte, source.node_text(node)
+            continue
+        # A macro's body: each of its lines from a `//` on (one inside a string literal
+        # matters only if a suppression follows it).
+        data, at = source.data, source.data.find(b"//", node.start_byte, node.end_byte)
+        while at != -1:
+            end = data.find(b"\n", at, node.end_byte)
+            end = node.end_byte if end == -1 else end
+            yield at, data[at:end].decode("utf-8", errors="replace")
+            at = data.find(b"//", end, node.end_byte)
 
 
 # Whole-line comments are nodes; a `#` that ends an assignment's value or a recipe line is

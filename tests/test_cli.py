@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -165,7 +166,8 @@ def test_fix_refuses_a_file_changed_since_the_scan(project: Path) -> None:
     "name, content, message",
     [
         ("blob.cu", b"\x7fELF\x00\x00\x01binary", "skipped: binary file"),
-        ("latin1.cu", b"// caf\xe9\nint x;\n", "skipped: not valid UTF-8 (byte 0xe9 at offset 6)"),
+        ("latin1.cu", b"// caf\xe9\nint x;\n", "1 byte not UTF-8 read as `?` (the first, 0xe9, on line 1)"),
+        ("cp1252.cu", b"// \x93quoted\x94 \xe9t\xe9\n" * 10, "skipped: not UTF-8 text (40 bytes that are not UTF-8,"),
         ("garbage.cu", b"}}}} ))) <<<< >>>> ;;; @@@ \n" * 20, "could not parse most of the file"),
         ("setup.py", b"from setuptools import setup\nsetup(\n", "skipped: Python syntax error at line 2"),
     ],
@@ -178,6 +180,23 @@ def test_bad_input_is_one_line_and_other_files_still_scanned(project: Path, name
     lines = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
     assert len(lines) == 1 and lines[0].startswith(f"portlint: src/{name}: {message}"), lines
     assert "Traceback" not in result.output
+
+
+def test_a_stray_latin1_byte_is_read_as_a_question_mark_and_fixes_keep_it(project: Path) -> None:
+    # An old header: UTF-8, but a name in a comment saved in Latin-1. Scanned, not skipped;
+    # locations are those of the file, and --fix leaves the byte as it was.
+    target = project / "src" / "old.cuh"
+    target.write_bytes(b"// (c) J\xfcrgen\n" + HAZARD.encode())
+    result = run("scan", "--no-cache", "src/old.cuh", cwd=project)
+    assert result.exit_code == 1
+    assert "src/old.cuh:3:27: W002" in result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("portlint: ")]
+    assert notes == ["portlint: src/old.cuh: 1 byte not UTF-8 read as `?` (the first, 0xfc, on line 1)"]
+    quiet = run("scan", "--no-cache", "-q", "src/old.cuh", cwd=project)  # a note, not a problem: -q drops it
+    assert "W002" in quiet.output and "portlint: " not in quiet.output
+    result = run("scan", "--no-cache", "--fix", "src/old.cuh", cwd=project)
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == b"// (c) J\xfcrgen\n" + HAZARD.replace("0xffffffff", "~0ull").encode()
 
 
 def test_unreadable_paths(project: Path) -> None:
@@ -305,9 +324,39 @@ def test_standard_input_is_scanned_under_its_stdin_filename(project: Path) -> No
     # Its kind comes from the name: a CMake file is not read as C++.
     assert scan_stdin("--stdin-filename", "CMakeLists.txt").exit_code == 0
     assert scan_stdin("--output-format", "concise").output.startswith("-:2:27: W002 ")
-    refused = scan_stdin("--fix")
-    assert refused.exit_code == 2 and "standard input" in refused.output
     assert run("scan", ".", "--stdin-filename", "x.cu", cwd=project).exit_code == 2
+
+
+def _pipe(project: Path, text: str, *args: str) -> subprocess.CompletedProcess:
+    """portlint as an editor runs it: the buffer on standard input, stdout and stderr apart."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    return subprocess.run([sys.executable, "-m", "portlint", "scan", "--no-cache", *args, "-"], input=text,
+                          cwd=project, env=env, capture_output=True, text=True)
+
+
+def test_fix_on_standard_input_writes_the_fixed_text_to_standard_output(project: Path) -> None:
+    edited = HAZARD + "// unsaved edit\n"
+    proc = _pipe(project, edited, "--fix", "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == CLEAN + "// unsaved edit\n"
+    assert "Fixed 1 finding" in proc.stderr  # the report goes to stderr, beside the text
+    assert (project / "src" / "reduce.cu").read_text() == HAZARD, "the file on disk is the editor's, not ours"
+    # Nothing to fix: the text comes back byte for byte.
+    proc = _pipe(project, CLEAN, "--fix", "--stdin-filename", "src/clean.cu")
+    assert (proc.returncode, proc.stdout) == (0, CLEAN)
+    # A name that is not on disk yet (a new buffer) is not created.
+    proc = _pipe(project, HAZARD, "--fix", "--stdin-filename", "src/new.cu")
+    assert proc.stdout == CLEAN and not (project / "src" / "new.cu").exists()
+
+
+def test_diff_on_standard_input_shows_the_fixes(project: Path) -> None:
+    proc = _pipe(project, HAZARD, "--diff", "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "--- a/src/reduce.cu", "+++ b/src/reduce.cu", "@@ -1,3 +1,3 @@", " __device__ float f(float v) {",
+        "-  return __shfl_down_sync(0xffffffff, v, 1);", "+  return __shfl_down_sync(~0ull, v, 1);", " }"]
+    assert "Would fix 1 finding." in proc.stderr
+    assert _pipe(project, CLEAN, "--diff").returncode == 0
 
 
 def test_quiet_prints_the_findings_only(project: Path) -> None:
@@ -366,3 +415,58 @@ def test_force_exclude_drops_excluded_files_named_on_the_command_line(project: P
     assert result.exit_code == 0, result.output
     hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
     assert "--force-exclude" in hooks
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _bar(stream, delay: float, enabled: bool = True, files: int = 10) -> str:
+    from portlint.cli import ScanProgress
+
+    with ScanProgress(enabled=enabled, delay=delay, stream=stream) as progress:
+        for done in range(1, files + 1):
+            progress(done, files)
+    return stream.getvalue()
+
+
+def test_a_long_scan_shows_a_progress_bar_on_a_terminal_and_erases_it() -> None:
+    shown = _bar(_Terminal(), delay=0)
+    assert "Scanning" in shown and "1/10" in shown and "9/10" in shown
+    assert shown.endswith("\r\033[2K\033[?25h"), "the line is cleared and the cursor shown again"
+
+
+def test_no_progress_bar_off_a_terminal_with_quiet_or_for_a_short_scan(project: Path) -> None:
+    assert _bar(io.StringIO(), delay=0) == ""  # a pipe or a log file
+    assert _bar(_Terminal(), delay=0, enabled=False) == ""  # -q
+    assert _bar(_Terminal(), delay=3600) == ""  # done before the delay
+    # The command itself, its standard error a pipe (CI, pre-commit): no bar, whatever the time.
+    proc = _pipe(project, HAZARD, "--stdin-filename", "src/reduce.cu")
+    assert proc.returncode == 1 and "W002" in proc.stdout
+    assert "Scanning" not in proc.stderr and "\033" not in proc.stderr
+
+
+def test_show_files_lists_what_a_scan_reads_and_nothing_else(project: Path) -> None:
+    (project / "notes.txt").write_text("not a kind portlint reads\n")
+    (project / "build").mkdir()
+    (project / "build" / "generated.cu").write_text(HAZARD)  # excluded by default
+    (project / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\n")
+    result = run("scan", "--show-files", ".", cwd=project)
+    assert result.exit_code == 0
+    assert result.output.splitlines() == ["CMakeLists.txt", "src/clean.cu", "src/reduce.cu"]
+
+
+def test_show_settings_prints_the_resolved_settings_of_a_file(project: Path) -> None:
+    (project / "portlint.toml").write_text('ignore = ["W004"]\n[per-file-ignores]\n"src/red*.cu" = ["W002"]\n')
+    result = run("scan", "--show-settings", "--extend-select", "W", "src/reduce.cu", cwd=project)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:3] == ["Resolved settings for: src/reduce.cu", f"Settings path: {project / 'portlint.toml'}",
+                         "File kind: cuda"]
+    assert 'ignore = ["W004"]' in lines and 'extend-select = ["W"]' in lines
+    enabled = next(line for line in lines if line.startswith("enabled = "))
+    assert '"W002"' in enabled and '"W004"' not in enabled and '"D001"' not in enabled
+    assert '# per-file-ignores that match this file: ["W002"]' in lines
+    clean = run("scan", "--show-settings", "src/clean.cu", cwd=project).output
+    assert "# per-file-ignores that match this file: []" in clean

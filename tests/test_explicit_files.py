@@ -358,3 +358,27 @@ def test_context_files_the_budget_stopped_are_kept_unparsed_and_still_give_their
         assert {p.message.replace("an earlier run", "this run") for p in second.problems if p.less_context} == set(said)
         # (A build file stopped is analysed again: it has no facts to load later.)
         assert {n for n in analysed if n.endswith((".cu", ".cuh", ".h", ".hpp"))} <= {path.name}, "the context was kept"
+
+
+def test_an_unsaved_buffer_is_judged_by_its_own_includes(tmp_path: Path) -> None:
+    # `scan - --stdin-filename k.cu` (an editor's buffer): the macros come from the includes
+    # the buffer has, not from the file as last saved.
+    from portlint import engine
+    from portlint.config import Config
+    from portlint.discover import stdin_candidate
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "mask.h").write_text("#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#define WIDE 1\n#else\n#define WIDE 0\n#endif\n")
+    saved = "__device__ float f(float v) {\n  return __shfl_down_sync(0xffffffff, v, 1);\n}\n"
+    (root / "k.cu").write_text(saved)
+    unsaved = '#include "mask.h"\n#if !WIDE\n' + saved + "#endif\n"
+    config = Config(root=root)
+
+    def buffer_codes(text: str) -> list[tuple[str, int, str]]:
+        candidate = stdin_candidate(text.encode(), root / "k.cu", config)
+        return _codes(engine.scan([root / "k.cu"], config, stdin=candidate))
+
+    assert buffer_codes(saved) == [("k.cu", 2, "W002")]
+    assert buffer_codes(unsaved) == [], "the ROCm build never compiles the shuffle the buffer guards"

@@ -131,7 +131,7 @@ def test_charts_worst_files_and_effort_are_shown(demo_page: str) -> None:
     for effort in EFFORT.values():  # the model is stated on the page
         assert effort.label.split("`")[0] in page.text_by_id["effort"]
     worst = page.text_by_id["worst"]
-    assert worst.index("csrc/reduce.cu") < worst.index("csrc/gemm.cu")  # 3 errors outrank 1 warning
+    assert worst.index("csrc/reduce.cu") < worst.index("csrc/jit_kernels.cu")  # errors outrank 1 warning
 
 
 def test_page_opens_with_a_verdict_and_the_blockers_by_impact(demo_result, demo_page: str) -> None:
@@ -191,7 +191,7 @@ def test_a_huge_scan_makes_a_page_of_bounded_size(demo_result) -> None:
     many = [replace(f, message=f"{f.message} #{i}") for i in range(1000) for f in demo_result.findings[:30]]
     page = render(replace(demo_result, findings=many), ReportContext(root=DEMO))
     assert page.count("<li class='finding ") == html_report.MAX_DETAILED
-    assert f"{len(many) - html_report.MAX_DETAILED} more findings" in page
+    assert f"{len(many) - html_report.MAX_DETAILED:,} more findings" in page
     assert len(page) < 5_000_000
 
 
@@ -356,3 +356,75 @@ def test_page_renders_in_a_browser(demo_page: str, tmp_path: Path) -> None:
     for element in ("id=\"chart-family\"", "id=\"chart-dir\"", "id=\"count-error\"", "id=\"rule-W002\"",
                     "class=\"finding error\""):
         assert element in dom, f"{element} missing from the rendered DOM"
+
+
+def _severity_spans(fragment: str) -> Counter:
+    return Counter({s: int(n.replace(",", "")) for n, s in re.findall(r"<span class='\w+'>([\d,]+) (error|warning|note)s?</span>",
+                                                                     fragment)})
+
+
+def test_every_count_on_the_page_is_per_severity_and_they_agree(demo_result, demo_page: str) -> None:
+    # Each impact group of the verdict counts its findings by severity, as the cards do: the
+    # errors of all groups are the Errors card, and so on (not "N findings" beside "M errors").
+    groups = re.findall(r"<div class='impact \w+'><h3>.*?<span class='counts'>(.*?)</span></h3>", demo_page)
+    assert groups
+    total = sum((_severity_spans(g) for g in groups), Counter())
+    page = Page(demo_page)
+    for s in ("error", "warning", "note"):
+        assert total[s] == int(re.match(r"[\d,]+", page.text_by_id[f"count-{s}"]).group().replace(",", "")), s
+    assert "findings</span></h3>" not in demo_page
+
+
+def test_effort_is_split_by_directory_most_work_first(tmp_path: Path) -> None:
+    # Most findings sit in src/: it is split into its subdirectories; tools/ stays whole.
+    for folder, copies in (("src/kernels", 3), ("src/ops", 2), ("tools", 1)):
+        (tmp_path / folder).mkdir(parents=True)
+        for i in range(copies):
+            (tmp_path / folder / f"k{i}.cu").write_text(HAZARD)
+    result = scan([tmp_path], tmp_path)
+    page = render(result, ReportContext(root=tmp_path))
+    table = page[page.index("id='effort-dirs'"):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr><td><code>([^<]+)</code></td><td class='num'>([^<]+)</td><td class='num'>(\d+)</td>", table)
+    assert [(d, int(n)) for d, _, n in rows] == [("src/kernels/", 3), ("src/ops/", 2), ("tools/", 1)]
+    assert all("person-days" in estimate for _, estimate, _ in rows)
+
+
+def test_chart_labels_are_whole_in_a_browser(tmp_path: Path) -> None:
+    """Directory labels are measured where they are drawn (headless Chromium): none is cut by
+    the chart's edge or runs into the bars; one too long to show keeps its end, after `…`,
+    and its bar's tooltip names it whole."""
+    _chromium()
+    project = tmp_path / "project"
+    long_dir = "third_party_integrations_of_the_port/conjugateGradientMultiDeviceCG_and_more"
+    for folder in ("Samples/4_CUDA_Libraries", "Samples/2_Concepts_and_Techniques", "x", long_dir):
+        (project / folder).mkdir(parents=True, exist_ok=True)
+        (project / folder / "k.cu").write_text(HAZARD)
+    page_text = render(scan([project], project), ReportContext(root=project))
+    # The page runs no script (its CSP says so): this copy measures the labels with one.
+    measure = """<script>
+      const labels = [...document.querySelectorAll('svg.chart text.label')].map(t => {
+        const box = t.getBBox();
+        return {shown: t.textContent, left: box.x, right: box.x + box.width, anchor: +t.getAttribute('x'),
+                tooltip: t.parentNode.querySelector('title').textContent};
+      });
+      document.body.setAttribute('data-labels', JSON.stringify(labels));
+    </script>"""
+    page_text = re.sub(r"<meta http-equiv=\"Content-Security-Policy\"[^>]*>", "", page_text)
+    page = tmp_path / "report.html"
+    page.write_text(page_text.replace("</body>", measure + "</body>"), encoding="utf-8")
+    dom = _run_chromium(page.as_uri(), tmp_path / "profile", "--dump-dom").stdout
+    import html
+    import json
+
+    labels = json.loads(html.unescape(re.search(r'data-labels="([^"]*)"', dom).group(1)))
+    directories = [label for label in labels if label["tooltip"].split(":")[0].endswith("/")]
+    assert len(directories) == 4, labels
+    for label in labels:
+        assert label["left"] >= 0, f"{label['shown']!r} is cut at the chart's left edge"
+        assert label["right"] <= label["anchor"] + 0.5, f"{label['shown']!r} runs into the bars"
+        full = label["tooltip"].split(": ")[0]
+        assert label["shown"] == full or (label["shown"].startswith("…") and full.endswith(label["shown"][1:]))
+    assert {label["tooltip"].split(": ")[0] for label in directories} >= {
+        "Samples/4_CUDA_Libraries/", "Samples/2_Concepts_and_Techniques/", f"{long_dir}/"}
+    assert any(label["shown"].startswith("…") for label in directories), "the longest label is shortened"

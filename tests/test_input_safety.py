@@ -145,7 +145,7 @@ def test_an_undecodable_pyproject_that_is_not_the_config_is_a_skipped_file(proje
     (project / "pyproject.toml").write_bytes(b"[project]\nname = 'caf\xe9'\n")
     proc = portlint("scan", "--no-cache", ".", cwd=project)
     assert proc.returncode == 1
-    assert messages(proc) == ["portlint: pyproject.toml: skipped: not valid UTF-8 (byte 0xe9 at offset 21)"]
+    assert messages(proc) == ["portlint: pyproject.toml: 1 byte not UTF-8 read as `?` (the first, 0xe9, on line 2)"]
     proc = portlint("scan", "--no-cache", "--config", "pyproject.toml", ".", cwd=project)
     assert proc.returncode == 2
     assert messages(proc) == ["portlint: error: pyproject.toml: not valid UTF-8 (byte 0xe9 at offset 21)"]

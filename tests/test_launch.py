@@ -89,9 +89,9 @@ def test_wavefront_in_messages_follows_the_target(tmp_path):
         void run(float* out) { k<<<1, 96>>>(out); }
     """
     (cdna,) = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K002",)).findings
-    assert cdna.severity.value == "warning" and "64 lanes" in cdna.message
+    assert cdna.severity.value == "note" and "idle" in cdna.message and "64 lanes" in cdna.message
     rdna = assert_findings(source, "cuda", "K002", tmp_path=tmp_path, select=("K002",), targets=("gfx1100",))
-    assert rdna.findings[0].severity.value == "note"
+    assert rdna.findings[0].severity.value == "note" and "idle" not in rdna.findings[0].message
 
 def test_retired_k004_still_selects_and_suppresses_k002(tmp_path):
     source = KERNEL + """
@@ -114,7 +114,7 @@ def test_capped_block_is_reported_by_what_it_reaches(tmp_path):
     """, "cuda", "K002", "K002", tmp_path=tmp_path, select=("K001", "K002"))
     by_line = {f.location.start_line: f for f in result.findings}
     assert set(by_line) == {5, 6}  # a cap of whole wavefronts is no fixed size: silent
-    assert by_line[5].severity.value == "warning" and "capped at 96 threads" in by_line[5].message
+    assert by_line[5].severity.value == "note" and "capped at 96 threads" in by_line[5].message
     assert by_line[6].severity.value == "error" and "can reach 2048 threads" in by_line[6].message
 
 
@@ -125,5 +125,5 @@ def test_driver_launch_block_is_its_three_arguments(tmp_path):
         }
     """, "cuda", "K002", tmp_path=tmp_path, select=("K002",))
     (finding,) = result.findings
-    assert "`32, 3, 1` (96 threads)" in finding.message and finding.severity.value == "warning"
+    assert "`32, 3, 1` (96 threads)" in finding.message and finding.severity.value == "note"
     assert (finding.location.start_column, finding.location.end_column) == (30, 38)  # `32, 3, 1`

@@ -63,3 +63,19 @@ def test_never_ported_project_gives_every_expected_finding(name: str, tmp_path: 
     if name == "never_ported":
         device_families = {code[0] for _, _, code in expected}
         assert {"W", "P", "K", "M", "A", "N", "R"} <= device_families
+
+
+def test_finished_port_with_notes_only_passes_by_default(tmp_path: Path) -> None:
+    """A finished port keeps tuning choices (fixed block sizes) that portlint reports as notes:
+    they do not fail `portlint scan .` unless the team asks for it with `--fail-on note`."""
+    from click.testing import CliRunner
+
+    from portlint.cli import main
+
+    root = _copy("ported", tmp_path)
+    runner = CliRunner()
+    default = runner.invoke(main, ["scan", str(root), "--no-cache"])
+    assert "notes)." in default.output and "error" not in default.output.split("Found", 1)[-1]
+    assert default.exit_code == 0, default.output
+    strict = runner.invoke(main, ["scan", str(root), "--no-cache", "--fail-on", "note"])
+    assert strict.exit_code == 1, strict.output

@@ -6,16 +6,18 @@ import json
 import os
 import shutil
 import subprocess
+import tomllib
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from portlint import engine
+from portlint import __version__, engine
 from portlint.config import Config
 from portlint.report import ReportContext, render
 
+ROOT = Path(__file__).resolve().parent.parent
 SOURCE = (
     "// ünïcode before the hazard: columns are UTF-16 code units\n"
     "__device__ float f(float v) { /* é */ return __shfl_down_sync(0xffffffff, v, 1); }\n"
@@ -173,20 +175,35 @@ def test_related_locations_are_linked_from_the_message(tmp_path: Path) -> None:
             assert f"]({loc['id']})" in r["message"]["text"]
 
 
-def test_rules_link_their_documentation_and_a_scan_lists_no_machine_rules(sarif: dict, monkeypatch, tmp_path) -> None:
+def test_rules_link_their_documentation_and_a_scan_lists_no_machine_rules(sarif: dict) -> None:
     driver = sarif["runs"][0]["tool"]["driver"]
     assert not any(r["id"].startswith("D") for r in driver["rules"])
-    assert "informationUri" not in driver, "no link while the package declares no repository"
+    # The repository pyproject.toml declares, and each rule's page at this version's tag.
+    home = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    assert driver["informationUri"] == home
+    for rule in driver["rules"]:
+        assert rule["helpUri"] == f"{home}/blob/v{__version__}/rules/{rule['id']}.md"
+        assert (ROOT / "rules" / f"{rule['id']}.md").is_file()
+    assert "automationDetails" not in sarif["runs"][0], "no category unless asked for"
 
-    import portlint.report.sarif as sarif_module
 
-    monkeypatch.setattr(sarif_module, "repository_url", lambda: "https://example.org/portlint")
+def test_no_links_while_the_package_declares_no_repository(monkeypatch, tmp_path: Path) -> None:
+    import portlint
+
+    monkeypatch.setattr(portlint, "repository_url", lambda: None)
     (tmp_path / "k.cu").write_text(SOURCE)
     result = engine.scan([tmp_path], Config(root=tmp_path))
     driver = json.loads(render("sarif", result, ReportContext(root=tmp_path)))["runs"][0]["tool"]["driver"]
-    assert driver["informationUri"] == "https://example.org/portlint"
-    rule = next(r for r in driver["rules"] if r["id"] == "W002")
-    assert rule["helpUri"] == "https://example.org/portlint/blob/main/rules/W002.md"
+    assert "informationUri" not in driver
+    assert not any("helpUri" in r for r in driver["rules"])
+
+
+def test_sarif_category_names_the_run(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text(SOURCE)
+    out = tmp_path / "out.sarif"
+    _cli(["scan", str(tmp_path), "--no-cache", "--output-format", "sarif", "-o", str(out),
+          "--sarif-category", "cuda/kernels"], tmp_path)
+    assert json.loads(out.read_text())["runs"][0]["automationDetails"] == {"id": "cuda/kernels"}
 
 
 def test_github_rule_set_of_the_sarif_multitool_finds_nothing(tmp_path: Path) -> None:

@@ -11,10 +11,12 @@ any rule runs (discover -> build model -> per-file checks -> project checks -> f
 from __future__ import annotations
 
 
+import functools
 import hashlib
 import os
 import posixpath
 import time
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from portlint.cache import BUILD_FILES
@@ -110,19 +112,24 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     # A header named alone takes its macros from where it is included, as in a full scan.
-    includers = _includers([c for c in candidates if c.explicit and _is_header(c.absolute)], around or (), cache, str(config.root), budget)
+    includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache, str(config.root), budget)
     torch_extension = files.torch_extension  # its builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
-    project_headers = [c.absolute for c in around or () if c.language == _C_FAMILY and _is_header(c.absolute)]
+    project_headers = [c.absolute for c in around or () if c.language == _C_FAMILY and is_header(c.absolute)]
     rocm_build = files.rocm_build or torch_extension
     # A described ROCm build passes its own defines only: what the build files define for
     # other builds alone (a CUDA-only arm) is not defined there.
     rocm_undefined = files.other_builds_define - rocm_defines.keys() if rocm_build else frozenset()
+    # A file given with its bytes (standard input: an editor's unsaved buffer) is walked as
+    # given, not as last saved: its own includes and defines set its macros.
+    given = {c.absolute: c.content for c in candidates if c.content is not None}
+    read = _read if not given else functools.partial(_read_given, given)
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_headers, read=_read, not_built=files.not_built, unread=scanned,
-                         rocm_build=rocm_build, rocm_undefined=rocm_undefined, budget=budget)
+                         project_headers, read=read, not_built=files.not_built, unread=scanned,
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined,
+                         hipified=True if files.hipify_all else files.hipified, budget=budget)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
@@ -208,7 +215,7 @@ def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
     return files
 
 
-def _is_header(path: str) -> bool:
+def is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
@@ -232,7 +239,7 @@ def _includers(headers, around, cache=None, scope: str = "", budget: Budget | No
     while wanted:
         including = {path for name in wanted for path in by_name.get(name, ()) if path not in found}
         found |= including
-        wanted = {os.path.basename(path) for path in including if _is_header(path)}
+        wanted = {os.path.basename(path) for path in including if is_header(path)}
     return {path: _read(path) or b"" for path in sorted(found)}
 
 
@@ -263,6 +270,26 @@ def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget 
             after[path] = (signature, False, names)
     unchanged.save(cache, after, before, *kind)
     return graph
+
+
+def includers_among(headers: Iterable[str], data: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The files of `data` (absolute path -> bytes) that may include one of `headers`
+    (absolute paths), directly or through other files of `data`: those whose bytes name one
+    of them. Also what re-checks the open files an edited header reaches (`portlint server`)."""
+    found: dict[str, bytes] = {}
+    names = {os.path.basename(path).encode() for path in headers}
+    while names:
+        wanted, names = names, set()
+        for path, text in data.items():
+            if path not in found and any(name in text for name in wanted):
+                found[path] = text
+                if is_header(path):
+                    names.add(os.path.basename(path).encode())
+    return found
+
+
+def _read_given(given: dict[str, bytes], path: str) -> bytes | None:
+    return given[path] if path in given else _read(path)
 
 
 def _read(path: str) -> bytes | None:

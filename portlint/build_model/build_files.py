@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from portlint import queries, rocm_path
-from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name
+from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.build_model.observed import Observed
@@ -39,6 +39,9 @@ MAX_SOURCE_BYTES = 8 * 1024 * 1024  # a source whose includes are followed (larg
 MAX_GLOB_MATCHES = 20000  # a glob of a whole tree: enough for any source list
 MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a generator
 MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
+# hipify-perl, hipify-clang, PyTorch's `hipify_python` / `torch.utils.hipify`, a project's
+# `hipify.py` wrapper of it.
+_HIPIFY_TOOL = re.compile(r"(?:^|[/\\.\s])hipify(?:-perl|-clang|_python|\.py)?(?:$|[\s.])")
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
@@ -68,6 +71,13 @@ class BuildFiles:
     # it compiles kernels without bounds for (the smallest, if several).
     offload_archs: tuple[str, ...] = ()
     max_threads: int | None = None
+    # Sources the ROCm build hipifies before hip-clang reads them (absolute paths; the headers
+    # they include are hipified with them), or every source it compiles (`hipify_all`):
+    # PyTorch's extension builder hipifies its extensions' sources, and a build step that runs
+    # hipify (`hipify-perl`, `hipify-clang`, PyTorch's hipify) the sources it is given. Rules
+    # then judge the hipified text (`portlint.hipify`).
+    hipified: frozenset[str] = frozenset()
+    hipify_all: bool = False
 
 
 @dataclass
@@ -79,6 +89,7 @@ class _Build:
     cuda_sources: dict[str, str] = field(default_factory=dict)  # path -> where a CUDA-only path names it
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
+    hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
 
 
 class _Collector:
@@ -96,6 +107,11 @@ class _Collector:
         self._lists: dict[str, SourceFile | None] = {}
         self.offload_archs: dict[str, None] = {}  # in the order named
         self.max_threads: set[int] = set()
+        self.hipify_step = False  # a build step runs hipify on the sources (see BuildFiles.hipified)
+
+    def note_commands(self, words) -> None:
+        """A command a build runs (a CMake `COMMAND`, a Makefile recipe): does it hipify?"""
+        self.hipify_step |= any(_HIPIFY_TOOL.search(word) for word in words)
 
     def read_list(self, path: Path) -> SourceFile | None:
         """A CMake list file, read and parsed once per scan: the walks and the checks for
@@ -195,6 +211,16 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         reached.update((str(path), *tree.reached))
     unreached = _unreached_lists(candidates, reached, collector)
     rocm_only = _rocm_only_lists(unreached)
+    # A nested CMake project (its own `project()`, configured by its own driver, such as a
+    # setup.py that runs CMake on its folder) is an entry too: its arms say what it compiles.
+    nested = [path for path, source in unreached if path not in rocm_only and _declares_project(source)]
+    for path in nested:
+        if str(path) not in reached:
+            tree = _CMakeTree(path, collector)
+            tree.read()
+            reached.update((str(path), *tree.reached))
+    if nested:
+        unreached = [(path, source) for path, source in unreached if str(path) not in reached]
     _other_directories_define(unreached, rocm_only, collector)
     for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
@@ -212,11 +238,14 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     for build in collector.builds:
         not_built.update(build.unread_lists)
-        if build.unresolved:
-            continue
+        # A build with a ROCm source list that could not be read may compile any file, except
+        # one named in a list file its ROCm build never reads (a CUDA-only subdirectory).
+        cuda_only_lists = {collector.shown(p) for p in build.unread_lists} if build.unresolved else set()
         for path, where in build.cuda_sources.items():
-            if path not in build.rocm_sources:
+            if path not in build.rocm_sources and (not build.unresolved or where.rsplit(":", 1)[0] in cuda_only_lists):
                 candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
+    for path, where in _in_cuda_only_folders(candidates, not_built).items():
+        candidates_not_built.setdefault(path, where)
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
     for path in compiled:
         candidates_not_built.pop(path, None)
@@ -235,7 +264,50 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
-                      max_threads=min(collector.max_threads, default=None))
+                      max_threads=min(collector.max_threads, default=None),
+                      hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
+                      hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
+
+
+def _extension_helpers(candidates, fs: Observed) -> bool:
+    """Does a Python file of the project build extensions with PyTorch's builder (a builder
+    class of DeepSpeed's `op_builder` kind, a `load(...)` of sources at run time)?"""
+    return any(c.language == PYTHON and not c.build_script
+               and is_build_helper(fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b"") for c in candidates)
+
+
+def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str]) -> dict[str, str]:
+    """C-family files whose folder's list file (the nearest CMakeLists.txt above them) only
+    the CUDA build reads: their sources are that list's (a function such as
+    `gpu_cpp_library(SRCS ...)` may name them), not the ROCm build's."""
+    if not unread_lists:
+        return {}
+    lists = {os.path.dirname(c.absolute) for c in candidates if os.path.basename(c.absolute) == "CMakeLists.txt"}
+    found = {}
+    for c in candidates:
+        if c.language != CUDA:
+            continue
+        folder = os.path.dirname(c.absolute)
+        while folder not in lists and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+        reason = unread_lists.get(os.path.join(folder, "CMakeLists.txt"))
+        if reason is not None:
+            found[c.absolute] = f"in a folder whose list file is {reason}"
+    return found
+
+
+def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
+    """Does the ROCm build hipify every source it compiles? A hipify step does (it is given
+    the source folders), and so does PyTorch's extension builder when no other build compiles
+    sources (DeepSpeed-style `op_builder` classes give an extension its sources), or when a
+    setup.py extension's source list was not followed."""
+    if collector.hipify_step:
+        return True
+    if not torch_extension:
+        return False
+    torch_builds = [b for b in collector.builds if b.hipify]
+    others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
+    return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
 
 
 def _hipified_key(path: str) -> tuple[str, str]:
@@ -351,6 +423,10 @@ def _compiles_sycl(command, source: SourceFile) -> bool:
     return any("-fsycl" in w.split() for w in words)
 
 
+def _declares_project(source: SourceFile) -> bool:
+    return b"project" in source.data and any(command.name == "project" for command in _top_level(source))
+
+
 def _top_level(source: SourceFile):
     """The commands of a list file that always run: not under an `if` (the choice may be
     optional there) nor in a function."""
@@ -398,7 +474,7 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     every = SourceFile(source.path, PYTHON, source.data, path, build_script=True)
     every.rocm_path = rocm_path.RocmPathModel()
     any_script = BuildScript(every)
-    build = _Build(collector.shown(path))
+    build = _Build(collector.shown(path), hipify=b"cpp_extension" in source.data)
     base = path.parent
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
         # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
@@ -703,6 +779,7 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
     for command in makefile.commands:  # `hipcc --offload-arch=gfx90a -c $< -o $@`
         if model.status(command.line.start_byte) is not Status.DEAD:
             collector.note_flags(word.text for word in command.words)
+            collector.note_commands(word.text for word in command.words)
     collector.builds.append(build)
 
 
@@ -724,6 +801,8 @@ _LIBRARY_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFAC
 _TARGET_COMMANDS = frozenset({"add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
                               "hip_add_library", "hip_add_executable", "target_sources"})
 _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "target_compile_definitions"})
+# Commands whose arguments name a program the build runs.
+_COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
 
 class _CMakeTree:
@@ -794,6 +873,10 @@ class _CMakeTree:
             self.collector.rocm_build = True
         if rocm is not False:
             _note_cmake_targets(name, texts, self.collector)
+            if name in _COMMAND_RUNNERS:
+                self.collector.note_commands(texts)
+            elif name.lower().startswith("hipify"):  # a project's or hipify_torch's CMake `hipify(...)`
+                self.collector.hipify_step = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name in ("add_subdirectory", "include") and texts:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple
 
+from portlint import hipify
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
 from portlint.fileio import refused_by_os
 
@@ -210,6 +211,10 @@ class FileEnvironment:
     # Names those build files define for other builds only (a CUDA-only arm): the ROCm
     # build does not define them (`BuildFiles.other_builds_define`).
     rocm_undefined: frozenset[str] = frozenset()
+    # The ROCm build hipifies this file before compiling it (`BuildFiles.hipified`): rules
+    # judge the names hipify maps as their HIP counterparts (`portlint.hipify`), and the
+    # macros it renames (`__CUDACC__`) are in `rocm_defines` as their HIP names are.
+    hipified: bool = False
 
     @cached_property
     def fingerprint(self) -> str:
@@ -217,7 +222,7 @@ class FileEnvironment:
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
                   repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
-                  repr(sorted(self.rocm_undefined))]
+                  repr(sorted(self.rocm_undefined)), repr(self.hipified)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -411,7 +416,8 @@ class BuildMacros:
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
-                 rocm_undefined: frozenset[str] = frozenset(), budget=None) -> None:
+                 rocm_undefined: frozenset[str] = frozenset(),
+                 hipified: bool | frozenset[str] = frozenset(), budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -419,6 +425,10 @@ class BuildMacros:
         scanned = [*self._sources, *(p for p in unread if p not in self._sources)]
         self._scanned = frozenset(scanned)
         self._rocm_build = rocm_build
+        # True: the ROCm build hipifies every file; else the sources it hipifies (their
+        # headers are hipified with them: `hipified`).
+        self._hipified_sources = hipified
+        self._hipified: dict[str, bool] = {}
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
@@ -437,6 +447,8 @@ class BuildMacros:
         self._reach: dict[str, tuple[Value, Value]] = {}
         self._walked_all = False
         self._too_deep = False
+        self._tested_platform_names: set[str] = set()  # `X_ENABLE_CUDA` in an `#if` (backend_selectors)
+        self._backend_selectors: frozenset[str] | None = None
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -578,6 +590,8 @@ class BuildMacros:
                     functions[name] = offset
                 continue
             d = directives[index]
+            if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
+                self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
                 scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
@@ -752,8 +766,9 @@ class BuildMacros:
         walk = self.walk(path)
         status = self.status(path)
         included = _is_header(path) and path in self._sites
+        hipified = self.hipified(path)
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
-                and status is None and not included:
+                and status is None and not included and not hipified:
             return _EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
         words = _Words(data)
@@ -775,8 +790,53 @@ class BuildMacros:
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
-        return FileEnvironment(macros, functions, self._rocm_defines, self._cuda_defines, status, self._rocm_build,
-                               self._rocm_undefined)
+        rocm_defines = {**self._rocm_defines, **hipify.ROCM_DEFINES} if hipified else self._rocm_defines
+        return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
+                               self._rocm_undefined | self.backend_selectors(), hipified)
+
+    def backend_selectors(self) -> frozenset[str]:
+        """The project's CUDA backend selectors: macros whose name says CUDA where a twin the
+        project also tests says HIP or ROCm (`KOKKOS_ENABLE_CUDA` beside `KOKKOS_ENABLE_HIP`,
+        `X_USE_CUDA` beside `X_USE_ROCM`). Configure turns on one backend of such a pair, so
+        the ROCm build never defines the CUDA one (unless its own `-D` flags say otherwise)."""
+        if self._backend_selectors is None:
+            self.walk_all()
+            self._backend_selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
+        return self._backend_selectors
+
+    def hipified(self, path: str, depth: int = 0) -> bool:
+        """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
+        if self._hipified_sources is True:
+            return True
+        if not self._hipified_sources:
+            return False
+        known = self._hipified.get(path)
+        if known is not None:
+            return known
+        self.walk_all()
+        self._hipified[path] = False  # an include cycle adds nothing
+        found = path in self._hipified_sources or (depth < MAX_INCLUDE_DEPTH and _is_header(path) and any(
+            self.hipified(including, depth + 1) for including, *_ in self._sites.get(path, ())))
+        self._hipified[path] = found
+        return found
+
+
+# A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
+PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
+
+
+def backend_selectors(tested: Iterable[str]) -> set[str]:
+    """The names among `tested` that say CUDA where a twin in `tested` says HIP or ROCM."""
+    tested = set(tested)
+    found = set()
+    for name in tested:
+        words = name.split("_")
+        if name.startswith("__") or "CUDA" not in words:
+            continue
+        i = words.index("CUDA")
+        if any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in ("HIP", "ROCM")):
+            found.add(name)
+    return found
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:

@@ -720,9 +720,8 @@ def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:
         if threads <= 1 or threads > MAX_THREADS_PER_BLOCK:
             return None
         if threads % wave.wave_size:
-            # A block of a few threads is small by design; from 32 on it was sized in warps.
-            return (Severity.WARNING if threads >= 32 else Severity.NOTE,
-                    f"leaves lanes of its last wavefront idle: {wave.lanes()}")
+            # Idle lanes cost speed, not correctness: advice (a note) like every fixed size.
+            return Severity.NOTE, f"leaves lanes of its last wavefront idle: {wave.lanes()}"
     elif x is None or x <= 1 or x % wave.wave_size == 0:
         return None  # only part of the size is fixed, and that part fills whole wavefronts
     rows = f"has rows of {x} threads: {wave.lanes()}, so one spans rows"
@@ -887,7 +886,7 @@ def _bounded_block(context: LaunchContext, launch: Launch, text: str, low: int |
     elif high is not None and high >= 32 and high % targets.widest_wave().wave_size:
         why = f"is capped at {high} threads, which leaves lanes of its last wavefront idle: " \
               f"{targets.widest_wave().lanes()}"
-        return (Severity.WARNING, why), f"Block `{text}` {why}."
+        return (Severity.NOTE, why), f"Block `{text}` {why}."
     else:
         return None, None
     return (Severity.ERROR, why), f"Block `{text}` {why}; {fails}."
@@ -1030,7 +1029,7 @@ def _table_sites(source: SourceFile, context: LaunchContext) -> list[_Site]:
         if max(sizes) > MAX_THREADS_PER_BLOCK:
             judged = Severity.ERROR, f"holds {max(sizes)}, more than the {MAX_THREADS_PER_BLOCK} threads AMD GPUs launch"
         elif partial:
-            judged = Severity.WARNING, (f"holds {', '.join(map(str, partial))}, leaving wavefront lanes idle: "
+            judged = Severity.NOTE, (f"holds {', '.join(map(str, partial))}, leaving wavefront lanes idle: "
                                         f"{wave.lanes()}")
         else:
             judged = Severity.NOTE, FIXED

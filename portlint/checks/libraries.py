@@ -9,14 +9,15 @@ targets) and the setup.py side (`libraries=['cublas']`) all read it.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
-from portlint import queries
-from portlint.checks.cpp import callee_name, include_path, token_nodes
+from portlint import hipify, queries
+from portlint.checks.cpp import callee_name, enclosing_function, include_path, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import needs
+from portlint.triggers import all_of, any_of, needs
 
 
 @dataclass(unsafe_hash=True)
@@ -247,12 +248,14 @@ def rocm_name(name: str, lib: CudaLibrary) -> str | None:
 # ---- L001 ---------------------------------------------------------------------------------
 _INCLUDES = "(preproc_include path: (_) @path) @include"
 _CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
-# Names the file defines itself: compatibility macros (`#define cublasSgemm hipblasSgemm`)
-# and wrappers are not library calls.
+# Names the file defines itself: compatibility macros (`#define cublasSgemm hipblasSgemm`),
+# wrappers and type aliases (`typedef hipsparseHandle_t cusparseHandle_t;`) are not the library.
 _OWN_NAMES = """
 [(preproc_def name: (identifier) @name)
  (preproc_function_def name: (identifier) @name)
- (function_definition declarator: (function_declarator declarator: (identifier) @name))]
+ (function_definition declarator: (function_declarator declarator: (identifier) @name))
+ (type_definition declarator: (type_identifier) @name)
+ (alias_declaration name: (type_identifier) @name)]
 """
 _API_BYTES = tuple(p.encode() for p, _ in _API_PREFIXES)
 _CONSTANT_BYTES = tuple(p.encode() for p, _ in _CONSTANT_PREFIXES)
@@ -279,6 +282,8 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
         if lib is None:
             continue
         included.add(lib.name)
+        if source.hipified_header(path) is not None:
+            continue  # hipify includes the ROCm library's header instead
         if _is_live(source, include.start_byte):
             live.setdefault(lib.name, []).append((lib, include, path_node, path))
     for sites in live.values():
@@ -290,10 +295,23 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
+    # A file that defines a library's documented API names (a function body, a type or a
+    # macro named `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
+    # or a stub. Its uses of the API are its own, not a dependency on NVIDIA's library.
+    implemented = {lib.name for name in own_names if hipify.documented(name) and (lib := library_for_name(name))}
+    if implemented:
+        own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
     findings += _api_uses(source, own_names)
     findings += _namespace_uses(source, own_names)
     findings += _drop_in_calls(source, root, included, own_names)
     return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+def _library_names_in(source: SourceFile) -> set[str]:
+    """Every library API name the file spells (functions, types, constants)."""
+    needles = {p for lib in CUDA_LIBRARIES for p in lib.api_prefixes + lib.constant_prefixes}
+    return {name for needle in needles for node in token_nodes(source, needle.encode())
+            if library_for_name(name := source.node_text(node)) is not None}
 
 
 def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
@@ -308,8 +326,8 @@ def _api_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
             lib = library_for_name(name)
             if lib is None or not _uses_change(lib) or name in own_names or _is_member(node):
                 continue
-            if source.shim(name, node.start_byte) is not None:
-                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
+            if source.shim(name, node.start_byte) is not None or source.hipified_name(name) is not None:
+                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`, or hipify)
             libs[lib.name] = lib
             by_line.setdefault((source.line_of(node.start_byte), lib.name), []).append(node)
     findings = []
@@ -341,6 +359,8 @@ def _namespace_uses(source: SourceFile, own_names: set[str]) -> list[Finding]:
             continue
         if namespace in own_names:
             continue  # `#define cub hipcub`: a project alias
+        if source.hipified and namespace in hipify.NAMESPACES:
+            continue  # hipify writes `hipcub::`
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
         by_line: dict[int, list] = {}
         for node in token_nodes(source, namespace.encode()):
@@ -395,6 +415,8 @@ def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[
         lib = library_for_api(name) if name else None
         if lib is None or _uses_change(lib) or lib.name in included or name in own_names or lib.name in seen:
             continue
+        if source.hipified and any(source.hipified_header(h) for h in lib.headers):
+            continue  # hipify points the file's (wrapper's) include at the ROCm library
         if source.shim(name, call.start_byte) is not None:
             continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
         if not _is_live(source, call.start_byte):
@@ -482,28 +504,200 @@ def _include_fix(lib: CudaLibrary, includes: list, source: SourceFile) -> Fix:
     )
 
 
+# ---- cooperative groups: which objects are groups, which names are in their namespace ----------
+_CG_NAMESPACE = "cooperative_groups"
+_CG_TYPES = frozenset({"thread_block", "thread_block_tile", "grid_group", "coalesced_group", "thread_group",
+                       "multi_grid_group"})
+_CG_FACTORIES = frozenset({"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads",
+                           "this_multi_grid", "binary_partition"})
+_CG_VARIABLES = """
+[(declaration type: (_) @type declarator: [(init_declarator declarator: (_) @name value: (_) @value) (identifier) @name])
+ (parameter_declaration type: (_) @type declarator: (_) @name)]
+"""
+_NAMESPACE_ALIASES = "(namespace_alias_definition name: (namespace_identifier) @alias (_) @target)"
+_USING_CG = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
+
+
+class CooperativeGroupNames:
+    """How this file names cooperative groups: `cooperative_groups::` and its aliases
+    (`namespace cg = cooperative_groups;`), unqualified after `using namespace`. A
+    project's own `group::tiled_partition` or `thread_block_tile` class is not one."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        names = {_CG_NAMESPACE}
+        for match in queries.matches(CUDA, _NAMESPACE_ALIASES, source.tree.root_node):
+            if source.node_text(match["target"][0]).lstrip(":") == _CG_NAMESPACE:
+                names.add(source.node_text(match["alias"][0]))
+        self.namespaces = frozenset(names)
+        self.unqualified = _USING_CG.search(source.data) is not None
+        self._variables: dict | None = None
+
+    def names(self, text: str, wanted: frozenset[str]) -> bool:
+        """Does `text` (`cg::thread_block_tile<16> const`, `cooperative_groups::this_grid`)
+        name one of `wanted` in cooperative groups?"""
+        words = text.split("<", 1)[0].replace("const", " ").replace("::", " :: ").split()
+        parts = [w for w in words if w != "::"]
+        if not parts or parts[-1] not in wanted:
+            return False
+        scope = parts[:-1]
+        if scope[-1:] == ["experimental"]:
+            scope = scope[:-1]
+        return scope == [] and self.unqualified or len(scope) == 1 and scope[0] in self.namespaces
+
+    def is_factory_call(self, node) -> bool:
+        while node is not None and node.type in ("parenthesized_expression", "initializer_list"):
+            node = node.named_children[0] if node.named_children else None
+        if node is None or node.type != "call_expression":
+            return False
+        return self.names(self.source.node_text(node.child_by_field_name("function")), _CG_FACTORIES)
+
+    def _group_variables(self) -> dict:
+        """Per function (its node id; None for file scope), the names it declares as groups:
+        by type, or `auto` from a factory. Parameters count for their function."""
+        if self._variables is None:
+            found: dict = {}
+            for match in queries.matches(CUDA, _CG_VARIABLES, self.source.tree.root_node):
+                declarator = match["name"][0]
+                while declarator.type in ("reference_declarator", "pointer_declarator"):
+                    declarator = declarator.named_children[-1]
+                if declarator.type != "identifier":
+                    continue
+                type_text = self.source.node_text(match["type"][0])
+                value = match.get("value", [None])[0]
+                if self.names(type_text, _CG_TYPES) or (type_text == "auto" and self.is_factory_call(value)):
+                    function = enclosing_function(declarator)
+                    found.setdefault(function.id if function is not None else None, set()).add(
+                        self.source.node_text(declarator))
+            self._variables = found
+        return self._variables
+
+    def is_group(self, node) -> bool:
+        """Is the object `node` names a cooperative group?"""
+        if node.type == "identifier":
+            function = enclosing_function(node)
+            variables = self._group_variables()
+            name = self.source.node_text(node)
+            return name in variables.get(function.id if function is not None else None, ()) or name in variables.get(None, ())
+        return self.is_factory_call(node)
+
+    def qualified_name(self, node):
+        """The `cg::name` (`cg::name<N>`, `cooperative_groups::experimental::name`) that the
+        name token `node` ends, when it is in cooperative groups; else None."""
+        named = node.parent
+        if named is not None and named.type in ("template_type", "template_function"):
+            named = named.parent
+        if named is None or named.type != "qualified_identifier" or named.child_by_field_name("scope") is None:
+            return None
+        while named.parent is not None and named.parent.type == "qualified_identifier":
+            named = named.parent  # `cooperative_groups::experimental::name`: the outer name
+        return named if self.names(self.source.node_text(named), frozenset({self.source.node_text(node)})) else None
+
+
 # ---- L002 late-cooperative-groups-api --------------------------------------------------------
-# Cooperative-groups members that HIP added years after CUDA (HIP 5.2's header has neither).
-_LATE_CG_MEMBERS = ("meta_group_rank", "meta_group_size")
+# Cooperative-groups names that HIP added years after CUDA: HIP 5.2's header lacks them, ROCm
+# 6.3's has them. `meta_group_*` are distinctive; the others are read on group objects only.
+_LATE_CG_MEMBERS = {
+    "meta_group_rank": "`block.thread_rank() / tile.size()` for a tile of a 1-D block",
+    "meta_group_size": "`(blockDim.x + tile.size() - 1) / tile.size()` for a tile of a 1-D block",
+    "any": "`__any(pred)` when the tile is the whole wavefront, else a ballot of your own",
+    "all": "`__all(pred)` when the tile is the whole wavefront, else a ballot of your own",
+    "ballot": "`__ballot(pred)` shifted and masked to the tile's lanes",
+    "match_any": "a loop of shuffles over the tile",
+    "match_all": "a loop of shuffles over the tile",
+    "group_dim": "`blockDim`",
+}
+_DISTINCTIVE = ("meta_group_rank", "meta_group_size")
+_LATE_CG_FUNCTIONS = {"binary_partition": "`tiled_partition` and a mask of your own"}
 
 
-@needs(b"meta_group_")
+@needs(b"meta_group_", all_of(b"cooperative_groups",
+                              any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition")))
 def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     findings = []
-    for node in token_nodes(source, b"meta_group_"):
-        name = source.node_text(node)
-        parent = node.parent
-        if name not in _LATE_CG_MEMBERS or node.type != "field_identifier" or parent is None:
-            continue
-        call = parent.parent
-        if parent.type != "field_expression" or call is None or call.type != "call_expression":
-            continue
-        findings.append(at_node(
-            source, node,
-            f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
-            Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute it: "
-                       + ("`block.thread_rank() / tile.size()`" if name == "meta_group_rank"
-                          else "`(blockDim.x + tile.size() - 1) / tile.size()`") + " for a tile of a 1-D block")))
+    groups = None
+    for name, instead in _LATE_CG_MEMBERS.items():
+        for node in token_nodes(source, name.encode()):
+            member = node.parent
+            call = member.parent if member is not None else None
+            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
+                    or call is None or call.type != "call_expression"):
+                continue
+            if name not in _DISTINCTIVE:
+                if b"cooperative_groups" not in source.data:
+                    continue  # no group can be named here (see `CooperativeGroupNames`)
+                groups = CooperativeGroupNames(source) if groups is None else groups
+                if not groups.is_group(member.child_by_field_name("argument")):
+                    continue
+            findings.append(at_node(
+                source, node,
+                f"`{name}()` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+                Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}()` (ROCm 6), or compute "
+                           f"it: {instead}")))
+    if b"cooperative_groups" in source.data:
+        groups = CooperativeGroupNames(source) if groups is None else groups
+        for name, instead in _LATE_CG_FUNCTIONS.items():
+            for node in token_nodes(source, name.encode()):
+                qualified = groups.qualified_name(node)
+                if source.node_text(node) != name or qualified is None:
+                    continue
+                findings.append(at_node(
+                    source, qualified,
+                    f"`{name}` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
+                    Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}` (ROCm 6), or use "
+                               f"{instead}")))
+    return findings
+
+
+# ---- L003 missing-cooperative-groups-api -----------------------------------------------------
+# Cooperative-groups names CUDA 11/12 have and HIP's header lacks (HIP 5.2, and ROCm 6.3's clr),
+# with what computes the same on HIP.
+_MISSING_CG_MEMBERS = {
+    "num_threads": "`size()`",
+    "dim_threads": "`group_dim()` (ROCm 6) or `blockDim`",
+    "num_blocks": "`gridDim.x * gridDim.y * gridDim.z`",
+    "block_rank": "`blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)`",
+    "block_index": "`blockIdx`",
+    "dim_blocks": "`gridDim`",
+}
+_MISSING_CG_FUNCTIONS = {
+    "memcpy_async": "a plain copy loop over the group's threads, then `group.sync()`",
+    "wait": "`group.sync()` after a plain copy",
+    "wait_prior": "`group.sync()` after a plain copy",
+    "labeled_partition": "`__match_any` and a mask of your own, or restructure",
+    "invoke_one": "`if (group.thread_rank() == 0) { ... }`",
+    "invoke_one_broadcast": "`if (group.thread_rank() == 0)` and a shuffle or shared memory",
+    "block_tile_memory": "nothing: HIP's tiles need no scratch memory (drop it and the argument)",
+    "reduce_update_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then an atomic",
+    "reduce_store_async": "`cg::reduce` (newer ROCm) or a shuffle loop, then a store",
+    "inclusive_scan": "a shuffle-up loop over the tile",
+    "exclusive_scan": "a shuffle-up loop over the tile",
+}
+@needs(all_of(b"cooperative_groups", any_of(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))))
+def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
+    # A group or a cooperative-groups function is named through `cooperative_groups`: the
+    # namespace, an alias of it or a `using namespace` of it is in the file.
+    groups = CooperativeGroupNames(source)
+    findings = []
+    for name, instead in _MISSING_CG_MEMBERS.items():
+        for node in token_nodes(source, name.encode()):
+            member, call = node.parent, node.parent.parent if node.parent is not None else None
+            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
+                    or call is None or call.type != "call_expression"):
+                continue
+            if not groups.is_group(member.child_by_field_name("argument")):
+                continue
+            findings.append(at_node(
+                source, node, f"HIP's cooperative groups have no `{name}()`; hip-clang rejects the call.",
+                Fix.advice(f"Use {instead} on ROCm")))
+    for name, instead in _MISSING_CG_FUNCTIONS.items():
+        for node in token_nodes(source, name.encode()):
+            qualified = groups.qualified_name(node)
+            if source.node_text(node) != name or qualified is None:
+                continue
+            findings.append(at_node(
+                source, qualified, f"HIP's cooperative groups have no `{name}`; hip-clang rejects it.",
+                Fix.advice(f"Use {instead} on ROCm")))
     return findings
 
 
@@ -513,4 +707,6 @@ queries.shared(
     _OWN_NAMES,
     _CALLS,
     _INCLUDES,
+    _CG_VARIABLES,
+    _NAMESPACE_ALIASES,
 )

@@ -430,6 +430,114 @@ def check_device_assert_trap(source: SourceFile) -> list[Finding]:
     return findings
 
 
+# =========================================================================================
+# N006 half-raw-brace-init
+
+# CUDA's `__half_raw` is `{unsigned short x;}` and `__half2_raw` `{unsigned short x, y;}`:
+# braces give the bits. HIP's are unions whose first member is `_Float16 data` (a 2-vector
+# for `__half2_raw`), so braces initialise the value instead.
+RAW_HALF_TYPES = ("__half_raw", "__half2_raw")
+_RAW_BRACES = """
+[(declaration type: (type_identifier) @type declarator: (init_declarator value: (initializer_list) @init)) @declaration
+ (compound_literal_expression type: (type_identifier) @type value: (initializer_list) @init)
+ (return_statement (initializer_list) @init)]
+"""
+# What a declaration may carry for `T r = {v};` to become `T r; r.x = v;` with the same meaning.
+_PLAIN_DECLARATION_CHILDREN = frozenset({"type_identifier", "init_declarator", ";", "comment"})
+
+
+def _own_raw_types(source: SourceFile) -> frozenset[str]:
+    """The raw half types this file defines itself (a fallback struct with a plain `x`)."""
+    return frozenset(name for name in RAW_HALF_TYPES
+                     if re.search(rb"\bstruct\s+" + name.encode() + rb"\s*\{", source.data))
+
+
+def _braced_elements(init) -> list:
+    return [child for child in init.named_children if child.type != "comment"]
+
+
+def _is_literal_zero(node, source: SourceFile) -> bool:
+    return node.type == "number_literal" and source.node_text(node).rstrip("uUlL") in ("0", "0x0", "0X0")
+
+
+_FLOAT16_CAST = re.compile(r"^(?:static_cast\s*<\s*_Float16\s*>|\(\s*_Float16\s*\))")
+
+
+def _is_float16_value(node, source: SourceFile) -> bool:
+    """A `_Float16` already (`static_cast<_Float16>(f)`, `h.data`, a `_Float16` variable): HIP's
+    own idiom, which sets `data` as meant."""
+    node = strip_parens(node)
+    if _FLOAT16_CAST.match(source.node_text(node)):
+        return True
+    if node.type == "field_expression" and source.node_text(node.child_by_field_name("field")) == "data":
+        return True
+    declared = expression_type(source, node) if node.type == "identifier" else None
+    return declared is not None and declared.type == "_Float16" and declared.depth == 0
+
+
+# hip-clang compiles these, and headers with device code; a host compiler reads HIP's
+# `__half_raw` for gcc (`hip_fp16_gcc.h`), a plain struct like CUDA's.
+_HIP_CLANG_SUFFIXES = (".cu", ".cuh", ".hip")
+
+
+def _compiled_by_hip_clang(source: SourceFile) -> bool:
+    return source.path.endswith(_HIP_CLANG_SUFFIXES) or b"__device__" in source.data or b"__global__" in source.data
+
+
+def _raw_type_of_return(statement, source: SourceFile) -> str | None:
+    function = enclosing_function(statement)
+    returned = function.child_by_field_name("type") if function is not None else None
+    return source.node_text(returned) if returned is not None else None
+
+
+def _bits_assignment_fix(match, raw_type: str, source: SourceFile) -> Fix:
+    """`__half_raw r = {v};` in a block -> `__half_raw r; r.x = v;`: the same bits on CUDA,
+    the bits instead of a converted value on HIP. Other forms get advice only."""
+    advice = Fix.advice("Set the bits through the member (`__half_raw r; r.x = bits;`), or build the value with "
+                        "`__ushort_as_half(bits)` (`__halves2half2(__ushort_as_half(lo), __ushort_as_half(hi))`)")
+    declaration = match.get("declaration", [None])[0]
+    if declaration is None or raw_type != "__half_raw" or declaration.parent.type != "compound_statement":
+        return advice
+    if any(child.type not in _PLAIN_DECLARATION_CHILDREN for child in declaration.children):
+        return advice  # `static`, `const`, `__shared__`, several declarators: not a plain local
+    declarator = declaration.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator")
+    elements = _braced_elements(match["init"][0])
+    if name.type != "identifier" or len(elements) != 1 or elements[0].type in ("initializer_list", "initializer_pair"):
+        return advice
+    variable = source.node_text(name)
+    return Fix.safe(f"Assign the bits: `{variable}.x = ...`",
+                    Edit(declarator.start_byte, declaration.end_byte,
+                         f"{variable}; {variable}.x = {source.node_text(elements[0])};"))
+
+
+@needs(b"half_raw", b"half2_raw")
+def check_half_raw_brace_init(source: SourceFile) -> list[Finding]:
+    if not _compiled_by_hip_clang(source):
+        return []
+    own = _own_raw_types(source)
+    findings = []
+    for match in queries.matches(CUDA, _RAW_BRACES, source.tree.root_node):
+        init = match["init"][0]
+        if "type" in match:
+            raw_type = source.node_text(match["type"][0])
+        else:
+            raw_type = _raw_type_of_return(init.parent, source)
+        if raw_type not in RAW_HALF_TYPES or raw_type in own:
+            continue
+        elements = _braced_elements(init)
+        if not elements or any(e.type == "initializer_pair" for e in elements):
+            continue  # `{}` zeroes, `{.x = bits}` names the member: both mean the same on HIP
+        if raw_type == "__half_raw" and len(elements) == 1 and _is_literal_zero(elements[0], source):
+            continue  # 0.0 and the bits 0 are the same half
+        if all(_is_float16_value(e, source) for e in elements):
+            continue  # a value for HIP's `data`, written for HIP
+        findings.append(at_node(
+            source, init, f"Braces around `{raw_type}` set HIP's `_Float16` value, not the bits `x`.",
+            _bits_assignment_fix(match, raw_type, source)))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -437,4 +545,5 @@ queries.shared(
     _INCLUDES,
     _SUBTRACTIONS,
     _ASM,
+    _RAW_BRACES,
 )

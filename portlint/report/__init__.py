@@ -22,6 +22,7 @@ class ReportContext:
     # SARIF: URIs are relative to this directory (the repository root) when set, else `root`.
     uri_root: Path | None = None
     max_results: int = 5000  # SARIF results per run; 0 for no cap
+    sarif_category: str = ""  # SARIF `automationDetails.id` (`--sarif-category`); empty: none
     doctor: bool = False  # findings about the machine (`portlint doctor`), not files
     # The HTML report's provenance, filled in by the command (renderers read no clock or git).
     generated: str = ""  # when, ISO 8601 in UTC

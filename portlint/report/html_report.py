@@ -4,7 +4,7 @@ It opens with a verdict and the top blockers grouped by impact (will not compile
 results, slower, build: each rule's `impact`), then when, on which commit and with which
 configuration it was made; headline counts, findings per rule family and per directory two
 levels deep (inline SVG bar charts), the worst files, an effort estimate with its model
-stated, the findings per file (most severe first, each file collapsible; at most
+stated and split by top-level directory, the findings per file (most severe first, each file collapsible; at most
 `MAX_DETAILED` in detail, so a huge scan stays a page a browser opens), and the
 documentation of each rule found, rendered from `rules/*.md`.
 
@@ -53,6 +53,7 @@ CHART_ROWS = 15  # directories drawn at most
 CHART_DEPTH = 2  # directory levels of the chart
 MAX_DETAILED = 2000  # findings shown one by one (27,000 made a 15.8 MB page); the rest counted
 TOP_BLOCKERS = 5  # rules listed per impact in the verdict
+EFFORT_DIRECTORIES = 20  # top-level directories in the effort table
 
 # Families whose findings sit in device code: a hand rewrite there means changing a kernel
 # and testing it on an AMD GPU, which is what makes a port slow.
@@ -142,7 +143,7 @@ def render(result, context) -> str:
         _verdict(findings, docs),
         _provenance(context),
         _headline(result),
-        _effort(findings),
+        _effort(findings, base),
         _charts(findings, base),
         _family_table(findings, docs),
         _worst_files(by_file, file_ids),
@@ -158,7 +159,13 @@ def _e(text) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _by_severity(findings) -> str:
+    """`75 errors, 1,128 warnings`: every count of findings on the page is a count per severity."""
+    sev = _severity_counts(findings)
+    return ", ".join(f"<span class='{s.value}'>{_plural(sev[s], s.value)}</span>" for s in SEVERITIES if sev[s])
 
 
 def _severity_counts(findings) -> Counter:
@@ -192,14 +199,15 @@ def _verdict(findings, docs) -> str:
         ranked = sorted(per_rule, key=lambda c: (worst[c], -per_rule[c], c))
         rows = "".join(
             f"<li><a class='code' href='#rule-{_e(c)}'>{_e(c)}</a> <code>{_e(docs[c].name)}</code>: "
-            f"{_plural(per_rule[c], 'finding')}{_of_roots(per_rule[c], roots[c])} — "
+            f"{_by_severity([f for f in fs if f.code == c])}{_of_roots(per_rule[c], roots[c])} — "
             f"{_inline(docs[c].summary, links=False)}</li>"
             for c in ranked[:TOP_BLOCKERS]
         )
         more = len(ranked) - TOP_BLOCKERS
         rest = f"<li class='more'>and {_plural(more, 'more rule')}</li>" if more > 0 else ""
+        # Counted by severity, as the headline's cards are: the errors of all groups add up to its Errors.
         groups.append(f"<div class='impact {impact}'><h3>{_e(label)} <span class='counts'>"
-                      f"{_plural(len(fs), 'finding')}</span></h3><ul>{rows}{rest}</ul></div>")
+                      f"{_by_severity(fs)}</span></h3><ul>{rows}{rest}</ul></div>")
     return (f"<section id='verdict' class='verdict {cls}'><p class='answer'>{_e(verdict)}</p>"
             + ("<h2>Top blockers by impact</h2>" + "".join(groups) if groups else "") + "</section>")
 
@@ -234,17 +242,17 @@ def _headline(result) -> str:
         ("suppressed", "Suppressed", result.suppressed),
     ]
     items = "".join(
-        f"<div class='card {cls}' id='count-{cls}'><span class='n'>{n}</span><span class='l'>{_e(label)}</span></div>"
+        f"<div class='card {cls}' id='count-{cls}'><span class='n'>{n:,}</span><span class='l'>{_e(label)}</span></div>"
         for cls, label, n in cards
     )
     return f"<section aria-label='Summary'><div class='cards'>{items}</div></section>"
 
 
-def _effort(findings) -> str:
+def _effort(findings, base: PurePosixPath) -> str:
     low, high = effort_minutes(findings)
     counts = Counter(effort_class(f) for f in findings)
     rows = "".join(
-        f"<tr><td>{_inline(c.label)}</td><td class='num'>{_range(c.low, c.high)}</td><td class='num'>{counts[key]}</td>"
+        f"<tr><td>{_inline(c.label)}</td><td class='num'>{_range(c.low, c.high)}</td><td class='num'>{counts[key]:,}</td>"
         f"<td class='num'>{_range(counts[key] * c.low, counts[key] * c.high)}</td></tr>"
         for key, c in EFFORT.items()
     )
@@ -256,8 +264,48 @@ def _effort(findings) -> str:
         "It leaves out what a scan cannot see: setting up a ROCm build and CI, performance tuning, "
         "and hazards no rule detects. Treat it as an order of magnitude.</p>"
         "<table><thead><tr><th>Kind of finding</th><th>Per finding</th><th>Findings</th><th>Subtotal</th>"
-        f"</tr></thead><tbody>{rows}</tbody></table></section>"
+        f"</tr></thead><tbody>{rows}</tbody></table>{_effort_by_directory(findings, base)}</section>"
     )
+
+
+def _work_areas(findings, base: PurePosixPath) -> dict[str, list]:
+    """Findings by top-level directory; one that holds most of them (a `src/` or `Samples/`
+    above the real units) is split into its subdirectories, as far as `CHART_DEPTH + 1` levels."""
+    areas: dict[str, list] = defaultdict(list)
+    for f in findings:
+        areas[_top_dir(f.path, base, depth=1)].append(f)
+    for depth in range(2, CHART_DEPTH + 2):
+        if not areas:
+            break
+        label, most = max(areas.items(), key=lambda kv: len(kv[1]))
+        split: dict[str, list] = defaultdict(list)
+        for f in most:
+            split[_top_dir(f.path, base, depth=depth)].append(f)
+        if 2 * len(most) <= len(findings) or len(split) < 2:
+            break
+        del areas[label]
+        areas.update(split)
+    return areas
+
+
+def _effort_by_directory(findings, base: PurePosixPath) -> str:
+    """The estimate split by top-level directory: how the work is handed out."""
+    dirs = _work_areas([f for f in findings if f.path], base)
+    if len(dirs) < 2:
+        return ""
+    ranked = sorted(dirs.items(), key=lambda kv: (-effort_minutes(kv[1])[1], kv[0]))
+    rows = "".join(
+        f"<tr><td><code>{_e(label)}</code></td><td class='num'>{_e(person_days(*effort_minutes(fs)))}</td>"
+        f"<td class='num'>{len(fs):,}</td>{_count_cells(fs)}"
+        f"<td class='num'>{sum(1 for f in fs if effort_class(f) == 'safe') or ''}</td></tr>"
+        for label, fs in ranked[:EFFORT_DIRECTORIES]
+    )
+    more = len(ranked) - EFFORT_DIRECTORIES
+    rest = (f"<p class='more'>{more:,} more director{'y' if more == 1 else 'ies'} with less work not listed.</p>" if more > 0 else "")
+    return ("<h3 id='effort-dirs'>By directory</h3><p>The same model per top-level directory (one that holds "
+            "most findings split into its subdirectories), most work first: a way to hand the port out.</p><table><thead><tr><th>Directory</th><th>Estimate</th><th>Findings</th>"
+            "<th>Errors</th><th>Warnings</th><th>Notes</th><th>Safe fixes</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>{rest}")
 
 
 # ---- charts ---------------------------------------------------------------------
@@ -315,8 +363,12 @@ def _charts(findings, base: PurePosixPath) -> str:
 
 def bar_chart(title: str, axis: str, rows: list[tuple[str, Counter]], chart_id: str) -> str:
     """A horizontal bar chart, each bar stacked by severity, as accessible inline SVG."""
-    width, label_w, right, top, row_h, bar_h = 560, 150, 44, 28, 26, 16
-    plot_w = width - label_w - right
+    # The label column fits the longest label (up to `MAX_LABEL_CHARS`); a longer one keeps its
+    # end, the part that tells directories apart, and the bar's tooltip holds all of it.
+    longest = min(max((len(label) for label, _ in rows), default=0), MAX_LABEL_CHARS)
+    label_w = max(150, math.ceil(longest * LABEL_CHAR_W) + 16)
+    plot_w, right, top, row_h, bar_h = 366, 44, 28, 26, 16
+    width = label_w + plot_w + right
     height = top + row_h * len(rows) + 44
     peak = max((sum(c.values()) for _, c in rows), default=1) or 1
     step = _tick_step(peak)
@@ -337,7 +389,7 @@ def bar_chart(title: str, axis: str, rows: list[tuple[str, Counter]], chart_id: 
     for tick in range(0, scale_max + 1, step):
         tx = x(tick)
         out.append(f"<line class='grid' x1='{tx:.1f}' x2='{tx:.1f}' y1='{top - 4}' y2='{axis_y}'/>")
-        out.append(f"<text class='tick' x='{tx:.1f}' y='{axis_y + 14}' text-anchor='middle'>{tick}</text>")
+        out.append(f"<text class='tick' x='{tx:.1f}' y='{axis_y + 14}' text-anchor='middle'>{tick:,}</text>")
     out.append(f"<line class='axis' x1='{label_w}' x2='{label_w + plot_w}' y1='{axis_y}' y2='{axis_y}'/>")
     out.append(f"<text class='axis-title' x='{label_w + plot_w / 2:.1f}' y='{axis_y + 34}' "
                "text-anchor='middle'>Findings</text>")
@@ -345,7 +397,7 @@ def bar_chart(title: str, axis: str, rows: list[tuple[str, Counter]], chart_id: 
         y = top + i * row_h + (row_h - bar_h) / 2
         n = sum(counts.values())
         detail = ", ".join(_plural(counts[s], s.value) for s in SEVERITIES if counts[s])
-        shown = label if len(label) <= 22 else label[:21] + "…"
+        shown = label if len(label) <= MAX_LABEL_CHARS else "…" + label[-(MAX_LABEL_CHARS - 1):]
         tooltip = f"{label}: {_plural(n, 'finding')} ({detail})"
         out.append(f"<g class='bar'><title>{_e(tooltip)}</title>")
         out.append(f"<text class='label' x='{label_w - 8}' y='{y + bar_h - 4}' text-anchor='end'>{_e(shown)}</text>")
@@ -355,9 +407,15 @@ def bar_chart(title: str, axis: str, rows: list[tuple[str, Counter]], chart_id: 
                 out.append(f"<rect class='{s.value}' x='{x(start):.1f}' y='{y}' "
                            f"width='{x(start + counts[s]) - x(start):.1f}' height='{bar_h}'/>")
                 start += counts[s]
-        out.append(f"<text class='count' x='{x(n) + 5:.1f}' y='{y + bar_h - 4}'>{n}</text></g>")
+        out.append(f"<text class='count' x='{x(n) + 5:.1f}' y='{y + bar_h - 4}'>{n:,}</text></g>")
     out.append("</svg>")
     return "".join(out)
+
+
+# Chart labels are set in a monospace font (directory names), whose width per character at
+# the chart's 12px is at most this (DejaVu Sans Mono, Menlo, Consolas: 7.0-7.3px).
+LABEL_CHAR_W = 7.5
+MAX_LABEL_CHARS = 48
 
 
 def _tick_step(peak: int) -> int:
@@ -381,13 +439,13 @@ def _base_dir(paths) -> PurePosixPath:
         return PurePosixPath(".")
 
 
-def _top_dir(path: str, base: PurePosixPath) -> str:
-    """The file's directory, `CHART_DEPTH` levels at most below `base`."""
+def _top_dir(path: str, base: PurePosixPath, depth: int = CHART_DEPTH) -> str:
+    """The file's directory, `depth` levels at most below `base`."""
     try:
         parts = PurePosixPath(path).relative_to(base).parts if str(base) != "." else PurePosixPath(path).parts
     except ValueError:
         parts = PurePosixPath(path).parts
-    folders = parts[:-1][:CHART_DEPTH]
+    folders = parts[:-1][:depth]
     return "/".join(folders) + "/" if folders else "(top level)"
 
 
@@ -396,7 +454,7 @@ def _top_dir(path: str, base: PurePosixPath) -> str:
 
 def _count_cells(findings) -> str:
     sev = _severity_counts(findings)
-    return "".join(f"<td class='num {s.value}'>{sev[s] or ''}</td>" for s in SEVERITIES)
+    return "".join(f"<td class='num {s.value}'>{f'{sev[s]:,}' if sev[s] else ''}</td>" for s in SEVERITIES)
 
 
 def _family_table(findings, docs) -> str:
@@ -439,9 +497,10 @@ def _worst_files(by_file: dict[str, list], file_ids: dict[str, str]) -> str:
 
 
 def _problems(result) -> str:
-    if not result.problems:
+    problems = [p for p in result.problems if not getattr(p, "note", False)]  # a note's file was read whole
+    if not problems:
         return ""
-    items = "".join(f"<li><code>{_e(p.path)}</code>: {_e(p.message)}</li>" for p in result.problems)
+    items = "".join(f"<li><code>{_e(p.path)}</code>: {_e(p.message)}</li>" for p in problems)
     return (f"<section id='problems'><h2>Not fully scanned</h2><p>Findings may be missing for these "
             f"files.</p><ul>{items}</ul></section>")
 
@@ -746,7 +805,8 @@ table { border-collapse: collapse; margin: 8px 0; font-size: 14px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
 thead th { background: var(--soft); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.error { color: var(--error); } td.warning { color: var(--warning); } td.note { color: var(--note); }
+td.error, span.error { color: var(--error); } td.warning, span.warning { color: var(--warning); }
+td.note, span.note { color: var(--note); }
 .legend span { margin-right: 16px; font-size: 13px; }
 .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 5px; vertical-align: -1px;
   border-radius: 2px; }
@@ -754,9 +814,10 @@ td.error { color: var(--error); } td.warning { color: var(--warning); } td.note 
 .swatch.warning, .chart rect.warning { background: var(--warning); fill: var(--warning); }
 .swatch.note, .chart rect.note { background: var(--note); fill: var(--note); }
 .charts { display: flex; flex-wrap: wrap; gap: 24px; }
-figure { margin: 0; flex: 1 1 520px; max-width: 560px; }
-.chart { width: 100%; height: auto; font-size: 12px; }
+figure { margin: 0; flex: 0 1 auto; max-width: 100%; }
+.chart { max-width: 100%; height: auto; font-size: 12px; }
 .chart text { fill: var(--ink); font-family: system-ui, sans-serif; }
+.chart text.label { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 .chart .tick, .chart .axis-title { fill: var(--muted); }
 .chart .axis-title { font-weight: 600; }
 .chart .grid { stroke: var(--line); } .chart .axis { stroke: var(--muted); }

@@ -20,11 +20,12 @@ from urllib.parse import quote
 import attr
 import sarif_om as om
 
-from portlint import __version__, repository_url
+import portlint
+from portlint import __version__
 from portlint.baseline import identities
 from portlint.finding import Severity
 from portlint.report import to_json_text
-from portlint.ruledocs import load_all
+from portlint.ruledocs import doc_url, load_all
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "%SRCROOT%"
@@ -62,11 +63,11 @@ def _property_bag(tags=None, **extra) -> om.PropertyBag:
     return bag
 
 
-def _rule(doc, home: str | None) -> om.ReportingDescriptor:
+def _rule(doc) -> om.ReportingDescriptor:
     return om.ReportingDescriptor(
         id=doc.code,
         name=doc.name,
-        help_uri=f"{home}/blob/main/rules/{doc.code}.md" if home else None,
+        help_uri=doc_url(doc.code),
         short_description=om.MultiformatMessageString(text=doc.summary),
         full_description=om.MultiformatMessageString(text=" ".join(doc.why.split())),
         help=om.MultiformatMessageString(text=doc.body, markdown=doc.body),
@@ -169,12 +170,13 @@ def build(result, context) -> om.SarifLog:
             fixes=sarif_fixes,
             properties=_property_bag(applicability=f.fix.applicability.value),
         ))
-    home = repository_url()
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="portlint", version=__version__, semantic_version=__version__,
-            information_uri=home, rules=[_rule(docs[c], home) for c in codes],
+            information_uri=portlint.repository_url(), rules=[_rule(docs[c]) for c in codes],
         )),
+        # Tells this run from others of the same commit (code scanning's category).
+        automation_details=om.RunAutomationDetails(id=context.sarif_category) if context.sarif_category else None,
         results=results,
         invocations=_invocations(result, rule_index, left_out, context.max_results),
         column_kind="utf16CodeUnits",

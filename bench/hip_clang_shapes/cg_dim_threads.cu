@@ -1,0 +1,7 @@
+#include <cuda_runtime.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(int* out) {
+  auto b = cg::this_thread_block();
+  out[0] = b.dim_threads().x;
+}

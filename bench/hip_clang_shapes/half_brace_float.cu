@@ -1,0 +1,6 @@
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+__global__ void k(__half* out) {
+  __half h{1.0f};
+  out[0] = h;
+}

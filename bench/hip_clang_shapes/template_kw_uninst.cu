@@ -1,0 +1,5 @@
+#include <cuda_runtime.h>
+template <typename L>
+__device__ float get(L l, const float* in) {
+  return l.at<1>(in);
+}

@@ -1,0 +1,93 @@
+"""The hipify model: what hipify makes of CUDA names, for files a ROCm build hipifies.
+
+A PyTorch extension built with a ROCm torch (`CUDAExtension`, `load`, `load_inline`) is run
+through hipify before hip-clang sees it, and so is code a build runs `hipify-perl`,
+`hipify-clang` or PyTorch's hipify on. There `cublasSgemm` is `hipblasSgemm`, `cub::` is
+`hipcub::`, `<cuda_runtime.h>` is `<hip/hip_runtime.h>` and `__CUDACC__` is `__HIPCC__`:
+no hazard. A name hipify has no HIP counterpart for is left as it is and still is one.
+Which files are hipified is the build model's word (`BuildFiles.hipified`); this module
+holds the name table and answers for one name.
+
+The table is data (`data/hipify_names.tsv`, written by `scripts/gen_hipify_table.py` from
+HIPIFY's documented tables of supported APIs; its first line names the version). Headers,
+namespaces and macros below follow the include and identifier maps PyTorch's hipify
+publishes (`torch/utils/hipify/cuda_to_hip_mappings.py`, PyTorch 2.5).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_TABLE = Path(__file__).resolve().parent / "data" / "hipify_names.tsv"
+
+# `#include` paths hipify rewrites (the CUDA header -> the one hip-clang then reads).
+HEADERS: dict[str, str] = {
+    "cuda.h": "hip/hip_runtime.h",
+    "cuda_runtime.h": "hip/hip_runtime.h",
+    "cuda_runtime_api.h": "hip/hip_runtime_api.h",
+    "cuda_profiler_api.h": "hip/hip_runtime_api.h",
+    "device_functions.h": "hip/device_functions.h",
+    "driver_types.h": "hip/driver_types.h",
+    "library_types.h": "hip/library_types.h",
+    "channel_descriptor.h": "hip/channel_descriptor.h",
+    "cuComplex.h": "hip/hip_complex.h",
+    "cuda_fp16.h": "hip/hip_fp16.h",
+    "cuda_bf16.h": "hip/hip_bf16.h",
+    "cuda_texture_types.h": "hip/hip_texture_types.h",
+    "cooperative_groups.h": "hip/hip_cooperative_groups.h",
+    "vector_types.h": "hip/hip_vector_types.h",
+    "cublas.h": "hipblas/hipblas.h",
+    "cublas_v2.h": "hipblas/hipblas.h",
+    "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "curand.h": "hiprand/hiprand.h",
+    "curand_kernel.h": "hiprand/hiprand_kernel.h",
+    "curand_philox4x32_x.h": "hiprand/hiprand_kernel.h",
+    "curand_normal.h": "hiprand/hiprand_kernel.h",
+    "curand_uniform.h": "hiprand/hiprand_kernel.h",
+    "cusparse.h": "hipsparse/hipsparse.h",
+    "cufft.h": "hipfft/hipfft.h",
+    "cufftXt.h": "hipfft/hipfftXt.h",
+    "cusolverDn.h": "hipsolver/hipsolver.h",
+    "cub/cub.cuh": "hipcub/hipcub.hpp",
+    "nccl.h": "rccl/rccl.h",
+    "nvToolsExt.h": "roctracer/roctx.h",
+    "nvtx3/nvToolsExt.h": "roctracer/roctx.h",
+}
+# Every CUB header becomes hipCUB's one header.
+HEADER_FOLDERS: dict[str, str] = {"cub/": "hipcub/hipcub.hpp"}
+# Namespaces hipify renames where they are used (`cub::BlockReduce` -> `hipcub::BlockReduce`).
+NAMESPACES: dict[str, str] = {"cub": "hipcub"}
+# Preprocessor names hipify renames to one hip-clang defines: a hipified file's
+# `#ifdef __CUDACC__` is taken on ROCm (`__HIPCC__` is 1 there).
+ROCM_DEFINES: dict[str, str] = {"__CUDACC__": "1"}
+
+
+@cache
+def _names() -> dict[str, str]:
+    table: dict[str, str] = {}
+    with _TABLE.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.startswith("#"):
+                cuda, hip, _ = line.rstrip("\n").split("\t")
+                table[cuda] = hip
+    return table
+
+
+def hip_name(cuda_name: str) -> str | None:
+    """The name hipify writes for `cuda_name`; None where it has no HIP counterpart (the
+    name stays as it is) or is no CUDA API name hipify knows."""
+    return _names().get(cuda_name) or None
+
+
+def documented(cuda_name: str) -> bool:
+    """Is `cuda_name` a name of a CUDA API (runtime, driver, a library) HIPIFY documents?"""
+    return cuda_name in _names()
+
+
+def hip_header(include_path: str) -> str | None:
+    """The header hipify makes of `#include <include_path>`, or None (left as it is)."""
+    mapped = HEADERS.get(include_path)
+    if mapped is not None:
+        return mapped
+    return next((hip for folder, hip in HEADER_FOLDERS.items() if include_path.startswith(folder)), None)

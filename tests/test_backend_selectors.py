@@ -1,0 +1,87 @@
+"""Backend selectors: a project that tests `X_ENABLE_CUDA` and its twin `X_ENABLE_HIP` (the
+macros its configure step defines for the one backend it builds) compiles the CUDA arm in
+its CUDA build only. Without the twin, the CUDA macro says nothing certain about ROCm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import scan
+
+CONFIG = """\
+// Written by configure for the backend being built.
+#pragma once
+"""
+
+REDUCE = """\
+#include "config.h"
+
+__device__ float warp_sum(float v) {
+#if defined(MYLIB_ENABLE_CUDA)
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);
+#elif defined(MYLIB_ENABLE_HIP)
+  for (int offset = warpSize / 2; offset > 0; offset >>= 1) v += __shfl_down(v, offset);
+#endif
+  return v;
+}
+"""
+
+
+def _findings(tmp_path: Path, reduce: str) -> list[tuple[int, str]]:
+    (tmp_path / "config.h").write_text(CONFIG)
+    (tmp_path / "reduce.cu").write_text(reduce)
+    result = scan([tmp_path], tmp_path, select=("W",))
+    return sorted((f.location.start_line, f.code) for f in result.findings)
+
+
+def test_cuda_arm_of_a_backend_pair_is_not_compiled_on_rocm(tmp_path: Path) -> None:
+    assert _findings(tmp_path, REDUCE) == []
+
+
+def test_a_cuda_macro_without_a_hip_twin_decides_nothing(tmp_path: Path) -> None:
+    alone = REDUCE.replace("#elif defined(MYLIB_ENABLE_HIP)", "#else")
+    assert [code for _, code in _findings(tmp_path, alone)] != []
+
+
+
+LISTS = """\
+cmake_minimum_required(VERSION 3.21)
+project(mylib LANGUAGES CXX)
+option(MYLIB_BUILD_CUDA "Build the CUDA backend" OFF)
+option(MYLIB_BUILD_HIP "Build the HIP backend" OFF)
+if(MYLIB_BUILD_CUDA)
+  enable_language(CUDA)
+  add_library(mylib_cuda cuda/reduce.cu)
+endif()
+if(MYLIB_BUILD_HIP)
+  enable_language(HIP)
+  set(CMAKE_HIP_ARCHITECTURES gfx90a)
+  add_compile_definitions(MYLIB_WITH_HIP)
+  set_source_files_properties(hip/reduce.hip PROPERTIES LANGUAGE HIP)
+  add_library(mylib_hip hip/reduce.hip)
+endif()
+"""
+
+
+def _cmake_findings(tmp_path: Path, lists: str) -> set[tuple[str, str]]:
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    (tmp_path / "cuda").mkdir(exist_ok=True)
+    (tmp_path / "cuda" / "reduce.cu").write_text(
+        "__device__ float warp_sum(float v) {\n"
+        "  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);\n"
+        "  return v;\n}\n")
+    (tmp_path / "hip").mkdir(exist_ok=True)
+    (tmp_path / "hip" / "reduce.hip").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    return {(Path(f.path).name, f.code) for f in scan([tmp_path], tmp_path).findings}
+
+
+def test_cmake_backend_switch_pair(tmp_path: Path) -> None:
+    """`if(MYLIB_BUILD_CUDA)` beside `if(MYLIB_BUILD_HIP)`: the CUDA backend's sources are
+    not what the ROCm build compiles."""
+    assert _cmake_findings(tmp_path, LISTS) == set()
+
+
+def test_cmake_cuda_switch_without_a_hip_twin_decides_nothing(tmp_path: Path) -> None:
+    lone = LISTS.replace('option(MYLIB_BUILD_HIP "Build the HIP backend" OFF)\n', "").replace(
+        "if(MYLIB_BUILD_HIP)", "if(HIP_FOUND)")
+    assert _cmake_findings(tmp_path, lone) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}

@@ -1,0 +1,62 @@
+"""What a ROCm build compiles, from CMake shapes finished ports use: a guard that stops
+every build but one, a switch compared with a constant named for its platform, a backend
+folder whose list file only the CUDA build reads (its sources named through a project
+function, or the ROCm source list not readable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import scan
+
+KERNEL = """\
+__device__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);
+  return v;
+}
+"""
+TOP = """\
+cmake_minimum_required(VERSION 3.21)
+project(mylib LANGUAGES CXX)
+set(BUILD_VARIANT_CUDA "cuda")
+set(BUILD_VARIANT_ROCM "rocm")
+if(MYLIB_VARIANT STREQUAL BUILD_VARIANT_ROCM)
+  enable_language(HIP)
+  set(CMAKE_HIP_ARCHITECTURES gfx90a)
+  add_compile_definitions(MYLIB_WITH_HIP)
+  add_library(mylib_hip ${{HIP_SOURCES}})
+endif()
+{tail}
+"""
+
+
+def _findings(tmp_path: Path, tail: str, backend_lists: str) -> set[tuple[str, str]]:
+    (tmp_path / "CMakeLists.txt").write_text(TOP.format(tail=tail))
+    (tmp_path / "backend").mkdir(exist_ok=True)
+    (tmp_path / "backend" / "CMakeLists.txt").write_text(backend_lists)
+    (tmp_path / "backend" / "reduce.cu").write_text(KERNEL)
+    return {(Path(f.path).name, f.code) for f in scan([tmp_path], tmp_path, select=("W",)).findings}
+
+
+def test_a_guard_that_stops_the_rocm_build_leaves_the_rest_to_cuda(tmp_path: Path) -> None:
+    guard = """\
+if(MYLIB_TARGET STREQUAL "attention")
+  if(NOT MYLIB_VARIANT STREQUAL BUILD_VARIANT_CUDA)
+    message(FATAL_ERROR "the attention kernels build for CUDA only")
+  endif()
+  add_subdirectory(backend)
+endif()"""
+    assert _findings(tmp_path, guard, "add_library(mylib_backend reduce.cu)\n") == set()
+    warned = guard.replace("message(FATAL_ERROR", "message(WARNING")
+    assert _findings(tmp_path, warned, "add_library(mylib_backend reduce.cu)\n") == {("reduce.cu", "W001"),
+                                                                                    ("reduce.cu", "W002")}
+
+
+def test_a_cuda_only_folder_named_through_a_project_function(tmp_path: Path) -> None:
+    """The backend's list file is read only where the CUDA variant is built; it hands its
+    sources to a project function, and the ROCm target's own list is not readable."""
+    cuda_only = "if(MYLIB_VARIANT STREQUAL BUILD_VARIANT_CUDA)\n  add_subdirectory(backend)\nendif()"
+    assert _findings(tmp_path, cuda_only, "mylib_gpu_library(NAME backend SRCS reduce.cu)\n") == set()
+    both = "add_subdirectory(backend)"
+    assert _findings(tmp_path, both, "mylib_gpu_library(NAME backend SRCS reduce.cu)\n") == {
+        ("reduce.cu", "W001"), ("reduce.cu", "W002")}

@@ -1,0 +1,136 @@
+"""The hipify model: a file the ROCm build hipifies is judged as hipify leaves it.
+
+`fixtures/projects/ported_hipified` (a PyTorch extension) and `never_ported_hipified` (the
+same sources in a CMake HIP build) are the whole-project pair; these tests cover the other
+ways a build hipifies, a name hipify cannot map, and where hipify stops.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import scan
+from portlint import hipify
+
+KERNEL = """\
+#include <cublas_v2.h>
+
+#ifdef __CUDACC__
+#define HOST_DEVICE __host__ __device__
+#else
+#define HOST_DEVICE
+#endif
+
+cublasStatus_t gemm(cublasHandle_t h, int n, const float* a, float* c) {
+  const float one = 1.f;
+  return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, a, n, &one, c, n);
+}
+"""
+
+CMAKE_HIP = """\
+cmake_minimum_required(VERSION 3.21)
+project(ops LANGUAGES CXX HIP)
+set(CMAKE_HIP_ARCHITECTURES gfx90a)
+add_compile_definitions(USE_ROCM)
+{step}
+set_source_files_properties(src/ops.cu PROPERTIES LANGUAGE HIP)
+add_library(ops SHARED src/ops.cu)
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _codes(root: Path, select=("L001", "P003")) -> list[tuple[str, int, str]]:
+    result = scan([root], root, select=select)
+    return sorted((Path(f.path).name, f.location.start_line, f.code) for f in result.findings)
+
+
+def test_cmake_build_without_a_hipify_step_reads_the_cuda_names(tmp_path: Path) -> None:
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_HIP.format(step=""), "src/ops.cu": KERNEL})
+    assert _codes(root) == [("ops.cu", 1, "L001"), ("ops.cu", 3, "P003"), ("ops.cu", 9, "L001"),
+                            ("ops.cu", 11, "L001")]
+
+
+@pytest.mark.parametrize("step", [
+    "execute_process(COMMAND hipify-perl -inplace ${CMAKE_CURRENT_SOURCE_DIR}/src/ops.cu)",
+    "add_custom_command(OUTPUT src/ops.hip COMMAND ${Python3_EXECUTABLE} tools/hipify.py src DEPENDS src/ops.cu)",
+    "execute_process(COMMAND ${Python3_EXECUTABLE} -m torch.utils.hipify.hipify_python --project-directory src)",
+    "hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src HEADER_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src)",
+])
+def test_cmake_hipify_step_makes_mapped_names_no_hazard(tmp_path: Path, step: str) -> None:
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_HIP.format(step=step), "src/ops.cu": KERNEL})
+    assert _codes(root) == []
+
+
+def test_makefile_recipe_that_runs_hipify(tmp_path: Path) -> None:
+    makefile = "ops.hip: src/ops.cu\n\thipify-perl $< > $@\n\nops.o: ops.hip\n\thipcc --offload-arch=gfx90a -c $< -o $@\n"
+    root = _project(tmp_path, {"Makefile": makefile, "src/ops.cu": KERNEL})
+    assert _codes(root) == []
+
+
+def test_a_name_hipify_cannot_map_is_still_a_hazard(tmp_path: Path) -> None:
+    # `CUBLAS_GEMM_ALGO0` has no hipBLAS counterpart: hipify leaves it and hip-clang fails.
+    text = KERNEL + "cublasGemmAlgo_t pick() { return CUBLAS_GEMM_ALGO0; }\n"
+    setup = "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n" \
+            "setup(name='ops', ext_modules=[CUDAExtension('ops', ['src/ops.cu'])])\n"
+    root = _project(tmp_path, {"setup.py": setup, "src/ops.cu": text})
+    found = scan([root], root, select=("L001",)).findings
+    assert [(f.location.start_line, f.code) for f in found] == [(13, "L001")]
+    assert "CUBLAS_GEMM_ALGO0" in found[0].message and "cublasGemmAlgo_t" not in found[0].message
+
+
+def test_hipify_reaches_the_extension_and_its_headers_not_the_other_builds(tmp_path: Path) -> None:
+    """A project with a CMake C++ library and a PyTorch extension: the extension's sources
+    and the headers they include are hipified; the library's own sources are not."""
+    setup = "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n" \
+            "setup(name='ops', ext_modules=[CUDAExtension('ops', ['ext/ops.cu'])])\n"
+    cmake = ("cmake_minimum_required(VERSION 3.21)\nproject(core LANGUAGES CXX HIP)\n"
+             "set(CMAKE_HIP_ARCHITECTURES gfx90a)\nadd_compile_definitions(USE_ROCM)\n"
+             "set_source_files_properties(core/blas.cu PROPERTIES LANGUAGE HIP)\n"
+             "add_library(core SHARED core/blas.cu)\n")
+    root = _project(tmp_path, {
+        "setup.py": setup, "CMakeLists.txt": cmake,
+        "ext/ops.cu": '#include "gemm.cuh"\nvoid run() {}\n', "ext/gemm.cuh": KERNEL, "core/blas.cu": KERNEL,
+    })
+    assert {name for name, _, _ in _codes(root)} == {"blas.cu"}
+
+
+def test_name_table() -> None:
+    assert hipify.hip_name("cublasSgemm") == "hipblasSgemm"
+    assert hipify.hip_name("curand_init") == "hiprand_init"
+    assert hipify.hip_name("__CUDACC__") == "__HIPCC__"
+    assert hipify.hip_name("CUBLAS_GEMM_ALGO0") is None  # documented, with no HIP counterpart
+    assert hipify.hip_name("my_own_function") is None
+    assert hipify.hip_header("cub/block/block_reduce.cuh") == "hipcub/hipcub.hpp"
+    assert hipify.hip_header("cutlass/gemm.h") is None
+
+
+def test_cmake_list_of_hipified_sources_keeps_the_cuda_only_ones_out(tmp_path: Path) -> None:
+    """`get_hipified_list(<sources> <out>)` names the hipified copies of its sources: the
+    ROCm target compiles those, so a source only the CUDA arm lists is not compiled there."""
+    cmake = """\
+cmake_minimum_required(VERSION 3.21)
+project(ops LANGUAGES CXX)
+set(ops_SOURCES src/ops.cu)
+if(USE_ROCM)
+  enable_language(HIP)
+  set(CMAKE_HIP_ARCHITECTURES gfx90a)
+  add_compile_definitions(USE_ROCM)
+  hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  get_hipified_list("${ops_SOURCES}" ops_hip_SOURCES)
+  add_library(ops SHARED ${ops_hip_SOURCES})
+else()
+  list(APPEND ops_SOURCES src/attention_cudnn.cpp)
+  add_library(ops SHARED ${ops_SOURCES})
+endif()
+"""
+    cudnn = "#include <cudnn.h>\ncudnnStatus_t make(cudnnHandle_t* h) { return cudnnCreate(h); }\n"
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "src/ops.cu": KERNEL, "src/attention_cudnn.cpp": cudnn})
+    assert _codes(root) == []
