@@ -5,7 +5,10 @@ shown and absolute paths, language and role, the macro environment the build mod
 (so editing a header re-checks the files that include it), the enabled rules, the
 configuration that changes per-file results, and portlint's version. Cross-file rules stay correct: they run every time on the
 facts stored in the entries, so a changed header re-checks every file that depends on it.
-The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
+Each entry also holds the key it was written for and its kind (a file's outcome, a snapshot,
+the build files' reading, a deep unit), checked on reading: an intact entry under another
+entry's name (copied, moved or swapped by hand or by a tool) is a miss, never another file's
+result. The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
 cache (unwritable, corrupt entry) makes portlint compute the result instead.
 """
 
@@ -24,6 +27,11 @@ from pathlib import Path
 from portlint import __version__, targets
 
 DEFAULT_DIR = ".portlint_cache"
+# The kinds of entry (`Cache.get`, `Cache.put`): what an entry holds, checked with its key.
+FILE = "file"  # (FileState, problems) of one file
+SNAPSHOT = "snapshot"  # `portlint.unchanged`: the stat-keyed results of a whole run
+BUILD_FILES = "build files"  # what the build files say, with what reading them observed
+DEEP_UNIT = "deep unit"  # libclang's result for one translation unit
 # Each entry starts with a CRC-32 of the pickle after it (with its length): a disk error, a
 # truncated write or an edit is caught before unpickling, which could otherwise fail or give
 # wrong results. A CRC is what archive formats check integrity with; a cryptographic digest
@@ -91,9 +99,10 @@ class Cache:
         # A string, not a Path: a warm scan asks for thousands of entries.
         return os.path.join(self.directory, __version__, key[:2], f"{key}.pickle")
 
-    def get(self, key: str):
-        """The stored outcome, or None: missing, truncated, corrupt (the checksum says so before
-        anything is unpickled) or unreadable entries are all recomputed, then rewritten."""
+    def get(self, key: str, kind: str):
+        """The stored outcome of this `kind` (`FILE`, `SNAPSHOT`, ...), or None: missing,
+        truncated, corrupt (the checksum says so before anything is unpickled), unreadable or
+        misplaced entries (written for another key or kind) are all recomputed, then rewritten."""
         try:
             with open(self._entry(key), "rb") as fh:
                 blob = fh.read()
@@ -103,12 +112,15 @@ class Cache:
         if len(blob) <= CHECKSUM_BYTES or _checksum(payload) != checksum:
             return None
         try:
-            value = _unpickle(payload)
+            stored = _unpickle(payload)
         except Exception:  # noqa: BLE001 - intact bytes of an incompatible pickle: recompute
             return None
+        if not (isinstance(stored, tuple) and len(stored) == 3 and stored[0] == key and stored[1] == kind):
+            return None
+        value = stored[2]
         return value if isinstance(value, tuple) and len(value) == 2 else None
 
-    def put(self, key: str, value) -> None:
+    def put(self, key: str, value, kind: str) -> None:
         """Store an outcome; one with an internal error is not kept (the next run retries)."""
         if any(getattr(p, "internal", False) for p in value[1]):
             return
@@ -116,7 +128,7 @@ class Cache:
         try:
             os.makedirs(os.path.dirname(entry), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
-            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((key, kind, value), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(fd, "wb") as out:
                 out.write(_checksum(payload) + payload)
             os.replace(tmp, entry)  # the cache's own directory: a link here is replaced, not followed

@@ -207,7 +207,7 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
         sys.exit(_show_scan_setup(paths, stdin, config, show_files, show_settings))
     try:
         if diff and stdin is None:
-            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache))
+            sys.exit(_show_diff(paths, config, jobs, unsafe_fixes, cache, exit_zero))
         fixed, not_fixed = 0, []
         if (fix or diff) and stdin is not None:  # an editor's buffer: the fixed text goes to standard output
             result, fixed_text, fixed, not_fixed = _fix_stdin(stdin, paths, config, jobs, unsafe_fixes, cache)
@@ -217,7 +217,8 @@ def scan(paths, output_format, output, sarif_root, max_results, sarif_category, 
                 _echo_problems(result)
                 click.echo(_report_bytes(_unified_diff(stdin.path.as_posix(), stdin_data, fixed_text)), nl=False)
                 click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", err=True)
-                sys.exit(2 if result.has_internal_error or result.timed_out else (1 if fixed else 0))
+                sys.exit(2 if result.has_internal_error or (result.timed_out and not exit_zero)
+                         else (1 if fixed and not exit_zero else 0))
             click.echo(fixed_text, nl=False)
         elif fix:
             run = run_fix_passes(paths, config, jobs, unsafe_fixes, cache)
@@ -466,8 +467,9 @@ def _unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
 
 
-def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None) -> int:
-    """`--diff`: the passes of `--fix`, written in memory only, shown as one unified diff."""
+def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | None, exit_zero: bool = False) -> int:
+    """`--diff`: the passes of `--fix`, written in memory only, shown as one unified diff; the
+    exit code as `scan`'s (1: something to fix, unless --exit-zero)."""
     run = run_fix_passes(paths, config, jobs, unsafe, cache, preview=True)
     _echo_problems(run.result)
     for line in run.not_fixed:
@@ -476,8 +478,9 @@ def _show_diff(paths, config: Config, jobs: int, unsafe: bool, cache: Path | Non
         click.echo(_report_bytes(_unified_diff(path, before, after)), nl=False)
     count = run.applied
     click.echo(f"Would fix {count} finding{'s' if count != 1 else ''}.", err=True)
-    failed = run.result.has_internal_error or run.result.timed_out
-    return 2 if failed else (1 if run.changed else 0)
+    if run.result.has_internal_error or (run.result.timed_out and not exit_zero):
+        return 2
+    return 1 if run.changed and not exit_zero else 0
 
 
 def _lines(data: bytes) -> list[str]:

@@ -167,8 +167,24 @@ def repository_root(start: Path) -> Path | None:
     return None
 
 
+# What marks a project's root: a git top level, a Python project, a portlint configuration.
+PROJECT_MARKERS = (".git", "pyproject.toml", "portlint.toml")
+
+
+def nearest_project(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding a `PROJECT_MARKERS` entry, if any."""
+    start = Path(os.path.realpath(start))
+    directory = start if start.is_dir() else start.parent
+    for d in (directory, *directory.parents):
+        if any((d / marker).exists() for marker in PROJECT_MARKERS):
+            return d
+    return None
+
+
 def _project_root(start: Path) -> Path:
-    return repository_root(start) or Path.cwd().resolve()
+    """A scanned path's own project, whatever the working directory: a file named in one of
+    several projects side by side is read with its project's files only."""
+    return nearest_project(start) or Path.cwd().resolve()
 
 
 def cache_root(config: Config, first_path: Path) -> Path:
@@ -180,10 +196,7 @@ def cache_root(config: Config, first_path: Path) -> Path:
     directory = start if start.is_dir() else start.parent
     if config.source is None or directory == config.root or config.root in directory.parents:
         return config.root
-    for d in (directory, *directory.parents):
-        if any((d / marker).exists() for marker in (".git", "pyproject.toml", "portlint.toml")):
-            return d
-    return directory
+    return nearest_project(directory) or directory
 
 
 def from_table(table: dict, path: Path) -> Config:

@@ -29,7 +29,7 @@ import pathspec
 from portlint import build_model, embedded, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment
-from portlint.cache import Cache
+from portlint.cache import FILE, Cache
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -62,6 +62,9 @@ class Problem:
     internal: bool = False  # a bug in portlint rather than bad input
     timed_out: bool = False  # stopped at the time budget: the scan is incomplete
     note: bool = False  # read whole all the same: only something to know (stray bytes read as `?`)
+    # The project's share of a run on named files went past the budget: done with less
+    # context (fewer includers, less of the project read); the named files are analysed.
+    less_context: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -121,9 +124,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # Files named on the command line stand in a project: its other files, discovered once,
     # give the build model its build files and headers, and the project rules their context.
     around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
+    # The project's share of a run on named files is work of this process: bounded as a
+    # file's analysis is, and past it done with less (`workers.Budget`).
+    budget = workers.Budget(config.timeout) if around is not None else None
     build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around, build_cache)
+        model = build_model.build(candidates, config, around, build_cache, budget)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
@@ -149,9 +155,15 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                          if cache_dir is not None and explicit else None)
         context_kind = ("project context", config.root.resolve().as_posix())
         context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-        plan, signatures = _project_context(candidates, around, context_before) if explicit and around else ([], {})
+        plan, signatures = (_project_context(candidates, around, context_before, budget) if explicit and around
+                            else ([], {}))
         context_files = [c for c in plan if isinstance(c, Candidate)]
-        context_outcomes = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache).outcomes()
+        context_analysis = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache)
+        context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
+        if budget is not None and any(isinstance(o, Problem) and o.timed_out for o in context_outcomes):
+            # Kept unparsed (`_context_states`): facts a rule reads by name load later, the rest is missed.
+            budget.cut("analysing the project context (some files stopped and kept unparsed: the cross-file "
+                       "rules may see less)")
         analysed = analysis.outcomes()
     finally:
         analysis.close()
@@ -184,7 +196,17 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
+        # Files not read (past the budget) or not analysed: read next time, the rest kept as is.
+        context_after.update({path: (*signature, None) for path, signature in signatures.items()
+                              if path not in context_after and signature[0] is not None})
+        if budget is not None and budget.cut_short:  # said again while the context is reused
+            context_after[_CUT_SHORT] = ((0, 0, 0), False, (budget.seconds, tuple(budget.cut_short)))
         context_after.update(_headers_outside(model, context_after))
+        # The named files too: the next run on them (unchanged) keeps this context.
+        context_after.update({c.absolute: (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
+                                           None)
+                              for c in candidates if c.content is None and c.absolute not in context_after
+                              if (signature := unchanged.signature(c.absolute)) is not None})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, build)
@@ -221,6 +243,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     # The build model's, last: reading the build files and walking the includes (both here, not in workers).
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
+    if budget is not None:
+        result.problems.extend(Problem("<project>", line, less_context=True) for line in budget.spent_on)
     result.problems.sort(key=lambda p: p.path)
     if not explicit:  # after the central filters: what they completed of each state is kept too
         scan_after.update(_headers_outside(model, scan_after))
@@ -250,8 +274,8 @@ def _project_around(candidates: list[Candidate], config: Config) -> list[Candida
     return [c for c in discover([config.root], config)[0] if c.resolved not in given]
 
 
-def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot
-                     ) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
+def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot,
+                     budget: workers.Budget | None = None) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
@@ -262,17 +286,25 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
 
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
-    others), for the next snapshot."""
+    others), for the next snapshot. Past the `budget`, the files not read yet are left out."""
     current = {c.absolute: _signature_of(c, before) for c in others}
     named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
                             unchanged.shapes_others(c.absolute, c.language, c.build_script))
              for c in candidates}
+    if _CUT_SHORT in before and budget is not None and before[_CUT_SHORT][2][0] != budget.seconds:
+        before = {}  # made with less under another budget (a larger --timeout): worked out again
     kept = unchanged.reusable(before, current, {**named, **_outside(before)})
+    if kept and _CUT_SHORT in before and budget is not None:
+        for what in before[_CUT_SHORT][2][1]:
+            budget.cut(what, earlier=True)
     plan: list[FileState | Candidate] = []
     for candidate in others:
         entry = kept.get(candidate.absolute)
-        if entry is not None:
+        if entry is not None and entry[2] is not None:  # None: a file the last run read but kept no state of
             plan.append(entry[2])
+            continue
+        if budget is not None and budget.spent():
+            budget.cut("the project context (some files not read: the cross-file rules see less)", lasting=False)
             continue
         source = read_source(candidate)
         if isinstance(source, Problem):
@@ -284,6 +316,10 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     return plan, current
 
 
+# The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
+_CUT_SHORT = "<cut short>"
+
+
 def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot) -> unchanged.Snapshot:
     """Entries for the headers the build model read beyond the scanned files (no result of
     their own): a change to one of them drops the snapshot like a change to a scanned header."""
@@ -293,7 +329,8 @@ def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot)
 
 def _outside(before: unchanged.Snapshot) -> dict[str, tuple]:
     """The headers outside the scanned files a snapshot depends on, as they are now."""
-    return {path: (unchanged.signature(path), True) for path, entry in before.items() if entry[2] is None}
+    return {path: (unchanged.signature(path), True) for path, entry in before.items()
+            if entry[2] is None and path != _CUT_SHORT}
 
 
 def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
@@ -313,12 +350,19 @@ def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
 
 
 def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
-    """The context's states: `plan` with each candidate replaced by its analysis."""
+    """The context's states: `plan` with each candidate replaced by its analysis. A C-family
+    file whose analysis was stopped (the run's budget) is left unparsed: its facts load when
+    a project rule asks for them, as an unparsed file's do, and the state is kept."""
     analysed = iter(outcomes)
     context: dict[str, FileState] = {}
     for state in plan:
         if isinstance(state, Candidate):
             outcome = next(analysed)
+            if isinstance(outcome, Problem) and outcome.timed_out and state.language == CUDA:
+                source = read_source(state)
+                if isinstance(source, Problem):
+                    continue
+                outcome = (_unparsed(source, wants_facts=True), [])
             if isinstance(outcome, Problem):
                 continue
             state = outcome[0]
@@ -363,7 +407,7 @@ class _FactsLoader:
         facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
         if self.cache is not None:  # the next scan finds the facts without parsing again
-            self.cache.put(self.cache.key(source, environment), (self.state, []))
+            self.cache.put(self.cache.key(source, environment), (self.state, []), FILE)
         return facts
 
 
@@ -436,12 +480,13 @@ class _Analysis:
         self._outcomes, self._candidates, self._work, self._timeout = outcomes, candidates, work, timeout
         self._compute = compute  # in-process: the outcomes, worked out when asked
 
-    def outcomes(self) -> list:
+    def outcomes(self, stop=None) -> list:
+        """`stop`: asked while workers analyse; once true, the files not done are TIMED_OUT."""
         if self._compute is not None:
             return self._compute()
         if self._work is None:
             return self._outcomes
-        analysed = iter(self._work.results())
+        analysed = iter(self._work.results(stop))
         return [_file_outcome(c, next(analysed), self._timeout) if o is None else o
                 for c, o in zip(self._candidates, self._outcomes)]
 
@@ -500,7 +545,7 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     if not misses:
         return _Analysis(outcomes, candidates, None, config.timeout)
     count = 1 if len(misses) < PARALLEL_THRESHOLD else count
-    if model is not None:
+    if model is not None and any(c.language == CUDA for c in misses):  # (build files need no macro walk)
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
@@ -514,7 +559,7 @@ def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnv
     if isinstance(source, Problem):
         return source
     source.build = environment
-    return cache.get(cache.key(source, environment))
+    return cache.get(cache.key(source, environment), FILE)
 
 
 def _in_workers(count: int, timeout: float) -> bool:
@@ -638,13 +683,13 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return source
     source.build = environment
     key = cache.key(source, environment) if cache is not None else ""
-    if cache is not None and (hit := cache.get(key)) is not None:
+    if cache is not None and (hit := cache.get(key, FILE)) is not None:
         return hit
     problems: list[Problem] = [Problem(source.path, source.decoding_note, note=True)] if source.decoding_note else []
     try:
         outcome = _analyze_source(source, config, codes, problems, facts_only), problems
         if cache is not None:
-            cache.put(key, outcome)
+            cache.put(key, outcome, FILE)
         return outcome
     except SyntaxError as exc:
         return Problem(source.path, f"skipped: Python syntax error at line {exc.lineno}: {exc.msg}")

@@ -62,12 +62,21 @@ def write_pending(path: Path | str, data: bytes) -> None:
     _pending[os.path.realpath(path)] = data
 
 
+def refused_by_os(path: Path | str) -> bool:
+    """A path no system call takes: a NUL byte ends a C string (Python raises ValueError
+    rather than pass it on), so no file has such a name."""
+    return "\0" in os.fspath(path)
+
+
 def read_regular(path: Path | str, limit: int) -> bytes:
     """The bytes of the regular file at `path` (a symlink is followed), at most `limit` of them
     (or, inside `in_memory_writes`, the bytes written for it there).
 
-    Raises NotReadable with the reason (not a regular file, too large) or OSError.
+    Raises NotReadable with the reason (not a regular file, too large, a name no file has)
+    or OSError.
     """
+    if refused_by_os(path):
+        raise NotReadable("the name holds a NUL byte, which no file name can")
     if _pending and (data := _pending.get(os.path.realpath(path))) is not None:
         if len(data) > limit:
             raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
@@ -82,7 +91,13 @@ def read_regular(path: Path | str, limit: int) -> bytes:
             raise NotReadable(f"not a regular file ({_kind(info.st_mode)})")
         if info.st_size > limit:
             raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
-        data = fh.read(limit + 1)  # the file may grow between the fstat and the read
+        # A buffer of the file's size (one byte more shows growth since the fstat), not of
+        # the limit: an 8 MiB buffer is a memory mapping of its own, shrunk to the data's
+        # size but kept while the bytes live, one per file read; 65,530 of them (the
+        # system's `vm.max_map_count`) and nothing more can be mapped, not even a library.
+        data = fh.read(info.st_size + 1)
+        if len(data) > info.st_size:  # it grew: read on to the limit
+            data += fh.read(limit + 1 - len(data))
     if len(data) > limit:
         raise NotReadable(f"larger than {limit // (1024 * 1024)} MiB")
     return data

@@ -20,7 +20,7 @@ import posixpath
 import time
 
 from portlint.build_model.macros import HEADER_SUFFIXES
-from portlint.cache import Cache
+from portlint.cache import SNAPSHOT, Cache
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT
 
 Signature = tuple[int, int, int]
@@ -40,7 +40,7 @@ def load(cache: Cache | None, *kind: str) -> Snapshot:
     """The snapshot of this `kind` (what it holds and for which paths), or an empty one."""
     if cache is None:
         return {}
-    hit = cache.get(cache.key_for("snapshot", *kind))
+    hit = cache.get(cache.key_for("snapshot", *kind), SNAPSHOT)
     return hit[0] if hit is not None and isinstance(hit[0], dict) else {}
 
 
@@ -56,7 +56,7 @@ def save(cache: Cache | None, snapshot: Snapshot, previous: Snapshot, *kind: str
     settled = time.time_ns() - RACY_NS
     snapshot = {path: entry for path, entry in snapshot.items() if entry[0][0] < settled}
     if snapshot != previous:
-        cache.put(cache.key_for("snapshot", *kind), (snapshot, []))
+        cache.put(cache.key_for("snapshot", *kind), (snapshot, []), SNAPSHOT)
 
 
 def shapes_others(path: str, language: str, build_script: bool) -> bool:

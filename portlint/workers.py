@@ -83,9 +83,11 @@ class Work:
             self.close()
             raise
 
-    def results(self) -> list:
+    def results(self, stop: Callable[[], bool] | None = None) -> list:
+        """Every item's result; with `stop`, asked as results come and at least every quarter
+        second: once it says so, the items not done yet are TIMED_OUT (a budget of the whole)."""
         try:
-            return self.pool.finish()
+            return self.pool.finish(stop)
         finally:
             self.close()
 
@@ -94,6 +96,51 @@ class Work:
         if self.restore:  # None: a handler not set from Python, which cannot be put back
             signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
             self.restore = False
+
+
+class BudgetSpent(Exception):
+    """Raised by `Budget.check` past the budget: the work in hand stops and does without."""
+
+
+class Budget:
+    """The budget of work the main process does itself (a named file's share of its project:
+    finding its includers, walking their macros, reading the project context), by the rule
+    a worker's item follows: `seconds` of CPU time, or WALL_FACTOR times as long on the clock
+    (0: no limit). That work is not killed: it asks as it goes, and past the budget does
+    with less (fewer includers, less context), which `spent_on` records for the user."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._cpu, self._clock = time.process_time(), time.monotonic()
+        self._over_cpu, self._next_cpu_read = False, self._clock
+        self.spent_on: list[str] = []  # one line each: what was cut short
+        self.cut_short: list[str] = []  # what was, as `cut` was told (kept with results made with less)
+
+    def spent(self) -> bool:
+        if not self.seconds:
+            return False
+        now = time.monotonic()
+        if now - self._clock >= WALL_FACTOR * self.seconds:
+            return True
+        if now >= self._next_cpu_read:  # reading the CPU clock costs far more than the wall clock
+            self._next_cpu_read = now + 0.05
+            self._over_cpu = time.process_time() - self._cpu >= self.seconds
+        return self._over_cpu
+
+    def check(self) -> None:
+        if self.spent():
+            raise BudgetSpent
+
+    def cut(self, what: str, earlier: bool = False, lasting: bool = True) -> None:
+        """Record that `what` was cut short (once each). `earlier`: by an earlier run, whose
+        results made with less this run reuses; `lasting`: results kept for later runs are
+        made with less (not so for files left unread: the next run reads them)."""
+        when = "an earlier run" if earlier else "this run"
+        line = f"{what}: past the {self.seconds:g} s budget of the project's share of {when}"
+        if line not in self.spent_on:
+            self.spent_on.append(line)
+            if lasting:
+                self.cut_short.append(what)
 
 
 def start(function: Callable, items: Sequence, workers: int, timeout: float,
@@ -151,13 +198,17 @@ class _Pool:
         for _ in range(count):
             self._give(self._fork(), self.pending, self.ahead)
 
-    def finish(self) -> list:
+    def finish(self, stop: Callable[[], bool] | None = None) -> list:
         results: list = [None] * len(self.items)
         pending, ahead = self.pending, self.ahead
         left = len(self.items)
         while left:
+            if stop is not None and stop():
+                return [TIMED_OUT if r is None else r for r in results]
             busy = [w for w in self.workers.values() if w.queue]
             wait = min(w.deadline for w in busy) - time.monotonic()
+            if stop is not None:
+                wait = min(wait, 0.25)
             ready, _, _ = select.select([w.results for w in busy], [], [], None if wait == float("inf") else max(0.0, wait))
             for fd in ready:
                 worker = self.workers[fd]

@@ -203,3 +203,53 @@ def test_a_header_outside_the_scanned_paths_that_changes_drops_the_snapshot(tmp_
     header.write_text("#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n"
                       "#define __shfl_xor_sync(mask, v, o) __shfl_xor(v, o)\n#endif\n")
     assert codes(engine.scan([tmp_path / "src"], config, cache_dir=cache)) == []
+
+
+def test_entries_under_another_entrys_name_are_misses(tmp_path: Path) -> None:
+    """Intact entries swapped, copied over one another or moved to another's name, with or
+    without the stat snapshots: every scan (of the folder, of one named file) reports what
+    a clean one does, and nothing crashes. Each entry records its key and kind; a mismatch is
+    a miss."""
+    import pickle
+    import random
+    import shutil
+
+    from portlint.cache import CHECKSUM_BYTES, SNAPSHOT
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kernels.cu").write_text(KERNEL)
+    (tmp_path / "macros.h").write_text("#pragma once\n")
+    (tmp_path / "loader.cpp").write_text(LOADER)
+    (tmp_path / "a.cu").write_text(HAZARD * 3)
+    (tmp_path / "b.cu").write_text("__global__ void __launch_bounds__(1024) k() { int w = warpSize; }\n" + HAZARD)
+    config = Config(root=tmp_path)
+    scans = {"folder": [tmp_path], "named": [tmp_path / "loader.cpp", tmp_path / "a.cu"]}
+
+    def found(paths, cache=None):
+        result = engine.scan(paths, config, cache_dir=cache)
+        return [(f.path, f.code, f.location.start_byte, f.message) for f in result.findings], result.problems
+
+    expected = {name: found(paths) for name, paths in scans.items()}
+    assert {"W002", "R002"} <= {f[1] for f in expected["folder"][0]}
+    cache = tmp_path / ".portlint_cache"
+    rng = random.Random(27)
+    for trial in range(60):
+        for paths in scans.values():  # every kind of entry there is to mix up
+            engine.scan(paths, config, cache_dir=cache)
+        entries = sorted(cache.rglob("*.pickle"))
+        first, second = rng.sample(entries, 2)
+        move = rng.choice(["swap", "copy", "move"])
+        if move == "swap":
+            held = first.read_bytes()
+            shutil.copyfile(second, first)
+            second.write_bytes(held)
+        elif move == "copy":
+            shutil.copyfile(first, second)
+        else:
+            os.replace(first, second)
+        if rng.random() < 0.5:  # without the snapshots, every file's own entry is read
+            for entry in cache.rglob("*.pickle"):
+                if pickle.loads(entry.read_bytes()[CHECKSUM_BYTES:])[1] == SNAPSHOT:
+                    entry.unlink()
+        for name, paths in scans.items():
+            assert found(paths, cache) == expected[name], f"trial {trial}: {move} {first.name} {second.name}, {name}"

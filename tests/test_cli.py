@@ -127,6 +127,14 @@ def test_diff_writes_nothing(project: Path) -> None:
     assert (project / "src" / "reduce.cu").read_text() == HAZARD
 
 
+def test_exit_zero_holds_with_diff(project: Path) -> None:
+    for extra in ((), ("--unsafe-fixes",)):
+        result = run("scan", "--diff", *extra, "--exit-zero", cwd=project)
+        assert result.exit_code == 0, result.output
+        assert "+  return __shfl_down_sync(~0ull, v, 1);" in result.output
+    assert (project / "src" / "reduce.cu").read_text() == HAZARD
+
+
 def test_fix_applies_and_is_idempotent(project: Path) -> None:
     target = project / "src" / "reduce.cu"
     target.chmod(0o640)

@@ -4,6 +4,7 @@ shape takes grows about linearly with its size."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -219,3 +220,30 @@ def test_reports_of_a_long_line_show_a_window_of_it(tmp_path):
         page = render(result, context)
         assert len(page) < 2_000_000 and "threadIdx.x % 32" in page
     assert "<mark>threadIdx.x % 32</mark>" in html_report.render(result, context)
+
+
+def _mappings_and_descriptors() -> tuple[int, int]:
+    with open("/proc/self/maps") as maps:
+        mappings = sum(1 for _ in maps)
+    return mappings, len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="counts Linux's memory mappings")
+@pytest.mark.parametrize("timeout", [0, 10])  # in this process; in a worker, under the budget
+def test_many_files_hold_no_mapping_or_descriptor_each(tmp_path: Path, timeout: float) -> None:
+    """A folder of 100,000 files once failed with `failed to map segment`: each file's bytes
+    kept a memory mapping of its own (a read buffer of the size limit, shrunk), until the
+    system's limit of 65,530 (`vm.max_map_count`). What the run keeps per file holds none,
+    and no file stays open."""
+    count = 600
+    (tmp_path / "common.h").write_text("#pragma once\n#define WIDTH 64\n")
+    for i in range(count):  # the build model's walk reads each file in this process, for its includes
+        (tmp_path / f"k{i}.cu").write_text('#include "common.h"\n' + f"__device__ float f{i}(float v) {{ return __shfl_down_sync(0xffffffff, v, 1); }}\n"
+                                           if i % 2 else f"int g{i}() {{ return {i}; }}\n")
+    engine.scan([tmp_path], Config(root=tmp_path, timeout=timeout), jobs=1)  # imports, parsers, caches: made once
+    mappings, descriptors = _mappings_and_descriptors()
+    result = engine.scan([tmp_path], Config(root=tmp_path, timeout=timeout), jobs=1)
+    after_mappings, after_descriptors = _mappings_and_descriptors()
+    assert len(result.files) == count + 1 and len(result.findings) == count // 2
+    assert after_mappings - mappings < count // 10, "a mapping per file"
+    assert after_descriptors <= descriptors, "a file left open"

@@ -181,6 +181,185 @@ def test_named_file_runs_follow_edits_of_headers_and_sources(tmp_path: Path) -> 
     assert _codes(engine.scan([root / "impl.cu"], config, cache_dir=cache)) == [("impl.cu", 1, "P005")]
 
 
+def test_a_named_file_is_read_with_its_own_project_whatever_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    """Two projects side by side, no marker above them: `portlint scan projA/src/kernels.cu`
+    from their parent reads projA as the context, not everything under the working directory
+    (projB's loader would make projA's kernel an R002 finding)."""
+    from click.testing import CliRunner
+
+    from portlint import engine
+    from portlint.cli import main
+
+    kernel = '__global__ void saxpy(float* y) { y[0] = 1; }\n'
+    loader = 'void load() { hipModuleGetFunction(&f, mod, "saxpy"); }\n'
+    for name in ("projA", "projB"):
+        (tmp_path / name / "src").mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    (tmp_path / "projA" / "src" / "kernels.cu").write_text(kernel)
+    (tmp_path / "projB" / "src" / "loader.cpp").write_text(loader)
+    discovered: list[str] = []
+    real_discover = engine.discover
+    monkeypatch.setattr(engine, "discover", lambda paths, config: (found := real_discover(paths, config))
+                        and discovered.extend(c.absolute for c in found[0]) or found)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert discovered and all("/projA/" in path for path in discovered), discovered
+    assert (tmp_path / "projA" / ".portlint_cache").is_dir() and not (tmp_path / ".portlint_cache").exists()
+    # The loader inside projA: the same run finds it.
+    (tmp_path / "projA" / "src" / "loader.cpp").write_text(loader)
+    result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
+    assert result.exit_code == 1 and "R002" in result.output, result.output
+
+
+def test_a_second_run_on_a_named_header_reads_no_file_that_does_not_include_it(tmp_path: Path, monkeypatch) -> None:
+    """A header named alone takes its macros from its includers. Which files include it comes
+    from the project's include graph, kept with each file's stat signature: the next run reads
+    only the includers (for the walk), and the project context comes from the last run."""
+    from portlint import build_model, engine
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    _warp_project(root)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for i in range(5):
+        (root / f"unrelated{i}.cu").write_text(f"__global__ void u{i}(int* x) {{ x[0] = 1; }}\n")
+    for path in root.glob("*.*"):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=root), tmp_path / "cache"
+    expected = _codes(engine.scan([root / "lane.h"], config))
+    first = engine.scan([root / "lane.h"], config, cache_dir=cache)
+    read_by_model, read_by_scan = [], []
+    real_model_read, real_read_source = build_model._read, engine.read_source
+    monkeypatch.setattr(build_model, "_read", lambda p: read_by_model.append(Path(p).name) or real_model_read(p))
+    monkeypatch.setattr(engine, "read_source",
+                        lambda c, data=None: read_by_scan.append(Path(c.path).name) or real_read_source(c, data))
+    second = engine.scan([root / "lane.h"], config, cache_dir=cache)
+    assert _codes(second) == _codes(first) == expected
+    assert set(read_by_model) <= {"uses_shim.cu", "shim.h", "lane.h"}, read_by_model
+    assert set(read_by_scan) <= {"lane.h"}, read_by_scan
+
+
+def test_a_named_headers_environment_is_kept_while_its_record_holds(tmp_path: Path, monkeypatch) -> None:
+    """A header named alone takes its macros from a walk of its includers. That environment is
+    kept with a stat record of what it depended on: the next run walks nothing, and an edit of
+    an includer's header (or a new includer) is seen."""
+    from portlint import engine
+    from portlint.build_model.macros import BuildMacros
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for path in (*root.glob("*.*"), root):  # the folder too: its listing resolves the includes
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config, cache = Config(root=root), tmp_path / "cache"
+    walks = []
+    real_walk = BuildMacros._walk
+    monkeypatch.setattr(BuildMacros, "_walk", lambda self, path: walks.append(path) or real_walk(self, path))
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == []
+    assert walks
+    walks.clear()
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == []
+    assert walks == [], "the kept environment answers"
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    os.utime(root / "shim.h", ns=(time.time_ns() - 5 * 10**9,) * 2)
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == [("lane.h", 2, "W001")]
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 64\n")
+    (root / "another.cu").write_text('#define WARP_SIZE 32\n#include "lane.h"\n')  # a new includer, 32 lanes
+    for path in (root / "shim.h", root / "another.cu", root):
+        os.utime(path, ns=(time.time_ns() - 4 * 10**9,) * 2)
+    expected = _codes(engine.scan([root / "lane.h"], config))
+    assert _codes(engine.scan([root / "lane.h"], config, cache_dir=cache)) == expected
+
+
+def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said(tmp_path: Path, monkeypatch) -> None:
+    """The work a run on named files does for their project (includers, the walk of their
+    macros, the project context) is bounded like a file's analysis: past the budget it does
+    with less and says so on stderr and in SARIF's notifications. What it made with less is
+    kept (the next run is as fast, gives the same findings and says so again); a larger
+    budget works it out again."""
+    import json
+
+    from click.testing import CliRunner
+
+    from portlint import workers
+    from portlint.cli import main
+
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "shim.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    (root / "lane.h").write_text("#pragma once\n__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    (root / "uses_shim.cu").write_text('#include "shim.h"\n#include "lane.h"\n')
+    for path in (*root.glob("*.*"), root):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(workers.Budget, "spent", lambda self: True)
+    result = CliRunner().invoke(main, ["scan", "lane.h", "--output-format", "sarif"], catch_exceptions=False)
+    cut = [line for line in result.stderr.splitlines() if "past the 10 s budget" in line]
+    assert cut and all(line.startswith("portlint: <project>: ") for line in cut), result.stderr
+    assert "Traceback" not in result.stderr
+    run = json.loads(result.stdout)["runs"][0]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert {n["level"] for n in notes} == {"warning"} and len(notes) == len(cut)
+    # Without its includer's `WARP_SIZE 32` the header is judged alone: no 32-lane lane index seen.
+    assert run["results"] == [] and result.exit_code == 0
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    again = CliRunner().invoke(main, ["scan", "lane.h"], catch_exceptions=False)
+    # The kept header environment was made with less, and says so; the context files left
+    # unread are read now.
+    assert "the macros of the named files' includes and includers (analysed without them): past the 10 s " \
+           "budget of the project's share of an earlier run" in again.stderr, again.output
+    assert "the project context" not in again.stderr and "Traceback" not in again.stderr
+    larger = CliRunner().invoke(main, ["scan", "lane.h", "--timeout", "20"], catch_exceptions=False)
+    assert "budget" not in larger.stderr
+    assert larger.exit_code == 1 and "lane.h:2:" in larger.stdout and "W001" in larger.stdout
+
+
+@pytest.mark.parametrize("project", ["demo", "projects/never_ported_shims"])
+def test_context_files_the_budget_stopped_are_kept_unparsed_and_still_give_their_facts(
+        project: str, tmp_path: Path, monkeypatch) -> None:
+    """A context file whose analysis the run's budget stopped is kept unparsed: a project rule
+    that asks for its facts by name loads them. Each named file gives its findings of a full
+    scan, or the run says its context was cut short; the next run reuses the context (and
+    says so again) rather than analysing it again."""
+    from portlint import engine, workers
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES / project, root)
+    (root / ".git").mkdir()
+    for path in (*root.rglob("*"), root):
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    full = _by_file(scan([root], root))
+    real_results = workers.Work.results
+    # The budget runs out as the context's analysis starts: every context file is stopped.
+    monkeypatch.setattr(workers.Work, "results",
+                        lambda self, stop=None: real_results(self, None if stop is None else (lambda: True)))
+    for path in sorted(p for p in root.rglob("*.cu") if ".git" not in p.parts):
+        cache = tmp_path / f"cache-{path.name}"
+        first = engine.scan([path], Config(root=root, select=("ALL",), timeout=30), cache_dir=cache)
+        key = path.resolve().as_posix()
+        said = [p.message for p in first.problems if p.less_context]
+        assert _by_file(first).get(key, set()) == full.get(key, set()) or said, path.relative_to(root)
+        analysed = []
+        real_start = engine._start_analysis
+        monkeypatch.setattr(engine, "_start_analysis", lambda candidates, *rest, **kw:
+                            analysed.extend(c.path.name for c in [*candidates, *(rest[4] if len(rest) > 4 else ())])
+                            or real_start(candidates, *rest, **kw))
+        second = engine.scan([path], Config(root=root, select=("ALL",), timeout=30), cache_dir=cache)
+        monkeypatch.setattr(engine, "_start_analysis", real_start)
+        assert _by_file(second) == _by_file(first)
+        assert {p.message.replace("an earlier run", "this run") for p in second.problems if p.less_context} == set(said)
+        # (A build file stopped is analysed again: it has no facts to load later.)
+        assert {n for n in analysed if n.endswith((".cu", ".cuh", ".h", ".hpp"))} <= {path.name}, "the context was kept"
+
+
 def test_an_unsaved_buffer_is_judged_by_its_own_includes(tmp_path: Path) -> None:
     # `scan - --stdin-filename k.cu` (an editor's buffer): the macros come from the includes
     # the buffer has, not from the file as last saved.

@@ -55,6 +55,17 @@ FOUND = {
     # A stray `[` folds `__global__` into an ERROR node: P005 must see it and fix once.
     "global-hidden-by-a-stray-bracket": [("k.cu", b"[ a,\nstatic void k(float* x) { x[0] = 1; }\n"
                                                   b"void g() { k<<<1, 1>>>(0); }\n")],
+    # Shapes once quadratic in their size, each case over the budget with the old code: nested
+    # `#ifdef __CUDA_ARCH__` (each branch's text read again for NVIDIA-only code, each arm's
+    # `#if` found by climbing parents), a long `#elif` chain (each arm asked about the whole
+    # chain); PTX in them makes the findings advice, so the case is the scan's. And one long
+    # line of shuffles (a finding and a fix each).
+    "nested-cuda-arch-ifdefs": [("nested.cu", b"#ifdef __CUDA_ARCH__\n" * 8000 + b'asm("trap;");\n'
+                                 + b"#endif\n" * 8000)],
+    "long-elif-chain-on-cuda-arch": [("chain.cu", b"#if X\n" + b"".join(
+        b'#elif defined(__CUDA_ARCH__) && Y%d\nasm("trap;");\n' % i for i in range(3000)) + b"#endif\n")],
+    "one-long-line-of-shuffles": [("line.cu", b"__device__ float f(float v) { "
+                                   + b"v += __shfl_down_sync(0xffffffff, v, 1); " * 1500 + b"return v; }\n")],
 }
 
 

@@ -207,3 +207,43 @@ def test_warnings_about_the_scanned_python_are_not_printed(tmp_path: Path) -> No
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     assert "Warning" not in proc.stderr, proc.stderr
+
+
+# Past the first 8 KiB, where a NUL byte would make the whole file binary (and skipped).
+_PAST_THE_BINARY_TEST = b"// a long licence\n" * 500
+
+
+@pytest.mark.parametrize("named", [".", "src/nul.cu"])
+def test_a_nul_byte_in_an_include_path_is_one_line_and_that_include_is_skipped(project: Path, named: str) -> None:
+    """No file has a NUL in its name (the OS refuses one): the include is named on one line
+    and skipped, the rest of the file is analysed, and the exit code follows its findings."""
+    data = (_PAST_THE_BINARY_TEST + b'#include "dir\0/x.h"\n#include <sys\0/y.h>\n'
+            b"__device__ float f(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n")
+    (project / "src" / "nul.cu").write_bytes(data)
+    line = data.count(b"\n", 0, data.index(b"#include")) + 1
+    result = portlint("scan", named, "--no-cache", "--output-format", "concise", cwd=project)
+    assert messages(result) == [
+        f"portlint: src/nul.cu:{n}: the `#include` path holds a NUL byte, which no file name can; "
+        "that include is skipped" for n in (line, line + 1)]
+    assert f"src/nul.cu:{line + 2}:" in result.stdout.decode() and "W002" in result.stdout.decode()
+    assert result.returncode == 1
+
+
+def test_an_incomplete_scan_never_says_no_hazards(project: Path, monkeypatch) -> None:
+    """A rule that crashed leaves the scan incomplete: exit 2, and the summary says so."""
+    from portlint import engine
+    from portlint.registry import REGISTRY
+    from portlint.source import CUDA
+
+    def broken(source):
+        raise ValueError("a rule's bug")
+
+    monkeypatch.setitem(REGISTRY, "W002", {**REGISTRY["W002"], CUDA: broken})
+    engine._checks_for.cache_clear()
+    try:
+        result = portlint("scan", ".", "--no-cache", "--timeout", "0", cwd=project)
+    finally:
+        engine._checks_for.cache_clear()
+    assert result.returncode == 2
+    assert "internal error in W002: ValueError: a rule's bug" in result.stderr.decode()
+    assert b"No port hazards found" not in result.stdout and b"The scan is incomplete" in result.stdout

@@ -287,3 +287,20 @@ def test_started_work_runs_while_the_main_process_goes_on_and_close_ends_it(tmp_
         time.sleep(0.01)
     else:
         raise AssertionError("the closed worker is still running")
+
+
+def test_a_budget_of_the_whole_stops_the_workers_items_not_done():
+    """`Work.results(stop)`: once `stop()` says so, the items not done are TIMED_OUT and the
+    workers end: with no per-item limit, the spinning items would never end otherwise."""
+    from portlint import workers
+
+    arrived = []
+
+    def item(n):
+        if n:
+            _spin(600)
+        return n
+
+    work = workers.start(item, [0, 1, 2], 2, 0, on_result=lambda index, result: arrived.append(index))
+    results = work.results(stop=lambda: bool(arrived))
+    assert results[0] == 0 and results[1:] == [workers.TIMED_OUT, workers.TIMED_OUT]

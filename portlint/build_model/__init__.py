@@ -14,13 +14,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import posixpath
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from portlint.cache import BUILD_FILES
 from portlint.discover import suffix_of
+from portlint.workers import Budget, BudgetSpent
 from portlint.fileio import NotReadable, read_regular
 from portlint.build_model import observed
-from portlint.build_model.macros import EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros, FileEnvironment
+from portlint.build_model.macros import (EMPTY, HEADER_SUFFIXES, TORCH_CUDA_DEFINES, TORCH_ROCM_DEFINES, BuildMacros,
+                                         FileEnvironment, include_names)
 
 if TYPE_CHECKING:
     from portlint.build_model.build_files import BuildFiles
@@ -35,18 +40,35 @@ _C_FAMILY = "cuda"
 class BuildModel:
     """What the per-file checks get from the build: per file, its macro environment."""
 
-    def __init__(self, files: "BuildFiles", macros: BuildMacros) -> None:
+    def __init__(self, files: "BuildFiles", macros: BuildMacros, kept: "KeptEnvironments | None" = None,
+                 budget: Budget | None = None) -> None:
         self.files, self.macros = files, macros
         self._environments: dict[str, FileEnvironment] = {}
+        self._kept = kept
+        self._budget = budget
 
     def environment(self, absolute: str) -> FileEnvironment:
         env = self._environments.get(absolute)
         if env is None:
-            try:
-                env = self.macros.environment(absolute)
-            except RecursionError:  # includes nested deeper than Python's stack: no environment
-                self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
-                env = EMPTY
+            kept = self._kept.get(absolute) if self._kept is not None else None
+            if kept is not None and kept[1][1] and self._budget is not None and self._budget.seconds != kept[1][0]:
+                kept = None  # made with less under another budget (a larger --timeout): worked out again
+            if kept is not None:
+                env, (_, cut_short) = kept
+                for what in cut_short if self._budget is not None else ():  # made with less: said again
+                    self._budget.cut(what, earlier=True)
+            else:
+                try:
+                    env = self.macros.environment(absolute)
+                except RecursionError:  # includes nested deeper than Python's stack: no environment
+                    self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
+                    env = EMPTY
+                except BudgetSpent:  # analysed without the project's macros
+                    self._budget.cut("the macros of the named files' includes and includers (analysed without them)")
+                    env = EMPTY
+                if self._kept is not None:  # kept also when made with less: the next run is as fast, and says so
+                    cut_short = (self._budget.seconds, tuple(self._budget.cut_short)) if self._budget else (0, ())
+                    self._kept.put(absolute, env, self.macros, cut_short)
             self._environments[absolute] = env
         return env
 
@@ -56,6 +78,8 @@ class BuildModel:
         workers share the walk instead of each doing it again."""
         try:
             self.macros.walk_all()
+        except BudgetSpent:
+            self._budget.cut("walking the project's macros")
         except RecursionError:
             self.macros.problems.append(("<build model>", "includes nest too deep to follow; macros of some headers not read"))
         except Exception as exc:  # noqa: BLE001 - the scan goes on without the rest of the walk
@@ -76,18 +100,19 @@ class BuildModel:
         return self.macros.problems
 
 
-def build(candidates, config, around=None, cache=None) -> BuildModel:
+def build(candidates, config, around=None, cache=None, budget: Budget | None = None) -> BuildModel:
     """The build model of one scan, from the discovered files (before any is analysed).
     `around`: with files named on the command line, the project's other files (discovered
     from its root): a file alone sees the headers and build scripts a full scan would.
-    `cache` (`portlint.cache.Cache`) keeps what the build files say between runs."""
+    `cache` (`portlint.cache.Cache`) keeps what the build files say between runs. `budget`:
+    of the project's share of a run on named files (its includers, the walk of their macros)."""
     files = _build_files([*candidates, *(around or ())], config, around is not None, cache)
     scanned: list[str] = []
     for c in candidates:
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     # A header named alone takes its macros from where it is included, as in a full scan.
-    includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or ())
+    includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache, str(config.root), budget)
     torch_extension = files.torch_extension  # its builder passes its defines to every source
     rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
@@ -104,8 +129,65 @@ def build(candidates, config, around=None, cache=None) -> BuildModel:
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=read, not_built=files.not_built, unread=scanned,
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined,
-                         hipified=True if files.hipify_all else files.hipified)
-    return BuildModel(files, macros)
+                         hipified=True if files.hipify_all else files.hipified, budget=budget)
+    kept = None
+    if cache is not None and around is not None:  # named files: their environments kept between runs
+        settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
+                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built)))
+        project = [c.absolute for c in around if c.language == _C_FAMILY]
+        named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
+        kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project,
+                                named)
+    return BuildModel(files, macros, kept, budget)
+
+
+# The signature of a path where there is no file (an include looked for, and not there).
+_MISSING = (0, -1, 0)
+
+
+class KeptEnvironments:
+    """The macro environments of named files, kept between runs with a stat record of what
+    each depended on: every C-family file of the project (any may come to include a named
+    header, or stop), every file and directory the walk read or listed. While the record
+    holds, a named header's environment costs those stats, not a walk of its includers."""
+
+    def __init__(self, cache, root: str, settings: str, project: list[str], named: set[str]) -> None:
+        self._cache, self._root, self._settings, self._project = cache, root, settings, project
+        self._named = named  # only these: the project's other files are context, each kept by the snapshot
+
+    def _kind(self, absolute: str) -> tuple[str, ...]:
+        return ("environment", self._root, self._settings, absolute)
+
+    def get(self, absolute: str) -> tuple[FileEnvironment, tuple[float, tuple[str, ...]]] | None:
+        """The kept environment and (the budget, what was cut short) making it, or None."""
+        from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+        if absolute not in self._named:
+            return None
+        record = unchanged.load(self._cache, *self._kind(absolute))
+        entry = record.get(absolute)
+        if entry is None or not (isinstance(entry[2], tuple) and isinstance(entry[2][0], FileEnvironment)):
+            return None
+        if any(path not in record for path in self._project):
+            return None  # a new file: it may include the header
+        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
+            return None
+        return record[absolute][2]
+
+    def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros,
+            cut_short: tuple[float, tuple[str, ...]] = (0, ())) -> None:
+        from portlint import unchanged
+
+        if absolute not in self._named:
+            return
+        paths = dict.fromkeys((*self._project, *macros.files_read(), *macros.directories_listed(), absolute))
+        record: unchanged.Snapshot = {}
+        for path in paths:
+            signature = unchanged.signature(path) or _MISSING  # an include looked for and not found: still looked for
+            if signature[0] >= time.time_ns() - unchanged.RACY_NS:
+                return  # changed just now (it may change again, unseen): no record
+            record[path] = (signature, True, (env, cut_short) if path == absolute else None)
+        unchanged.save(self._cache, record, {}, *self._kind(absolute))
 
 
 def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
@@ -123,13 +205,13 @@ def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
         f"{c.absolute}\1{c.language}\1{c.build_script}\1{c.explicit and not whole_project}" for c in project
     )).encode()).hexdigest()
     key = cache.key_for("build files", str(config.root), listing)
-    hit = cache.get(key)
+    hit = cache.get(key, BUILD_FILES)
     if hit is not None and isinstance(hit[0], tuple) and len(hit[0]) == 2 and hit[0][0].holds():
         return hit[0][1]
     seen = observed.Observed()
     files = read_build_files(project, config, whole_project, seen)
     if seen.settled() and not seen.unrecorded:
-        cache.put(key, ((seen, files), []))
+        cache.put(key, ((seen, files), []), BUILD_FILES)
     return files
 
 
@@ -137,14 +219,57 @@ def is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
-def _includers(headers, around) -> dict[str, bytes]:
-    """The project's C-family files that may include one of `headers`, directly or through
-    other headers, with their bytes: those whose bytes name one of them (an include names its
-    file). Walking only these, not the whole project, gives each header the places it is
-    included."""
-    unread = [c.absolute for c in around if c.language == _C_FAMILY]
-    data = {path: _read(path) or b"" for path in unread} if headers else {}
-    return includers_among([c.absolute for c in headers], data)
+def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> dict[str, bytes]:
+    """The project's C-family files that include one of `headers`, directly or through other
+    headers, with their bytes. Walking only these, not the whole project, gives each header
+    the places it is included.
+
+    What each file includes comes from the project's include graph (`include_graph`), kept
+    between runs with each file's stat signature: a run reads again only the files that
+    changed, then the includers it walks."""
+    if not headers:
+        return {}
+    graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope, budget)
+    by_name: dict[str, list[str]] = {}
+    for path, names in graph.items():
+        for name in names:
+            by_name.setdefault(posixpath.basename(name), []).append(path)
+    found: set[str] = set()
+    wanted = {os.path.basename(c.absolute) for c in headers}
+    while wanted:
+        including = {path for name in wanted for path in by_name.get(name, ()) if path not in found}
+        found |= including
+        wanted = {os.path.basename(path) for path in including if is_header(path)}
+    return {path: _read(path) or b"" for path in sorted(found)}
+
+
+def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None
+                  ) -> dict[str, tuple[str, ...]]:
+    """path -> what its `#include` directives name, for each of `paths`. With a `cache`, a
+    file whose stat signature is unchanged since the last run is not read
+    (`portlint.unchanged`: the same record as a scan's results). Past the `budget`, the files
+    not read yet are left out; what was read is kept, so the next run goes on from there."""
+    from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+    kind = ("include graph", scope)  # `scope`: the project root
+    before = unchanged.load(cache, *kind)
+    after: unchanged.Snapshot = {}
+    graph: dict[str, tuple[str, ...]] = {}
+    for path in paths:
+        signature = unchanged.signature(path)
+        entry = before.get(path)
+        if entry is not None and signature is not None and entry[0] == signature:
+            names = entry[2]
+        elif budget is not None and budget.spent():
+            budget.cut("finding the named headers' includers (some left out)")
+            continue
+        else:
+            names = include_names(_read(path) or b"")
+        graph[path] = names
+        if signature is not None:
+            after[path] = (signature, False, names)
+    unchanged.save(cache, after, before, *kind)
+    return graph
 
 
 def includers_among(headers: Iterable[str], data: Mapping[str, bytes]) -> dict[str, bytes]:

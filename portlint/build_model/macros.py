@@ -34,6 +34,7 @@ from typing import Iterable, Mapping, NamedTuple
 
 from portlint import hipify
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
+from portlint.fileio import refused_by_os
 
 # ---- predefined macros -------------------------------------------------------------------
 # Macros a ROCm build defines, and ones it never defines (C/C++ preprocessor).
@@ -323,6 +324,15 @@ def read_directives(data: bytes) -> list[Directive]:
     return found
 
 
+def include_names(data: bytes) -> tuple[str, ...]:
+    """What a file's `#include` directives name (`"a/b.h"` and `<a/b.h>` alike), as the walk reads them."""
+    names = []
+    for d in read_directives(data):
+        if d.kind in ("include", "include_next") and (m := _INCLUDE.match(d.text)) is not None:
+            names.append(m.group(1) or m.group(2))
+    return tuple(names)
+
+
 def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
     if b"__" not in data or b"{" not in data:
         return []
@@ -407,7 +417,7 @@ class BuildMacros:
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
                  rocm_undefined: frozenset[str] = frozenset(),
-                 hipified: bool | frozenset[str] = frozenset()) -> None:
+                 hipified: bool | frozenset[str] = frozenset(), budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -450,6 +460,7 @@ class BuildMacros:
         self._listings: dict[str, frozenset[str]] = {}
         self._resolved: dict[tuple[str | None, str], str | None] = {}
         self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
+        self._budget = budget  # `workers.Budget`: a walk past it raises `BudgetSpent`
 
     # ---- includes -------------------------------------------------------------------------
     def _data(self, path: str) -> bytes | None:
@@ -458,6 +469,14 @@ class BuildMacros:
         data = self._read(path) if self._read is not None else None
         self._sources[path] = data
         return data
+
+    def files_read(self) -> list[str]:
+        """Every file the walk read (or tried to), scanned or not."""
+        return list(self._sources)
+
+    def directories_listed(self) -> list[str]:
+        """Every directory listed to resolve an `#include`."""
+        return [d or "." for d in self._listings]
 
     def headers_read(self) -> list[str]:
         return [path for path in self._sources if path not in self._scanned]
@@ -484,7 +503,7 @@ class BuildMacros:
             try:
                 with os.scandir(directory or ".") as entries:
                     found = frozenset(e.name for e in entries if _is_regular_file(e))
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a NUL in the path (`refused_by_os`)
                 found = frozenset()
             self._listings[directory] = found
         return found
@@ -528,6 +547,8 @@ class BuildMacros:
             return walk
         if path in self._active:  # an include cycle: guarded headers make it harmless
             return _EMPTY_WALK
+        if self._budget is not None:
+            self._budget.check()
         if len(self._active) >= MAX_INCLUDE_DEPTH:
             if not self._too_deep:
                 self._too_deep = True
@@ -615,10 +636,18 @@ class BuildMacros:
                 m = _INCLUDE.match(d.text)
                 if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
                     continue
-                target = self.resolve(path, m.group(1) or m.group(2), m.group(1) is not None)
+                include = m.group(1) or m.group(2)
+                if refused_by_os(include):  # no file has that name: one line, and the walk goes on
+                    line = data.count(b"\n", 0, d.offset) + 1
+                    self.problems.append((f"{path}:{line}", "the `#include` path holds a NUL byte, which no file "
+                                                             "name can; that include is skipped"))
+                    continue
+                target = self.resolve(path, include, m.group(1) is not None)
                 if target is None or target == path:
                     continue
                 self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
+                if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
+                    self._budget.check()
                 included = self.walk(target)
                 for b in (ROCM, CUDA):
                     for name, state in included.final[b].items():

@@ -6,8 +6,10 @@ These rules read the conditions the ROCm-path model has already parsed
 
 from __future__ import annotations
 
+import bisect
 import re
 
+from portlint.checks.cpp import memoized
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
@@ -37,72 +39,99 @@ def _message(negated: bool) -> str:
     return "hip-clang never defines `__CUDA_ARCH__`: device code takes the host branch."
 
 
-def _chain(condition: Condition, by_node: dict[int, Condition]) -> list[Condition]:
+def _chain(condition: Condition, source: SourceFile) -> list[Condition]:
     """Every condition of the `#if … #elif …` chain `condition` belongs to."""
-    head = condition.node
-    while head.parent is not None and head.parent.type in _ARMS:
-        alternative = head.parent.child_by_field_name("alternative")
-        if alternative is None or alternative.id != head.id:
-            break
-        head = head.parent
-    chain = []
-    node = head
-    while node is not None and node.type in _ARMS:
-        if node.id in by_node:
-            chain.append(by_node[node.id])
-        node = node.child_by_field_name("alternative")
-    return chain
+    return memoized(source, "conditional chains", _chains)[condition.node.id]
 
 
-def _device_pass_tests(root, source: SourceFile) -> list[tuple[object, bool]]:
-    """(node to rewrite, negated) for each truth test of `__CUDA_ARCH__` in an `#if` expression."""
+def _chain_has(condition: Condition, source: SourceFile, question: str, arm_test) -> bool:
+    """Does an arm of `condition`'s chain pass `arm_test`? Answered once per chain and
+    `question`: asked for every arm, a long `#elif` chain was quadratic."""
+    chain = _chain(condition, source)
+    answers = memoized(source, f"chains: {question}", lambda s: {})
+    if id(chain) not in answers:  # the chains live as long as the memo: their ids stay theirs
+        answers[id(chain)] = any(arm_test(arm) for arm in chain)
+    return answers[id(chain)]
+
+
+def _chains(source: SourceFile) -> dict[int, list[Condition]]:
+    """Each condition's chain (by node id), followed down from its `#if`: in tree-sitter a
+    node's `parent` costs the node's depth, so climbing to the `#if` from every arm was
+    quadratic in nested conditionals."""
+    conditions = sorted(source.rocm_path.conditions, key=lambda c: c.node.start_byte)  # an `#if` before its `#elif`s
+    by_node = {c.node.id: c for c in conditions}
+    chains: dict[int, list[Condition]] = {}
+    for condition in conditions:
+        if condition.node.id in chains:
+            continue
+        chain = []
+        node = condition.node
+        while node is not None and node.type in _ARMS:
+            if node.id in by_node:
+                chain.append(by_node[node.id])
+            node = node.child_by_field_name("alternative")
+        for arm in chain:
+            chains.setdefault(arm.node.id, chain)
+    return chains
+
+
+def _device_pass_tests(root, source: SourceFile) -> list[tuple[object, bool, bool]]:
+    """(node to rewrite, negated, whether its replacement needs parentheses) for each truth
+    test of `__CUDA_ARCH__` in an `#if` expression.
+
+    Each node's parent is noted on the way down: in tree-sitter `node.parent` costs the
+    node's depth in the file, so asking it in a long `#elif` chain was quadratic."""
     tests = []
+    parents: dict[int, object] = {}
     stack = [root]
     while stack:
         current = stack.pop()
         if current.type == "preproc_defined":
             if any(source.node_text(c) == CUDA_ARCH for c in current.named_children):
-                tests.append(_with_negation(current, root))
+                tests.append(_with_negation(current, root, parents))
             continue
         if current.type == "identifier" and source.node_text(current) == CUDA_ARCH:
-            if not _is_truth_value(current, root):
+            if not _is_truth_value(current, root, parents):
                 raise _NotAPassTest
-            tests.append(_with_negation(current, root))
+            tests.append(_with_negation(current, root, parents))
             continue
-        stack.extend(current.named_children)
-    return sorted(tests, key=lambda t: t[0].start_byte)
+        for child in current.named_children:
+            parents[child.id] = current
+            stack.append(child)
+    return sorted(((node, negated, _needs_parentheses(node, root, negated, parents)) for node, negated in tests),
+                  key=lambda t: t[0].start_byte)
 
 
-def _is_truth_value(node, root) -> bool:
+def _is_truth_value(node, root, parents: dict) -> bool:
     """Is `node` read only for being true: the whole condition, or under `!`, `&&`, `||`?"""
-    while node.id != root.id and node.parent.type == "parenthesized_expression":
-        node = node.parent
+    while node.id != root.id and parents[node.id].type == "parenthesized_expression":
+        node = parents[node.id]
     if node.id == root.id:
         return True
-    parent = node.parent
+    parent = parents[node.id]
     operator = parent.child_by_field_name("operator")
     return (parent.type in ("unary_expression", "binary_expression") and operator is not None
             and operator.type in ("!", "&&", "||"))
 
 
-def _with_negation(test, root) -> tuple[object, bool]:
+def _with_negation(test, root, parents: dict) -> tuple[object, bool]:
     """`!defined(X)` and `!(X)` are rewritten whole, as host-pass tests."""
     node = test
-    while node.id != root.id and node.parent is not None and node.parent.type == "parenthesized_expression":
-        node = node.parent
-    parent = node.parent
-    if node.id != root.id and parent is not None and parent.type == "unary_expression":
+    while node.id != root.id and parents[node.id].type == "parenthesized_expression":
+        node = parents[node.id]
+    parent = parents.get(node.id) if node.id != root.id else None
+    if parent is not None and parent.type == "unary_expression":
         operator = parent.child_by_field_name("operator")
         if operator is not None and operator.type == "!":
             return parent, True
     return test, False
 
 
-def _needs_parentheses(node, root, negated: bool) -> bool:
+def _needs_parentheses(node, root, negated: bool, parents: dict) -> bool:
     """Is the `||` (or `&&`) replacement embedded where it would bind differently?"""
     if node.id == root.id:
         return False
-    parent = node.parent
+    parent = parents[node.id]
     if parent.type == "parenthesized_expression":
         return False
     if parent.type == "binary_expression":
@@ -117,12 +146,49 @@ _NVIDIA_ONLY_CODE = re.compile(rb"\basm\b|\b__asm__\b|__CUDA_ARCH__|\bnvcuda::|\
 _NVIDIA_ONLY_INCLUDE = re.compile(rb"<mma\.h>|<cuda/")  # a nested `#if __CUDA_ARCH__ >= N` is fine
 
 
+def _is_nvidia_only(line: bytes) -> bool:
+    return (_NVIDIA_ONLY_INCLUDE if line.lstrip().startswith(b"#") else _NVIDIA_ONLY_CODE).search(line) is not None
+
+
+class _NvidiaOnlyLines:
+    """Which lines of a file hold NVIDIA-only code, each line looked at once: a branch's
+    question is then a search among line numbers. Reading every branch's text anew was
+    quadratic in nested branches (4,000 nested `#ifdef __CUDA_ARCH__`: 6 s)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.starts: list[int] = []  # where each line starts (the lines of `bytes.splitlines`)
+        self.ends: list[int] = []  # where its text ends (before the line break)
+        flagged: list[int] = []  # the numbers of the lines that hold NVIDIA-only code
+        offset = 0
+        for number, line in enumerate(data.splitlines(keepends=True)):
+            text = line.rstrip(b"\r\n")
+            self.starts.append(offset)
+            self.ends.append(offset + len(text))
+            if _is_nvidia_only(text):
+                flagged.append(number)
+            offset += len(line)
+        self.flagged = flagged
+
+    def within(self, start: int, end: int) -> bool:
+        """Does a line of `data[start:end]` (cut at both ends as the span cuts it) hold NVIDIA-only code?"""
+        if start >= end:
+            return False
+        first = bisect.bisect_right(self.starts, start) - 1
+        last = bisect.bisect_right(self.starts, end - 1) - 1
+        if first == last:
+            return _is_nvidia_only(self.data[start:min(end, self.ends[first])])
+        if _is_nvidia_only(self.data[start:self.ends[first]]) or _is_nvidia_only(self.data[self.starts[last]:min(end, self.ends[last])]):
+            return True
+        at = bisect.bisect_right(self.flagged, first)
+        return at < len(self.flagged) and self.flagged[at] < last
+
+
 def _widening_fix(condition: Condition, source: SourceFile, title: str, *edits: Edit) -> Fix:
     """The safe rewrite, unless the directive's branches hold NVIDIA-only code that the wider
     test would expose to the ROCm device pass: then advice to guard that code first."""
-    body = source.data[condition.condition.end_byte:condition.node.end_byte]
-    if any((_NVIDIA_ONLY_INCLUDE if line.lstrip().startswith(b"#") else _NVIDIA_ONLY_CODE).search(line)
-           for line in body.splitlines()):
+    lines = memoized(source, "nvidia-only lines", lambda s: _NvidiaOnlyLines(s.data))
+    if lines.within(condition.condition.end_byte, condition.node.end_byte):
         return Fix.advice(f"First guard the NVIDIA-only code of this branch with `#if !defined(__HIP_PLATFORM_AMD__)`"
                           f" (or give it a HIP arm); then {title[0].lower()}{title[1:]}")
     return Fix.safe(title, *edits)
@@ -149,12 +215,11 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
     if source.path.endswith(".c"):  # (`.C` is C++)
         return []  # C: nvcc and hipcc hand it to the host compiler, and neither has a device pass
     conditions = source.rocm_path.conditions
-    by_node = {c.node.id: c for c in conditions}
     findings = []
     for condition in conditions:
         if CUDA_ARCH not in condition.macros or condition.condition is None:
             continue
-        if any(arm.macros & HIP_MACROS for arm in _chain(condition, by_node)):
+        if _chain_has(condition, source, "names a HIP macro", lambda arm: bool(arm.macros & HIP_MACROS)):
             continue  # written with HIP in mind (`#elif defined(__HIP_DEVICE_COMPILE__)`, ...)
         if source.shim(CUDA_ARCH, condition.node.start_byte) is not None:
             continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
@@ -168,9 +233,9 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             tests = _device_pass_tests(root, source)
         except _NotAPassTest:
             continue
-        for node, negated in tests:
+        for node, negated, parenthesized in tests:
             replacement = HOST_PASS if negated else DEVICE_PASS
-            if _needs_parentheses(node, root, negated):
+            if parenthesized:
                 replacement = f"({replacement})"
             findings.append(at_node(
                 source, node, _message(negated),
@@ -303,12 +368,12 @@ def _is_hip_macro(name: str, project_macros: frozenset[str]) -> bool:
     return any(w.upper() in _HIP_WORDS or w.lower().startswith("gfx") for w in _WORD.findall(name))
 
 
-def _chain_tests_hip(condition: Condition, by_node: dict[int, Condition], source: SourceFile) -> bool:
+def _chain_tests_hip(condition: Condition, source: SourceFile) -> bool:
     """Does any arm of the chain name a HIP macro (`__HIPCC__`, `__gfx942__`, a configured
     ROCm macro)? Then the chain was written with HIP in mind."""
     project_macros = source.rocm_path.rocm_macros
-    return any(_is_hip_macro(m, project_macros) or _is_project_rocm_macro(m, arm, source)
-               for arm in _chain(condition, by_node) for m in arm.macros)
+    return _chain_has(condition, source, "tests HIP", lambda arm: any(
+        _is_hip_macro(m, project_macros) or _is_project_rocm_macro(m, arm, source) for m in arm.macros))
 
 
 def _is_project_rocm_macro(name: str, arm: Condition, source: SourceFile) -> bool:
@@ -320,10 +385,9 @@ def _unported_guards(source: SourceFile, macros) -> Iterator[Condition]:
     """The `#if`/`#elif` conditions that name one of `macros` in a chain not written with
     HIP in mind (P002, P003)."""
     conditions = source.rocm_path.conditions
-    by_node = {c.node.id: c for c in conditions}
     for condition in conditions:
         if condition.condition is not None and not condition.macros.isdisjoint(macros) \
-                and not _chain_tests_hip(condition, by_node, source):
+                and not _chain_tests_hip(condition, source):
             yield condition
 
 

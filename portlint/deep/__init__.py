@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from portlint.cache import DEEP_UNIT
 from portlint.config import Config
 from portlint.deep import compile_db
 from portlint.deep.compile_db import CompileDbError
@@ -122,7 +123,7 @@ class _UnitCache:
         return self._digests[path]
 
     def get(self, index: int):
-        entry = self.cache.get(self.keys[index])
+        entry = self.cache.get(self.keys[index], DEEP_UNIT)
         if entry is None:
             return None
         result, included = entry
@@ -136,7 +137,7 @@ class _UnitCache:
         # Lost units (killed, crashed) and parse failures are tried again next time.
         if isinstance(result, UnitResult) and result.failure is None and result.included:
             included = tuple((path, self.digest(path)) for path in sorted(result.included))
-            self.cache.put(self.keys[index], (result, included))
+            self.cache.put(self.keys[index], (result, included), DEEP_UNIT)
 
 
 def _jobs(units, flags, scanned, config: Config, codes):

@@ -204,6 +204,9 @@ def _invocations(result, rule_index, left_out, limit: int) -> list[om.Invocation
                  f"(--max-results); the most severe are kept. Left out per rule: {per_rule}.")))
     unfinished = [p for p in result.problems if p.internal or getattr(p, "timed_out", False)]
     notes.extend(om.Notification(message=om.Message(text=str(p)), level="error") for p in unfinished)
+    # A run on named files that read less of their project than it meant to: complete, but said.
+    notes.extend(om.Notification(message=om.Message(text=str(p)), level="warning")
+                 for p in result.problems if getattr(p, "less_context", False))
     if not notes:
         return None
     return [om.Invocation(execution_successful=not unfinished, tool_execution_notifications=notes)]

@@ -106,7 +106,11 @@ def _summary(result, context) -> str:
     parts = []
     if context.fixed:
         parts.append(f"Fixed {context.fixed} finding{'s' if context.fixed != 1 else ''}.")
-    if not findings:
+    # A rule that crashed or a file past the budget: what was not analysed may hold hazards.
+    incomplete = getattr(result, "has_internal_error", False) or getattr(result, "timed_out", False)
+    if not findings and incomplete:
+        parts.append("The scan is incomplete (standard error says what was left out); no port hazards in the rest.")
+    elif not findings:
         parts.append("No port hazards found.")
         if not result.files and not result.skipped:  # not `doctor`, which reads no files
             parts.append("0 files scanned: none of a kind portlint reads, or all excluded.")
