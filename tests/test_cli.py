@@ -131,7 +131,7 @@ def test_exit_zero_holds_with_diff(project: Path) -> None:
     for extra in ((), ("--unsafe-fixes",)):
         result = run("scan", "--diff", *extra, "--exit-zero", cwd=project)
         assert result.exit_code == 0, result.output
-        assert "+  return __shfl_down_sync(~0ull, v, 1);" in result.output
+        assert "+  v[0] = __shfl_down_sync(~0ull, v[0], 1);" in result.output
     assert (project / "src" / "reduce.cu").read_text() == HAZARD
 
 

@@ -34,16 +34,16 @@ def test_wave_size_and_lds_per_family():
 def test_target_option_names_the_target_and_changes_the_verdict(tmp_path: Path):
     (tmp_path / "k.cu").write_text(LAUNCH)
     cdna = scan(tmp_path, "--target", "gfx942")
-    assert "warning" in cdna.output and "on gfx942 a wavefront has 64 lanes" in cdna.output
+    assert "lanes of its last wavefront idle" in cdna.output and "on gfx942 a wavefront has 64 lanes" in cdna.output
     rdna = scan(tmp_path, "--target", "gfx1100")
-    assert "1 note" in rdna.output and "warning" not in rdna.output
+    assert "1 note" in rdna.output and "idle" not in rdna.output
 
 
 def test_targets_come_from_pytorch_rocm_arch_and_from_config(tmp_path: Path):
     (tmp_path / "k.cu").write_text(LAUNCH)
-    assert "warning" not in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx1100;gfx1101"}).output
+    assert "idle" not in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx1100;gfx1101"}).output
     (tmp_path / "portlint.toml").write_text('targets = ["gfx1100"]\n')
-    assert "warning" not in scan(tmp_path).output
+    assert "idle" not in scan(tmp_path).output
 
 
 def test_unknown_target_is_one_line_and_exit_2(tmp_path: Path):
@@ -58,7 +58,7 @@ def test_unknown_target_is_one_line_and_exit_2(tmp_path: Path):
 def test_build_files_name_the_default_targets(tmp_path: Path):
     (tmp_path / "k.cu").write_text(LAUNCH)
     (tmp_path / "CMakeLists.txt").write_text('project(k LANGUAGES HIP)\nset(CMAKE_HIP_ARCHITECTURES "gfx1100")\n')
-    assert "warning" not in scan(tmp_path).output  # wave32: 96 threads are three whole wavefronts
+    assert "idle" not in scan(tmp_path).output  # wave32: 96 threads are three whole wavefronts
     assert "on gfx942 a wavefront has 64 lanes" in scan(tmp_path, env={"PYTORCH_ROCM_ARCH": "gfx942"}).output
 
 
