@@ -1,0 +1,97 @@
+// What a fixture driver uses: buffers, launches and recorded outputs, the same on the lane
+// emulator (g++, LANES_WARP_SIZE 32 or 64) and on an NVIDIA GPU (nvcc).
+//
+// A driver is tests/lanes/drivers/<CODE>/<case>.cpp for fixtures/<CODE>/<case>.<ext>, and
+// for its fixed output <case>.fixed.<ext> too. It includes this header, then the fixture
+// (`#include LANES_FIXTURE`), and defines `void drive()`: fill inputs, launch kernels, and
+// `record` every output whose value the test compares. Each record prints one line:
+//   @record <name> <type> <count> <values...>
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#else
+#include "warp_emulator.h"
+#include "emulated_include/host_runtime.h"
+#endif
+
+namespace lanes_driver {
+
+#if defined(__CUDACC__)
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "cuda: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(7);
+  }
+}
+#endif
+
+// `n` elements, zeroed, that host and device both read.
+template <typename T>
+T* alloc(size_t n) {
+  T* p = nullptr;
+#if defined(__CUDACC__)
+  check(cudaMallocManaged(&p, n * sizeof(T)), "cudaMallocManaged");
+#else
+  p = static_cast<T*>(std::malloc(n * sizeof(T)));
+#endif
+  std::memset(static_cast<void*>(p), 0, n * sizeof(T));
+  return p;
+}
+
+// `n` elements with value `f(i)` each.
+template <typename T, typename F>
+T* input(size_t n, F f) {
+  T* p = alloc<T>(n);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(f(static_cast<long long>(i)));
+  return p;
+}
+
+template <typename... KArgs, typename... Args>
+void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t shared_bytes, Args... args) {
+#if defined(__CUDACC__)
+  kernel<<<grid, block, shared_bytes>>>(args...);
+  check(cudaGetLastError(), "launch");
+  check(cudaDeviceSynchronize(), "kernel");
+#else
+  ::lanes::launch(kernel, grid, block, shared_bytes, args...);
+#endif
+}
+
+template <typename T>
+void record(const char* name, const T* p, size_t n) {
+#if defined(__CUDACC__)
+  check(cudaDeviceSynchronize(), "kernel");
+#endif
+  if (std::is_floating_point<T>::value) {
+    std::printf("@record %s f %zu", name, n);
+    for (size_t i = 0; i < n; ++i) std::printf(" %.9g", static_cast<double>(p[i]));
+  } else if (std::is_signed<T>::value) {
+    std::printf("@record %s i %zu", name, n);
+    for (size_t i = 0; i < n; ++i) std::printf(" %lld", static_cast<long long>(p[i]));
+  } else {
+    std::printf("@record %s u %zu", name, n);
+    for (size_t i = 0; i < n; ++i) std::printf(" %llu", static_cast<unsigned long long>(p[i]));
+  }
+  std::printf("\n");
+}
+
+}  // namespace lanes_driver
+
+using lanes_driver::alloc;
+using lanes_driver::input;
+using lanes_driver::launch;
+using lanes_driver::record;
+
+void drive();
+
+int main() {
+  drive();
+  std::fflush(stdout);
+  return 0;
+}
