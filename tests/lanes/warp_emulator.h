@@ -59,6 +59,10 @@
 //   down: source = lane + delta unless (lane % width) + delta >= width: own value.
 //   xor:  source = lane ^ laneMask unless it lies at or past the end of the lane's segment
 //         (a later segment or past the warp): own value. Earlier segments may be read.
+//   Operands of 32 and more: CUDA's shfl.sync uses the operand's low five bits (PTX ISA
+//   "shfl.sync": bval = b[4:0]; `__shfl_xor_sync(m, v, 32)` is the lane's own value, a delta
+//   of 33 moves by 1); HIP uses the whole int, and ds_bpermute reads lane (index & 63), so
+//   a negative xor operand can reach an earlier lane.
 //   width must be a power of two, 1 <= width <= warpSize (CUDA: "width must have a value
 //   which is a power of 2; results are undefined if width is not a power of 2, or is a
 //   number greater than warpSize").
@@ -261,19 +265,23 @@ inline int shuffle_source(const Op& op, int lane) {
   if (w < 1 || w > kLanes || (w & (w - 1)) != 0)
     report(kUndefined, "shuffle width %d is not a power of two in [1, %d] (lane %d)", w, kLanes, lane);
   const int base = lane & ~(w - 1);
+  // CUDA: shfl.sync takes the lane or offset operand's low five bits (PTX ISA, "shfl.sync":
+  // bval = b[4:0]). HIP computes with the whole int, and ds_bpermute addresses lane
+  // (index & 63) (amd_warp_functions.h: `__builtin_amdgcn_ds_bpermute(index << 2, var)`).
+  const long long arg = kHip ? op.arg : (op.arg & 31);
   switch (op.kind) {
-    case Kind::Shfl: return base + static_cast<int>(op.arg & (w - 1));
+    case Kind::Shfl: return base + static_cast<int>(arg & (w - 1));
     case Kind::ShflUp: {
-      long long src = lane - static_cast<long long>(static_cast<unsigned>(op.arg));
+      const long long src = lane - static_cast<long long>(static_cast<unsigned>(arg));
       return src < base ? lane : static_cast<int>(src);
     }
     case Kind::ShflDown: {
-      long long rel = (lane & (w - 1)) + static_cast<long long>(static_cast<unsigned>(op.arg));
+      const long long rel = (lane & (w - 1)) + static_cast<long long>(static_cast<unsigned>(arg));
       return rel >= w ? lane : lane + static_cast<int>(rel - (lane & (w - 1)));
     }
     case Kind::ShflXor: {
-      unsigned long long src = static_cast<unsigned long long>(lane) ^ static_cast<unsigned long long>(static_cast<unsigned>(op.arg));
-      return src >= static_cast<unsigned long long>(base + w) ? lane : static_cast<int>(src);
+      const long long src = static_cast<long long>(lane) ^ static_cast<long long>(static_cast<int>(arg));
+      return src >= base + w ? lane : static_cast<int>(src & (kLanes - 1));
     }
     default: return lane;
   }
@@ -545,7 +553,7 @@ Launcher<KArgs...> launcher(void (*kernel)(KArgs...), dim3 grid, dim3 block, siz
 }
 
 // `extern __shared__ T name[]`: the block's dynamic shared memory (the build rewrites the
-// declaration to call this; see tests/lanes/lanes.py).
+// declaration to call this; see tests/lanes/execute.py).
 template <typename T>
 T* dynamic_shared() {
   return reinterpret_cast<T*>(detail::block()->dynamic_shared.data());

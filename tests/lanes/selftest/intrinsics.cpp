@@ -194,12 +194,15 @@ void drive() {
   const char* name = std::getenv("LANES_CASE");
   const std::string c = name ? name : "";
   if (c == "shuffle") {
-    // LANES_SHUFFLE="kind arg width": one shuffle over two full warps (128 threads).
-    int kind = 0, arg = 0, width = 0;
-    std::sscanf(std::getenv("LANES_SHUFFLE"), "%d %d %d", &kind, &arg, &width);
-    int* out = alloc<int>(kThreads);
-    launch(shuffle_kernel, dim3(1), dim3(kThreads), 0, iota_input(), out, kind, arg, width);
-    record("out", out, kThreads);
+    // LANES_SHUFFLE="kind arg width;...": shuffles over two full warps (128 threads), each
+    // recorded as out<i>.
+    const char* spec = std::getenv("LANES_SHUFFLE");
+    int kind = 0, arg = 0, width = 0, used = 0;
+    for (int i = 0; std::sscanf(spec, "%d %d %d;%n", &kind, &arg, &width, &used) == 3; ++i, spec += used) {
+      int* out = alloc<int>(kThreads);
+      launch(shuffle_kernel, dim3(1), dim3(kThreads), 0, iota_input(), out, kind, arg, width);
+      record(("out" + std::to_string(i)).c_str(), out, kThreads);
+    }
   } else if (c == "shuffle_double") {
     double* in = input<double>(kThreads, [](long long i) { return 1.0 / (i + 3) + 1e10 * i; });
     double* out = alloc<double>(kThreads);

@@ -1,6 +1,6 @@
 """Fixture kernels run for real: on the lane emulator (g++, 32 or 64 lanes) or on an NVIDIA GPU
 (nvcc). The one home of the driver convention, the builds and the output format, shared by
-tests/test_lanes_fixtures.py and bench/gpu_check.py. Python standard library only.
+tests/test_lanes_*.py and bench/gpu_check.py. Python standard library only.
 
 Convention: `fixtures/<CODE>/<case>.<ext>` (and its fixed output `<case>.fixed.<ext>`) is
 driven by `tests/lanes/drivers/<CODE>/<case>.cpp`. A fixture file of a lane rule with no
