@@ -213,6 +213,14 @@ def test_barrier_and_shared_memory(selftest, lanes: int) -> None:
 
 
 @pytest.mark.parametrize("lanes", [32, 64])
+def test_unwritten_shared_memory_is_not_zero(selftest, lanes: int) -> None:
+    # Uninitialised at each block's start: 0xff bytes, an int reads -1.
+    assert values(run_case(selftest, lanes, "shared_poison"), "out") == [
+        5 + b if t % 4 == 0 else 9 if (b, t % 4) == (0, 1) else -1 for b in range(2) for t in range(8)
+    ]
+
+
+@pytest.mark.parametrize("lanes", [32, 64])
 def test_dim3_blocks_and_warps(selftest, lanes: int) -> None:
     got = values(run_case(selftest, lanes, "coordinates"), "out")
     want = []

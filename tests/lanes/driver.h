@@ -3,8 +3,12 @@
 //
 // A driver is tests/lanes/drivers/<CODE>/<case>.cpp for fixtures/<CODE>/<case>.<ext>, and
 // for its fixed output <case>.fixed.<ext> too. It includes this header, then the fixture
-// (`#include LANES_FIXTURE`), and defines `void drive()`: fill inputs, launch kernels, and
-// `record` every output whose value the test compares. Each record prints one line:
+// (`#include LANES_FIXTURE`), and defines `void drive()` as a list of steps, each filling
+// inputs, launching kernels and `record`ing every output whose value the test compares:
+//   STEP("block_sum") { ...; record("sums", sums, n); }
+// A run executes the step named by LANES_STEP (all steps without it), so a step that is
+// reported (deadlock, undefined read) leaves the others' results; LANES_LIST=1 prints the
+// steps (`@step <name>`) and runs none. Each record prints one line:
 //   @record <name> <type> <count> <values...>
 #pragma once
 
@@ -63,6 +67,16 @@ void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t shared_bytes
 #endif
 }
 
+// Whether the step `name` runs now (see LANES_STEP, LANES_LIST above).
+inline bool step(const char* name) {
+  if (std::getenv("LANES_LIST")) {
+    std::printf("@step %s\n", name);
+    return false;
+  }
+  const char* only = std::getenv("LANES_STEP");
+  return only == nullptr || std::strcmp(only, name) == 0;
+}
+
 template <typename T>
 void record(const char* name, const T* p, size_t n) {
 #if defined(__CUDACC__)
@@ -82,6 +96,8 @@ void record(const char* name, const T* p, size_t n) {
 }
 
 }  // namespace lanes_driver
+
+#define STEP(name) if (::lanes_driver::step(name))
 
 using lanes_driver::alloc;
 using lanes_driver::input;

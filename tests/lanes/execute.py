@@ -30,7 +30,9 @@ CODE = re.compile(r"^[A-Z]\d{3}$")
 # Exit codes of an emulated run (tests/lanes/warp_emulator.h), 7: a CUDA runtime error.
 OUTCOMES = {0: "ok", 2: "usage", 3: "deadlock", 4: "undefined", 5: "mask", 6: "unsupported", 7: "cuda-error"}
 
-EMULATOR_FLAGS = ("-std=c++17", "-O0", "-fno-omit-frame-pointer", "-w")
+# -O0 keeps every frame (the emulator orders lanes by their call chains); unused functions
+# are dropped at link time, so a fixture's host code may launch kernels it only declares.
+EMULATOR_FLAGS = ("-std=c++17", "-O0", "-fno-omit-frame-pointer", "-w", "-ffunction-sections", "-Wl,--gc-sections")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,28 @@ def undriven() -> dict[str, str]:
         fixture_id, _, reason = line.partition(":")
         entries[fixture_id.strip()] = reason.strip()
     return entries
+
+
+def write_safe_fixed(case: Case, outdir: Path) -> Path | None:
+    """The fixture with only its rule's safe fixes applied (portlint's own fix passes, as
+    `portlint scan --fix` runs them), written to `outdir`; None when no safe fix applies.
+    Needs portlint importable and tests/ on sys.path (tests/harness.py)."""
+    from harness import fix_until_stable
+
+    folder = outdir / case.code
+    folder.mkdir(parents=True, exist_ok=True)
+    work = folder / case.fixture.name
+    shutil.copy2(case.fixture, work)
+    if fix_until_stable([work], folder, (case.code,), unsafe=False) == 0:
+        work.unlink()
+        return None
+    target = folder / safe_fixed_name(case.fixture)
+    os.replace(work, target)
+    return target
+
+
+def safe_fixed_name(fixture: Path) -> str:
+    return fixture.name[: -len(fixture.suffix)] + ".safe-fixed" + fixture.suffix
 
 
 # ---- Building -------------------------------------------------------------------------------
@@ -207,6 +231,24 @@ def run(command: list[str], timeout: float = 120) -> Run:
     except subprocess.TimeoutExpired:
         return Run(124, {}, f"timed out after {timeout:.0f} s")
     return Run(proc.returncode, parse_records(proc.stdout), proc.stderr)
+
+
+def steps(binary: Path) -> list[str]:
+    """The steps a driver defines (`STEP("name")`), in order."""
+    listing = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60, env={**os.environ, "LANES_LIST": "1"})
+    return [line.split(None, 1)[1] for line in listing.stdout.splitlines() if line.startswith("@step ")]
+
+
+def run_steps(command: list[str], names: list[str], timeout: float = 120) -> dict[str, Run]:
+    """Each step of a driver in its own process: a reported step leaves the others' results."""
+    out = {}
+    for name in names:
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env={**os.environ, "LANES_STEP": name})
+            out[name] = Run(proc.returncode, parse_records(proc.stdout), proc.stderr)
+        except subprocess.TimeoutExpired:
+            out[name] = Run(124, {}, f"timed out after {timeout:.0f} s")
+    return out
 
 
 def differences(a: dict, b: dict, rel_tol: float = 0.0, limit: int = 4) -> list[str]:

@@ -91,6 +91,17 @@
 #include <vector>
 
 #define LANES_EMULATOR 1
+// The build the lane count stands for, as fixtures test it: 64 lanes is a HIP device
+// compile for AMD (USE_ROCM: the project macro PyTorch-style ports define for ROCm builds),
+// 32 lanes a CUDA device compile.
+#if LANES_WARP_SIZE == 64
+#define __HIP_PLATFORM_AMD__ 1
+#define __HIP_DEVICE_COMPILE__ 1
+#define __HIPCC__ 1
+#define USE_ROCM 1
+#else
+#define __CUDA_ARCH__ 900
+#endif
 
 namespace lanes {
 
@@ -451,7 +462,12 @@ struct Entry {
   }
 };
 
+extern "C" char __start_lanes_shared[] __attribute__((weak));
+extern "C" char __stop_lanes_shared[] __attribute__((weak));
+
 inline void run_block(Block& b, void (*entry)()) {
+  if (__start_lanes_shared != nullptr) std::memset(__start_lanes_shared, 0xff, __stop_lanes_shared - __start_lanes_shared);
+  std::memset(b.dynamic_shared.data(), 0xff, b.dynamic_shared.size());
   for (Thread& t : b.threads) {
     if (!t.stack) t.stack = static_cast<char*>(std::malloc(kStackBytes));
     getcontext(&t.context);
@@ -578,8 +594,8 @@ unsigned long long mask_value(M mask) {
   static_assert(std::is_integral<M>::value, "a lane mask is an integer");
   // A mask converts to the intrinsic's parameter: `unsigned` on CUDA (bits past 31 are
   // dropped), 64 bits on HIP (a 32-bit value leaves lanes 32-63 out).
-  return kHip ? static_cast<unsigned long long>(static_cast<std::make_unsigned_t<M>>(mask))
-              : static_cast<unsigned long long>(static_cast<unsigned>(mask));
+  // A signed mask converts as C++ converts it to the parameter (`~0` is -1: all lanes).
+  return kHip ? static_cast<unsigned long long>(mask) : static_cast<unsigned long long>(static_cast<unsigned>(mask));
 }
 template <typename T>
 T shuffle(Kind kind, bool has_mask, unsigned long long mask, T var, long long arg, int width) {
@@ -616,7 +632,10 @@ constexpr int warpSize = LANES_WARP_SIZE;
 #define __device__
 #define __host__
 #define __constant__
-#define __shared__ static
+// They live in one section that each block starts with filled with 0xff bytes (NaN floats,
+// -1 integers): shared memory is uninitialised at a block's start, and a slot no thread
+// wrote shows in the result instead of reading as a convenient 0.
+#define __shared__ static __attribute__((section("lanes_shared")))
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)

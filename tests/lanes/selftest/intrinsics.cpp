@@ -140,6 +140,17 @@ __global__ void coordinates(int* out) {
   o[5] = __shfl(t, 0);  // lane 0 of the thread's warp: warps take consecutive linear indices
 }
 
+// Shared memory no thread wrote reads as 0xff bytes, in every block.
+__global__ void shared_poison(int* out) {
+  __shared__ int s[4];
+  if (threadIdx.x == 0) {
+    s[0] = 5 + blockIdx.x;
+    if (blockIdx.x == 0) s[1] = 9;  // the next block must not see it
+  }
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x % 4];
+}
+
 // ---- kernels that must be reported ---------------------------------------------------------
 __global__ void fault_divergent_shuffle(int* out) {
   int v = threadIdx.x;
@@ -269,6 +280,10 @@ void drive() {
     int* out = alloc<int>(96);
     launch(dynamic_reverse, dim3(1), dim3(96), 96 * sizeof(int), iota_input(), out);
     record("out", out, 96);
+  } else if (c == "shared_poison") {
+    int* out = alloc<int>(16);
+    launch(shared_poison, dim3(2), dim3(8), 0, out);
+    record("out", out, 16);
   } else if (c == "coordinates") {
     // dim3 blocks of 8 x 4 x 3 (96 threads: a partial last warp at 64 lanes), 2 x 2 blocks.
     int* out = alloc<int>(6 * 96 * 4);
