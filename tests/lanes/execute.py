@@ -125,14 +125,17 @@ def safe_fixed_name(fixture: Path) -> str:
 # ---- Building -------------------------------------------------------------------------------
 
 EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;")
+SHARED = re.compile(r"(?<!extern )\b__shared__\s+([^;=(){}]*?)\b(\w+)((?:\s*\[[^\]]*\])*)\s*;")
 TRIPLE_CHEVRON = re.compile(r"(\b[A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*<<<(.*?)>>>\s*\(", re.S)
 
 
 def emulator_source(text: str, origin: Path) -> str:
-    """A fixture as g++ compiles it for the emulator. Two spellings g++ cannot take are
+    """A fixture (or driver) as g++ compiles it for the emulator. Two spellings g++ cannot take are
     rewritten: `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared
-    memory, and `kernel<<<grid, block, ...>>>(args)` a call of `lanes::launcher`. Line numbers
-    stay those of the fixture."""
+    memory, and `kernel<<<grid, block, ...>>>(args)` a call of `lanes::launcher`. Each
+    `__shared__` variable is followed by `lanes::poison_shared`: uninitialised at a block's
+    start. Line numbers stay those of the fixture."""
+    text = SHARED.sub(lambda m: f"{m.group(0)} ::lanes::poison_shared(&{m.group(2)}, sizeof {m.group(2)});", text)
     text = EXTERN_SHARED.sub(lambda m: f"{m.group(1)}* const {m.group(2)} = ::lanes::dynamic_shared<{m.group(1)}>();", text)
     text = TRIPLE_CHEVRON.sub(lambda m: f"::lanes::launcher({m.group(1)}, {m.group(2)})(", text)
     return f'#line 1 "{origin}"\n{text}'
@@ -160,7 +163,8 @@ def build_emulated(driver: Path, fixture: Path | None, lanes: int, workdir: Path
     """Compile `driver` around `fixture` (None: a driver with its own kernels) for `lanes`
     lanes per warp (32: CUDA, 64: HIP)."""
     source = emulator_source(fixture.read_text(encoding="utf-8"), fixture) if fixture else ""
-    key = _key(driver.read_bytes(), source, _emulator_inputs(), str(lanes))
+    driver_source = emulator_source(driver.read_text(encoding="utf-8"), driver)
+    key = _key(driver_source, source, _emulator_inputs(), str(lanes))
     name = f"{fixture.parent.name}-{fixture.name}" if fixture else driver.stem
     out = workdir / f"{name}-{lanes}-{key}"
     binary = out / "run"
@@ -172,7 +176,9 @@ def build_emulated(driver: Path, fixture: Path | None, lanes: int, workdir: Path
         copy = out / fixture.name
         copy.write_text(source, encoding="utf-8")
         command += [f'-DLANES_FIXTURE="{copy}"', "-iquote", str(fixture.parent)]
-    command += [str(driver), "-o", str(binary) + ".tmp"]
+    driver_copy = out / driver.name
+    driver_copy.write_text(driver_source, encoding="utf-8")
+    command += [str(driver_copy), "-o", str(binary) + ".tmp"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         return Build(None, proc.stderr[-4000:])
