@@ -12,6 +12,7 @@
 //   @record <name> <type> <count> <values...>
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,13 @@
 #endif
 
 namespace lanes_driver {
+
+// The warp's width as a constant, for a driver's tile of one whole warp.
+#if defined(__CUDACC__)
+constexpr int kWarpLanes = 32;
+#else
+constexpr int kWarpLanes = LANES_WARP_SIZE;
+#endif
 
 #if defined(__CUDACC__)
 inline void check(cudaError_t e, const char* what) {
@@ -100,6 +108,7 @@ void record(const char* name, const T* p, size_t n) {
 #define STEP(name) if (::lanes_driver::step(name))
 
 using lanes_driver::alloc;
+using lanes_driver::kWarpLanes;
 using lanes_driver::input;
 using lanes_driver::launch;
 using lanes_driver::record;

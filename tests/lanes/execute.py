@@ -190,7 +190,7 @@ def cuda_command(driver: Path, fixture: Path, output: Path, arch: str, nvcc: str
     """nvcc's command for `driver` around `fixture`: HIP names come from cuda_include/."""
     return [
         nvcc, "-std=c++17", f"-arch={arch}", "-w", "-x", "cu", f'-DLANES_FIXTURE="{fixture}"',
-        "-I", str(LANES), "-I", str(LANES / "cuda_include"), "-iquote", str(fixture.parent),
+        "-I", str(LANES), "-I", str(LANES / "cuda_include"), "-Xcompiler", f"-iquote{fixture.parent}",
         *(["-c"] if compile_only else ["-lineinfo"]), str(driver), "-o", str(output),
     ]
 

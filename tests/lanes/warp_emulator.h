@@ -893,11 +893,6 @@ class lane_group {
     const unsigned r = thread_rank();
     return shuffle_by_rank(var, r + delta >= size() ? lanes::detail::self().lane : lane_of(r + delta));
   }
-  template <typename T>
-  T shfl_xor(T var, unsigned mask) const {
-    const unsigned r = thread_rank() ^ mask;
-    return shuffle_by_rank(var, r >= size() ? lanes::detail::self().lane : lane_of(r));
-  }
   // Bits by rank in the group.
   lanes::lane_mask_t ballot(int predicate) const {
     const unsigned long long lanes_bits = op(lanes::detail::Kind::Ballot, predicate != 0);
@@ -958,6 +953,12 @@ class thread_block_tile : public lane_group {
  public:
   thread_block_tile() : lane_group(members()) {}
   static constexpr unsigned size() { return N; }
+  // Tiles have shfl_xor; coalesced groups do not (CUDA's cooperative_groups.h).
+  template <typename T>
+  T shfl_xor(T var, unsigned mask) const {
+    const unsigned r = thread_rank() ^ mask;
+    return shuffle_by_rank(var, r >= N ? lanes::detail::self().lane : lane_of(r));
+  }
   static constexpr unsigned num_threads() { return N; }
   unsigned thread_rank() const { return lanes::detail::self().linear & (N - 1); }
   unsigned meta_group_rank() const { return lanes::detail::self().linear / N; }

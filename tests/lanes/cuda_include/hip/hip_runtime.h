@@ -2,7 +2,10 @@
 // names on CUDA, as HIP's own NVIDIA headers define them (mask-less warp functions are their
 // `_sync` forms with the full mask).
 #pragma once
+// CUDA's own headers first: the macros below must not rewrite them.
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
+#include <cstdint>
 
 #define __shfl(...) __shfl_sync(0xffffffffu, __VA_ARGS__)
 #define __shfl_up(...) __shfl_up_sync(0xffffffffu, __VA_ARGS__)

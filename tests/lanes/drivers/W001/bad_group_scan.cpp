@@ -14,7 +14,7 @@ __global__ void two_level_max(const float* in, float* row_out) {
   if (threadIdx.x % warpSize == 0) partial[threadIdx.x / warpSize] = v;
   __syncthreads();
   if (threadIdx.x < warpSize) {
-    cg::coalesced_group g = cg::coalesced_threads();
+    cg::thread_block_tile<kWarpLanes> g = cg::tiled_partition<kWarpLanes>(cg::this_thread_block());
     float p = threadIdx.x < warps ? partial[threadIdx.x] : -1e30f;
     p = row_max(g, p, 128);
     if (threadIdx.x < warps && threadIdx.x % per_row == 0) row_out[threadIdx.x / per_row] = p;
