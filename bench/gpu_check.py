@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prepare", action="store_true", help=f"write the safe-fixed outputs to {PREPARED.relative_to(ROOT)} (needs portlint)")
     parser.add_argument("--only", default=None, help="run only fixtures whose id contains this (e.g. W001/)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per run")
+    parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1), help="fixtures checked at once")
     args = parser.parse_args(argv)
     if args.prepare:
         return prepare(PREPARED)
@@ -193,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     cases = [case for case in execute.driven_cases() if not args.only or args.only in case.id]
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="gpu_check-") as scratch:
-        entries = [check_case(case, tools, Path(scratch), args) for case in cases]
+        # Fixtures are independent: build and run them side by side (nvcc dominates).
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            entries = list(pool.map(lambda case: check_case(case, tools, Path(scratch), args), cases))
     summary = {
         "arch": args.arch,
         "dry_run": args.dry_run,
