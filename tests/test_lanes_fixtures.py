@@ -51,14 +51,16 @@ def variants(case: execute.Case) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory) -> dict[tuple[Path, int], dict[str, execute.Run]]:
-    """Every driven fixture and its fixed outputs, built once; each step run on 32 and 64 lanes."""
+def runs(request, tmp_path_factory) -> dict[tuple[Path, int], dict[str, execute.Run]]:
+    """The selected tests' fixtures and fixed outputs, built once, side by side; each step
+    run on 32 and 64 lanes."""
     if execute.have("g++") is None:
         if os.environ.get("CI"):
             pytest.fail("g++ is missing in CI")
         pytest.skip("g++ not installed")
     workdir = tmp_path_factory.getbasetemp() / "lanes"
-    jobs = [(case.driver, path, lanes) for case in CASES for path in variants(case) for lanes in (32, 64)]
+    selected = {item.callspec.params["case"].id for item in request.session.items if "case" in getattr(getattr(item, "callspec", None), "params", {})}
+    jobs = [(case.driver, path, lanes) for case in CASES if case.id in selected for path in variants(case) for lanes in (32, 64)]
     builds = execute.build_all([lambda j=j: execute.build_emulated(*j, workdir) for j in jobs])
     out = {}
     for (driver, path, lanes), build in zip(jobs, builds):

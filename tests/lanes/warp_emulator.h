@@ -95,6 +95,8 @@
 // compile for AMD (USE_ROCM: the project macro PyTorch-style ports define for ROCm builds),
 // 32 lanes a CUDA device compile.
 #if LANES_WARP_SIZE == 64
+#define __GFX9__ 1  // CDNA (gfx90a): the 64-lane targets
+#define __gfx90a__ 1
 #define __HIP_PLATFORM_AMD__ 1
 #define __HIP_DEVICE_COMPILE__ 1
 #define __HIPCC__ 1
@@ -946,12 +948,15 @@ class lane_group {
   unsigned long long members_;
 };
 
-template <unsigned N>
+template <unsigned N, typename Parent = void>
 class thread_block_tile : public lane_group {
   static_assert(N >= 1 && N <= 64 && (N & (N - 1)) == 0, "a tile is a power of two of at most 64 lanes");
 
  public:
   thread_block_tile() : lane_group(members()) {}
+  // A tile with its parent's type converts to the plain tile type, as in CUDA.
+  template <typename OtherParent>
+  thread_block_tile(const thread_block_tile<N, OtherParent>&) : lane_group(members()) {}
   static constexpr unsigned size() { return N; }
   // Tiles have shfl_xor; coalesced groups do not (CUDA's cooperative_groups.h).
   template <typename T>
@@ -974,8 +979,53 @@ class thread_block_tile : public lane_group {
 };
 
 template <unsigned N, typename Parent>
-thread_block_tile<N> tiled_partition(const Parent&) {
-  return thread_block_tile<N>();
+thread_block_tile<N, Parent> tiled_partition(const Parent&) {
+  return thread_block_tile<N, Parent>();
+}
+
+// A tile whose size is known at run time (`tiled_partition(block, n)`): ranks and size.
+class thread_group {
+ public:
+  explicit thread_group(unsigned size) : size_(size) {}
+  unsigned size() const { return size_; }
+  unsigned num_threads() const { return size_; }
+  unsigned thread_rank() const { return static_cast<unsigned>(lanes::detail::self().linear) % size_; }
+  void sync() const {
+    if (size_ > static_cast<unsigned>(lanes::kLanes))
+      lanes::report(lanes::kUnsupported, "a tile of %u threads spans several %d-lane warps", size_, lanes::kLanes);
+    const unsigned long long tile = size_ == 64 ? ~0ull : (1ull << size_) - 1;
+    lanes::detail::Op o;
+    o.kind = lanes::detail::Kind::SyncWarp;
+    o.has_mask = !lanes::kHip;
+    o.group = true;
+    o.mask = tile << (lanes::detail::self().lane & ~static_cast<int>(size_ - 1));
+    lanes::detail::warp_op(o);
+  }
+
+ private:
+  unsigned size_;
+};
+inline thread_group tiled_partition(const thread_block&, unsigned size) { return thread_group(size); }
+
+// cooperative_groups/reduce.h: the group's reduction, handed to every member. A butterfly
+// over the tile's ranks (the same value in every lane; CUDA does not promise an order of
+// the operations, and the emulator's is this one).
+template <typename T>
+struct plus {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <typename T>
+struct less {
+  T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <typename T>
+struct greater {
+  T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <unsigned N, typename Parent, typename T, typename Op>
+T reduce(const thread_block_tile<N, Parent>& tile, T value, Op op) {
+  for (unsigned o = N / 2; o > 0; o /= 2) value = op(value, tile.shfl_xor(value, o));
+  return value;
 }
 
 class coalesced_group : public lane_group {
