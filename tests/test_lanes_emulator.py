@@ -164,8 +164,9 @@ def test_bit_functions(selftest) -> None:
             32 - low.bit_length() if signed_low >= 0 else 0,  # __clz of the 32-bit operand
             64 - x.bit_length(),  # __clzll
             int(f"{low:032b}"[::-1], 2),  # __brev
+            int(f"{x:064b}"[::-1], 2) - (1 << 64 if x & 1 else 0),  # __brevll, read back as a signed 64-bit value
         ]
-        assert got[7 * i : 7 * i + 7] == want, hex(x)
+        assert got[8 * i : 8 * i + 8] == want, hex(x)
 
 
 # ---- cooperative groups ---------------------------------------------------------------------

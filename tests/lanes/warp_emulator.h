@@ -13,6 +13,9 @@
 // - Threads run until they reach a warp operation, a block barrier or their end; nothing else
 //   switches, so runs are deterministic. When no thread of the block can run, the emulator
 //   completes one warp operation whose lanes have all arrived, or releases the barrier.
+// - Between warp operations a lane runs alone: lanes are not in lockstep there. Code that
+//   relies on implicit warp synchrony through shared memory (volatile stores and loads, no
+//   `__syncwarp`) is not judged by the emulator; its drivers leave such kernels out.
 // - Which lanes take part in a warp operation:
 //   * CUDA (32): a `_sync` operation takes exactly the lanes named in its mask; it completes
 //     when every one of them waits at the same operation with the same mask (Programming

@@ -71,7 +71,7 @@ __global__ void match(const int* keys, unsigned long long* any, unsigned long lo
 __global__ void bits(const unsigned long long* in, long long* out, int n) {
   for (int i = 0; i < n; ++i) {
     const unsigned long long x = in[i];
-    long long* o = out + 7 * i;
+    long long* o = out + 8 * i;
     o[0] = __popc(static_cast<unsigned>(x));
     o[1] = __popcll(x);
     o[2] = __ffs(static_cast<int>(x));
@@ -79,6 +79,7 @@ __global__ void bits(const unsigned long long* in, long long* out, int n) {
     o[4] = __clz(static_cast<int>(x));
     o[5] = __clzll(static_cast<long long>(x));
     o[6] = __brev(static_cast<unsigned>(x));
+    o[7] = static_cast<long long>(__brevll(x));
   }
 }
 
@@ -258,10 +259,10 @@ void drive() {
                                          ~0ull, 0x12345678ull, 0x8000000000000000ull};
     const int n = sizeof values / sizeof values[0];
     auto* in = input<unsigned long long>(n, [&](long long i) { return values[i]; });
-    long long* out = alloc<long long>(7 * n);
+    long long* out = alloc<long long>(8 * n);
     launch(bits, dim3(1), dim3(1), 0, in, out, n);
     record("in", in, n);
-    record("out", out, 7 * n);
+    record("out", out, 8 * n);
   } else if (c == "tiles16") {
     int* out = alloc<int>(10 * kThreads);
     launch(tiles16, dim3(1), dim3(kThreads), 0, iota_input(), out);
