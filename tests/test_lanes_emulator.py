@@ -245,6 +245,7 @@ FAULTS = {
     "fault_barrier_vs_warp": ("deadlock", "mask"),
     "fault_spin": ("deadlock", "deadlock"),
     "fault_tile_wider_than_warp": ("unsupported", "ok"),
+    "fault_syncwarp_in_both_arms": ("ok", "mask"),
 }
 
 
@@ -264,3 +265,7 @@ def test_faults_that_run_compute_the_documented_values(selftest, lanes: int) -> 
     # A width of 64 on 64 lanes and a 32-bit mask on 32 lanes are fine: xor 1 swaps pairs.
     case = "fault_width_64" if lanes == 64 else "fault_32_bit_mask"
     assert values(run_case(selftest, lanes, case), "out") == [t ^ 1 for t in range(THREADS)]
+    if lanes == 32:  # the arms meet at their __syncwarp calls: odd lanes read the even lanes' stores
+        assert values(run_case(selftest, 32, "fault_syncwarp_in_both_arms"), "out") == [
+            t % 32 if t % 2 == 0 else (t - 1) % 32 + 100 for t in range(THREADS)
+        ]

@@ -189,6 +189,20 @@ __global__ void fault_spin(int* flag) {
     }
   }
 }
+// __syncwarp in both arms of a branch: CUDA lets the arms meet at different __syncwarp calls;
+// HIP's wavefront runs one arm after the other, so the full mask names lanes of the other arm.
+__global__ void fault_syncwarp_in_both_arms(int* out) {
+  __shared__ int s[128];
+  const int lane = threadIdx.x % warpSize;
+  if (lane % 2 == 0) {
+    s[threadIdx.x] = lane;
+    __syncwarp(kFull);
+  } else {
+    __syncwarp(kFull);
+    s[threadIdx.x] = s[threadIdx.x - 1] + 100;
+  }
+  out[threadIdx.x] = s[threadIdx.x];
+}
 __global__ void fault_tile_wider_than_warp(int* out) {
   cg::thread_block block = cg::this_thread_block();
   auto tile = cg::tiled_partition<64>(block);
@@ -300,6 +314,7 @@ void drive() {
     if (c == "fault_barrier_sites") launch(fault_barrier_sites, dim3(1), dim3(kThreads), 0, out);
     if (c == "fault_barrier_vs_warp") launch(fault_barrier_vs_warp, dim3(1), dim3(kThreads), 0, out);
     if (c == "fault_spin") launch(fault_spin, dim3(1), dim3(kThreads), 0, out);
+    if (c == "fault_syncwarp_in_both_arms") launch(fault_syncwarp_in_both_arms, dim3(1), dim3(kThreads), 0, out);
     if (c == "fault_tile_wider_than_warp") launch(fault_tile_wider_than_warp, dim3(1), dim3(kThreads), 0, out);
     record("out", out, kThreads);
   }
