@@ -59,7 +59,8 @@ def runs(request, tmp_path_factory) -> dict[tuple[Path, int], dict[str, execute.
             pytest.fail("g++ is missing in CI")
         pytest.skip("g++ not installed")
     workdir = tmp_path_factory.getbasetemp() / "lanes"
-    selected = {item.callspec.params["case"].id for item in request.session.items if "case" in getattr(getattr(item, "callspec", None), "params", {})}
+    params = [getattr(getattr(item, "callspec", None), "params", {}) for item in request.session.items]
+    selected = {p["case"].id for p in params if isinstance(p.get("case"), execute.Case)}
     jobs = [(case.driver, path, lanes) for case in CASES if case.id in selected for path in variants(case) for lanes in (32, 64)]
     builds = execute.build_all([lambda j=j: execute.build_emulated(*j, workdir) for j in jobs])
     out = {}
