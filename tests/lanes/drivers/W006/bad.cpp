@@ -1,0 +1,33 @@
+// 32-thread tiles taken for "the warp": one result per warp index from rank 0 of each tile,
+// and a tile maximum read by lane 0 of each warp. Not run: dynamic_tiles (a 64-thread tile,
+// which CUDA has no warp for), rows and parented (ranks and lane 0 within a 32-thread tile:
+// the same on any warp size).
+#include "driver.h"
+#include LANES_FIXTURE
+
+__global__ void warp_max(const float* in, float* out) {
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const float m = tile_max(tile, in[threadIdx.x]);
+  if (threadIdx.x % warpSize == 0) out[threadIdx.x / warpSize] = m;
+}
+
+static float* data() {
+  return input<float>(128, [](long long i) { return static_cast<float>((i * 37) % 101); });
+}
+
+void drive() {
+  STEP("row_sum") {
+    float* out = alloc<float>(4);
+    launch(row_sum, dim3(1), dim3(128), 0, data(), out);
+    float total = out[0] + out[1] + out[2] + out[3];
+    record("sum_of_warp_results", &total, 1);
+  }
+  STEP("tile_max") {
+    float* in = input<float>(128, [](long long i) { return i == 40 ? 1000.f : static_cast<float>(i % 17); });
+    float* out = alloc<float>(4);
+    launch(warp_max, dim3(1), dim3(128), 0, in, out);
+    float m = out[0];
+    for (int i = 1; i < 4; ++i) m = out[i] > m ? out[i] : m;
+    record("block_max", &m, 1);
+  }
+}

@@ -1,0 +1,120 @@
+"""The lane harness catches a safe fix that changes what correct code computes.
+
+A fix that looks harmless on CUDA (32 lanes give the same result) can still change the
+result on a 64-lane wavefront. These tests run such rewrites on the emulator, the way
+tests/test_lanes_fixtures.py runs every safe-fixed fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lanes import execute
+
+HADAMARD = """\
+#include <hip/hip_runtime.h>
+
+// A 32-point Walsh-Hadamard transform per group of 32 lanes: every shuffle has width 32.
+__global__ void hadamard32(float* data) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = data[t];
+  for (int i = 1; i < 32; i <<= 1) {
+    const float other = __shfl_xor(v, i, 32);
+    v = (threadIdx.x & i) ? other - v : v + other;
+  }
+  data[t] = v;
+}
+"""
+
+HADAMARD_DRIVER = """\
+#include "driver.h"
+#include LANES_FIXTURE
+
+void drive() {
+  STEP("hadamard32") {
+    float* data = input<float>(256, [](long long i) { return static_cast<float>((i * 7) % 5) - 2.f; });
+    launch(hadamard32, dim3(2), dim3(128), 0, data);
+    record("data", data, 256);
+  }
+}
+"""
+
+ROW_MAX_TILE_DRIVER = """\
+// row_max over a 32-lane tile: each lane holds one partial of 4-lane rows (reduce_width 128
+// counts 4 "warps" of 32 lanes), the tile's xor steps 1 and 2 combine each row.
+#include "driver.h"
+#include LANES_FIXTURE
+
+__global__ void rows(const float* in, float* out) {
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+  out[threadIdx.x] = row_max(tile, in[threadIdx.x], 128);
+}
+
+void drive() {
+  STEP("row_max") {
+    float* in = input<float>(128, [](long long i) { return static_cast<float>((i * 29) % 64); });
+    float* out = alloc<float>(128);
+    launch(rows, dim3(1), dim3(128), 0, in, out);
+    record("max", out, 128);
+  }
+}
+"""
+
+
+@pytest.fixture
+def gxx() -> None:
+    if execute.have("g++") is None:
+        if os.environ.get("CI"):
+            pytest.fail("g++ is missing in CI")
+        pytest.skip("g++ not installed")
+
+
+def run_on(driver: Path, fixture: Path, lanes: int, workdir: Path) -> dict[str, execute.Run]:
+    build = execute.build_emulated(driver, fixture, lanes, workdir)
+    assert build.binary, build.error
+    return execute.run_steps([str(build.binary)], execute.steps(build.binary))
+
+
+def outcome(reference: dict[str, execute.Run], got: dict[str, execute.Run]) -> list[str]:
+    """What differs from the reference, step by step ([] when nothing does)."""
+    out = []
+    for step, run in reference.items():
+        assert run.returncode == 0, run.stderr
+        other = got[step]
+        out += [f"{step}: {other.outcome}"] if other.returncode else execute.differences(run.records, other.records)
+    return out
+
+
+def test_a_wrong_safe_fix_is_caught(gxx, tmp_path: Path) -> None:
+    original = tmp_path / "hadamard.cu"
+    original.write_text(HADAMARD)
+    rewritten = tmp_path / "hadamard.safe-fixed.cu"
+    # The rewrite a warp-size rule might offer as safe: `i < 32` -> `i < warpSize`.
+    rewritten.write_text(HADAMARD.replace("i < 32;", "i < warpSize;"))
+    driver = tmp_path / "hadamard.cpp"
+    driver.write_text(HADAMARD_DRIVER)
+    reference = run_on(driver, original, 32, tmp_path)
+    assert outcome(reference, run_on(driver, original, 64, tmp_path)) == [], "the original is right on 64 lanes"
+    assert outcome(reference, run_on(driver, rewritten, 32, tmp_path)) == [], "on CUDA the rewrite changes nothing"
+    caught = outcome(reference, run_on(driver, rewritten, 64, tmp_path))
+    assert caught and caught[0].startswith("data:"), "on 64 lanes the extra xor-32 step mixes two groups"
+
+
+@pytest.mark.xfail(strict=True, reason="W001's safe fix `reduce_width >> 5` -> `reduce_width / warpSize` "
+                   "halves the xor steps of a 32-lane tile on 64 lanes")
+def test_w001_safe_fix_keeps_a_tile_callers_result(gxx, tmp_path: Path) -> None:
+    from lanes.execute import Case
+
+    case = Case("W001", execute.FIXTURES / "W001" / "bad_group_scan.cu", tmp_path / "unused.cpp")
+    safe = execute.write_safe_fixed(case, tmp_path / "safe")
+    assert safe is not None
+    driver = tmp_path / "row_max_tile.cpp"
+    driver.write_text(textwrap.dedent(ROW_MAX_TILE_DRIVER))
+    reference = run_on(driver, case.fixture, 32, tmp_path)
+    assert outcome(reference, run_on(driver, case.fixture, 64, tmp_path)) == [], "a 32-lane tile is right on 64 lanes"
+    assert outcome(reference, run_on(driver, safe, 32, tmp_path)) == []
+    assert outcome(reference, run_on(driver, safe, 64, tmp_path)) == []
