@@ -18,6 +18,22 @@ SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py
 # scans skip a fork each, and a coverage tool sees the checks. tests/test_time_budget.py and
 # the command-line tests cover the workers.
 IN_PROCESS = {"timeout": 0}
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def fixing_cases():
+    """(case, selection, test id) for every case a fix can change: each fixture file of a rule
+    with a fix (`bad*`, `ok*`, not the fixed outputs), run with that rule alone, and each
+    fixture project with every rule."""
+    from portlint.ruledocs import load_all
+
+    for code in sorted(code for code, doc in load_all().items() if doc.fix in ("safe", "unsafe")):
+        folder = FIXTURES / code
+        for case in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if ".fixed" not in case.name and case.name.startswith(("bad", "ok")):
+                yield case, (code,), f"{code}/{case.name}"
+    for project in sorted((FIXTURES / "projects").iterdir()):
+        yield project, ("ALL",), f"projects/{project.name}"
 
 
 def scan(paths: list[Path], root: Path, select: tuple[str, ...] = ("ALL",), **config) -> engine.ScanResult:

@@ -16,22 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import scan
+from harness import fixing_cases, scan
 from portlint.fix import Applicability, accepted_fixes, apply_edits
-from portlint.ruledocs import load_all
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-FIXING_RULES = sorted(code for code, doc in load_all().items() if doc.fix in ("safe", "unsafe"))
-
 
 def _cases():
-    for code in FIXING_RULES:
-        folder = FIXTURES / code
-        for case in sorted(folder.iterdir()) if folder.is_dir() else ():
-            if ".fixed" not in case.name and case.name.startswith(("bad", "ok")):
-                yield pytest.param(case, id=f"{code}/{case.name}")
-    for project in sorted((FIXTURES / "projects").iterdir()):
-        yield pytest.param(project, id=f"projects/{project.name}")
+    for case, _, name in fixing_cases():
+        yield pytest.param(case, id=name)
 
 
 def _moved(offset: int, edits) -> int:

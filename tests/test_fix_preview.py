@@ -12,21 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from portlint.ruledocs import load_all
+from harness import FIXTURES, fixing_cases
 from tests.test_cli import run
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-FIXING_RULES = sorted(code for code, doc in load_all().items() if doc.fix in ("safe", "unsafe"))
-
-
 def _cases():
-    for code in FIXING_RULES:
-        folder = FIXTURES / code
-        for case in sorted(folder.iterdir()) if folder.is_dir() else ():
-            if ".fixed" not in case.name and case.name.startswith(("bad", "ok")):
-                yield pytest.param(case, (code,), id=f"{code}/{case.name}")
-    for project in sorted((FIXTURES / "projects").iterdir()):
-        yield pytest.param(project, ("ALL",), id=f"projects/{project.name}")
+    for case, select, name in fixing_cases():
+        yield pytest.param(case, select, id=name)
     yield pytest.param(FIXTURES / "demo", ("ALL",), id="demo")
 
 
