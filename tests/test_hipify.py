@@ -148,3 +148,15 @@ def test_extension_builder_classes_hipify_the_project(tmp_path: Path) -> None:
     assert _codes(root) == []
     (root / "op_builder" / "gemm.py").unlink()
     assert _codes(root) != []
+
+
+def test_makefile_that_runs_a_hipify_generation_makefile(tmp_path: Path) -> None:
+    """A Makefile whose HIP backend runs `make -f gen.hip` to hipify the sources, that makefile
+    naming the tool in a variable: the build hipifies."""
+    makefile = ("BACKEND ?= cuda\nifeq ($(BACKEND),hip)\n  tmp := $(shell $(MAKE) -f gen.hip 1>&2)\nendif\n"
+                "ops.o: src/ops.cu\n\t$(CC) -c $< -o $@\n")
+    generation = "HIPIFY ?= tools/hipify-perl\n\nsrc/ops.hip.cpp: src/ops.cu\n\t$(HIPIFY) $< > $@\n"
+    root = _project(tmp_path, {"Makefile": makefile, "gen.hip": generation, "src/ops.cu": KERNEL})
+    assert _codes(root) == []
+    (root / "gen.hip").write_text(generation.replace("tools/hipify-perl", "tools/translate"))
+    assert _codes(root) != []

@@ -736,9 +736,14 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
 _MAKE_WILDCARD = re.compile(r"^\$[({]wildcard\s+([^$()]+)[)}]$")
 
 
-def _read_makefile(path: Path, collector: _Collector) -> None:
+def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = None) -> None:
     """Sources and `-D` flags of each `ifeq`/`ifdef` arm: `OBJS += cuda/ops.o` in the arm a
-    ROCm build never takes names a CUDA-only source."""
+    ROCm build never takes names a CUDA-only source. A makefile the ROCm build runs with
+    `make -f FILE` (a code generation step) is read as well."""
+    read = set() if read is None else read
+    if str(path) in read:
+        return
+    read.add(str(path))
     source = _read(path, MAKE, collector.fs)
     if source is None:
         return
@@ -756,8 +761,11 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
         line = source.line_of(assignment.node.start_byte) + 1
         if rocm is not False:
             collector.note_flags(word.text for word in assignment.words)
+            collector.note_commands(word.text for word in assignment.words)  # `HIPIFY ?= hipify-perl`
             if assignment.name in ARCH_VARIABLES:
                 collector.note_archs(word.text for word in assignment.words)
+            for other in _make_file_arguments(assignment.words, base):  # `$(shell $(MAKE) -f gen.mk)`
+                _read_makefile(other, collector, read)
         for word in assignment.words:
             text = word.text
             if text.startswith("-D") and "$" not in text:
@@ -780,7 +788,26 @@ def _read_makefile(path: Path, collector: _Collector) -> None:
         if model.status(command.line.start_byte) is not Status.DEAD:
             collector.note_flags(word.text for word in command.words)
             collector.note_commands(word.text for word in command.words)
+            for other in _make_file_arguments(command.words, base):
+                _read_makefile(other, collector, read)
     collector.builds.append(build)
+
+
+def _make_file_arguments(words, base: Path) -> list[Path]:
+    """The makefiles a command line hands to make with `-f FILE` (`--file=`, `--makefile=`)."""
+    found = []
+    for word in words:
+        tokens = word.text.replace("(", " ").replace(")", " ").split()
+        for i, token in enumerate(tokens):
+            if token == "-f" and i + 1 < len(tokens):
+                name = tokens[i + 1]
+            elif token.startswith(("--file=", "--makefile=")):
+                name = token.split("=", 1)[1]
+            else:
+                continue
+            if "$" not in name:
+                found.append(Path(os.path.normpath(base / name)))
+    return found
 
 
 def _make_sources(path: str, fs: Observed) -> list[str]:
