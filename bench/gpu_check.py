@@ -16,13 +16,18 @@ compute-sanitizer. The safe-fixed outputs are made by portlint; where portlint d
 (a GPU host without its dependencies), make them first with `--prepare`:
     python bench/gpu_check.py --prepare          # here: writes bench/gpu_check_inputs/
     python3 bench/gpu_check.py --out "$OUT"      # on the GPU host
-Without them, the fixture's `.fixed` output (every fix, unsafe ones too) stands in, and the
-summary says so. `--dry-run` only compiles (nvcc -c), for a host without a GPU.
+`--prepare` also writes manifest.json: each driven bad fixture's safe-fixed file, or none where
+no safe fix applies (then nothing is compared for the fix side, and the summary says so),
+with hashes of the fixture and of portlint's sources; prepared inputs that no longer match
+are reported as stale. Without prepared inputs and without portlint, the fixture's `.fixed`
+output (every fix, unsafe ones too) stands in, and the summary says so. `--dry-run` only
+compiles (nvcc -c), for a host without a GPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -33,6 +38,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -55,34 +61,74 @@ def gpu_arch(nvidia_smi: str | None) -> str:
     return "sm_90"
 
 
+MANIFEST = "manifest.json"
+
+
+def _sha256(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def portlint_hash() -> str:
+    """What the safe fixes depend on: portlint's sources (readable without importing them)."""
+    return _sha256(*sorted((ROOT / "portlint").rglob("*.py")))
+
+
 def prepare(outdir: Path) -> int:
-    """Write each driven bad fixture's safe-fixed output (needs portlint)."""
+    """Write each driven bad fixture's safe-fixed output and the manifest (needs portlint)."""
     try:
         import portlint  # noqa: F401
     except ImportError:
         print("gpu_check: --prepare needs portlint importable (run it from the project's environment)", file=sys.stderr)
         return 2
     shutil.rmtree(outdir, ignore_errors=True)
-    count = 0
+    outdir.mkdir(parents=True)
+    fixtures = {}
     for case in execute.driven_cases():
-        if case.is_bad and execute.write_safe_fixed(case, outdir):
-            count += 1
-    print(f"gpu_check: {count} safe-fixed outputs in {outdir}")
+        if case.is_bad:
+            made = execute.write_safe_fixed(case, outdir)
+            fixtures[case.id] = {"sha256": _sha256(case.fixture), "safe_fixed": made.name if made else None}
+    for folder in outdir.iterdir():  # a rule none of whose fixtures has a safe fix
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    manifest = {"portlint_sha256": portlint_hash(), "fixtures": fixtures}
+    (outdir / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    count = sum(1 for entry in fixtures.values() if entry["safe_fixed"])
+    print(f"gpu_check: {count} safe-fixed outputs, {len(fixtures) - count} bad fixtures with no safe fix; in {outdir}")
     return 0
 
 
-def fixed_variant(case: execute.Case, scratch: Path) -> tuple[Path | None, str]:
-    """The fixed file to compare with the original, and what it is."""
-    prepared = PREPARED / case.code / execute.safe_fixed_name(case.fixture)
-    if prepared.exists():
-        return prepared, "safe-fixed (prepared)"
-    if PREPARED.exists() and case.is_bad:
-        return None, "no safe fix applies"
+class FixedVariant(NamedTuple):
+    """The fixed file compared with the original (None: nothing to compare), what it is, and
+    a problem with the inputs (stale prepared files), if any."""
+
+    file: Path | None
+    kind: str
+    problem: str | None = None
+
+
+def fixed_variant(case: execute.Case, inputs: Path, scratch: Path) -> FixedVariant:
+    if not case.is_bad:
+        return FixedVariant(None, "none: an ok fixture has nothing to fix")
+    manifest_path = inputs / MANIFEST
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        entry = manifest["fixtures"].get(case.id)
+        stale = ("portlint changed since --prepare" if manifest["portlint_sha256"] != portlint_hash()
+                 else "not prepared" if entry is None
+                 else "the fixture changed since --prepare" if entry["sha256"] != _sha256(case.fixture) else None)
+        if stale:
+            return FixedVariant(None, "stale inputs", f"prepared inputs are stale ({stale}): run --prepare again")
+        if entry["safe_fixed"] is None:
+            return FixedVariant(None, "no safe fix applies (prepared)")
+        return FixedVariant(inputs / case.code / entry["safe_fixed"], "safe-fixed (prepared)")
     try:
-        made = execute.write_safe_fixed(case, scratch) if case.is_bad else None
-        return made, "safe-fixed" if made else "no safe fix applies"
+        made = execute.write_safe_fixed(case, scratch)
     except ImportError:
-        return case.fixed, "fixed (every fix, unsafe too: portlint unavailable and not prepared)"
+        return FixedVariant(case.fixed, "fixed (every fix, unsafe too: portlint unavailable and not prepared)")
+    return FixedVariant(made, "safe-fixed") if made else FixedVariant(None, "no safe fix applies")
 
 
 def sanitize(sanitizer: str | None, binary: Path, timeout: float) -> dict[str, str]:
@@ -118,8 +164,12 @@ def compare(a: dict[str, execute.Run], b: dict[str, execute.Run], tolerance: flo
 
 def check_case(case: execute.Case, tools: dict, workdir: Path, args) -> dict:
     entry = {"fixture": case.id, "driver": str(case.driver.relative_to(ROOT)), "problems": []}
-    fixed, kind = fixed_variant(case, workdir / "safe")
+    fixed, kind, problem = fixed_variant(case, args.inputs, workdir / "safe" / case.fixture.name)
     entry["fixed"] = {"file": fixed.name if fixed else None, "kind": kind}
+    if problem:
+        entry["problems"].append(problem)
+    if fixed is None:  # nothing on the fix side: said so where its results would be
+        entry["fixed_build"] = entry["fixed_vs_original_on_gpu"] = f"not compared: {kind}"
     variants = {"original": case.fixture, **({"fixed": fixed} if fixed else {})}
     binaries = {}
     for name, source in variants.items():
@@ -171,13 +221,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where gpu_check.json goes (default: $OUT, else the current folder)")
     parser.add_argument("--arch", default=None, help="nvcc -arch (default: the GPU's compute capability, else sm_90)")
     parser.add_argument("--dry-run", action="store_true", help="compile only (nvcc -c): no GPU needed")
-    parser.add_argument("--prepare", action="store_true", help=f"write the safe-fixed outputs to {PREPARED.relative_to(ROOT)} (needs portlint)")
+    parser.add_argument("--prepare", action="store_true", help="write the safe-fixed outputs and their manifest to --inputs (needs portlint)")
+    parser.add_argument("--inputs", type=Path, default=PREPARED, help=f"the prepared inputs' folder (default: {PREPARED.relative_to(ROOT)})")
     parser.add_argument("--only", default=None, help="run only fixtures whose id contains this (e.g. W001/)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per run")
     parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1), help="fixtures checked at once")
     args = parser.parse_args(argv)
     if args.prepare:
-        return prepare(PREPARED)
+        return prepare(args.inputs)
 
     tools = {name: shutil.which(name) for name in ("nvcc", "g++", "compute-sanitizer", "nvidia-smi")}
     if not tools["nvcc"]:
@@ -205,21 +256,25 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.time() - started, 1),
         "fixtures": len(entries),
         "with_problems": sum(1 for e in entries if e["problems"]),
+        "bad_without_safe_fix": [e["fixture"] for e in entries if e["fixed"]["kind"].startswith("no safe fix")],
         "undriven": execute.undriven(),
         "results": entries,
     }
     (out_dir / "gpu_check.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
-    print(f"{'fixture':34} {'fixed':26} {'GPU = emulator 32':18} {'fixed = original':17} problems")
+    print(f"{'fixture':34} {'fixed':34} {'GPU = emulator 32':18} {'fixed = original':17} problems")
     for e in entries:
         agree = e.get("gpu_vs_emulator_32", "-")
         fixed_ok = e.get("fixed_vs_original_on_gpu", "-")
-        print(f"{e['fixture']:34} {str(e['fixed']['file'] or '-'):26} "
+        fixed_ok = "no safe fix" if e["fixed"]["kind"].startswith("no safe fix") else "-" if e["fixed"]["file"] is None else fixed_ok
+        print(f"{e['fixture']:34} {str(e['fixed']['file'] or '-'):34} "
               f"{agree if isinstance(agree, str) else 'DIFFER':18} {fixed_ok if isinstance(fixed_ok, str) else 'DIFFER':17} "
               f"{len(e['problems'])}")
         for problem in e["problems"]:
             print(f"    {problem[:200]}")
-    print(f"{summary['fixtures']} fixtures, {summary['with_problems']} with problems; summary in {out_dir / 'gpu_check.json'}")
+    print(f"{summary['fixtures']} fixtures, {summary['with_problems']} with problems, "
+          f"{len(summary['bad_without_safe_fix'])} bad fixtures with no safe fix (nothing compared for the fix side); "
+          f"summary in {out_dir / 'gpu_check.json'}")
     return 1 if summary["with_problems"] else 0
 
 

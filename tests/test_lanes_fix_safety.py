@@ -2,7 +2,8 @@
 
 A fix that looks harmless on CUDA (32 lanes give the same result) can still change the
 result on a 64-lane wavefront. These tests run such rewrites on the emulator, the way
-tests/test_lanes_fixtures.py runs every safe-fixed fixture.
+tests/test_lanes_fixtures.py runs every safe-fixed fixture, and show that rewrites portlint
+offers only as unsafe would have broken correct code.
 """
 
 from __future__ import annotations
@@ -104,17 +105,48 @@ def test_a_wrong_safe_fix_is_caught(gxx, tmp_path: Path) -> None:
     assert caught and caught[0].startswith("data:"), "on 64 lanes the extra xor-32 step mixes two groups"
 
 
-@pytest.mark.xfail(strict=True, reason="W001's safe fix `reduce_width >> 5` -> `reduce_width / warpSize` "
-                   "halves the xor steps of a 32-lane tile on 64 lanes")
-def test_w001_safe_fix_keeps_a_tile_callers_result(gxx, tmp_path: Path) -> None:
+def test_w004_width_fix_is_unsafe_for_a_32_point_transform(gxx, tmp_path: Path) -> None:
+    """portlint's own fixes on the transform: none is safe; the unsafe ones (W004's width
+    32 -> warpSize, then W001's loop bound of the next pass) break it on 64 lanes."""
+    from harness import fix_until_stable
+
+    original = tmp_path / "hadamard.cu"
+    original.write_text(HADAMARD)
+    rewritten = {}
+    for unsafe in (False, True):
+        folder = tmp_path / ("unsafe" if unsafe else "safe")
+        folder.mkdir()
+        rewritten[unsafe] = folder / "hadamard.cu"
+        rewritten[unsafe].write_text(HADAMARD)
+        fix_until_stable([rewritten[unsafe]], folder, ("W001", "W004"), unsafe=unsafe)
+    assert rewritten[False].read_text() == HADAMARD, "no fix of this kernel is safe"
+    assert "__shfl_xor(v, i, warpSize)" in rewritten[True].read_text(), "W004's width fix, offered as unsafe"
+    driver = tmp_path / "hadamard.cpp"
+    driver.write_text(HADAMARD_DRIVER)
+    reference = run_on(driver, original, 32, tmp_path)
+    assert outcome(reference, run_on(driver, original, 64, tmp_path)) == [], "the original is right on 64 lanes"
+    assert outcome(reference, run_on(driver, rewritten[True], 32, tmp_path)) == [], "on CUDA the rewrite changes nothing"
+    assert outcome(reference, run_on(driver, rewritten[True], 64, tmp_path)), "on 64 lanes the transform mixes two groups"
+
+
+def test_w001_group_width_fix_is_unsafe_for_a_tile_caller(gxx, tmp_path: Path) -> None:
+    """W001's `reduce_width >> 5` -> `reduce_width / warpSize` in a helper that shuffles
+    through its caller's group: no safe fix, and the unsafe one halves the xor steps of a
+    caller's 32-lane tile on 64 lanes."""
+    from harness import fix_until_stable
     from lanes.execute import Case
 
     case = Case("W001", execute.FIXTURES / "W001" / "bad_group_scan.cu", tmp_path / "unused.cpp")
-    safe = execute.write_safe_fixed(case, tmp_path / "safe")
-    assert safe is not None
+    assert execute.write_safe_fixed(case, tmp_path / "safe") is None, "no W001 fix of this file is safe"
+    rewritten = tmp_path / "unsafe" / case.fixture.name
+    rewritten.parent.mkdir()
+    rewritten.write_text(case.fixture.read_text())
+    fix_until_stable([rewritten], rewritten.parent, ("W001",), unsafe=True)
+    assert "reduce_width / warpSize" in rewritten.read_text()
     driver = tmp_path / "row_max_tile.cpp"
     driver.write_text(textwrap.dedent(ROW_MAX_TILE_DRIVER))
     reference = run_on(driver, case.fixture, 32, tmp_path)
     assert outcome(reference, run_on(driver, case.fixture, 64, tmp_path)) == [], "a 32-lane tile is right on 64 lanes"
-    assert outcome(reference, run_on(driver, safe, 32, tmp_path)) == []
-    assert outcome(reference, run_on(driver, safe, 64, tmp_path)) == []
+    assert outcome(reference, run_on(driver, rewritten, 32, tmp_path)) == [], "on CUDA the rewrite changes nothing"
+    caught = outcome(reference, run_on(driver, rewritten, 64, tmp_path))
+    assert caught and caught[0].startswith("max:"), "on 64 lanes the tile's rows lose xor steps"

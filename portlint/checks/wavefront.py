@@ -1353,6 +1353,10 @@ _WARP_SIZE_NAME = re.compile(rb"\b\w*(?:[wW][aA][rR][pP]_?[sS][iI][zZ][eE])\w*\b
 # `thread_block_tile<32>`, `tiled_partition<32>(block)`: lanes in groups of their own size
 # (a softmax that reduces with `cg::reduce` over such a tile beside `warp_id = tid / 32`).
 _FIXED_TILE = re.compile(rb"\b(?:thread_block_tile|tiled_partition)\s*<\s*(?!warpSize\b)\w")
+# A cooperative group's own shuffle (`g.shfl_xor(v, o)`): the group's size is its creator's,
+# often a caller's `thread_block_tile<32>` out of view (a row reduction through a template's
+# `Group`, whose `width >> 5` must then stay counted in 32-lane groups).
+_GROUP_SHUFFLE = re.compile(rb"\.\s*shfl(?:_up|_down|_xor)?\s*\(")
 # Operations across a warp's lanes: without one, `tid / 32` and `tid % 32` only lay out data
 # (a GEMM's 8 x 32 tile loads, right on any warp size; `warpSize` there breaks the layout).
 _CROSS_LANE = re.compile(rb"__shfl|__ballot|__any|__all|__uni_sync|__activemask|__match_|__syncwarp|__reduce_"
@@ -1376,7 +1380,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
     are lost or counted twice (a warp reduction from `warpSize / 2` beside a block
     reduction indexing by `WARP_SIZE`). So a fix is safe only where the file shows the
     whole warp: not in a header (its includers keep their own indices), not beside 32-lane
-    code here that gets no fix or cooperative-groups tiles of a fixed size, nor beside a warp
+    code here that gets no fix, cooperative-groups tiles of a fixed size or shuffles through a
+    group (its size is its creator's), nor beside a warp
     size spelled as a name (32 wherever used); and in a file where nothing crosses lanes the
     indices only lay out data."""
     if not any(f.fix.applicability is Applicability.SAFE for f in findings):
@@ -1388,6 +1393,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
         doubt = "other 32-lane code in this file gets no fix"
     elif _FIXED_TILE.search(source.data):
         doubt = "this file works in cooperative-groups tiles of a fixed size"
+    elif _GROUP_SHUFFLE.search(source.data):
+        doubt = "this file shuffles through cooperative groups, whose size may stay 32"
     elif not _CROSS_LANE.search(source.data):
         doubt = "nothing here crosses lanes: its lane and warp indices lay out data in groups of 32"
     elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
