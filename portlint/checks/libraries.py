@@ -657,12 +657,7 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     findings = []
     groups = None
     for name, instead in _LATE_CG_MEMBERS.items():
-        for node in token_nodes(source, name.encode()):
-            member = node.parent
-            call = member.parent if member is not None else None
-            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
-                    or call is None or call.type != "call_expression"):
-                continue
+        for node, member in _member_calls(source, name):
             if name not in _DISTINCTIVE:
                 if b"cooperative_groups" not in source.data:
                     continue  # no group can be named here (see `CooperativeGroupNames`)
@@ -677,10 +672,7 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     if b"cooperative_groups" in source.data:
         groups = CooperativeGroupNames(source) if groups is None else groups
         for name, instead in _LATE_CG_FUNCTIONS.items():
-            for node in token_nodes(source, name.encode()):
-                qualified = groups.qualified_name(node)
-                if source.node_text(node) != name or qualified is None:
-                    continue
+            for qualified in _qualified_uses(source, groups, name):
                 findings.append(at_node(
                     source, qualified,
                     f"`{name}` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
@@ -713,6 +705,8 @@ _MISSING_CG_FUNCTIONS = {
     "inclusive_scan": "a shuffle-up loop over the tile",
     "exclusive_scan": "a shuffle-up loop over the tile",
 }
+
+
 @needs(all_of(b"cooperative_groups", any_of(*(name.encode() for name in (*_MISSING_CG_MEMBERS, *_MISSING_CG_FUNCTIONS)))))
 def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     # A group or a cooperative-groups function is named through `cooperative_groups`: the
@@ -720,25 +714,36 @@ def check_missing_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     groups = CooperativeGroupNames(source)
     findings = []
     for name, instead in _MISSING_CG_MEMBERS.items():
-        for node in token_nodes(source, name.encode()):
-            member, call = node.parent, node.parent.parent if node.parent is not None else None
-            if (source.node_text(node) != name or node.type != "field_identifier" or member.type != "field_expression"
-                    or call is None or call.type != "call_expression"):
-                continue
+        for node, member in _member_calls(source, name):
             if not groups.is_group(member.child_by_field_name("argument")):
                 continue
             findings.append(at_node(
                 source, node, f"HIP's cooperative groups have no `{name}()`; hip-clang rejects the call.",
                 Fix.advice(f"Use {instead} on ROCm")))
     for name, instead in _MISSING_CG_FUNCTIONS.items():
-        for node in token_nodes(source, name.encode()):
-            qualified = groups.qualified_name(node)
-            if source.node_text(node) != name or qualified is None:
-                continue
+        for qualified in _qualified_uses(source, groups, name):
             findings.append(at_node(
                 source, qualified, f"HIP's cooperative groups have no `{name}`; hip-clang rejects it.",
                 Fix.advice(f"Use {instead} on ROCm")))
     return findings
+
+
+def _member_calls(source: SourceFile, name: str):
+    """(name node, member expression) of each `object.name(...)` call."""
+    for node in token_nodes(source, name.encode()):
+        member = node.parent
+        call = member.parent if member is not None else None
+        if (source.node_text(node) == name and node.type == "field_identifier" and member.type == "field_expression"
+                and call is not None and call.type == "call_expression"):
+            yield node, member
+
+
+def _qualified_uses(source: SourceFile, groups: "CooperativeGroupNames", name: str):
+    """Each use of cooperative groups' function `name`, as its qualified name (`cg::name`)."""
+    for node in token_nodes(source, name.encode()):
+        qualified = groups.qualified_name(node)
+        if source.node_text(node) == name and qualified is not None:
+            yield qualified
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
