@@ -16,10 +16,7 @@ hipcc fails (see test_hipcc).
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,7 +24,7 @@ import pytest
 
 from harness import expectations
 from portlint import hipify
-from test_hipcc import FIXTURES, compile_hip
+from test_hipcc import FIXTURES, _nvcc, compile_hip
 
 MARKER = "compile-check: nvcc, hip-clang"
 NVCC_ARCH = "sm_80"
@@ -36,13 +33,6 @@ _HIP_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?P<text>
 
 def _marked_files() -> list[Path]:
     return [p for p in sorted(FIXTURES.glob("*/*.cu")) if MARKER in p.read_text(encoding="utf-8")]
-
-
-def _nvcc() -> str:
-    found = os.environ.get("NVCC") or shutil.which("nvcc") or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/nvcc"), reverse=True)), None)
-    if found is None:
-        pytest.skip("nvcc not installed: set NVCC or put the CUDA toolkit's bin on PATH")
-    return found
 
 
 def compile_nvcc(path: Path, tmp_path: Path) -> subprocess.CompletedProcess:
