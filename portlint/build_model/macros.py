@@ -822,20 +822,43 @@ class BuildMacros:
 
 
 # A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
-PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
+# A CUDA word in a backend switch's name and the words its ROCm twin says instead: the
+# platform itself, and each CUDA library beside its HIP wrapper and ROCm library (the pairs
+# hipify maps: cuSPARSE -> hipSPARSE over rocSPARSE, NCCL -> RCCL, NVTX -> roctx).
+_BACKEND_TWINS: dict[str, tuple[str, ...]] = {
+    "CUDA": ("HIP", "ROCM"),
+    "CUBLAS": ("HIPBLAS", "ROCBLAS"),
+    "CUBLASLT": ("HIPBLASLT",),
+    "CUSPARSE": ("HIPSPARSE", "ROCSPARSE"),
+    "CUSOLVER": ("HIPSOLVER", "ROCSOLVER"),
+    "CURAND": ("HIPRAND", "ROCRAND"),
+    "CUFFT": ("HIPFFT", "ROCFFT"),
+    "CUB": ("HIPCUB", "ROCPRIM"),
+    "CUDNN": ("MIOPEN",),
+    "NCCL": ("RCCL",),
+    "NVTX": ("ROCTX",),
+}
+_PLATFORM_WORDS = sorted({w for cuda, twins in _BACKEND_TWINS.items() for w in (cuda, *twins)}, key=len, reverse=True)
+# A preprocessor or CMake name with a platform or library word in it (`KOKKOS_ENABLE_CUDA`,
+# `HYPRE_USING_ROCSPARSE`): the candidates `backend_selectors` pairs up.
+PLATFORM_NAME = re.compile(r"\b(?=\w*(?:%s))[A-Za-z]\w*" % "|".join(_PLATFORM_WORDS))
 
 
 def backend_selectors(tested: Iterable[str]) -> set[str]:
-    """The names among `tested` that say CUDA where a twin in `tested` says HIP or ROCM."""
+    """The names among `tested` that say CUDA (or a CUDA library) where a twin in `tested`
+    says HIP or ROCm (or that library's ROCm counterpart): `X_USE_CUDA` beside `X_USE_HIP`,
+    `X_USING_CUSPARSE` beside `X_USING_ROCSPARSE`."""
     tested = set(tested)
     found = set()
     for name in tested:
-        words = name.split("_")
-        if name.startswith("__") or "CUDA" not in words:
+        if name.startswith("__"):
             continue
-        i = words.index("CUDA")
-        if any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in ("HIP", "ROCM")):
-            found.add(name)
+        words = name.split("_")
+        for i, word in enumerate(words):
+            twins = _BACKEND_TWINS.get(word)
+            if twins and any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in twins):
+                found.add(name)
+                break
     return found
 
 
