@@ -10,7 +10,7 @@ import bisect
 import re
 
 from portlint.checks.cpp import memoized
-from portlint.finding import Finding, at_node
+from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
 from portlint.source import SourceFile
@@ -407,6 +407,33 @@ def _joined(condition: Condition, source: SourceFile, operator: str, test: str) 
     return f"{text} {operator} {test}"
 
 
+def _fallback_on_rocm(condition: Condition, source: SourceFile):
+    """The later arm of `condition`'s chain that ROCm surely takes (an `#elif` true there, or
+    the `#else`), when it holds code and no `#error`: AMD then compiles a working alternative
+    (`#if __CUDA_ARCH__ >= 800` fast path, `#else` generic path), which costs speed at most.
+    None when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
+    chain = _chain(condition, source)
+    later = chain[chain.index(condition) + 1:] if condition in chain else []
+    for arm in later:
+        taken = truth(evaluate(arm, source, rocm=True))
+        if taken is None:
+            return None
+        if taken:
+            return arm.node if _working_arm(_arm_body(arm), source) else None
+    last = chain[-1].node if chain else condition.node
+    alternative = last.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return None
+    return alternative if _working_arm(alternative.named_children, source) else None
+
+
+def _working_arm(body: list, source: SourceFile) -> bool:
+    """Does an arm hold code (not only comments) and no `#error`?"""
+    code = [node for node in body if node.type != "comment"]
+    return bool(code) and not any(
+        node.type == "preproc_call" and source.node_text(node).lstrip("# \t").startswith("error") for node in code)
+
+
 # ---- P002: `__CUDA_ARCH__ >= 700` feature gates -------------------------------------------
 _COMPARISONS = frozenset({">=", ">", "<=", "<", "==", "!="})
 # NVIDIA architectures a gate is tried with (besides the numbers it compares with).
@@ -468,8 +495,15 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             continue
         culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
         gate = _one_line(culprit, source)
+        severity = None
         if kind == "feature":
             message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
+            fallback = _fallback_on_rocm(condition, source)
+            if fallback is not None:
+                line = source.line_of(fallback.start_byte) + 1
+                message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}) "
+                           "instead of the code it gates.")
+                severity = Severity.NOTE  # a working alternative: speed at most
             fix = Fix.advice(
                 f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
                 "the feature), or test a `__HIP_ARCH_HAS_*__` or project feature macro")
@@ -477,7 +511,7 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             message = f"`{gate}` is always true on AMD; code for old NVIDIA GPUs is compiled."
             fix = Fix.advice(
                 f"Leave AMD out of the legacy arm: `#if {_joined(condition, source, '&&', '!defined(__HIP_PLATFORM_AMD__)')}`")
-        findings.append(at_node(source, culprit, message, fix))
+        findings.append(at_node(source, culprit, message, fix, severity=severity))
     return findings
 
 
@@ -571,11 +605,19 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
+        severity = None
         if on_rocm:
             message = f"`{macro}` is undefined on ROCm, so this non-CUDA branch is compiled there."
         else:
             message = f"`{macro}` is undefined on ROCm, so this branch is left out there."
-        findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm)))
+            fallback = _fallback_on_rocm(condition, source)
+            if fallback is not None:
+                line = source.line_of(fallback.start_byte) + 1
+                message = (f"`{macro}` is undefined on ROCm, so this branch is left out there and the "
+                           f"arm at line {line} is compiled instead; check that it is right for HIP.")
+                severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
+        findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm),
+                                severity=severity))
     return findings
 
 
