@@ -95,3 +95,20 @@ def test_version_guard_with_a_compiled_alternative_is_a_note(tmp_path):
         #define HAS_GRAPHS 1
         #endif
     """, "P003") == ["note", "warning"]
+
+
+def test_version_guard_decided_by_a_backend_switch_is_silent(tmp_path):
+    """`defined(MYLIB_USE_CUDA) && CUDART_VERSION >= 12000`: the CUDA backend's switch is off
+    in the ROCm build (the project tests its HIP twin too), so the version macro decides
+    nothing there. Without the switch it decides."""
+    guarded = """
+        #if defined(MYLIB_USE_HIP)
+        #include <hip/hip_runtime.h>
+        #endif
+        #if defined(MYLIB_USE_CUDA) && CUDART_VERSION >= 12000
+        #define GRAPH_UPDATE 2
+        #endif
+    """
+    assert_findings(guarded, "cuda", tmp_path=tmp_path, select=("P003",))
+    assert_findings(guarded.replace("defined(MYLIB_USE_CUDA) && ", ""), "cuda", "P003", tmp_path=tmp_path,
+                    select=("P003",))

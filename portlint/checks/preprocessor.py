@@ -579,6 +579,22 @@ def _first_identifier(root, names, source: SourceFile):
     return None
 
 
+# Values an NVIDIA toolchain gives the version macros, tried in their place on ROCm.
+_CUDA_VERSIONS = (9000, 10000, 11000, 11080, 12000, 12080, 13000)
+
+
+def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: bool) -> bool:
+    """Would ROCm's answer change if the NVIDIA-only macros had NVIDIA's values? Not where
+    the rest of the condition decides alone (`defined(X_USE_CUSPARSE) && CUSPARSE_VERSION >=
+    11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason."""
+    for version in _CUDA_VERSIONS:
+        values = {m: (version // 1000 if m.endswith("_MAJOR__") else 0 if m.endswith(("_MINOR__", "_BUILD__"))
+                      else 1 if m.startswith("__") else version) for m in macros}
+        if truth(evaluate(condition, source, rocm=True, values=values)) != on_rocm:  # None: it may
+            return True
+    return False
+
+
 def _nvcc_only_fix(macro: str, condition: Condition, source: SourceFile, taken_on_rocm: bool) -> Fix:
     hip = NVCC_ONLY_MACROS[macro]
     platform = _PLATFORM_TEST.get(hip, hip)
@@ -599,7 +615,7 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
         macros = condition.macros & NVCC_ONLY_MACROS.keys()
         on_rocm = truth(evaluate(condition, source, rocm=True))
         on_cuda = truth(evaluate(condition, source, rocm=False))
-        if on_rocm is None or on_rocm == on_cuda:
+        if on_rocm is None or on_rocm == on_cuda or not _decides_on_rocm(condition, source, macros, on_rocm):
             continue  # the macro does not decide what ROCm compiles
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
