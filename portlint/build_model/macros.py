@@ -195,8 +195,9 @@ class FileEnvironment:
 
     `macros[build][name]` is a pair of tuples (offsets, states): from each offset on, the
     name has that state (a `Macro`, `UNDEFINED` or `MAYBE`). `functions` lists the
-    functions with a CUDA intrinsic's spelling (`__vsub4`) that ROCm-compiled code defines,
-    by the offset from which the file sees them.
+    functions with a CUDA intrinsic's spelling (`__vsub4`), and the CUDA API names a shim
+    header defines as a function or type alias (`cublasFillMode_t`), that ROCm-compiled code
+    defines, by the offset from which the file sees them.
     """
 
     macros: tuple[Mapping[str, tuple[tuple[int, ...], tuple]], Mapping[str, tuple[tuple[int, ...], tuple]]] = ({}, {})
@@ -338,6 +339,32 @@ def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
         return []
     return [(m.start(), m.group(1).decode()) for m in _INTRINSIC_DEFINITION.finditer(data)
             if m.group(1) not in _NOT_FUNCTIONS]
+
+
+# A shim header's own definitions of CUDA API names over the ROCm libraries: type aliases
+# (`typedef hipblasFillMode_t cublasFillMode_t;`, `using __nv_fp8_e4m3 = __hip_fp8_e4m3;`)
+# and functions (`cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* h) { ... }`). Each
+# opens with a literal the engine searches for; which names count is the hipify table's word.
+_TYPEDEF = re.compile(rb"typedef\b[^;{}]{1,512};")
+_USING_ALIAS = re.compile(rb"using[ \t]+(\w+)[ \t]*=")
+_API_FUNCTION = re.compile(
+    rb"cu(?<!\wcu)[A-Za-z]\w*[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
+_ALIAS_WORD = re.compile(rb"\w+")
+
+
+def _api_definitions(data: bytes) -> list[tuple[int, str]]:
+    """CUDA API names (HIPIFY-documented: `cublasFillMode_t`, `cusolverDnCreate`,
+    `__nv_fp8_e4m3`) that this header defines as a type alias or a function."""
+    found = []
+    if b"typedef" in data:
+        for m in _TYPEDEF.finditer(data):
+            words = _ALIAS_WORD.findall(m.group())
+            found.append((m.start(), words[-1].decode()))
+    if b"using" in data:
+        found += [(m.start(), m.group(1).decode()) for m in _USING_ALIAS.finditer(data)]
+    if b"cu" in data:
+        found += [(m.start(), m.group().split(b"(", 1)[0].strip().decode()) for m in _API_FUNCTION.finditer(data)]
+    return [(offset, name) for offset, name in found if hipify.documented(name)]
 
 
 _NOT_FUNCTIONS = frozenset({b"__attribute__", b"__launch_bounds__", b"__declspec", b"__asm__", b"__asm",
@@ -570,7 +597,11 @@ class BuildMacros:
             return _EMPTY_WALK
         directives = read_directives(data)
         # A TU's own definitions are its rules' business: only headers lend them to others.
-        definitions = _intrinsic_definitions(data) if _is_header(path) and b"__device__" in data else []
+        definitions, api_names = [], set()
+        if _is_header(path):
+            api = _api_definitions(data)
+            api_names = {name for _, name in api}
+            definitions = (_intrinsic_definitions(data) if b"__device__" in data else []) + api
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
@@ -586,7 +617,10 @@ class BuildMacros:
         for offset, kind_order, index in pending:
             if kind_order == 1:  # a function with an intrinsic's name
                 name = definitions[index][1]
-                if truth(active[ROCM]) is True and name not in functions:
+                # An API shim may sit in one of several ROCm-only arms (a type per target):
+                # whichever the ROCm build takes defines the name.
+                rocm_only = name in api_names and truth(active[ROCM]) is None and truth(active[CUDA]) is False
+                if (truth(active[ROCM]) is True or rocm_only) and name not in functions:
                     functions[name] = offset
                 continue
             d = directives[index]

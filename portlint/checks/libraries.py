@@ -335,8 +335,10 @@ def _api_names(source: SourceFile, own_names: set[str]) -> dict[str, dict[int, l
             if lib is None or not _uses_change(lib) or name in own_names or _is_member(node) \
                     or _in_preprocessor_test(source, node.start_byte):
                 continue
-            if source.shim(name, node.start_byte) is not None or source.hipified_name(name) is not None:
-                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`, or hipify)
+            if source.rocm_defines_function(name, node.start_byte) or source.hipified_name(name) is not None:
+                # The ROCm build renames it (`#define cublasSgemm hipblasSgemm`, hipify) or a
+                # shim header defines it over the ROCm library (`typedef hipblasFillMode_t cublasFillMode_t;`).
+                continue
             found.setdefault(lib.name, {}).setdefault(source.line_of(node.start_byte), []).append(node)
     return found
 
