@@ -114,3 +114,22 @@ def test_cuda_library_arm_of_a_library_pair_is_not_compiled_on_rocm(tmp_path: Pa
 def test_a_cuda_library_macro_without_its_rocm_twin_decides_nothing(tmp_path: Path) -> None:
     lone = SPARSE.replace("#elif defined(MYLIB_USING_ROCSPARSE)", "#else")
     assert "L001" in _library_findings(tmp_path, lone)
+
+
+ONLY_ON_CUDA = """\
+#ifndef MYLIB_HIP_COMPAT_H
+#define MYLIB_HIP_COMPAT_H
+#if !defined(MYLIB_USE_HIP)
+#include <cusolverDn.h>
+typedef cusolverDnHandle_t solver_handle;
+#endif
+#endif
+"""
+
+
+def test_a_hip_switch_is_on_in_the_rocm_build(tmp_path: Path) -> None:
+    """`MYLIB_USE_HIP` is what the project's ROCm build defines (its build helper or
+    configure step does): code under `#if !defined(MYLIB_USE_HIP)` is the CUDA build's.
+    An include guard that mentions HIP is no switch: the header stays compiled."""
+    assert _library_findings(tmp_path, ONLY_ON_CUDA) == []
+    assert "L001" in _library_findings(tmp_path, ONLY_ON_CUDA.replace("MYLIB_USE_HIP", "MYLIB_FAST_PATH"))

@@ -114,7 +114,8 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
     # A header named alone takes its macros from where it is included, as in a full scan.
     includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache, str(config.root), budget)
     torch_extension = files.torch_extension  # its builder passes its defines to every source
-    rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
+    torch_defines = {n: v for n, v in TORCH_ROCM_DEFINES.items() if n not in files.rocm_undefines} if torch_extension else {}
+    rocm_defines = {**torch_defines, **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
     project_headers = [c.absolute for c in around or () if c.language == _C_FAMILY and is_header(c.absolute)]

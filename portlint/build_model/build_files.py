@@ -78,6 +78,9 @@ class BuildFiles:
     # then judge the hipified text (`portlint.hipify`).
     hipified: frozenset[str] = frozenset()
     hipify_all: bool = False
+    # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
+    # default define of that name (PyTorch's) may not hold.
+    rocm_undefines: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -103,6 +106,7 @@ class _Collector:
         self.rocm_build = False  # see BuildFiles.rocm_build
         self.rocm_may_define: set[str] = set()  # names defined where the ROCm build surely or maybe goes
         self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
+        self.rocm_undefines: set[str] = set()  # `-UNAME` where the ROCm build may go (see BuildFiles)
         self._shown: dict = {}
         self._lists: dict[str, SourceFile | None] = {}
         self.offload_archs: dict[str, None] = {}  # in the order named
@@ -151,6 +155,13 @@ class _Collector:
         if taken is True:
             (self.rocm_defines if rocm_side else self.cuda_defines).setdefault(name, value)
         (self.rocm_may_define if rocm_side and taken is not False else self.defined_elsewhere).add(name)
+
+    def undefine(self, text: str) -> None:
+        """`-UNAME` where the ROCm build may go: it takes back a define of its compiler driver
+        (`-U__HIP_NO_HALF_OPERATORS__` over PyTorch's `-D__HIP_NO_HALF_OPERATORS__=1`)."""
+        name = text.removeprefix("-U").strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            self.rocm_undefines.add(name)
 
     def note_flags(self, words) -> None:
         """Compiler flags or command words a ROCm build may pass: `--offload-arch=gfx90a,gfx942`,
@@ -266,6 +277,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
+                      rocm_undefines=frozenset(collector.rocm_undefines),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
 
 
@@ -592,6 +604,8 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
             for token, _ in arg.tokens():
                 if token.startswith("-D") and "{" not in token:
                     define(arg.node, token)
+                elif token.startswith("-U") and rocm_side and _taken(script, arg.node, names)[0] is not False:
+                    collector.undefine(token)
 
 
 def _paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -> list[str] | None:
@@ -770,6 +784,10 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
             text = word.text
             if text.startswith("-D") and "$" not in text:
                 collector.define(rocm, cuda, text)
+                continue
+            if text.startswith("-U") and "$" not in text:
+                if rocm is not False:
+                    collector.undefine(text)
                 continue
             wildcard = _MAKE_WILDCARD.match(text)
             if wildcard is not None:

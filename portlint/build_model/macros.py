@@ -476,6 +476,7 @@ class BuildMacros:
         self._too_deep = False
         self._tested_platform_names: set[str] = set()  # `X_ENABLE_CUDA` in an `#if` (backend_selectors)
         self._backend_selectors: frozenset[str] | None = None
+        self._hip_switches: dict[str, str] | None = None
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -824,7 +825,9 @@ class BuildMacros:
             needed = _closure(words, by_name)
             macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
-        rocm_defines = {**self._rocm_defines, **hipify.ROCM_DEFINES} if hipified else self._rocm_defines
+        rocm_defines = {**self.hip_switches(), **self._rocm_defines}
+        if hipified:
+            rocm_defines.update(hipify.ROCM_DEFINES)
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
                                self._rocm_undefined | self.backend_selectors(), hipified)
 
@@ -837,6 +840,16 @@ class BuildMacros:
             self.walk_all()
             self._backend_selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
         return self._backend_selectors
+
+    def hip_switches(self) -> dict[str, str]:
+        """The project's HIP backend switches the ROCm build turns on: tested macros named
+        for that (`X_USE_HIP`, `X_ENABLE_HIP`, `X_USING_ROCM`, `USE_ROCM`), which a configure
+        step or build helper defines for the HIP build, as the CUDA build defines `X_USE_CUDA`."""
+        if self._hip_switches is None:
+            self.walk_all()
+            self._hip_switches = {name: "1" for name in sorted(self._tested_platform_names)
+                                  if _HIP_SWITCH.search(name) and name not in self._cuda_defines}
+        return self._hip_switches
 
     def hipified(self, path: str, depth: int = 0) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
@@ -876,6 +889,10 @@ _PLATFORM_WORDS = sorted({w for cuda, twins in _BACKEND_TWINS.items() for w in (
 # A preprocessor or CMake name with a platform or library word in it (`KOKKOS_ENABLE_CUDA`,
 # `HYPRE_USING_ROCSPARSE`): the candidates `backend_selectors` pairs up.
 PLATFORM_NAME = re.compile(r"\b(?=\w*(?:%s))[A-Za-z]\w*" % "|".join(_PLATFORM_WORDS))
+
+
+# A HIP backend switch's name: the last word says the platform, the one before it switches it.
+_HIP_SWITCH = re.compile(r"(?:^|_)(?:USE|USING|ENABLE|ENABLED|WITH|BUILD)_(?:HIP|ROCM)$")
 
 
 def backend_selectors(tested: Iterable[str]) -> set[str]:
