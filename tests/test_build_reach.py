@@ -60,3 +60,18 @@ def test_a_cuda_only_folder_named_through_a_project_function(tmp_path: Path) -> 
     both = "add_subdirectory(backend)"
     assert _findings(tmp_path, both, "mylib_gpu_library(NAME backend SRCS reduce.cu)\n") == {
         ("reduce.cu", "W001"), ("reduce.cu", "W002")}
+
+
+def test_sources_passed_under_a_cuda_keyword_beside_its_hip_twin(tmp_path: Path) -> None:
+    """`gpu_library(... CUDA_SPECIFIC_SRCS a.cu HIP_SPECIFIC_SRCS a.hip)`: the project's own
+    function takes each platform's sources apart; the CUDA ones are not the ROCm build's.
+    A keyword with no HIP twin says nothing about platforms: its sources may be compiled."""
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "reduce.hip").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    call = ("add_subdirectory(backend)\n"
+            "gpu_library(NAME mylib GPU_SRCS common.cu CUDA_SPECIFIC_SRCS backend/reduce.cu "
+            "HIP_SPECIFIC_SRCS hip/reduce.hip)\n")
+    (tmp_path / "common.cu").write_text("__global__ void fill(float* p) { p[threadIdx.x] = 0; }\n")
+    assert _findings(tmp_path, call, "# sources are named by the top-level call\n") == set()
+    untwinned = call.replace("HIP_SPECIFIC_SRCS", "EXTRA_SRCS")
+    assert ("reduce.cu", "W001") in _findings(tmp_path, untwinned, "# sources are named by the top-level call\n")

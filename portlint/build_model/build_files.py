@@ -25,7 +25,7 @@ from typing import Mapping
 from portlint import queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
-from portlint.build_model.macros import HEADER_SUFFIXES
+from portlint.build_model.macros import HEADER_SUFFIXES, backend_selectors
 from portlint.build_model.observed import Observed
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
@@ -93,6 +93,9 @@ class _Build:
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
     hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
+    # path -> where: sources a call passes under a CUDA keyword beside its HIP twin
+    # (`CUDA_SPECIFIC_SRCS` / `HIP_SPECIFIC_SRCS`): the CUDA build's, even in an unresolved build.
+    cuda_keyword_sources: dict[str, str] = field(default_factory=dict)
 
 
 class _Collector:
@@ -255,6 +258,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for path, where in build.cuda_sources.items():
             if path not in build.rocm_sources and (not build.unresolved or where.rsplit(":", 1)[0] in cuda_only_lists):
                 candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
+        for path, where in build.cuda_keyword_sources.items():
+            if path not in build.rocm_sources:
+                candidates_not_built[path] = f"passed only as the CUDA build's sources ({where})"
     for path, where in _in_cuda_only_folders(candidates, not_built).items():
         candidates_not_built.setdefault(path, where)
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
@@ -986,11 +992,34 @@ class _CMakeTree:
             return
         if rocm is not False and name not in ("set", "list", "option", "message"):
             # Any other command a ROCm build runs with a source in it (a project's own
-            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it.
-            for text in texts:
+            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it,
+            # but for the sources a call passes under a CUDA keyword beside that keyword's HIP
+            # twin (`CUDA_SPECIFIC_SRCS ... HIP_SPECIFIC_SRCS ...`): those are the CUDA build's.
+            cuda_only = _cuda_keyword_sections(texts)
+            for i, text in enumerate(texts):
                 for item in cmake_expand(text, rocm_env)[0]:
                     if Path(item).suffix.lower() in COMPILED_SUFFIXES:
-                        self.build.rocm_sources.add(os.path.normpath(item if os.path.isabs(item) else directory / item))
+                        full = os.path.normpath(item if os.path.isabs(item) else directory / item)
+                        if i in cuda_only:
+                            self.build.cuda_keyword_sources.setdefault(full, where)
+                        else:
+                            self.build.rocm_sources.add(full)
+
+
+def _cuda_keyword_sections(texts: list[str]) -> set[int]:
+    """Indices of the arguments a call passes under a CUDA keyword whose HIP twin the same
+    call also uses (`gpu_library(x CUDA_SRCS a.cu HIP_SRCS a.hip)`): a keyword is an
+    upper-case word (`CUDA_SPECIFIC_SRCS`), its section the arguments up to the next one."""
+    keywords = [i for i, text in enumerate(texts) if re.fullmatch(r"[A-Z][A-Z0-9_]*", text)]
+    cuda = backend_selectors(texts[i] for i in keywords)
+    if not cuda:
+        return set()
+    sections = set()
+    for k, i in enumerate(keywords):
+        if texts[i] in cuda:
+            end = keywords[k + 1] if k + 1 < len(keywords) else len(texts)
+            sections.update(range(i + 1, end))
+    return sections
 
 
 def _unquote(text: str) -> str:
