@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
-from portlint.checks.cpp import callee_name, enclosing_function, include_path, memoized, token_nodes
+from portlint.checks.cpp import ancestors_of, callee_name, enclosing_function, include_path, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -570,9 +570,16 @@ _CG_TYPES = frozenset({"thread_block", "thread_block_tile", "grid_group", "coale
                        "multi_grid_group"})
 _CG_FACTORIES = frozenset({"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads",
                            "this_multi_grid", "binary_partition"})
+# The third form is a declaration of a template-typed variable that tree-sitter reads as two
+# comparisons when the type is qualified (`cg::thread_block_tile<32> warp = ...;` becomes
+# `(cg::thread_block_tile < 32) > (warp = ...)`).
 _CG_VARIABLES = """
 [(declaration type: (_) @type declarator: [(init_declarator declarator: (_) @name value: (_) @value) (identifier) @name])
- (parameter_declaration type: (_) @type declarator: (_) @name)]
+ (parameter_declaration type: (_) @type declarator: (_) @name)
+ (expression_statement (binary_expression
+   left: (binary_expression left: [(qualified_identifier) (identifier)] @type operator: "<")
+   operator: ">"
+   right: [(assignment_expression left: (identifier) @name operator: "=" right: (_) @value) (identifier) @name]))]
 """
 _NAMESPACE_ALIASES = "(namespace_alias_definition name: (namespace_identifier) @alias (_) @target)"
 _USING_CG = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
@@ -668,11 +675,28 @@ _LATE_CG_MEMBERS = {
     "group_dim": "`blockDim`",
 }
 _DISTINCTIVE = ("meta_group_rank", "meta_group_size")
-_LATE_CG_FUNCTIONS = {"binary_partition": "`tiled_partition` and a mask of your own"}
+
+
+@dataclass(frozen=True)
+class _LateFunction:
+    instead: str  # what computes the same on the ROCm releases that lack it
+    failing: str  # the ROCm releases whose header lacks it
+    first: str  # the first ROCm whose header has it
+
+
+# `cg::reduce` and its operators (`cg::plus`, `cg::greater`, ...) came last: neither HIP 5.2's
+# nor ROCm 6.3's header has them; clr added `amd_hip_cooperative_groups_reduce.h` during ROCm 7.
+_LATE_CG_FUNCTIONS = {
+    "binary_partition": _LateFunction("`tiled_partition` and a mask of your own", "ROCm 5.x", "ROCm 6"),
+    "reduce": _LateFunction("a shuffle-down loop over the tile (`for (o = tile.size() / 2; o > 0; o /= 2) "
+                            "v = op(v, tile.shfl_down(v, o));`, then `tile.shfl(v, 0)` for every lane)",
+                            "ROCm 5.x, 6.x and early 7.x", "a ROCm 7 release with `cooperative_groups/reduce`"),
+}
 
 
 @needs(b"meta_group_", all_of(b"cooperative_groups",
-                              any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition")))
+                              any_of(b"any", b"all", b"ballot", b"match_", b"group_dim", b"binary_partition",
+                                     b"reduce")))
 def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
     findings = []
     groups = None
@@ -691,14 +715,30 @@ def check_late_cooperative_groups_api(source: SourceFile) -> list[Finding]:
                            f"it: {instead}")))
     if b"cooperative_groups" in source.data:
         groups = CooperativeGroupNames(source) if groups is None else groups
-        for name, instead in _LATE_CG_FUNCTIONS.items():
+        for name, late in _LATE_CG_FUNCTIONS.items():
+            if _shims_cg_function(source, name):
+                continue
             for qualified in _qualified_uses(source, groups, name):
                 findings.append(at_node(
                     source, qualified,
-                    f"`{name}` is missing from older HIP cooperative groups; ROCm 5.x builds fail to compile it.",
-                    Fix.advice(f"Require a ROCm whose `hip_cooperative_groups.h` has `{name}` (ROCm 6), or use "
-                               f"{instead}")))
+                    f"`{name}` is missing from older HIP cooperative groups; {late.failing} builds fail to compile it.",
+                    Fix.advice(f"Require {late.first}, whose cooperative groups have `{name}`, or use "
+                               f"{late.instead}")))
     return findings
+
+
+def _shims_cg_function(source: SourceFile, name: str) -> bool:
+    """Does this file define `name` inside `namespace cooperative_groups` (a project's own
+    `cg::reduce` for the ROCm releases that lack it)?"""
+    for node in token_nodes(source, name.encode()):
+        declarator = node.parent
+        if node.type != "identifier" or declarator is None or declarator.type != "function_declarator":
+            continue
+        for outer in ancestors_of(declarator):
+            if outer.type == "namespace_definition" and outer.child_by_field_name("name") is not None and \
+                    source.node_text(outer.child_by_field_name("name")) == _CG_NAMESPACE:
+                return True
+    return False
 
 
 # ---- L003 missing-cooperative-groups-api -----------------------------------------------------
