@@ -5,11 +5,15 @@ and with hipcc (gfx90a), both in C++17. The file's name says what must happen:
 
 - `bad*` (not `.fixed`): nvcc accepts it, hipcc rejects it, and every line hipcc reports an
   error on carries an `expect:` marker of the fixture's rule (the rejection is the rule's
-  shape, not a missing header);
+  shape, not a missing header), or a `rejected-use:` marker where the rule reports the root
+  cause on another line and hip-clang fails at each use (a definition every use of which is
+  ambiguous);
 - `ok*` and `*.fixed*`: both accept it.
 
 The fixtures are CUDA as a project writes it; hipcc reads each CUDA include as the HIP
-header hipify puts in its place (`portlint.hipify.HEADERS`, through one-line stand-ins).
+header hipify puts in its place (`portlint.hipify.HEADERS`, through one-line stand-ins), and
+a copy of the file in which each CUDA API name is the one hipify writes
+(`cudaKernelNodeParams` -> `hipKernelNodeParams`; lines stay where they are).
 Without nvcc (CI has none) or hipcc, the tests skip with the reason; under CI a missing
 hipcc fails (see test_hipcc).
 """
@@ -28,6 +32,7 @@ from test_hipcc import FIXTURES, _nvcc, compile_hip
 
 MARKER = "compile-check: nvcc, hip-clang"
 NVCC_ARCH = "sm_80"
+_REJECTED_USE = re.compile(r"//\s*rejected-use:\s*([A-Z][0-9]{3})")
 _HIP_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?P<text>.*)$", re.MULTILINE)
 
 
@@ -70,14 +75,28 @@ def test_nvcc_accepts(path: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, f"nvcc rejected {_id(path)}:\n{proc.stderr[-4000:]}"
 
 
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def hipified_names(path: Path, tmp_path: Path) -> Path:
+    """A copy of `path`, under the same name, with hipify's renames of CUDA API names."""
+    text = _IDENTIFIER.sub(lambda m: hipify.hip_name(m.group(0)) or m.group(0), path.read_text(encoding="utf-8"))
+    copy = tmp_path / "hipified" / path.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(text, encoding="utf-8")
+    return copy
+
+
 @pytest.mark.parametrize("path", _marked_files(), ids=_id)
 def test_hip_clang_verdict(path: Path, tmp_path: Path, hipified_includes: Path) -> None:
-    proc = compile_hip(path, tmp_path, "-std=c++17", f"-I{hipified_includes}")
+    proc = compile_hip(hipified_names(path, tmp_path), tmp_path, "-std=c++17", f"-I{hipified_includes}")
     if not _is_bad(path):
         assert proc.returncode == 0, f"hipcc rejected {_id(path)}:\n{proc.stderr[-4000:]}"
         return
     assert proc.returncode != 0, f"hipcc accepted {_id(path)}, which the rule says it rejects"
     expected = {line for _, line in expectations(path, path.parent.name)[0]}
+    expected |= {number for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                  if any(code == path.parent.name for code in _REJECTED_USE.findall(text))}
     errors = [(int(m["line"]), m["text"]) for m in _HIP_ERROR.finditer(proc.stderr)
               if Path(m["file"]).name == path.name]
     assert errors, f"hipcc's errors are all outside {_id(path)}:\n{proc.stderr[-4000:]}"

@@ -7,14 +7,14 @@ import re
 from portlint import queries
 from portlint.build_model.macros import UNDEFINED
 from portlint.checks.cpp import (
-    DEVICE_CODE, STRING_PIECES, arguments, callee_name, calls_named, enclosing_function, expression_type,
+    DEVICE_CODE, STRING_PIECES, ancestors_of, arguments, callee_name, calls_named, enclosing_function, expression_type,
     in_device_code, include_path, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
 from portlint.nesting import bounded
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import all_of, needs
+from portlint.triggers import all_of, any_of, needs
 
 # =========================================================================================
 # N001 half2-members
@@ -441,7 +441,9 @@ def check_device_assert_trap(source: SourceFile) -> list[Finding]:
 # braces give the bits. HIP's are unions whose first member is `_Float16 data` (a 2-vector
 # for `__half2_raw`), so braces initialise the value instead.
 RAW_HALF_TYPES = ("__half_raw", "__half2_raw")
-_RAW_BRACES = """
+# Braces that initialise a value of a named type: a declaration, `T{...}`, `return {...};`
+# (the function's return type). Shared with N008.
+_TYPED_BRACES = """
 [(declaration type: (type_identifier) @type declarator: (init_declarator value: (initializer_list) @init)) @declaration
  (compound_literal_expression type: (type_identifier) @type value: (initializer_list) @init)
  (return_statement (initializer_list) @init)]
@@ -488,7 +490,7 @@ def _compiled_by_hip_clang(source: SourceFile) -> bool:
     return source.path.endswith(_HIP_CLANG_SUFFIXES) or b"__device__" in source.data or b"__global__" in source.data
 
 
-def _raw_type_of_return(statement, source: SourceFile) -> str | None:
+def _return_type_of(statement, source: SourceFile) -> str | None:
     function = enclosing_function(statement)
     returned = function.child_by_field_name("type") if function is not None else None
     return source.node_text(returned) if returned is not None else None
@@ -521,12 +523,12 @@ def check_half_raw_brace_init(source: SourceFile) -> list[Finding]:
         return []
     own = _own_raw_types(source)
     findings = []
-    for match in queries.matches(CUDA, _RAW_BRACES, source.tree.root_node):
+    for match in queries.matches(CUDA, _TYPED_BRACES, source.tree.root_node):
         init = match["init"][0]
         if "type" in match:
             raw_type = source.node_text(match["type"][0])
         else:
-            raw_type = _raw_type_of_return(init.parent, source)
+            raw_type = _return_type_of(init.parent, source)
         if raw_type not in RAW_HALF_TYPES or raw_type in own:
             continue
         elements = _braced_elements(init)
@@ -542,6 +544,239 @@ def check_half_raw_brace_init(source: SourceFile) -> list[Finding]:
     return findings
 
 
+# =========================================================================================
+# N007 hip-atomic-redefinition
+
+# Atomic overloads HIP's headers define (HIP 5.2's and ROCm 6.3's `amd_hip_atomic.h`) and
+# CUDA 13's do not: a project that writes its own for CUDA (a CAS loop for a float
+# `atomicMax`) redefines HIP's on ROCm. Pointee type -> the atomics HIP has for it.
+_HIP_ONLY_ATOMICS = {
+    "float": ("atomicCAS", "atomicMax", "atomicMin", "atomicSub"),
+    "double": ("atomicCAS", "atomicExch", "atomicMax", "atomicMin", "atomicSub"),
+    "unsigned long": ("atomicAdd", "atomicAnd", "atomicCAS", "atomicExch", "atomicMax", "atomicMin", "atomicOr",
+                      "atomicSub", "atomicXor"),
+    "unsigned long long": ("atomicSub",),
+}
+_HIP_ONLY_ATOMIC_NAMES = frozenset(name + suffix for names in _HIP_ONLY_ATOMICS.values() for name in names
+                                   for suffix in ("", "_system"))
+# Spellings of the same type on the LP64 systems ROCm runs on.
+_SAME_TYPE = {"unsigned long int": "unsigned long", "long unsigned int": "unsigned long",
+              "uint64_t": "unsigned long", "std::uint64_t": "unsigned long", "size_t": "unsigned long",
+              "std::size_t": "unsigned long", "unsigned long long int": "unsigned long long",
+              "long long unsigned int": "unsigned long long"}
+_FUNCTION_DEFINITIONS = "(function_definition declarator: (function_declarator) @declarator) @function"
+# Where a definition is no longer the global one HIP's header declares.
+_OTHER_SCOPES = frozenset({"namespace_definition", "class_specifier", "struct_specifier", "union_specifier",
+                           "template_declaration", "field_declaration_list"})
+
+
+def _parameter_type(parameter, source: SourceFile) -> tuple[str, int] | None:
+    """(type, pointer depth) of a parameter, `const` of the pointee kept (`const float*` is
+    another overload), a top-level `const` dropped; None for references and arrays."""
+    if parameter.type != "parameter_declaration":
+        return None
+    type_node = parameter.child_by_field_name("type")
+    written = " ".join(source.node_text(type_node).split())
+    written = _SAME_TYPE.get(written, written)
+    pointee_const = any(c.type == "type_qualifier" and source.node_text(c) == "const" for c in parameter.children)
+    depth, declarator = 0, parameter.child_by_field_name("declarator")
+    while declarator is not None and declarator.type == "pointer_declarator":
+        depth += 1
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is not None and declarator.type not in ("identifier",):
+        return None
+    if depth and pointee_const:
+        written = "const " + written
+    return written, depth
+
+
+def _redefines_hip_atomic(name: str, parameters: list[tuple[str, int] | None]) -> str | None:
+    """The pointee type when `name(parameters)` is one of HIP's own atomic overloads."""
+    if not parameters or parameters[0] is None or parameters[0][1] != 1:
+        return None
+    pointee = parameters[0][0]
+    base = name.removesuffix("_system")
+    if base not in _HIP_ONLY_ATOMICS.get(pointee, ()):
+        return None
+    values = 2 if base == "atomicCAS" else 1
+    if len(parameters) != 1 + values or any(p != (pointee, 0) for p in parameters[1:]):
+        return None  # another overload beside HIP's, not the same function
+    return pointee
+
+
+@needs(all_of(b"__device__", b"atomic"))
+def check_hip_atomic_redefinition(source: SourceFile) -> list[Finding]:
+    findings = []
+    for match in queries.matches(CUDA, _FUNCTION_DEFINITIONS, source.tree.root_node):
+        function, declarator = match["function"][0], match["declarator"][0]
+        name_node = declarator.child_by_field_name("declarator")
+        if name_node is None or name_node.type != "identifier" or source.node_text(name_node) not in _HIP_ONLY_ATOMIC_NAMES:
+            continue
+        if not any(c.type == "__device__" for c in function.children):
+            continue  # a host function of that signature overloads HIP's device one
+        if any(outer.type in _OTHER_SCOPES for outer in ancestors_of(function)):
+            continue
+        parameters = [_parameter_type(p, source) for p in declarator.child_by_field_name("parameters").named_children
+                      if p.type != "comment"]
+        name = source.node_text(name_node)
+        pointee = _redefines_hip_atomic(name, parameters)
+        if pointee is None:
+            continue
+        findings.append(at_node(
+            source, name_node,
+            f"HIP already defines `{name}({pointee}*, ...)`; hip-clang rejects this definition as a redefinition.",
+            Fix.advice(f"Keep this `{name}` for CUDA only (`#if !defined(__HIP_PLATFORM_AMD__)` around it): "
+                       f"ROCm's own computes the same")))
+    return findings
+
+
+# =========================================================================================
+# N008 vector-short-brace-init
+
+# CUDA's `float3` is an aggregate: `{a, b}` sets x and y and zeroes z. HIP's is a class
+# (`HIP_vector_type<float, 3>`) whose constructors take one value (explicit, copied to every
+# member) or exactly N, so fewer braces than members do not compile, and `float3 v{a}`
+# compiles to (a, a, a) where CUDA gives (a, 0, 0).
+_VECTOR_WIDTHS = {f"{base}{n}": n for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                               "longlong", "ulonglong", "float", "double") for n in (2, 3, 4)}
+
+
+def _is_direct_initialisation(init) -> bool:
+    """`float3 v{a}` (no `=`): explicit constructors take part."""
+    parent = init.parent
+    return parent.type == "compound_literal_expression" or (
+        parent.type == "init_declarator" and not any(c.type == "=" for c in parent.children))
+
+
+def _short_vector_lists(init, vector_type: str, array: bool):
+    """The brace lists in `init` that give a `vector_type` fewer values than it has members:
+    `init` itself, or each element list of an array's initialiser."""
+    lists = [e for e in _braced_elements(init) if e.type == "initializer_list"] if array else [init]
+    for braces in lists:
+        elements = _braced_elements(braces)
+        if elements and not any(e.type == "initializer_pair" for e in elements) \
+                and len(elements) < _VECTOR_WIDTHS[vector_type]:
+            yield braces, len(elements)
+
+
+@needs(any_of(*(name.encode() for name in _VECTOR_WIDTHS)))
+def check_vector_short_brace_init(source: SourceFile) -> list[Finding]:
+    if not _compiled_by_hip_clang(source):
+        return []
+    findings = []
+    for match in queries.matches(CUDA, _TYPED_BRACES, source.tree.root_node):
+        init = match["init"][0]
+        vector_type = source.node_text(match["type"][0]) if "type" in match else _return_type_of(init.parent, source)
+        if vector_type not in _VECTOR_WIDTHS or re.search(rb"\bstruct\s+" + vector_type.encode() + rb"\s*\{",
+                                                          source.data):
+            continue  # not a vector type, or the file's own struct of that name
+        declarator = init.parent.child_by_field_name("declarator") if init.parent.type == "init_declarator" else None
+        array = declarator is not None and declarator.type == "array_declarator"
+        width = _VECTOR_WIDTHS[vector_type]
+        for braces, count in _short_vector_lists(init, vector_type, array):
+            if count == 1 and not array and _is_direct_initialisation(init):
+                findings.append(at_node(
+                    source, braces,
+                    f"`{vector_type}` from one braced value copies it to all {width} members on HIP; CUDA sets only x.",
+                    Fix.advice(f"Give all {width} values (`{{v, 0, ...}}`) or use `make_{vector_type}`"),
+                    severity=Severity.WARNING))
+                continue
+            findings.append(at_node(
+                source, braces,
+                f"HIP's `{vector_type}` takes exactly {width} braced values; hip-clang rejects {count}.",
+                Fix.advice(f"Give all {width} values (the missing ones `0`, as CUDA fills them) or use "
+                           f"`make_{vector_type}(...)`")))
+    return findings
+
+
+# =========================================================================================
+# N009 vector-compound-operator
+
+# HIP's vector types define `+=`, `-=`, ... as `__host__ __device__` members taking
+# `const HIP_vector_type&`. A project's free `__host__ __device__ operator+=(float3&, float3)`
+# (helper_math.h style) then matches a use exactly as well as the member: every `a += b` on
+# two float3 is ambiguous. A `__device__`-only or host-only free operator wins in its own
+# pass (clang prefers the caller's side), and a scalar right side (`*= float`) is no tie.
+_COMPOUND_ASSIGNMENTS = frozenset(f"operator{op}=" for op in ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"))
+_OPERATOR_DEFINITIONS = """
+(function_definition declarator: [
+   (function_declarator declarator: (operator_name) @name parameters: (parameter_list) @parameters)
+   (reference_declarator (function_declarator declarator: (operator_name) @name
+                                              parameters: (parameter_list) @parameters))]) @function
+"""
+_HOST_DEVICE_MACROS = "(preproc_def name: (identifier) @name value: (preproc_arg) @value)"
+
+
+def _host_device_macros(source: SourceFile) -> frozenset[str]:
+    """This file's macros that expand to both `__host__` and `__device__`
+    (`#define HD inline __host__ __device__`, through other macros of the file too)."""
+    bodies = {source.node_text(m["name"][0]): source.node_text(m["value"][0]).split()
+              for m in queries.matches(CUDA, _HOST_DEVICE_MACROS, source.tree.root_node)}
+
+    def words(name: str, seen: frozenset[str]) -> set[str]:
+        found: set[str] = set()
+        for word in bodies.get(name, ()):
+            found |= words(word, seen | {name}) if word in bodies and word not in seen else {word}
+        return found
+
+    return frozenset(name for name in bodies if {"__host__", "__device__"} <= words(name, frozenset()))
+
+
+def _qualifier_words(function, source: SourceFile) -> set[str]:
+    """The words before the declarator: `inline`, `__host__`, a macro's name, the type."""
+    declarator = function.child_by_field_name("declarator")
+    return {word for child in function.children if child.end_byte <= declarator.start_byte
+            for word in source.node_text(child).split()}
+
+
+def _vector_parameter(parameter, source: SourceFile) -> tuple[str, str] | None:
+    """(vector type, how it is passed: `ref`, `const-ref` or `value`) of a parameter."""
+    if parameter.type != "parameter_declaration":
+        return None
+    written = source.node_text(parameter.child_by_field_name("type"))
+    if written not in _VECTOR_WIDTHS:
+        return None
+    const = any(c.type == "type_qualifier" and source.node_text(c) == "const" for c in parameter.children)
+    declarator = parameter.child_by_field_name("declarator")
+    if declarator is not None and declarator.type == "reference_declarator":
+        return written, "const-ref" if const else "ref"
+    if declarator is None or declarator.type == "identifier":
+        return written, "value"
+    return None
+
+
+@needs(all_of(b"operator", b"__host__"))
+def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
+    macros = None
+    findings = []
+    for match in queries.matches(CUDA, _OPERATOR_DEFINITIONS, source.tree.root_node):
+        name_node, function = match["name"][0], match["function"][0]
+        operator = "".join(source.node_text(name_node).split())
+        if operator not in _COMPOUND_ASSIGNMENTS:
+            continue
+        if any(outer.type in _OTHER_SCOPES for outer in ancestors_of(function)):
+            continue  # a member, or in a namespace that argument lookup of `float3` does not search
+        parameters = [_vector_parameter(p, source) for p in match["parameters"][0].named_children
+                      if p.type != "comment"]
+        if len(parameters) != 2 or parameters[0] is None or parameters[1] is None:
+            continue
+        (left, left_pass), (right, right_pass) = parameters
+        if left != right or left_pass != "ref" or right_pass == "ref":
+            continue
+        words = _qualifier_words(function, source)
+        if not {"__host__", "__device__"} <= words:
+            macros = _host_device_macros(source) if macros is None else macros
+            if not words & macros:
+                continue  # one side only: its own pass prefers it to HIP's member
+        findings.append(at_node(
+            source, name_node,
+            f"HIP's `{left}` has a `__host__ __device__` member `{operator}`: with this one, every "
+            f"`a {operator[8:]} b` on two `{left}` is ambiguous and hip-clang rejects it.",
+            Fix.advice(f"Keep this `{operator}` for CUDA only (`#if !defined(__HIP_PLATFORM_AMD__)` around it); "
+                       f"HIP's member computes the same")))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -549,5 +784,8 @@ queries.shared(
     _INCLUDES,
     _SUBTRACTIONS,
     _ASM,
-    _RAW_BRACES,
+    _TYPED_BRACES,
+    _FUNCTION_DEFINITIONS,
+    _OPERATOR_DEFINITIONS,
+    _HOST_DEVICE_MACROS,
 )

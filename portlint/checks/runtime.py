@@ -1130,6 +1130,43 @@ def check_hip7_runtime_semantics(source: SourceFile) -> list[Finding]:
     return _Hip7Scan(source).run()
 
 
+# ---- R006 positional-graph-params-init ------------------------------------------------------
+# Graph node parameter structs whose HIP twins (what hipify renames them to) list the same
+# fields in another order (HIP 5.2's and ROCm 7's `hip_runtime_api.h`): positional braces
+# written for CUDA's order fill other fields on ROCm.
+_REORDERED_STRUCTS = {
+    "cudaKernelNodeParams": (("func", "gridDim", "blockDim", "sharedMemBytes", "kernelParams", "extra"),
+                             ("blockDim", "extra", "func", "gridDim", "kernelParams", "sharedMemBytes")),
+    "cudaMemsetParams": (("dst", "pitch", "value", "elementSize", "width", "height"),
+                         ("dst", "elementSize", "height", "pitch", "value", "width")),
+}
+_R006_QUERY = """
+[(declaration type: (type_identifier) @type declarator: (init_declarator value: (initializer_list) @init))
+ (compound_literal_expression type: (type_identifier) @type value: (initializer_list) @init)]
+"""
+
+
+@needs(*(name.encode() for name in _REORDERED_STRUCTS))
+def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
+    findings = []
+    for match in queries.matches(CUDA, _R006_QUERY, source.tree.root_node):
+        name = source.node_text(match["type"][0])
+        if name not in _REORDERED_STRUCTS:
+            continue
+        values = [e for e in match["init"][0].named_children if e.type != "comment"]
+        if not values or any(e.type == "initializer_pair" for e in values):
+            continue  # `{}` zeroes and designated members name their fields: the same on HIP
+        cuda_order, hip_order = _REORDERED_STRUCTS[name]
+        moved = [f"`{field}`'s value fills `{hip_order[i]}`" for i, field in enumerate(cuda_order[:len(values)])
+                 if hip_order[i] != field]
+        findings.append(at_node(
+            source, match["init"][0],
+            f"HIP orders `{name}`'s fields differently: {', '.join(moved)}.",
+            Fix.advice("Set the fields by name (`params.func = ...; params.gridDim = ...;`), which both "
+                       "orders read the same")))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -1139,5 +1176,6 @@ queries.shared(
     _R003_LOADS,
     _R004_QUERY,
     _R005_QUERY,
+    _R006_QUERY,
     "(call_expression) @call",
 )
