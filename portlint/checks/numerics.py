@@ -8,7 +8,7 @@ from portlint import queries
 from portlint.build_model.macros import UNDEFINED
 from portlint.checks.cpp import (
     DEVICE_CODE, STRING_PIECES, ancestors_of, arguments, callee_name, calls_named, enclosing_function, expression_type,
-    in_device_code, include_path, strip_parens, token_nodes,
+    in_device_code, include_path, strip_parens, token_nodes, under_hip_version_test,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
@@ -616,6 +616,8 @@ def check_hip_atomic_redefinition(source: SourceFile) -> list[Finding]:
             continue  # a host function of that signature overloads HIP's device one
         if any(outer.type in _OTHER_SCOPES for outer in ancestors_of(function)):
             continue
+        if under_hip_version_test(function, source):
+            continue  # kept for the old HIP releases that lacked the overload
         parameters = [_parameter_type(p, source) for p in declarator.child_by_field_name("parameters").named_children
                       if p.type != "comment"]
         name = source.node_text(name_node)
@@ -639,6 +641,11 @@ def check_hip_atomic_redefinition(source: SourceFile) -> list[Finding]:
 # compiles to (a, a, a) where CUDA gives (a, 0, 0).
 _VECTOR_WIDTHS = {f"{base}{n}": n for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                                "longlong", "ulonglong", "float", "double") for n in (2, 3, 4)}
+
+
+def _is_zero(node, source: SourceFile) -> bool:
+    return node.type == "number_literal" and re.fullmatch(r"0*\.?0*[fFuUlL]*|0[xX]0+[uUlL]*",
+                                                           source.node_text(node)) is not None
 
 
 def _is_direct_initialisation(init) -> bool:
@@ -675,6 +682,8 @@ def check_vector_short_brace_init(source: SourceFile) -> list[Finding]:
         width = _VECTOR_WIDTHS[vector_type]
         for braces, count in _short_vector_lists(init, vector_type, array):
             if count == 1 and not array and _is_direct_initialisation(init):
+                if _is_zero(_braced_elements(braces)[0], source):
+                    continue  # `uint4{0}`: zero in every member on both
                 findings.append(at_node(
                     source, braces,
                     f"`{vector_type}` from one braced value copies it to all {width} members on HIP; CUDA sets only x.",
@@ -756,6 +765,8 @@ def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
             continue
         if any(outer.type in _OTHER_SCOPES for outer in ancestors_of(function)):
             continue  # a member, or in a namespace that argument lookup of `float3` does not search
+        if under_hip_version_test(function, source):
+            continue  # kept for the HIP releases it names
         parameters = [_vector_parameter(p, source) for p in match["parameters"][0].named_children
                       if p.type != "comment"]
         if len(parameters) != 2 or parameters[0] is None or parameters[1] is None:
