@@ -8,7 +8,8 @@ bench/hip_clang_shapes/ with both and print a markdown table.
 
 nvcc: $NVCC, `nvcc` on PATH or the newest /usr/local/cuda*/bin/nvcc, `-arch=sm_80`.
 hipcc: `HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -x hip`, reading each CUDA include as
-the HIP header hipify puts in its place (`portlint.hipify.HEADERS`). A shape counts for a
+the HIP header hipify puts in its place (`portlint.hipify.HEADERS`) and each CUDA API name as
+the one hipify writes (`cudaMallocHost` -> `hipHostMalloc`). A shape counts for a
 "hip-clang rejects" rule only where nvcc accepts it and hipcc rejects it. Run it with the
 Python that has portlint.
 """
@@ -63,8 +64,12 @@ def main() -> int:
         for probe in probes:
             n = subprocess.run([nvcc, "-arch=sm_80", f"-std={args.std}", *args.nvcc_flag, "-c", str(probe),
                                 "-o", f"{tmp}/n.o"], capture_output=True, text=True)
+            renamed = Path(tmp) / "hipified" / probe.name  # same name, same lines: hipify's renames
+            renamed.parent.mkdir(exist_ok=True)
+            renamed.write_text(re.sub(r"\b[A-Za-z_]\w*\b", lambda m: hipify.hip_name(m.group(0)) or m.group(0),
+                                      probe.read_text(encoding="utf-8")), encoding="utf-8")
             h = subprocess.run([hipcc, "--offload-arch=gfx90a", f"-std={args.std}", "-x", "hip",
-                                f"-I{includes}", "-c", str(probe), "-o", f"{tmp}/h.o"],
+                                f"-I{includes}", "-c", str(renamed), "-o", f"{tmp}/h.o"],
                                capture_output=True, text=True, env=env)
             nvcc_warns = "warning" in n.stdout + n.stderr
             nvcc_says = "accepts" + (" (warns)" if nvcc_warns else "") if n.returncode == 0 else "rejects"

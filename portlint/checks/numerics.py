@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from portlint import queries
-from portlint.build_model.macros import UNDEFINED
+from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.checks.cpp import (
     DEVICE_CODE, STRING_PIECES, ancestors_of, arguments, callee_name, calls_named, enclosing_function, expression_type,
-    in_device_code, include_path, strip_parens, token_nodes, under_hip_version_test,
+    in_device_code, include_path, memoized, strip_parens, token_nodes, under_hip_version_test,
 )
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
@@ -713,22 +713,26 @@ _OPERATOR_DEFINITIONS = """
    (reference_declarator (function_declarator declarator: (operator_name) @name
                                               parameters: (parameter_list) @parameters))]) @function
 """
-_HOST_DEVICE_MACROS = "(preproc_def name: (identifier) @name value: (preproc_arg) @value)"
+_MACRO_BODIES_BY_NAME = "(preproc_def name: (identifier) @name value: (preproc_arg) @value)"
 
 
-def _host_device_macros(source: SourceFile) -> frozenset[str]:
-    """This file's macros that expand to both `__host__` and `__device__`
-    (`#define HD inline __host__ __device__`, through other macros of the file too)."""
-    bodies = {source.node_text(m["name"][0]): source.node_text(m["value"][0]).split()
-              for m in queries.matches(CUDA, _HOST_DEVICE_MACROS, source.tree.root_node)}
+def _file_macro_bodies(source: SourceFile) -> dict[str, list[str]]:
+    return memoized(source, "macro_bodies_by_name", lambda s: {
+        s.node_text(m["name"][0]): s.node_text(m["value"][0]).split()
+        for m in queries.matches(CUDA, _MACRO_BODIES_BY_NAME, s.tree.root_node)})
 
-    def words(name: str, seen: frozenset[str]) -> set[str]:
-        found: set[str] = set()
-        for word in bodies.get(name, ()):
-            found |= words(word, seen | {name}) if word in bodies and word not in seen else {word}
-        return found
 
-    return frozenset(name for name in bodies if {"__host__", "__device__"} <= words(name, frozenset()))
+def _expanded_words(word: str, source: SourceFile, offset: int, seen: frozenset[str] = frozenset()) -> set[str]:
+    """The words `word` expands to where `offset` stands: through this file's `#define`s,
+    then the macros the ROCm build sees there from the project's headers
+    (`#define IHD INLINE HOST DEVICE` in one header, `#define DEVICE __device__` in another)."""
+    body = _file_macro_bodies(source).get(word)
+    if body is None and source.build is not None:
+        state = source.build.state(word, offset, rocm=True)
+        body = state.body.split() if isinstance(state, Macro) and not state.is_function_like and state.body else None
+    if body is None or word in seen:
+        return {word}
+    return {expanded for part in body for expanded in _expanded_words(part, source, offset, seen | {word})}
 
 
 def _qualifier_words(function, source: SourceFile) -> set[str]:
@@ -754,9 +758,8 @@ def _vector_parameter(parameter, source: SourceFile) -> tuple[str, str] | None:
     return None
 
 
-@needs(all_of(b"operator", b"__host__"))
+@needs(all_of(b"operator", b"="))
 def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
-    macros = None
     findings = []
     for match in queries.matches(CUDA, _OPERATOR_DEFINITIONS, source.tree.root_node):
         name_node, function = match["name"][0], match["function"][0]
@@ -774,11 +777,10 @@ def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
         (left, left_pass), (right, right_pass) = parameters
         if left != right or left_pass != "ref" or right_pass == "ref":
             continue
-        words = _qualifier_words(function, source)
+        words = {expanded for word in _qualifier_words(function, source)
+                 for expanded in _expanded_words(word, source, function.start_byte)}
         if not {"__host__", "__device__"} <= words:
-            macros = _host_device_macros(source) if macros is None else macros
-            if not words & macros:
-                continue  # one side only: its own pass prefers it to HIP's member
+            continue  # one side only: its own pass prefers it to HIP's member
         findings.append(at_node(
             source, name_node,
             f"HIP's `{left}` has a `__host__ __device__` member `{operator}`: with this one, every "
@@ -798,5 +800,5 @@ queries.shared(
     _TYPED_BRACES,
     _FUNCTION_DEFINITIONS,
     _OPERATOR_DEFINITIONS,
-    _HOST_DEVICE_MACROS,
+    _MACRO_BODIES_BY_NAME,
 )
