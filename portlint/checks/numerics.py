@@ -583,7 +583,7 @@ def _parameter_type(parameter, source: SourceFile) -> tuple[str, int] | None:
     while declarator is not None and declarator.type == "pointer_declarator":
         depth += 1
         declarator = declarator.child_by_field_name("declarator")
-    if declarator is not None and declarator.type not in ("identifier",):
+    if declarator is not None and declarator.type != "identifier":
         return None
     if depth and pointee_const:
         written = "const " + written
@@ -610,9 +610,13 @@ def check_hip_atomic_redefinition(source: SourceFile) -> list[Finding]:
     for match in queries.matches(CUDA, _FUNCTION_DEFINITIONS, source.tree.root_node):
         function, declarator = match["function"][0], match["declarator"][0]
         name_node = declarator.child_by_field_name("declarator")
-        if name_node is None or name_node.type != "identifier" or source.node_text(name_node) not in _HIP_ONLY_ATOMIC_NAMES:
+        if name_node is None or name_node.type != "identifier":
             continue
-        if not any(c.type == "__device__" for c in function.children):
+        if source.node_text(name_node) not in _HIP_ONLY_ATOMIC_NAMES:
+            continue
+        qualifiers = {expanded for word in _qualifier_words(function, source)
+                      for expanded in _expanded_words(word, source, function.start_byte)}
+        if "__device__" not in qualifiers:
             continue  # a host function of that signature overloads HIP's device one
         if any(outer.type in _OTHER_SCOPES for outer in ancestors_of(function)):
             continue
