@@ -604,7 +604,7 @@ def _redefines_hip_atomic(name: str, parameters: list[tuple[str, int] | None]) -
     return pointee
 
 
-@needs(all_of(b"__device__", b"atomic"))
+@needs(b"atomic")  # `__device__` may come through a macro of another header
 def check_hip_atomic_redefinition(source: SourceFile) -> list[Finding]:
     findings = []
     for match in queries.matches(CUDA, _FUNCTION_DEFINITIONS, source.tree.root_node):
@@ -762,7 +762,7 @@ def _vector_parameter(parameter, source: SourceFile) -> tuple[str, str] | None:
     return None
 
 
-@needs(all_of(b"operator", b"="))
+@needs(all_of(b"operator", any_of(*(name.encode() for name in _VECTOR_WIDTHS))))
 def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
     findings = []
     for match in queries.matches(CUDA, _OPERATOR_DEFINITIONS, source.tree.root_node):
