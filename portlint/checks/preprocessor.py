@@ -225,6 +225,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
         if _decided_without_the_device_pass(condition, source):
             continue  # another test decides it on ROCm (`|| defined(MYLIB_ROCM)`, a macro the ROCm build defines)
+        if _in_host_function(condition, source):
+            continue  # no device pass compiles it, on CUDA either: both builds take the host branch
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -243,6 +245,25 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
                               Edit.replace(node, replacement)),
             ))
     return findings
+
+
+def _in_host_function(condition: Condition, source: SourceFile) -> bool:
+    """Is the conditional inside a host-only function (no `__device__`/`__global__`, no
+    qualifier macro, nothing device-only in it, not `constexpr`, which device code may call)?"""
+    from portlint.checks.cpp import ancestors_of
+    from portlint.checks.wavefront_size import function_space
+
+    function = None
+    for ancestor in ancestors_of(condition.node):
+        if ancestor.type == "lambda_expression":
+            return False  # a lambda may be `__device__` (an extended lambda) inside a host function
+        if ancestor.type == "function_definition":
+            function = ancestor
+            break
+    if function is None or any(child.type == "type_qualifier" and source.node_text(child) == "constexpr"
+                               for child in function.children):
+        return False
+    return function_space(function, source) == "host"
 
 
 def _decided_without_the_device_pass(condition: Condition, source: SourceFile) -> bool:
