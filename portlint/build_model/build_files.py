@@ -81,6 +81,9 @@ class BuildFiles:
     # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
     # default define of that name (PyTorch's) may not hold.
     rocm_undefines: frozenset[str] = frozenset()
+    # Every name a build file defines, in any arm: where the build files say when a macro
+    # is defined, they are believed over its name (`BuildMacros.hip_switches`).
+    build_defined: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -284,6 +287,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
                       rocm_undefines=frozenset(collector.rocm_undefines),
+                      build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
+                                              | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
 
 
@@ -910,6 +915,16 @@ class _CMakeTree:
         finally:
             self.active.pop()
 
+    def _module(self, name: str, env: dict) -> Path | None:
+        """The project's own `NAME.cmake` that `include(NAME)` reads: the first on the
+        `CMAKE_MODULE_PATH` the build holds (CMake's own modules are not the project's)."""
+        folders, _ = cmake_expand("${CMAKE_MODULE_PATH}", env)
+        for folder in folders:
+            candidate = Path(folder) / f"{name}.cmake"
+            if os.path.isabs(folder) and self.collector.fs.is_file(candidate):
+                return candidate
+        return None
+
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if rocm is False and cuda is False:
@@ -930,6 +945,14 @@ class _CMakeTree:
                 self.collector.hipify_step = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
+        if name == "project" and texts:
+            # `project(HYPRE)` sets `HYPRE_SOURCE_DIR`, which lists then build paths from.
+            for env in (rocm_env, cuda_env):
+                names, complete = cmake_expand(texts[0], env)
+                for variable in ["PROJECT_SOURCE_DIR"] + [f"{n}_SOURCE_DIR" for n in names[:1] if complete
+                                                          and re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]:
+                    env[variable] = CMakeValue((str(directory),))
+            return
         if name in ("add_subdirectory", "include") and texts:
             items, complete = cmake_expand(texts[0], rocm_env if rocm is not False else cuda_env)
             if not complete or not items:
@@ -942,6 +965,10 @@ class _CMakeTree:
                 self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
             elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
                 self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
+            elif target.suffix != ".cmake" and re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
+                module = self._module(items[0], rocm_env if rocm is not False else cuda_env)
+                if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
+                    self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
