@@ -586,7 +586,7 @@ def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for build in stopped:
-        reason = f"built only by {build.name}, which fails on ROCm before it builds ({build.stops_on_rocm})"
+        reason = f"part of {build.name}, a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
         out[build.entry] = f"a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
         paths = set(build.rocm_sources)
         folder = os.path.dirname(build.entry)
