@@ -19,6 +19,7 @@ in the project when one class has that name.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,15 +55,26 @@ class _Class:
     bases: list["_Class"] = field(default_factory=list)
 
 
-@dataclass
 class _Module:
-    path: Path
-    source: SourceFile
-    rocm: BuildScript  # CUDA-only arms skipped
-    every: BuildScript  # every arm taken
-    names: rocm_path.PythonNames
-    imports: dict[str, tuple[str, ...]]  # name -> the paths (or their ends) of the module it comes from
-    torch_builder: bool  # uses `torch.utils.cpp_extension`
+    """One Python file that may hold builder classes; its readings are made when a builder
+    needs them (most files with a `sources()` method hold none)."""
+
+    def __init__(self, path: Path, source: SourceFile, tree: ast.Module):
+        self.path, self.source, self.tree = path, source, tree
+        self.imports = _imported_from(tree, path)  # name -> the paths (or their ends) of its module
+        self.torch_builder = b"cpp_extension" in source.data  # uses `torch.utils.cpp_extension`
+
+    @functools.cached_property
+    def rocm(self) -> BuildScript:  # CUDA-only arms skipped
+        return BuildScript(self.source)
+
+    @functools.cached_property
+    def every(self) -> BuildScript:  # every arm taken
+        return BuildScript(self.source, rocm_path.RocmPathModel())
+
+    @functools.cached_property
+    def names(self) -> rocm_path.PythonNames:
+        return rocm_path.PythonNames(self.tree)
 
 
 def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: PathsOf,
@@ -102,9 +114,7 @@ def _module(path: Path, data: bytes) -> _Module | None:
         tree = source.python_ast
     except (SyntaxError, ValueError, RecursionError):
         return None  # the scan reports the file's syntax error
-    return _Module(path, source, BuildScript(source), BuildScript(source, rocm_path.RocmPathModel()),
-                   rocm_path.PythonNames(tree),
-                   _imported_from(tree, path), b"cpp_extension" in data)
+    return _Module(path, source, tree)
 
 
 def _imported_from(tree: ast.Module, path: Path) -> dict[str, tuple[str, ...]]:
@@ -133,7 +143,7 @@ def _classes(modules: dict[str, _Module]) -> list[_Class]:
     found: list[_Class] = []
     by_name: dict[str, list[_Class]] = {}
     for module in modules.values():
-        for node in module.source.python_ast.body:
+        for node in module.tree.body:
             if isinstance(node, ast.ClassDef):
                 klass = _Class(node, module)
                 found.append(klass)
