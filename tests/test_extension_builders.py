@@ -14,6 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from harness import scan
 from portlint.finding import Severity
 
@@ -115,3 +117,37 @@ def test_a_setup_that_raises_only_in_its_cuda_arm_is_a_rocm_build(tmp_path: Path
     found = _loud(root)
     assert "fp8_cast.cu" in _files(found)
     assert "nv_extras/setup.py" not in _not_built(root)
+
+
+NV_SETUP = """\
+import subprocess
+
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
+
+
+def nvcc_release(cuda_home):
+    banner = subprocess.check_output([cuda_home + "/bin/nvcc", "--version"], text=True)
+    return banner.split("release ")[1].split(",")[0]
+
+
+def with_threads(flags):
+{body}
+
+
+setup(name="nv_extras", cmdclass={{"build_ext": BuildExtension}},
+      ext_modules=[CUDAExtension("nv_extras", ["csrc/fp8_cast.cu"], extra_compile_args={{"nvcc": with_threads(["-O3"])}})])
+"""
+
+
+@pytest.mark.parametrize("body, cuda_only", [
+    # The extension's own arguments run nvcc: a ROCm build fails making it.
+    ("    return flags + ['--threads', '4'] if nvcc_release(CUDA_HOME) >= '11.2' else flags", True),
+    # The probe's failure is caught: a ROCm build goes on and compiles the sources.
+    ("    try:\n        nvcc_release(CUDA_HOME)\n    except Exception:\n        return flags\n    return flags", False),
+])
+def test_a_sub_build_fails_on_rocm_only_where_it_surely_stops(tmp_path: Path, body: str, cuda_only: bool) -> None:
+    root = _copy(tmp_path)
+    (root / "nv_extras" / "setup.py").write_text(NV_SETUP.format(body=body))
+    assert ("nv_extras/csrc/fp8_cast.cu" in _not_built(root)) is cuda_only
+    assert ("fp8_cast.cu" in _files(_loud(root))) is not cuda_only
