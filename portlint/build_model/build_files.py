@@ -99,7 +99,7 @@ class _Build:
     # path -> where: sources a call passes under a CUDA keyword beside its HIP twin
     # (`CUDA_SPECIFIC_SRCS` / `HIP_SPECIFIC_SRCS`): the CUDA build's, even in an unresolved build.
     cuda_keyword_sources: dict[str, str] = field(default_factory=dict)
-    built_on_rocm: bool = True  # False: a builder class ROCm does not build (`is_compatible()`)
+    built_on_rocm: bool = True  # False: a builder class ROCm does not build (`is_compatible()`, SYCL)
     rocm: bool = False  # it describes a ROCm build (ROCm arms, a ROCm-capable builder)
     stops_on_rocm: str = ""  # where a ROCm build of this setup.py fails before its extensions
     entry: str = ""  # the setup.py (absolute)
@@ -565,8 +565,7 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
             build.rocm_sources.update(p for p in builder.rocm_sources if Path(p).suffix.lower() in COMPILED_SUFFIXES)
         for path in builder.include_dirs:
             collector.add_include_dir(path)
-    where = (f"{builder.where} `{builder.name}.sources()`" if builder.built_on_rocm
-             else f"{builder.where}: `{builder.name}.is_compatible()` is False on ROCm")
+    where = f"{builder.where} `{builder.name}.sources()`" if builder.built_on_rocm else f"{builder.where}: {builder.not_on_rocm}"
     for path in every:
         if path not in build.rocm_sources:
             build.cuda_sources.setdefault(path, where)

@@ -45,7 +45,11 @@ class Builder:
     rocm_sources: list[str] | None  # what a ROCm build compiles; None: not read
     sources: dict[str, None] = field(default_factory=dict)  # on every arm, in order
     include_dirs: list[str] = field(default_factory=list)  # on the arms a ROCm build takes
-    built_on_rocm: bool = True  # False: `is_compatible()` returns False on ROCm
+    not_on_rocm: str = ""  # why a ROCm build does not build it (`is_compatible()` False there, a SYCL extension)
+
+    @property
+    def built_on_rocm(self) -> bool:
+        return not self.not_on_rocm
 
 
 @dataclass
@@ -88,6 +92,7 @@ def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: P
         module = _module(Path(path), data)
         if module is not None:
             modules[path] = module
+    _add_base_modules(modules, python_files, fs)
     classes = _classes(modules)
     out = []
     for klass in classes:
@@ -103,9 +108,36 @@ def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: P
         builder.sources = dict.fromkeys(reader.paths("sources", rocm=False) or [])
         builder.include_dirs = reader.paths("include_paths", rocm=True) or []
         compatible = reader.method("is_compatible")
-        builder.built_on_rocm = compatible is None or not _false_on_rocm(*compatible)
+        if compatible is not None and _false_on_rocm(*compatible):
+            builder.not_on_rocm = f"`{klass.node.name}.is_compatible()` is False on ROCm"
+        elif _makes_only_sycl(reader.method("builder")):
+            builder.not_on_rocm = f"`{klass.node.name}` builds a SYCL extension, which hip-clang never compiles"
         out.append(builder)
     return out
+
+
+def _add_base_modules(modules: dict[str, _Module], python_files: list[str], fs: Observed) -> None:
+    """The modules the classes' bases are imported from, though they define neither method
+    (a base that only builds: `SyclOpBuilder.builder()`), a few levels up."""
+    by_ending = {Path(path).as_posix(): path for path in python_files}
+    for _ in range(4):
+        wanted = set()
+        for module in modules.values():
+            for node in module.tree.body:
+                if isinstance(node, ast.ClassDef):
+                    for base in node.bases:
+                        name = (dotted_name(base) or "").rsplit(".", 1)[-1]
+                        wanted.update(module.imports.get(name, ()))
+        found = {path for ending in wanted for path in ([by_ending[ending]] if ending in by_ending else
+                                                         [p for e, p in by_ending.items() if e.endswith(ending)])}
+        new = [path for path in sorted(found) if path not in modules]
+        if not new:
+            return
+        for path in new:
+            data = fs.read(path, MAX_BUILDER_FILE_BYTES, keep=True)
+            module = _module(Path(path), data) if data and b"class " in data else None
+            if module is not None:
+                modules[path] = module
 
 
 def _module(path: Path, data: bytes) -> _Module | None:
@@ -262,6 +294,16 @@ def _returns_value(function: ast.AST) -> bool:
 
 def _falsy(node: ast.expr | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and not node.value)
+
+
+def _makes_only_sycl(found: tuple[_Module, ast.AST] | None) -> bool:
+    """Does the builder's `builder()` make SYCL extensions only (`SyclExtension(...)`, Intel's
+    `DPCPPExtension(...)`), none that PyTorch builds with hipify on ROCm?"""
+    if found is None:
+        return False
+    made = {(dotted_name(n.func) or "").rsplit(".", 1)[-1] for n in ast.walk(found[1]) if isinstance(n, ast.Call)}
+    made = {name for name in made if name.endswith("Extension")}
+    return bool(made) and all("sycl" in name.lower() or "dpcpp" in name.lower() for name in made)
 
 
 def _false_on_rocm(module: _Module, function: ast.AST) -> bool:
