@@ -151,3 +151,38 @@ def test_a_sub_build_fails_on_rocm_only_where_it_surely_stops(tmp_path: Path, bo
     (root / "nv_extras" / "setup.py").write_text(NV_SETUP.format(body=body))
     assert ("nv_extras/csrc/fp8_cast.cu" in _not_built(root)) is cuda_only
     assert ("fp8_cast.cu" in _files(_loud(root))) is not cuda_only
+
+
+SYCL_BASE = """\
+from torch.utils.cpp_extension import SyclExtension
+
+
+class SyclBuilder:
+    def builder(self):
+        return SyclExtension(name=self.NAME, sources=self.sources())
+"""
+SYCL_OP = """\
+from .sycl_base import SyclBuilder
+
+
+class XpuNormBuilder(SyclBuilder):
+    NAME = "xpu_norm"
+
+    def sources(self):
+        return ["csrc/xpu/norm_xpu.cpp"]
+"""
+
+
+def test_a_builder_that_makes_sycl_extensions_is_not_built_on_rocm(tmp_path: Path) -> None:
+    """Its base (in a module defining no `sources()`) makes a SYCL extension: hip-clang never
+    compiles its sources. Made with PyTorch's CUDA builder instead, they are reported."""
+    root = _copy(tmp_path)
+    (root / "op_builder" / "sycl_base.py").write_text(SYCL_BASE)
+    (root / "op_builder" / "xpu_norm.py").write_text(SYCL_OP)
+    (root / "csrc" / "xpu").mkdir()
+    (root / "csrc" / "xpu" / "norm_xpu.cpp").write_text(
+        '#include <cudnn.h>\ncudnnStatus_t make(cudnnHandle_t* h) { return cudnnCreate(h); }\n')
+    assert "builds a SYCL extension" in _not_built(root)["csrc/xpu/norm_xpu.cpp"]
+    assert _loud(root) == []
+    (root / "op_builder" / "sycl_base.py").write_text(SYCL_BASE.replace("SyclExtension", "CUDAExtension"))
+    assert _files(_loud(root)) == {"norm_xpu.cpp"}
