@@ -186,3 +186,15 @@ def test_a_builder_that_makes_sycl_extensions_is_not_built_on_rocm(tmp_path: Pat
     assert _loud(root) == []
     (root / "op_builder" / "sycl_base.py").write_text(SYCL_BASE.replace("SyclExtension", "CUDAExtension"))
     assert _files(_loud(root)) == {"norm_xpu.cpp"}
+
+
+def test_a_rocm_aware_script_that_compiles_nothing_is_no_rocm_build_beside_it(tmp_path: Path) -> None:
+    """The sub-build is CUDA-only only beside a build that compiles for ROCm: a root setup.py
+    that only mentions ROCm (a pure-Python package) leaves the nvcc probe reported."""
+    root = tmp_path / "pkg"
+    shutil.copytree(PROJECT / "nv_extras", root / "nv_extras")
+    (root / "setup.py").write_text("import torch\nfrom setuptools import setup\n\n"
+                                   "setup(name='pkg', version='1.0+rocm' if torch.version.hip else '1.0')\n")
+    found = _loud(root)
+    assert ("nv_extras/setup.py", 12, "Y002") in found
+    assert "fp8_cast.cu" in _files(found)

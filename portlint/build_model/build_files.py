@@ -579,7 +579,8 @@ def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
     the C-family files of its folder are not compiled for ROCm (unless another build compiles
     them), and the script itself is no ROCm build: path -> why. Where it is the project's
     only build, it is the port's hazard and stays."""
-    others = collector.rocm_build or any(b.rocm and not b.stops_on_rocm for b in collector.builds)
+    others = collector.rocm_build or any(b.rocm and not b.stops_on_rocm and (b.rocm_sources or b.unresolved)
+                                         for b in collector.builds)
     stopped = [b for b in collector.builds if b.stops_on_rocm]
     if not others or not stopped:
         return {}
