@@ -579,8 +579,10 @@ def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
     the C-family files of its folder are not compiled for ROCm (unless another build compiles
     them), and the script itself is no ROCm build: path -> why. Where it is the project's
     only build, it is the port's hazard and stays."""
-    others = collector.rocm_build or any(b.rocm and not b.stops_on_rocm and (b.rocm_sources or b.unresolved)
-                                         for b in collector.builds)
+    going = [b for b in collector.builds if not b.stops_on_rocm]
+    # A ROCm build: CMake that builds HIP, or a script with ROCm arms beside a build (its own
+    # extensions, the CMake tree it drives) that compiles sources where ROCm may go.
+    others = collector.rocm_build or (any(b.rocm for b in going) and any(b.rocm_sources or b.unresolved for b in going))
     stopped = [b for b in collector.builds if b.stops_on_rocm]
     if not others or not stopped:
         return {}
