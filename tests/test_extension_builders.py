@@ -198,3 +198,16 @@ def test_a_rocm_aware_script_that_compiles_nothing_is_no_rocm_build_beside_it(tm
     found = _loud(root)
     assert ("nv_extras/setup.py", 12, "Y002") in found
     assert "fp8_cast.cu" in _files(found)
+
+
+def test_a_builders_rocm_flags_take_back_pytorchs_half_defines(tmp_path: Path) -> None:
+    """`nvcc_args()` returns `-U__HIP_NO_HALF_OPERATORS__` on its ROCm arm: HIP's `__half`
+    operators are there (N001 quiet). Without that flag PyTorch's define holds (N001)."""
+    root = _copy(tmp_path)
+    kernel = root / "csrc" / "norm" / "norm.cu"
+    kernel.write_text("#include <cuda_fp16.h>\n" + kernel.read_text()
+                      + "\n__device__ __half scaled(__half a, __half b) { return a * b; }\n")
+    assert [f for f in _loud(root) if f[2] == "N001"] == []
+    base = root / "op_builder" / "base.py"
+    base.write_text(base.read_text().replace(', "-U__HIP_NO_HALF_OPERATORS__"', ""))
+    assert [(path, code) for path, _, code in _loud(root) if code == "N001"] == [("csrc/norm/norm.cu", "N001")]

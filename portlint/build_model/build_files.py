@@ -230,8 +230,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _setup_scripts(candidates, root, fs, alone):
         _read_setup_py(path, collector)
     python_files = [c.absolute for c in candidates if c.language == PYTHON]
-    for builder in read_builders(python_files, root, fs, functools.partial(_project_paths, fs=fs, root=root),
-                                 collector.shown):
+    builders = read_builders(python_files, root, fs, functools.partial(_project_paths, fs=fs, root=root),
+                             collector.shown)
+    for builder in builders:
         _add_builder(builder, collector)
     reached: set[str] = set()
     for path in _cmake_entries(candidates, root, fs, alone):
@@ -294,7 +295,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config,
                                        fs, whole_project))
-    torch_extension = any(
+    # Builder classes build with PyTorch's extension builder too, wherever setup.py calls them.
+    torch_extension = any(b.built_on_rocm for b in builders) or any(
         c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_BUILD_FILE_BYTES, keep=True) or b"")
         for c in candidates)
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
@@ -564,6 +566,11 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
                    from_builder=True)
     every = [p for p in builder.sources if Path(p).suffix.lower() in COMPILED_SUFFIXES]
     if builder.built_on_rocm:
+        for flag in builder.rocm_macro_flags:
+            if flag.startswith("-U"):
+                collector.undefine(flag)
+            else:
+                collector.define_for(True, None, flag)  # a method's arm: the build may pass it
         if builder.rocm_sources is None:
             build.unresolved = True
         else:

@@ -46,6 +46,9 @@ class Builder:
     sources: dict[str, None] = field(default_factory=dict)  # on every arm, in order
     include_dirs: list[str] = field(default_factory=list)  # on the arms a ROCm build takes
     not_on_rocm: str = ""  # why a ROCm build does not build it (`is_compatible()` False there, a SYCL extension)
+    # `-D`/`-U` options its `nvcc_args()` and `cxx_args()` give on the arms a ROCm build
+    # takes (`-U__HIP_NO_HALF_OPERATORS__`): PyTorch passes them with its own.
+    rocm_macro_flags: list[str] = field(default_factory=list)
 
     @property
     def built_on_rocm(self) -> bool:
@@ -107,6 +110,8 @@ def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: P
         builder = Builder(klass.node.name, f"{shown(str(klass.module.path))}:{line}", reader.paths("sources", rocm=True))
         builder.sources = dict.fromkeys(reader.paths("sources", rocm=False) or [])
         builder.include_dirs = reader.paths("include_paths", rocm=True) or []
+        builder.rocm_macro_flags = [flag for method in _FLAG_METHODS for flag in reader.strings(method)
+                                    if flag.startswith(("-D", "-U"))]
         compatible = reader.method("is_compatible")
         if compatible is not None and _false_on_rocm(*compatible):
             builder.not_on_rocm = f"`{klass.node.name}.is_compatible()` is False on ROCm"
@@ -263,6 +268,17 @@ class _Reader:
             script.method_strings = previous
             self._depth -= 1
 
+    def strings(self, name: str) -> list[str]:
+        """The string constants the method `name` returns on the arms a ROCm build takes
+        (`args += ['-O3', '-U__HIP_NO_HALF_OPERATORS__']; return args`); others are left out."""
+        found = self.method(name)
+        if found is None:
+            return []
+        module, function = found
+        script = module.rocm
+        return [leaf.value for node in _own_returns(function) if node.value is not None and not script.is_dead(node)
+                for leaf in script.values(node.value) if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str)]
+
     def _call(self, script: BuildScript, call: ast.Call, rocm: bool) -> list[str] | None:
         """`self.m()` dispatches from the builder itself; `super().m()` from the class after
         the one defining the calling method."""
@@ -275,6 +291,10 @@ class _Reader:
             if after is None:
                 return None
         return self.paths(call.func.attr, rocm, after)
+
+
+# The methods whose lists a builder passes to the compilers as `extra_compile_args`.
+_FLAG_METHODS = ("nvcc_args", "cxx_args")
 
 
 def _own_returns(function: ast.AST):
