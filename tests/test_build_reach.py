@@ -75,3 +75,28 @@ def test_sources_passed_under_a_cuda_keyword_beside_its_hip_twin(tmp_path: Path)
     assert _findings(tmp_path, call, "# sources are named by the top-level call\n") == set()
     untwinned = call.replace("HIP_SPECIFIC_SRCS", "EXTRA_SRCS")
     assert ("reduce.cu", "W001") in _findings(tmp_path, untwinned, "# sources are named by the top-level call\n")
+
+
+def test_a_project_module_included_by_name_from_a_cuda_only_branch(tmp_path: Path) -> None:
+    """`include(SetupCUDA)` finds `SetupCUDA.cmake` on the project's `CMAKE_MODULE_PATH`
+    (built from `<PROJECT>_SOURCE_DIR`): read from the CUDA backend's branch only, its
+    toolkit paths are the CUDA build's, not a ROCm hazard."""
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "SetupCUDA.cmake").write_text(
+        'find_program(MYLIB_NVCC nvcc HINTS "${CUDA_HOME}/bin")\n'
+        "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
+    (tmp_path / "cmake" / "SetupHIP.cmake").write_text(
+        "enable_language(HIP)\nset(CMAKE_HIP_ARCHITECTURES gfx90a)\n")
+    lists = ("cmake_minimum_required(VERSION 3.21)\n"
+             "project(mylib LANGUAGES CXX)\n"
+             'set(CMAKE_MODULE_PATH "${mylib_SOURCE_DIR}/cmake" ${CMAKE_MODULE_PATH})\n'
+             "add_library(mylib core.cpp)\n"
+             "if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif(MYLIB_ENABLE_HIP)\n  include(SetupHIP)\n"
+             "  add_compile_definitions(USE_ROCM)\nendif()\n")
+    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    assert {f.code for f in scan([tmp_path], tmp_path).findings} == set()
+    # The same module read on every build's path is the ROCm build's too.
+    (tmp_path / "CMakeLists.txt").write_text(lists.replace("if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif",
+                                                           "include(SetupCUDA)\nif"))
+    assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}

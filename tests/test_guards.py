@@ -112,3 +112,14 @@ def test_version_guard_decided_by_a_backend_switch_is_silent(tmp_path):
     assert_findings(guarded, "cuda", tmp_path=tmp_path, select=("P003",))
     assert_findings(guarded.replace("defined(MYLIB_USE_CUDA) && ", ""), "cuda", "P003", tmp_path=tmp_path,
                     select=("P003",))
+
+
+def test_version_and_arch_guard_that_excludes_amd_from_an_older_gpu_arm(tmp_path):
+    """`__CUDACC_VER_MAJOR__ < 12 && !(__CUDA_ARCH__ >= 800 || !defined(__CUDA_ARCH__))`: an
+    nvcc device pass for an older GPU takes the arm, hip-clang never does; the NVIDIA-only
+    macros decide that together, so the guard is reported."""
+    assert_findings("""
+        #if (__CUDACC_VER_MAJOR__ < 12) && !((__CUDA_ARCH__ >= 800) || !defined(__CUDA_ARCH__))
+        #define NEEDS_BF16_LOADS 1
+        #endif
+    """, "cuda", "P003", tmp_path=tmp_path, select=("P003",))

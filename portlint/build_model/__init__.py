@@ -129,12 +129,13 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
     read = _read if not given else functools.partial(_read_given, given)
     macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=read, not_built=files.not_built, unread=scanned,
-                         rocm_build=rocm_build, rocm_undefined=rocm_undefined,
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
                          hipified=True if files.hipify_all else files.hipified, budget=budget)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
-                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built)))
+                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built),
+                         sorted(files.build_defined)))
         project = [c.absolute for c in around if c.language == _C_FAMILY]
         named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
         kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project,

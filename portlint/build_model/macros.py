@@ -443,7 +443,7 @@ class BuildMacros:
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
-                 rocm_undefined: frozenset[str] = frozenset(),
+                 rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
                  hipified: bool | frozenset[str] = frozenset(), budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
@@ -460,6 +460,7 @@ class BuildMacros:
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
         self._rocm_undefined = frozenset(rocm_undefined)
+        self._build_defined = frozenset(build_defined)  # names the build files define somewhere
         self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines, self._rocm_undefined)
         self._include_dirs = tuple(include_dirs)
         self._read = read
@@ -844,11 +845,12 @@ class BuildMacros:
     def hip_switches(self) -> dict[str, str]:
         """The project's HIP backend switches the ROCm build turns on: tested macros named
         for that (`X_USE_HIP`, `X_ENABLE_HIP`, `X_USING_ROCM`, `USE_ROCM`), which a configure
-        step or build helper defines for the HIP build, as the CUDA build defines `X_USE_CUDA`."""
+        step or build helper defines for the HIP build, as the CUDA build defines `X_USE_CUDA`.
+        Not a name the build files define themselves: where and when they do is their word."""
         if self._hip_switches is None:
             self.walk_all()
             self._hip_switches = {name: "1" for name in sorted(self._tested_platform_names)
-                                  if _HIP_SWITCH.search(name) and name not in self._cuda_defines}
+                                  if _HIP_SWITCH.search(name) and name not in self._build_defined}
         return self._hip_switches
 
     def hipified(self, path: str, depth: int = 0) -> bool:

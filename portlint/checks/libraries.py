@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from portlint import hipify, queries
 from portlint.checks.cpp import ancestors_of, callee_name, enclosing_function, include_path, memoized, token_nodes
-from portlint.finding import Finding, Severity, at_node, finding
+from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs
@@ -307,6 +307,15 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             fix = aliases[lib.name] = _alias_fix(lib, all_includes, names, namespaces.get(lib.name, ()), source)
         else:
             fix = _include_fix(lib, all_includes, source)
+        if lib.counterpart is None:
+            # No port exists: the file is written on the library, one root cause however many
+            # of its headers it includes. One finding, the other includes as related places.
+            _, first, first_path_node, first_path = sites[0]
+            related = tuple(Related(source.location(node.start_byte, node.end_byte), f"`{written}` is included here too")
+                            for _, _, node, written in sites[1:])
+            findings.append(at_node(source, first_path_node, _include_message(lib, first_path), fix,
+                                    severity=lib.severity, related=related))
+            continue
         for lib, include, path_node, path in sites:
             findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 

@@ -225,6 +225,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
         if _decided_without_the_device_pass(condition, source):
             continue  # another test decides it on ROCm (`|| defined(MYLIB_ROCM)`, a macro the ROCm build defines)
+        if _in_host_function(condition, source):
+            continue  # no device pass compiles it, on CUDA either: both builds take the host branch
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -243,6 +245,25 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
                               Edit.replace(node, replacement)),
             ))
     return findings
+
+
+def _in_host_function(condition: Condition, source: SourceFile) -> bool:
+    """Is the conditional inside a host-only function (no `__device__`/`__global__`, no
+    qualifier macro, nothing device-only in it, not `constexpr`, which device code may call)?"""
+    from portlint.checks.cpp import ancestors_of
+    from portlint.checks.wavefront_size import function_space
+
+    function = None
+    for ancestor in ancestors_of(condition.node):
+        if ancestor.type == "lambda_expression":
+            return False  # a lambda may be `__device__` (an extended lambda) inside a host function
+        if ancestor.type == "function_definition":
+            function = ancestor
+            break
+    if function is None or any(child.type == "type_qualifier" and source.node_text(child) == "constexpr"
+                               for child in function.children):
+        return False
+    return function_space(function, source) == "host"
 
 
 def _decided_without_the_device_pass(condition: Condition, source: SourceFile) -> bool:
@@ -587,11 +608,15 @@ def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: 
     """Would ROCm's answer change if the NVIDIA-only macros had NVIDIA's values? Not where
     the rest of the condition decides alone (`defined(X_USE_CUSPARSE) && CUSPARSE_VERSION >=
     11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason."""
+    # `__CUDA_ARCH__` beside them is NVIDIA's too: tried with them, as an nvcc device pass has both.
+    archs = (None, 300, 600, 700, 800, 900) if CUDA_ARCH in condition.macros else (None,)
     for version in _CUDA_VERSIONS:
         values = {m: (version // 1000 if m.endswith("_MAJOR__") else 0 if m.endswith(("_MINOR__", "_BUILD__"))
                       else 1 if m.startswith("__") else version) for m in macros}
-        if truth(evaluate(condition, source, rocm=True, values=values)) != on_rocm:  # None: it may
-            return True
+        for arch in archs:
+            probe = values if arch is None else {**values, CUDA_ARCH: arch}
+            if truth(evaluate(condition, source, rocm=True, values=probe)) != on_rocm:  # None: it may
+                return True
     return False
 
 
