@@ -19,7 +19,7 @@ def _only(result):
 def test_shuffle_loop_start_is_an_error_and_lane_arithmetic_a_warning(tmp_path):
     result = assert_findings("""
         __device__ float warp_sum(float v) {
-          for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
+          for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o);
           return v;
         }
         __global__ void k(int* out) { out[threadIdx.x / 32] = (int)warp_sum(1.f); }
@@ -80,7 +80,7 @@ def test_shift_becomes_a_division_with_the_left_side_kept_whole(tmp_path):
 # ---- W001: what the number means ---------------------------------------------------------
 def test_a_thread_index_split_by_32_tiles_a_table_where_no_warp_is_asked(tmp_path):
     # Row and column of a 32-wide table from the thread index: the same on any warp size.
-    # Beside a shuffle, the same split is lane and warp arithmetic again.
+    # Beside a shuffle that reaches across 32 lanes, the same split is lane and warp arithmetic.
     tiles = """
         __global__ void fill(float* table) {
           __shared__ float t[8][32];
@@ -94,7 +94,7 @@ def test_a_thread_index_split_by_32_tiles_a_table_where_no_warp_is_asked(tmp_pat
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     assert_findings(tiles, "cuda", tmp_path=tmp_path / "a", select=("W001",))
-    warps = tiles.replace("row * col;", "__shfl_xor(row * col, 1);")
+    warps = tiles.replace("row * col;", "__shfl_down(row * col, 1);")
     assert_findings(warps, "cuda", "W001", "W001", "W001", "W001", tmp_path=tmp_path / "b", select=("W001",))
 
 
@@ -114,7 +114,7 @@ def test_a_lane_or_warp_receiver_names_the_meaning_of_a_global_index(tmp_path):
           int gid = blockIdx.x * blockDim.x + threadIdx.x;
           int warp_id = gid / 32;
           int word = gid / 32;
-          out[warp_id] = word;
+          out[warp_id] = __shfl_down(word, 1);
         }
     """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
 

@@ -527,75 +527,6 @@ def shuffle_width_index(name: str) -> int | None:
     return 2 if "shfl" in name.lower() else None
 
 
-# A lane taken within 32 lanes: `threadIdx.x & 31`, `tid % 32`.
-_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
-
-
-def logical_warp_functions(source: SourceFile) -> frozenset[int]:
-    """Ids of the functions (main tree) that work on deliberate 32-lane logical warps: every
-    shuffle passes the width 32, the lane is taken `& 31` (or `% 32`), and `warpSize` is not
-    used. On a 64-lane wavefront each half is then one such warp, and the lane and warp
-    arithmetic that goes with the shuffles (`warp = threadIdx.x >> 5`) is right."""
-    def find(s: SourceFile) -> frozenset[int]:
-        widths: dict[int, tuple[object, bool]] = {}  # function id -> (function, every shuffle has width 32)
-        for call, name, args in shuffle_calls(s, s.tree.root_node):
-            function = enclosing_function(call)
-            if function is None:
-                continue
-            index = shuffle_width_index(name)
-            width_32 = index is not None and len(args) > index and integer_value(strip_parens(args[index]), s) == 32
-            widths[function.id] = (function, widths.get(function.id, (None, True))[1] and width_32)
-        found = set()
-        for key, (function, all_32) in widths.items():
-            body = s.data[function.start_byte:function.end_byte]
-            if all_32 and b"warpSize" not in body and _LANE_OF_32.search(body):
-                found.add(key)
-        return frozenset(found)
-    return memoized(source, "wavefront.logical_warp_functions", find)
-
-
-# What tells that code asks the hardware about its warps (see `asks_hardware_warps`).
-_HARDWARE_WARP_TEXT = re.compile(rb"warpSize|shfl|Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\b"
-                                 rb"|WARP_SIZE|WarpSize|warp_size")
-_WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot", "__syncwarp", "__activemask", "__any", "__all", "__match",
-                            "__lane_id", "__reduce_", "__builtin_amdgcn")
-
-
-def asks_hardware_warps(function, source: SourceFile) -> bool:
-    """Does the function ask the hardware about its warps: shuffles, ballots, votes, warp
-    syncs, `warpSize` or a warp-size constant, cub warp collectives, warp-named calls
-    (`warp_reduce(v)`), names of lanes or warps (`lane`, `warp_id`)? Code with none of them
-    computes the same on any warp size: there a `tid / 32` only splits the block in tiles."""
-    known = memoized(source, "wavefront.asks_hardware_warps", lambda s: {})  # function id -> answer
-    if function.id not in known:
-        body = source.data[function.start_byte:function.end_byte]
-        names = {source.node_text(n) for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")}
-        known[function.id] = bool(_HARDWARE_WARP_TEXT.search(body)) or any(
-            n.startswith(_WARP_INTRINSIC_PREFIXES) or _index_kind(n) in ("lane", "warp")
-            or ("warp" in _words(n) and _is_callee(n, body)) for n in names)
-    return known[function.id]
-
-
-def _is_callee(name: str, body: bytes) -> bool:
-    """Is `name` called in `body` (`name(`, `name<T>(`)?"""
-    for _, end in _word_spans(body, name.encode()):
-        at = _skip_space(body, end)
-        if at < len(body) and body[at] == 0x3C:  # `<`: template arguments, up to their `>`
-            close = body.find(b">", at)
-            if close == -1 or any(c in body[at:close] for c in b";{}()"):
-                continue
-            at = _skip_space(body, close + 1)
-        if at < len(body) and body[at] == 0x28:  # `(`
-            return True
-    return False
-
-
-def _skip_space(text: bytes, at: int) -> int:
-    while at < len(text) and text[at] in b" \t\r\n":
-        at += 1
-    return at
-
-
 _STATEMENT_BOUNDS = frozenset({"compound_statement", "expression_statement", "function_definition", "for_statement",
                                "if_statement", "while_statement", "return_statement", "translation_unit"})
 
@@ -621,14 +552,6 @@ def read_only_off_rocm(node, source: SourceFile) -> bool:
     scope = declaration.parent if declaration.parent is not None else function  # its block
     reads = list(identifiers_named(source, source.node_text(name), declaration.end_byte, scope.end_byte))
     return bool(reads) and all(model.status(read.start_byte) is Status.DEAD for read in reads)
-
-
-def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
-    """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
-    if in_macro or not memoized(source, "wavefront.mentions_shfl", lambda s: b"shfl" in s.data.lower()):
-        return False  # (asked per literal: the lower-cased file is made once)
-    function = enclosing_function(node)
-    return function is not None and function.id in logical_warp_functions(source)
 
 
 # A block-wide scan given a prefix callback (cub/hipcub `BlockScan::InclusiveScan(in, out, op,
@@ -909,14 +832,18 @@ class _WarpSizeScan:
             self._thread_vars[function.id] = _thread_variables(function, self.source)
         return self._thread_vars[function.id]
 
-    def report(self, node, message: str, fix: Fix, error: bool) -> None:
-        if read_only_off_rocm(node, self.source):
+    def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False) -> None:
+        """Report the 32 at `node` where the logical-warp model sees something observe the
+        hardware width, with those observers related; silent where nothing does."""
+        model = _logical_warp.warp_model(self.source)
+        if read_only_off_rocm(node, self.source) or not model.observes(node, in_macro):
             return
         if fix.applicability is Applicability.SAFE and self.shuffles_in_groups:
             fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
                              "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
-        self.findings.append(at_node(self.source, node, message, fix, severity=severity))
+        self.findings.append(at_node(self.source, node, message, fix, severity=severity,
+                                     related=model.related(node, in_macro)))
 
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:
@@ -949,7 +876,7 @@ class _WarpSizeScan:
                 self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
                                   "AMD wavefronts have 64.",
                             _partial_warp_fix(_warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
-                                                             Edit.replace(left, "warpSize"))), error=False)
+                                                             Edit.replace(left, "warpSize"))), error=False, in_macro=in_macro)
                 continue
             if op not in _LANE_ARITHMETIC:
                 continue
@@ -958,14 +885,10 @@ class _WarpSizeScan:
                 literal, operand = left, right
             if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
                 continue
-            if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
+            if not self._is_lane_arithmetic(expr, op, operand, in_macro):
                 continue
             if op in ("%", "&") and not in_macro and seeds_scan_callback(expr, source):
                 continue
-            if op in ("/", ">>", "%", "&") and function is not None and \
-                    _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)) and \
-                    not asks_hardware_warps(function, source):
-                continue  # `row = tid / 32; col = tid % 32` tiles a table: the same on any warp size
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
             receiver = _receiver_name(expr, source)
@@ -975,7 +898,7 @@ class _WarpSizeScan:
                 expr,
                 f"`{shown if len(shown) <= 32 else written}` assumes 32-lane warps; AMD wavefronts have 64.",
                 self._lane_arithmetic_fix(expr, op_node, literal, operand, written, in_macro),
-                error=_feeds_shuffle(expr, source),
+                error=_feeds_shuffle(expr, source), in_macro=in_macro,
             )
 
     def _is_lane_arithmetic(self, expr, op: str, operand, in_macro: bool) -> bool:
@@ -1032,7 +955,7 @@ class _WarpSizeScan:
             if step == "halve" and integer_value(start, source) == 16:
                 self.report(start, "Shuffle loop starts at `16`, half a 32-lane warp; AMD wavefronts have 64.",
                             _warp_size_fix(start, source, in_macro, "Start the loop at `warpSize / 2`",
-                                           Edit.replace(start, "warpSize / 2")), error=True)
+                                           Edit.replace(start, "warpSize / 2")), error=True, in_macro=in_macro)
             elif step == "double" and integer_value(start, source) == 1:
                 bound = _loop_bound(loop, name, source)
                 if bound is not None:
@@ -1043,7 +966,8 @@ class _WarpSizeScan:
                         # `tile.shfl_up(v, i)`: the tile's own size bounds it, and it may stay 32 wide.
                         fix = Fix.unsafe(fix.title + " (and size the tile by the wavefront)", *fix.edits)
                     self.report(literal, f"Shuffle loop stops at `{source.node_text(literal)}`, "
-                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True)
+                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True,
+                                in_macro=in_macro)
 
     def shuffle_lanes(self, root, in_macro: bool) -> None:
         source = self.source
@@ -1059,7 +983,7 @@ class _WarpSizeScan:
             if name in ("__shfl", "__shfl_sync") and value == 31:
                 self.report(lane, "Lane `31` is the last lane of a 32-lane warp; AMD wavefronts have 64.",
                             _warp_size_fix(lane, source, in_macro, "Replace `31` with `warpSize - 1`",
-                                           Edit.replace(lane, "warpSize - 1")), error=True)
+                                           Edit.replace(lane, "warpSize - 1")), error=True, in_macro=in_macro)
             elif name.startswith(("__shfl_down", "__shfl_xor")) and value is not None:
                 function = None if in_macro else enclosing_function(call)
                 chains.setdefault(function.id if function is not None else None, []).append((value, lane))
@@ -1071,7 +995,7 @@ class _WarpSizeScan:
                     if value == 16:
                         self.report(lane, "Unrolled shuffles start at offset `16`; lanes 32–63 of a "
                                           "wavefront never combine.",
-                                    Fix.advice(LOOP_ADVICE), error=True)
+                                    Fix.advice(LOOP_ADVICE), error=True, in_macro=in_macro)
 
     # ---- `cub::WarpReduce<T, 32>` ----------------------------------------------------------
     def cub_logical_warps(self) -> None:
@@ -2011,3 +1935,8 @@ queries.shared(
     "(for_statement) @loop",
     "(function_definition) @f",
 )
+
+
+# The logical-warp model reads this module's call finders; imported last, as a module, so
+# that either module may be imported first.
+from portlint.checks import logical_warp as _logical_warp  # noqa: E402

@@ -1,0 +1,376 @@
+"""The logical-warp model: what width of warp the code assumes, and what would notice 64 lanes.
+
+CUDA code often works in groups of 32 lanes on purpose (a "logical warp"): `lane = tid % 32`,
+`warp = tid / 32`, xor shuffles from 16, a `tid < 32` tail of a shared-memory tree,
+`tiled_partition<32>`. On a 64-lane wavefront each half of it is then one such group and the
+results are CUDA's. The 32 only matters where an operation's result depends on the hardware
+wavefront having 64 lanes (an *observer*):
+
+- a broadcast, up or down shuffle without a width of 32 or less: lanes 32-63 read across the
+  halves (a xor shuffle whose offset stays below 32 never leaves its half);
+- a ballot, `__activemask`, `__any`/`__all`, `__match_*`, `__reduce_*_sync`: they vote over
+  the whole wavefront;
+- `warpSize` read beside the 32 (lanes or per-warp slots counted by the hardware warp);
+- a 32-bit "all lanes" mask given to a `_sync` intrinsic (HIP rejects it, or lanes 32-63 are
+  left out);
+- a cub/hipCUB warp collective without a logical width (the hardware warp);
+- a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer;
+- a call of a warp-named function this file does not define (its body is out of view).
+
+Per function, the model gives its own observers and the logical widths it declares
+(shuffle widths, tile sizes). A number in a function counts as observed when the function,
+anything it calls in this file, or any function in this file that calls it, has an observer:
+a warp helper's `16` is observed by its caller's ballot, and a caller's `tid % 32` by a
+helper's width-less `__shfl_down`. W rules report a 32 only where it is observed, at the 32,
+with the observers as related locations.
+
+On wave32 targets only (`--target gfx1100`) the hardware width is the logical one: nothing
+observes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from portlint import queries, targets
+from portlint.checks.cpp import (
+    arguments, callee_name, calls, declared_type, enclosing_function, integer_value, memoized, open_constants, strip_parens,
+    token_nodes,
+)
+from portlint.finding import Related
+from portlint.rocm_path import Status
+from portlint.source import CUDA, SourceFile
+
+
+@dataclass(frozen=True)
+class Observer:
+    """An operation whose result depends on the wavefront having 64 lanes."""
+
+    node: object  # the call or the `warpSize` name
+    reason: str  # `__ballot_sync votes over the whole wavefront`
+
+    def related(self, source: SourceFile) -> Related:
+        return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
+
+
+@dataclass
+class FunctionWarp:
+    """One function's warp facts."""
+
+    function: object
+    name: str | None
+    observers: list[Observer] = field(default_factory=list)  # its own
+    widths: set[int] = field(default_factory=set)  # logical widths it declares (shuffle widths, tiles)
+    callees: set[str] = field(default_factory=set)  # functions of this file it calls
+    segment_shuffles: list = field(default_factory=list)  # shuffles that stay in 32 lanes (xor, width <= 32)
+
+
+# Calls that cross lanes (their names hold one of these).
+_CROSS_LANE_WORDS = re.compile(rb"(?i)shfl|ballot|activemask|__any|__all|__match_|__reduce_|\bany\b|\ball\b"
+                               rb"|match_a|Warp(?:Reduce|Scan)")
+_VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
+_GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
+_WARP_NAME = re.compile(r"(?i)warp")
+# A lane taken within 32 lanes (`tid & 31`, `tid % 32`): a logical warp stated in place.
+_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
+# Lane or warp geometry of 32 lanes in a returned value.
+_GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
+_NARROW_TYPES = frozenset({"unsigned", "unsigned int", "int", "uint32_t", "std::uint32_t", "uint"})
+_OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
+_CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
+
+
+def _shuffle_kind(name: str) -> str:
+    """"xor", "up", "down" or "idx" (a broadcast) for a shuffle's name."""
+    lowered = name.lower()
+    for kind in ("xor", "up", "down"):
+        if kind in lowered:
+            return kind
+    return "idx"
+
+
+def _width_index(name: str) -> int | None:
+    if name.startswith("__shfl"):
+        return 3 if name.endswith("_sync") else 2
+    return 2 if "shfl" in name.lower() and not name.startswith(".") else None
+
+
+class LogicalWarps:
+    """The model of one file (`warp_model`)."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.functions: dict[int, FunctionWarp] = {}
+        self._by_name: dict[str, list[FunctionWarp]] = {}
+        self._scope: dict[int, tuple[Observer, ...]] = {}
+        self.hardware_width = max(t.wave_size for t in targets.active())
+        self._build()
+
+    # ---- facts --------------------------------------------------------------------------
+    def _function(self, node) -> FunctionWarp | None:
+        function = enclosing_function(node)
+        if function is None:
+            return None
+        found = self.functions.get(function.id)
+        if found is None:
+            name = _function_name(function, self.source)
+            found = self.functions[function.id] = FunctionWarp(function, name)
+            if name is not None:
+                self._by_name.setdefault(name, []).append(found)
+        return found
+
+    def _build(self) -> None:
+        source = self.source
+        root = source.tree.root_node
+        for function in queries.nodes(CUDA, "(function_definition) @f", root, "f"):
+            self._function(function.child_by_field_name("body") or function)
+        from portlint.checks.wavefront import _calls_named  # the one finder of calls by name
+        for call, name, args in _calls_named(root, source, _CROSS_LANE_WORDS, _is_cross_lane, methods=True):
+            owner = self._function(call)
+            if owner is None or self._dead(call):
+                continue
+            if name.startswith(".") or "shfl" in name.lower():
+                self._shuffle(owner, call, name, args)
+            else:
+                owner.observers.append(Observer(call, f"`{name}` votes over the whole wavefront"))
+        for name in token_nodes(source, b"warpSize"):
+            if name.type == "identifier" and source.node_text(name) == "warpSize":
+                owner = self._function(name)
+                body = owner.function.child_by_field_name("body") if owner is not None else None
+                # (a default argument, `int width = warpSize`, is its callers' to pass or not)
+                if body is not None and body.start_byte <= name.start_byte and not self._dead(name):
+                    owner.observers.append(Observer(name, "`warpSize` is 64 here"))
+        for match in _CUB_WARP.finditer(source.data):
+            node = root.descendant_for_byte_range(match.start(), match.start() + 4)
+            owner = self._function(node) if node is not None else None
+            if owner is None:
+                continue
+            parts = [p.strip() for p in match.group(1).decode("utf-8", "replace").split(",")]
+            width = _literal(parts[1]) if len(parts) > 1 else None
+            if width is None:
+                owner.observers.append(Observer(node, "a warp collective over the whole wavefront"))
+            else:
+                owner.widths.add(width)
+        defined = set(self._by_name)
+        for call in calls(source):
+            name = callee_name(call, source)
+            if name is None:
+                continue
+            owner = self._function(call)
+            if owner is None or self._dead(call):
+                continue
+            if name in defined:
+                owner.callees.add(name)
+            elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__"):
+                owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
+        # A helper that no function here calls hands its shuffled value, or a lane or warp index
+        # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
+        # logical warp stated where it is used), nothing says they read it per 32 lanes.
+        called = {callee for function in self.functions.values() for callee in function.callees}
+        for function in self.functions.values():
+            if function.name in called or any(c.type == "__global__" for c in function.function.children):
+                continue
+            body = source.data[function.function.start_byte:function.function.end_byte]
+            if function.segment_shuffles and not _LANE_OF_32.search(body):
+                function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW))
+            elif not function.segment_shuffles and not function.observers:
+                returned = next((r for r in queries.nodes(CUDA, "(return_statement) @r", function.function, "r")
+                                 if _GEOMETRY.search(source.node_text(r))), None)
+                if returned is not None:
+                    function.observers.append(Observer(returned, _OUT_OF_VIEW))
+
+    def _shuffle(self, owner: FunctionWarp, call, name: str, args: list) -> None:
+        source = self.source
+        kind = _shuffle_kind(name)
+        if name.startswith("."):  # a cooperative group's own shuffle or vote
+            if _narrow_group(call, source):
+                return
+            if name in _GROUP_VOTES:
+                owner.observers.append(Observer(call, f"`{name[1:]}` of a group as wide as the wavefront"))
+            elif kind != "xor":
+                owner.observers.append(Observer(call, f"`{name[1:]}` in a group as wide as the wavefront"))
+            else:
+                owner.segment_shuffles.append(call)
+            return
+        if name.endswith("_sync") and args and self._narrow_mask(args[0]):
+            owner.observers.append(Observer(args[0], "a 32-bit lane mask: HIP takes 64 bits"))
+        index = _width_index(name)
+        width = None
+        if index is not None and len(args) > index:
+            width = self._value(args[index])
+            if width is None and source.node_text(args[index]).strip() != "warpSize":
+                width = self._passed_width(owner, args[index])
+            if width is None and _names_warp_size(args[index], source):
+                owner.segment_shuffles.append(call)
+                return  # `THREADS_PER_WARP` from a header: its definition is judged with its uses
+        if width is not None and width <= 32:
+            owner.widths.add(width)
+            owner.segment_shuffles.append(call)
+            return
+        offset_index = (index - 1) if index is not None else None
+        offset = self._value(args[offset_index]) if offset_index is not None and len(args) > offset_index else None
+        if kind == "xor" and (offset is None or offset < 32):
+            owner.segment_shuffles.append(call)
+            return  # `lane ^ offset` stays in its 32 lanes
+        owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
+
+    def _dead(self, node) -> bool:
+        """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
+        model = self.source.rocm_path
+        return model is not None and model.status(node.start_byte) is Status.DEAD
+
+    def _narrow_mask(self, mask) -> bool:
+        """A `_sync` mask of 32 lanes (`0xffffffff`, a `FULL_MASK` macro of it) or of a 32-bit
+        type (an `unsigned` variable): lanes 32-63 are left out, or HIP rejects the type."""
+        from portlint.checks.wavefront import _is_32_lane_full_mask
+        mask = strip_parens(mask)
+        if _is_32_lane_full_mask(mask, self.source) or self._value(mask) == 0xFFFFFFFF:
+            return True  # (a 64-bit `0xffffffffull` still names lanes 0-31 only)
+        declared = declared_type(self.source, mask) if mask.type == "identifier" else None
+        return declared is not None and declared.depth == 0 and declared.type in _NARROW_TYPES
+
+    def _value(self, node) -> int | None:
+        node = strip_parens(node)
+        value = integer_value(node, self.source)
+        return value if value is not None else open_constants(self.source).value(node)
+
+    def _passed_width(self, owner: FunctionWarp, width) -> int | None:
+        """A width that is a parameter: the largest constant this file's calls pass for it
+        (None when a call passes something else, or there is no call)."""
+        width = strip_parens(width)
+        if width.type != "identifier" or owner.name is None:
+            return None
+        position = _parameter_position(owner.function, self.source.node_text(width), self.source)
+        passed = []
+        for call in calls(self.source):
+            if callee_name(call, self.source) != owner.name:
+                continue
+            args = arguments(call)
+            value = self._value(args[position]) if position is not None and position < len(args) else None
+            if value is None:
+                return None
+            passed.append(value)
+        return max(passed) if passed else None
+
+    @functools.cached_property
+    def _callers(self) -> dict[str, list[FunctionWarp]]:
+        found: dict[str, list[FunctionWarp]] = {}
+        for function in self.functions.values():
+            for callee in function.callees:
+                found.setdefault(callee, []).append(function)
+        return found
+
+    # ---- verdicts -----------------------------------------------------------------------
+    def observers(self, node, in_macro: bool = False) -> tuple[Observer, ...]:
+        """What observes the hardware width for code at `node`: the observers of its function,
+        of the functions it calls here, and of those that call it here (see the module's
+        doc). Code outside functions and in macro bodies sees every observer of the file."""
+        if self.hardware_width <= 32:
+            return ()
+        function = None if in_macro else enclosing_function(node)
+        if function is None or function.id not in self.functions:
+            return tuple(o for f in self.functions.values() for o in f.observers)
+        if function.id not in self._scope:
+            self._scope[function.id] = self._observers_around(self.functions[function.id])
+        return self._scope[function.id]
+
+    def function_observes(self, name: str) -> bool | None:
+        """Does code of the function `name` see an observer (None: no function here has that name)?"""
+        defined = self._by_name.get(name)
+        if not defined:
+            return None
+        return any(self.observers(f.function.child_by_field_name("body") or f.function) for f in defined)
+
+    def observes(self, node, in_macro: bool = False) -> bool:
+        return bool(self.observers(node, in_macro))
+
+    def related(self, node, in_macro: bool = False, limit: int = 3) -> tuple[Related, ...]:
+        return tuple(o.related(self.source) for o in self.observers(node, in_macro)[:limit])
+
+    def widths(self, node) -> set[int]:
+        """Logical widths declared by the function around `node`."""
+        function = enclosing_function(node)
+        found = self.functions.get(function.id) if function is not None else None
+        return set(found.widths) if found is not None else set()
+
+    def _observers_around(self, start: FunctionWarp) -> tuple[Observer, ...]:
+        callers = self._callers
+        ups, stack = {id(start): start}, [start]
+        while stack:  # `start` and everything that calls it, transitively
+            function = stack.pop()
+            for caller in callers.get(function.name, ()) if function.name else ():
+                if id(caller) not in ups:
+                    ups[id(caller)] = caller
+                    stack.append(caller)
+        seen, stack = dict(ups), list(ups.values())
+        while stack:  # and everything those call
+            function = stack.pop()
+            for callee in function.callees:
+                for defined in self._by_name.get(callee, ()):
+                    if id(defined) not in seen:
+                        seen[id(defined)] = defined
+                        stack.append(defined)
+        own = start.observers
+        others = [o for f in seen.values() if f is not start for o in f.observers]
+        return tuple(own + others)
+
+
+def warp_model(source: SourceFile) -> LogicalWarps:
+    """The file's logical-warp model, built once per file."""
+    return memoized(source, "logical_warp.model", LogicalWarps)
+
+
+def _is_cross_lane(name: str | None) -> bool:
+    if name is None:
+        return False
+    if name.startswith("."):
+        return "shfl" in name or name in _GROUP_VOTES
+    return "shfl" in name.lower() or name.startswith(_VOTES)
+
+
+def _narrow_group(call, source: SourceFile) -> bool:
+    from portlint.checks.wavefront import _narrow_tile  # a `thread_block_tile` of 32 lanes or fewer
+    return _narrow_tile(call, source)
+
+
+def _names_warp_size(node, source: SourceFile) -> bool:
+    """`THREADS_PER_WARP`, `Traits::kWarpSize`: a name that says it holds the warp size."""
+    from portlint.checks.wavefront_size import _SIZE, _warp_constant_kind
+    node = strip_parens(node)
+    if node.type not in ("identifier", "qualified_identifier"):
+        return False
+    return _warp_constant_kind(source.node_text(node).rsplit("::", 1)[-1]) == _SIZE
+
+
+def _literal(text: str) -> int | None:
+    try:
+        return int(text.rstrip("uUlL"), 0)
+    except ValueError:
+        return None
+
+
+def _function_name(function, source: SourceFile) -> str | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    while name is not None and name.type in ("qualified_identifier", "template_function"):
+        name = name.child_by_field_name("name")
+    return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
+
+
+def _parameter_position(function, name: str, source: SourceFile) -> int | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    for position, parameter in enumerate(p for p in (parameters.named_children if parameters else ())
+                                         if p.type != "comment"):
+        declared = parameter.child_by_field_name("declarator")
+        while declared is not None and declared.type != "identifier":
+            declared = declared.child_by_field_name("declarator")
+        if declared is not None and source.node_text(declared) == name:
+            return position
+    return None
