@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    arguments, callee_name, calls, declared_type, enclosing_function, integer_value, memoized, open_constants, strip_parens,
+    ancestors_of, arguments, callee_name, calls, declared_type, enclosing_function, identifiers_named, integer_value, memoized, open_constants, strip_parens,
     token_nodes,
 )
 from portlint.finding import Related
@@ -185,7 +185,7 @@ class LogicalWarps:
         source = self.source
         kind = _shuffle_kind(name)
         if name.startswith("."):  # a cooperative group's own shuffle or vote
-            if _narrow_group(call, source):
+            if self.narrow_group(call):
                 return
             if name in _GROUP_VOTES:
                 owner.observers.append(Observer(call, f"`{name[1:]}` of a group as wide as the wavefront"))
@@ -215,6 +215,36 @@ class LogicalWarps:
             owner.segment_shuffles.append(call)
             return  # `lane ^ offset` stays in its 32 lanes
         owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
+
+    def narrow_group(self, call, warp_size_names: bool = True) -> bool:
+        """Is the group of `g.shfl_down(v, 1)` a tile of 32 lanes or fewer (`thread_block_tile<32>`,
+        `tiled_partition<kRow>`; with `warp_size_names`, `tiled_partition<WARP_SIZE>` too: a
+        warp-size name is judged with its uses), as declared in the function? HIP's tile
+        shuffles and votes stay within the tile."""
+        from portlint.checks.wavefront import _DECLARING_STATEMENTS, tile_size
+        source = self.source
+        receiver = call.child_by_field_name("function").child_by_field_name("argument")
+        function = enclosing_function(call)
+        if receiver is None or receiver.type != "identifier" or function is None:
+            return False
+        first = next(identifiers_named(source, source.node_text(receiver), function.start_byte, call.start_byte), None)
+        statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
+        if statement is None:
+            return False
+        for name in ("thread_block_tile", "tiled_partition"):
+            for kind in ("identifier", "type_identifier"):
+                for node in identifiers_named(source, name, statement.start_byte, statement.end_byte, kind):
+                    size = strip_parens(tile_size(node, source))
+                    if size is not None and size.type == "type_descriptor":  # `<WARP_SIZE>` read as a type
+                        size = size.child_by_field_name("type")
+                    if size is None:
+                        continue
+                    value = self._value(size)
+                    if value is not None:
+                        return value <= 32
+                    if warp_size_names and _names_warp_size(size, source):
+                        return True
+        return False
 
     def _dead(self, node) -> bool:
         """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
@@ -330,16 +360,11 @@ def _is_cross_lane(name: str | None) -> bool:
     return "shfl" in name.lower() or name.startswith(_VOTES)
 
 
-def _narrow_group(call, source: SourceFile) -> bool:
-    from portlint.checks.wavefront import _narrow_tile  # a `thread_block_tile` of 32 lanes or fewer
-    return _narrow_tile(call, source)
-
-
 def _names_warp_size(node, source: SourceFile) -> bool:
     """`THREADS_PER_WARP`, `Traits::kWarpSize`: a name that says it holds the warp size."""
     from portlint.checks.wavefront_size import _SIZE, _warp_constant_kind
     node = strip_parens(node)
-    if node.type not in ("identifier", "qualified_identifier"):
+    if node.type not in ("identifier", "qualified_identifier", "type_identifier"):
         return False
     return _warp_constant_kind(source.node_text(node).rsplit("::", 1)[-1]) == _SIZE
 

@@ -1375,23 +1375,7 @@ _DECLARING_STATEMENTS = ("declaration", "parameter_declaration", "expression_sta
 def _narrow_tile(call, source: SourceFile) -> bool:
     """Is the group of `tile.ballot(p)` a `thread_block_tile` of 32 lanes or fewer? HIP
     returns its votes relative to the tile (`adjust_mask`), so 32 bits hold them all."""
-    receiver = call.child_by_field_name("function").child_by_field_name("argument")
-    function = enclosing_function(call)
-    if receiver is None or receiver.type != "identifier" or function is None:
-        return False
-    # Where the name first appears: its declaration (in a function body `thread_block_tile<32>
-    # t = ...` may parse as the expression `a < 32 > t = ...`).
-    first = next(identifiers_named(source, source.node_text(receiver), function.start_byte, call.start_byte), None)
-    statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
-    if statement is None:
-        return False
-    for name in ("thread_block_tile", "tiled_partition"):
-        for kind in ("identifier", "type_identifier"):
-            for node in identifiers_named(source, name, statement.start_byte, statement.end_byte, kind):
-                width = integer_value(strip_parens(tile_size(node, source)), source)
-                if width is not None:
-                    return width <= 32
-    return False
+    return _logical_warp.warp_model(source).narrow_group(call, warp_size_names=False)
 
 
 def tile_size(name, source: SourceFile):
