@@ -77,6 +77,8 @@ _WARP_NAME = re.compile(r"(?i)warp")
 _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
+_DEVICE_WORDS = re.compile(rb"threadIdx|blockIdx|blockDim|__shfl|__syncthreads|__ballot|warpSize|hipThreadIdx"
+                           rb"|__device__|this_thread_block")
 _NARROW_TYPES = frozenset({"unsigned", "unsigned int", "int", "uint32_t", "std::uint32_t", "uint"})
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
 _CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
@@ -300,7 +302,9 @@ class LogicalWarps:
         if self.hardware_width <= 32:
             return ()
         function = None if in_macro else enclosing_function(node)
-        if function is None or function.id not in self.functions:
+        if function is None or function.id not in self.functions or self._host(function):
+            # Host code mirrors the kernels' geometry (launch shapes, buffers, reference
+            # results): what observes the width there is anything in the file that does.
             return tuple(o for f in self.functions.values() for o in f.observers)
         if function.id not in self._scope:
             self._scope[function.id] = self._observers_around(self.functions[function.id])
@@ -312,6 +316,12 @@ class LogicalWarps:
         if not defined:
             return None
         return any(self.observers(f.function.child_by_field_name("body") or f.function) for f in defined)
+
+    def _host(self, function) -> bool:
+        """A function of host code: no `__device__`/`__global__`, nothing only device code uses."""
+        if any(c.type in ("__device__", "__global__") for c in function.children):
+            return False
+        return not _DEVICE_WORDS.search(self.source.data, function.start_byte, function.end_byte)
 
     def observes(self, node, in_macro: bool = False) -> bool:
         return bool(self.observers(node, in_macro))

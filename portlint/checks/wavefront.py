@@ -15,9 +15,9 @@ from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
-    integer_suffix, integer_value, macro_tree, memoized, strip_parens,
+    integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens,
 )
-from portlint.finding import Finding, Severity, at_node
+from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
@@ -878,6 +878,11 @@ class _WarpSizeScan:
                             _partial_warp_fix(_warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
                                                              Edit.replace(left, "warpSize"))), error=False, in_macro=in_macro)
                 continue
+            if op == "*" and not in_macro and self._row_of_32(expr, left, right):
+                self.report(expr, f"`{_short(source.node_text(expr.parent))}` numbers lanes as if a warp were a "
+                                  "row of 32 threads of the block; AMD wavefronts have 64.",
+                            Fix.advice(_ROW_ADVICE), error=False)
+                continue
             if op not in _LANE_ARITHMETIC:
                 continue
             literal, operand = right, left
@@ -900,6 +905,19 @@ class _WarpSizeScan:
                 self._lane_arithmetic_fix(expr, op_node, literal, operand, written, in_macro),
                 error=_feeds_shuffle(expr, source), in_macro=in_macro,
             )
+
+    def _row_of_32(self, product, left, right) -> bool:
+        """`threadIdx.y * 32 + threadIdx.x`: a flat id in a block whose rows of 32 threads are
+        taken for warps (`dim3(32, N)`)."""
+        source = self.source
+        literal, row = (right, left) if integer_value(right, source) == 32 else (left, right)
+        parent = product.parent
+        if integer_value(literal, source) != 32 or parent is None or parent.type != "binary_expression" or \
+                parent.child_by_field_name("operator").type != "+":
+            return False
+        other = parent.child_by_field_name("right" if parent.child_by_field_name("left") == product else "left")
+        return _ROW_INDEX.fullmatch(source.node_text(strip_parens(row))) is not None and \
+            _COLUMN_INDEX.fullmatch(source.node_text(strip_parens(other))) is not None
 
     def _is_lane_arithmetic(self, expr, op: str, operand, in_macro: bool) -> bool:
         source = self.source
@@ -942,6 +960,44 @@ class _WarpSizeScan:
         if _binds_looser_than_division(operand):
             edits += [Edit.insert(operand.start_byte, "("), Edit.insert(operand.end_byte, ")")]
         return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `/ warpSize`", *edits)
+
+    # ---- `constexpr int kLanes = 32;` used as the lane count: `tid % kLanes`, `tid / kLanes` ---
+    def named_lane_constants(self) -> None:
+        """A constant of this file that holds 32 (31, 5) under a name that does not say warp
+        (`kLanes`, `ROW_THREADS`; warp-size names are followed through the project by
+        `wavefront_size`), used as lane arithmetic over a thread index where the logical-warp
+        model sees the hardware width observed: reported once, where the 32 is written, with
+        those uses and their observers related."""
+        from portlint.checks.wavefront_size import _warp_constant_kind
+        source = self.source
+        constants = open_constants(source)
+        model = _logical_warp.warp_model(source)
+        uses: dict[int, tuple[object, list]] = {}  # definition id -> (definition, [use])
+        for expr in queries.nodes(CUDA, _NAMED_DIVISOR, source.tree.root_node, "expr"):
+            op = expr.child_by_field_name("operator").type
+            name = expr.child_by_field_name("right")
+            if _warp_constant_kind(source.node_text(name)) is not None:
+                continue
+            read: list = []
+            if constants.value(name, read) != _LANE_ARITHMETIC.get(op) or len(read) != 1:
+                continue
+            function = enclosing_function(expr)
+            if function is None or not _is_thread_expr(expr.child_by_field_name("left"), source,
+                                                       self.thread_vars(expr, False)):
+                continue
+            if not model.observes(expr) or read_only_off_rocm(expr, source):
+                continue
+            uses.setdefault(read[0].id, (read[0], []))[1].append(expr)
+        for definition, found in uses.values():
+            name = definition.child_by_field_name("name") or definition
+            for node in queries.nodes(CUDA, "(init_declarator declarator: (identifier) @n)", definition, "n")[:1]:
+                name = node
+            related = tuple(Related(source.location(u.start_byte, u.end_byte),
+                                    f"`{_short(source.node_text(u))}` takes lanes or warps by it here") for u in found[:5])
+            self.findings.append(at_node(
+                source, name, f"`{_short(source.node_text(name))}` is 32, used as the lanes of a warp; "
+                              "AMD wavefronts have 64.", Fix.advice(CONSTANT_ADVICE),
+                related=related + model.related(found[0])))
 
     # ---- shuffle loops from 16, up to 32; `__shfl(v, 31)`; unrolled chains ----------------
     def shuffle_loops(self, root, in_macro: bool) -> None:
@@ -1057,6 +1113,15 @@ class _WarpSizeScan:
                     self.report(expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, leaving "
                                       "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
 
+
+# A block's row and column of threads, written out (`threadIdx.y`, `hipThreadIdx_x`).
+_ROW_INDEX = re.compile(r"threadIdx\s*\.\s*y|hipThreadIdx_y")
+_COLUMN_INDEX = re.compile(r"threadIdx\s*\.\s*x|hipThreadIdx_x")
+_ROW_ADVICE = ("Take lanes from the flat id: `flat % warpSize` and `flat / warpSize`, or keep rows of 32 "
+               "and read each row's votes from its own 32 bits of the 64-bit ballot")
+
+# `x % NAME`, `x / NAME`, `x & NAME`, `x >> NAME` (a named lane count, see `named_lane_constants`).
+_NAMED_DIVISOR = '(binary_expression operator: ["%" "/" "&" ">>"] right: (identifier)) @expr'
 
 _LAST_WARP_ADVICE = ("Size the warp part by `warpSize` throughout: stop the tree at `s > warpSize`, take "
                      "`tid < warpSize`, fold `tid + warpSize` (only where the tree left 2 * warpSize values) "
@@ -1267,6 +1332,7 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
             scan.shuffle_lanes(root, in_macro)
     if b"Warp" in source.data:
         scan.cub_logical_warps()
+    scan.named_lane_constants()
     return _one_logical_warp(scan.findings, source)
 
 
