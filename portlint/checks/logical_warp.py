@@ -163,7 +163,10 @@ class LogicalWarps:
             owner = self._function(call)
             if owner is None or self._dead(call):
                 continue
-            if name in defined:
+            launched = any(c.type == "kernel_call_syntax" for c in call.children)
+            if launched and name not in defined:
+                owner.observers.append(Observer(call, f"launches `{name}`, a kernel out of view"))
+            elif name in defined:
                 owner.callees.add(name)
             elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__"):
                 owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
@@ -216,7 +219,53 @@ class LogicalWarps:
         if kind == "xor" and (offset is None or offset < 32):
             owner.segment_shuffles.append(call)
             return  # `lane ^ offset` stays in its 32 lanes
+        if kind == "down" and self._root_only_tree(call, args[offset_index] if offset is None and
+                                                   offset_index is not None and len(args) > offset_index else None,
+                                                   offset):
+            owner.segment_shuffles.append(call)
+            return
         owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
+
+    def _root_only_tree(self, call, offset_node, offset: int | None) -> bool:
+        """A down-shuffle tree from 16 or less whose sum only the tree's root reads (`if (lane
+        == 0) slots[warp] = v;`): the root of each 32 lanes only ever reads lanes above it in
+        its own 32, so on 64 lanes lane 0 and lane 32 hold CUDA's sums. Lanes past the root
+        hold other values on AMD: a read of the value by them (or by a caller, when it is
+        returned) is an observer."""
+        source = self.source
+        loop = next((a for a in ancestors_of(call) if a.type in ("for_statement", "function_definition")), None)
+        if loop is None or loop.type != "for_statement":
+            loop = None
+            if offset is None or offset > 16:
+                return False
+        else:
+            from portlint.checks.wavefront import _loop_counter
+            counter = _loop_counter(loop, source)
+            start = self._value(counter[1]) if counter is not None and counter[1] is not None else None
+            if start is None and counter is not None and counter[1].type == "binary_expression" and \
+                    _names_warp_size(counter[1].child_by_field_name("left"), source):
+                start = 16  # `WARP_SIZE / 2` of a header's constant: half its 32, or a tree over the wavefront
+            if start is None or start > 16 or offset_node is None or source.node_text(strip_parens(offset_node)) \
+                    != counter[0]:
+                return False
+        target = _assigned_name(call, source)
+        function = enclosing_function(call)
+        if target is None or function is None:
+            return False
+        statement = loop if loop is not None else next(
+            (a for a in ancestors_of(call) if a.type == "expression_statement"), call)
+        reading = True  # the value is the tree's until it is assigned anew
+        for use in identifiers_named(source, target, statement.end_byte, function.end_byte):
+            if _in_shuffle_statement(use, source):
+                continue
+            parent = use.parent
+            if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") \
+                    == use and parent.child_by_field_name("operator").type == "=":
+                reading = False
+                continue
+            if reading and not _under_root_test(use, function, source):
+                return False
+        return True
 
     def narrow_group(self, call, warp_size_names: bool = True) -> bool:
         """Is the group of `g.shfl_down(v, 1)` a tile of 32 lanes or fewer (`thread_block_tile<32>`,
@@ -368,6 +417,46 @@ def _is_cross_lane(name: str | None) -> bool:
     if name.startswith("."):
         return "shfl" in name or name in _GROUP_VOTES
     return "shfl" in name.lower() or name.startswith(_VOTES)
+
+
+def _assigned_name(call, source: SourceFile) -> str | None:
+    """`v` of `v += __shfl_down(v, o)`, `v = fmaxf(v, __shfl_down(v, o))`, `T v = ...`."""
+    for parent in ancestors_of(call):
+        if parent.type == "assignment_expression":
+            left = parent.child_by_field_name("left")
+            return source.node_text(left) if left is not None and left.type == "identifier" else None
+        if parent.type == "init_declarator":
+            name = parent.child_by_field_name("declarator")
+            return source.node_text(name) if name is not None and name.type == "identifier" else None
+        if parent.type in ("expression_statement", "compound_statement", "return_statement"):
+            return None
+    return None
+
+
+def _in_shuffle_statement(node, source: SourceFile) -> bool:
+    """Is `node` in a statement that shuffles down (a step of the tree itself)?"""
+    statement = next((a for a in ancestors_of(node) if a.type in ("expression_statement", "declaration")), None)
+    return statement is not None and b"shfl_down" in source.data[statement.start_byte:statement.end_byte].lower()
+
+
+# A test that picks a tree's root: `!lane`, `lane == 0`, `tid % 32 == 0`, `(t & 31) == 0`,
+# `threadIdx.x == 0`.
+_ROOT_TEST = re.compile(r"!\s*\(?\s*\w*lane\w*\s*\)?|\b\w*(?:lane|tid|thread|rank)\w*(?:\s*\.\s*x)?\s*==\s*0\b"
+                        r"|\b0\s*==\s*\w*(?:lane|tid)|(?:%\s*\w+|&\s*(?:31|0[xX]1[fF]))\s*\)?\s*==\s*0\b"
+                        r"|threadIdx\s*\.\s*x\s*==\s*0", re.I)
+
+
+def _under_root_test(node, function, source: SourceFile) -> bool:
+    for parent in ancestors_of(node):
+        if parent == function:
+            return False
+        if parent.type == "if_statement":
+            condition = parent.child_by_field_name("condition")
+            consequence = parent.child_by_field_name("consequence")
+            if consequence is not None and consequence.start_byte <= node.start_byte < consequence.end_byte and \
+                    condition is not None and _ROOT_TEST.search(source.node_text(condition)):
+                return True
+    return False
 
 
 def _names_warp_size(node, source: SourceFile) -> bool:

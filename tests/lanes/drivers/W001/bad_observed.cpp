@@ -1,6 +1,6 @@
 // The shapes of ok_logical_shapes.cu beside operations that read the wavefront's width: on
-// 64 lanes row broadcasts, per-warp maxima, tile ranks of a vote, row counts and spread sums
-// differ from CUDA's.
+// 64 lanes row broadcasts, per-warp maxima, tile ranks of a vote, row counts, spread sums and
+// the tails of a down tree differ from CUDA's.
 #include "driver.h"
 #include LANES_FIXTURE
 
@@ -35,5 +35,11 @@ void drive() {
     float* out = alloc<float>(256);
     launch(spread, dim3(2), dim3(128), 0, in, out);
     record("sums", out, 256);
+  }
+  STEP("prefix_tails") {
+    float* in = input<float>(256, [](long long i) { return static_cast<float>(i % 11); });
+    float* out = alloc<float>(256);
+    launch(prefix_tails, dim3(2), dim3(128), 0, in, out);
+    record("tails", out, 256);
   }
 }
