@@ -387,10 +387,10 @@ class LogicalWarps:
     def _observers_around(self, start: FunctionWarp) -> tuple[Observer, ...]:
         callers = self._callers
         ups, stack = {id(start): start}, [start]
-        while stack:  # `start` and everything that calls it, transitively
-            function = stack.pop()
+        while stack:  # `start` and the device code that calls it, transitively (a host
+            function = stack.pop()  # function's launches are no calls of one another)
             for caller in callers.get(function.name, ()) if function.name else ():
-                if id(caller) not in ups:
+                if id(caller) not in ups and not self._host(caller.function):
                     ups[id(caller)] = caller
                     stack.append(caller)
         seen, stack = dict(ups), list(ups.values())

@@ -314,7 +314,10 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
         if any(a.type == "lambda_expression" for a in ancestors):
             space = "unknown"
         context = _use_context(use, source, ancestors)
-        host = space == "host" or _in_launch_configuration(ancestors, source)
+        launch = _in_launch_configuration(ancestors, source)
+        host = space == "host" or launch
+        if launch and context == "other":
+            context = "launch"  # `k<<<g, WARP_SIZE>>>`: the block is one warp of the kernel's
         if context in _REPORTED_USES and not _observed(use, ancestors, source):
             context = _UNOBSERVED
         if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
@@ -422,6 +425,7 @@ _REPORTED_USES = {
     "loop": "bounds a loop over lanes",
     "array size": "sizes a per-lane array",
     "tile": "sizes a warp tile",
+    "launch": "sizes the launch of a kernel",
 }
 # Enough related uses to find each file that computes with a constant; SARIF stays small.
 _MAX_RELATED_USES = 50
