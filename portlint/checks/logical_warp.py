@@ -68,13 +68,13 @@ class FunctionWarp:
 
 
 # Calls that cross lanes (their names hold one of these).
-_CROSS_LANE_WORDS = re.compile(rb"(?i)shfl|ballot|activemask|__any|__all|__match_|__reduce_|\bany\b|\ball\b"
+_CROSS_LANE_WORDS = re.compile(rb"(?i)shfl|shuffle|ballot|activemask|__any|__all|__match_|__reduce_|\bany\b|\ball\b"
                                rb"|match_a|Warp(?:Reduce|Scan)")
 _VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
 _GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
 _WARP_NAME = re.compile(r"(?i)warp")
 # A lane taken within 32 lanes (`tid & 31`, `tid % 32`): a logical warp stated in place.
-_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
+_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?size)\w*")
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
 _DEVICE_WORDS = re.compile(rb"threadIdx|blockIdx|blockDim|__shfl|__syncthreads|__ballot|warpSize|hipThreadIdx"
@@ -93,10 +93,18 @@ def _shuffle_kind(name: str) -> str:
     return "idx"
 
 
+def _is_shuffle_name(name: str) -> bool:
+    """`__shfl_down_sync`, and wrappers: `WARP_SHFL_XOR`, `SHUFFLE_DOWN` (a project's macro)."""
+    lowered = name.lower()
+    return "shfl" in lowered or "shuffle" in lowered
+
+
 def _width_index(name: str) -> int | None:
+    """Where a shuffle's width goes: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
+    and wrappers written like the former (`WARP_SHFL_DOWN(v, delta, width)`)."""
     if name.startswith("__shfl"):
         return 3 if name.endswith("_sync") else 2
-    return 2 if "shfl" in name.lower() and not name.startswith(".") else None
+    return 2 if _is_shuffle_name(name) and not name.startswith(".") else None
 
 
 class LogicalWarps:
@@ -133,7 +141,7 @@ class LogicalWarps:
             owner = self._function(call)
             if owner is None or self._dead(call):
                 continue
-            if name.startswith(".") or "shfl" in name.lower():
+            if name.startswith(".") or _is_shuffle_name(name):
                 self._shuffle(owner, call, name, args)
             else:
                 owner.observers.append(Observer(call, f"`{name}` votes over the whole wavefront"))
@@ -222,8 +230,7 @@ class LogicalWarps:
         if kind == "down" and self._root_only_tree(call, args[offset_index] if offset is None and
                                                    offset_index is not None and len(args) > offset_index else None,
                                                    offset):
-            owner.segment_shuffles.append(call)
-            return
+            return  # (its result stays in the function: nothing for callers out of view)
         owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
 
     def _root_only_tree(self, call, offset_node, offset: int | None) -> bool:
@@ -256,11 +263,14 @@ class LogicalWarps:
             (a for a in ancestors_of(call) if a.type == "expression_statement"), call)
         reading = True  # the value is the tree's until it is assigned anew
         for use in identifiers_named(source, target, statement.end_byte, function.end_byte):
-            if _in_shuffle_statement(use, source):
+            if _in_shuffle_statement(use, source) or _in_other_arm(use, call):
                 continue
-            parent = use.parent
+            written = use
+            while written.parent is not None and written.parent.type == "field_expression":
+                written = written.parent  # `sums.q = 0`: a field written anew
+            parent = written.parent
             if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") \
-                    == use and parent.child_by_field_name("operator").type == "=":
+                    == written and parent.child_by_field_name("operator").type == "=":
                 reading = False
                 continue
             if reading and not _under_root_test(use, function, source):
@@ -416,7 +426,7 @@ def _is_cross_lane(name: str | None) -> bool:
         return False
     if name.startswith("."):
         return "shfl" in name or name in _GROUP_VOTES
-    return "shfl" in name.lower() or name.startswith(_VOTES)
+    return _is_shuffle_name(name) or name.startswith(_VOTES)
 
 
 def _assigned_name(call, source: SourceFile) -> str | None:
@@ -424,6 +434,8 @@ def _assigned_name(call, source: SourceFile) -> str | None:
     for parent in ancestors_of(call):
         if parent.type == "assignment_expression":
             left = parent.child_by_field_name("left")
+            while left is not None and left.type == "field_expression":  # `sums.q += ...`: the whole `sums`
+                left = left.child_by_field_name("argument")
             return source.node_text(left) if left is not None and left.type == "identifier" else None
         if parent.type == "init_declarator":
             name = parent.child_by_field_name("declarator")
@@ -431,6 +443,16 @@ def _assigned_name(call, source: SourceFile) -> str | None:
         if parent.type in ("expression_statement", "compound_statement", "return_statement"):
             return None
     return None
+
+
+def _in_other_arm(node, call) -> bool:
+    """Is `node` in another arm of an `#if` than `call` (`#else` of `#ifdef WARP_SHUFFLE`)?"""
+    for arm in ancestors_of(node):
+        if arm.type in ("preproc_else", "preproc_elif", "preproc_elifdef") and arm.parent is not None and \
+                arm.parent.start_byte <= call.start_byte < arm.parent.end_byte and \
+                not arm.start_byte <= call.start_byte < arm.end_byte:
+            return True
+    return False
 
 
 def _in_shuffle_statement(node, source: SourceFile) -> bool:
