@@ -30,6 +30,7 @@ observes.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -68,8 +69,8 @@ class FunctionWarp:
 
 
 # Calls that cross lanes (their names hold one of these).
-_CROSS_LANE_WORDS = re.compile(rb"(?i)shfl|shuffle|ballot|activemask|__any|__all|__match_|__reduce_|\bany\b|\ball\b"
-                               rb"|match_a|Warp(?:Reduce|Scan)")
+_CROSS_LANE_WORDS = re.compile(rb"(?i:shfl|shuffle|ballot|activemask)|__any|__all|__match_|__reduce_|__uni"
+                               rb"|(?<=\.)(?:any|all|match_any|match_all)\b")
 _VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
 _GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
 _WARP_NAME = re.compile(r"(?i)warp")
@@ -120,22 +121,27 @@ class LogicalWarps:
 
     # ---- facts --------------------------------------------------------------------------
     def _function(self, node) -> FunctionWarp | None:
-        function = enclosing_function(node)
-        if function is None:
-            return None
-        found = self.functions.get(function.id)
-        if found is None:
-            name = _function_name(function, self.source)
-            found = self.functions[function.id] = FunctionWarp(function, name)
-            if name is not None:
-                self._by_name.setdefault(name, []).append(found)
-        return found
+        """The innermost function around `node`, found by offset among the file's functions
+        (cheaper than climbing the tree for every call of a file)."""
+        at = bisect.bisect_right(self._starts, node.start_byte) - 1
+        while at >= 0:
+            found = self._ordered[at]
+            if node.start_byte < found.function.end_byte:
+                return found
+            at -= 1
+        return None
 
     def _build(self) -> None:
         source = self.source
         root = source.tree.root_node
-        for function in queries.nodes(CUDA, "(function_definition) @f", root, "f"):
-            self._function(function.child_by_field_name("body") or function)
+        self._ordered: list[FunctionWarp] = []
+        for function in queries.nodes(CUDA, "(function_definition) @f", root, "f"):  # in source order
+            name = _function_name(function, source)
+            found = self.functions[function.id] = FunctionWarp(function, name)
+            self._ordered.append(found)
+            if name is not None:
+                self._by_name.setdefault(name, []).append(found)
+        self._starts = [f.function.start_byte for f in self._ordered]
         from portlint.checks.wavefront import _calls_named  # the one finder of calls by name
         for call, name, args in _calls_named(root, source, _CROSS_LANE_WORDS, _is_cross_lane, methods=True):
             owner = self._function(call)
