@@ -467,11 +467,19 @@ def _in_shuffle_statement(node, source: SourceFile) -> bool:
     return statement is not None and b"shfl_down" in source.data[statement.start_byte:statement.end_byte].lower()
 
 
-# A test that picks a tree's root: `!lane`, `lane == 0`, `tid % 32 == 0`, `(t & 31) == 0`,
-# `threadIdx.x == 0`.
-_ROOT_TEST = re.compile(r"!\s*\(?\s*\w*lane\w*\s*\)?|\b\w*(?:lane|tid|thread|rank)\w*(?:\s*\.\s*x)?\s*==\s*0\b"
-                        r"|\b0\s*==\s*\w*(?:lane|tid)|(?:%\s*\w+|&\s*(?:31|0[xX]1[fF]))\s*\)?\s*==\s*0\b"
-                        r"|threadIdx\s*\.\s*x\s*==\s*0", re.I)
+# A test that picks a tree's root: `lane == 0`, `threadIdx.x == 0`, `!lane`, `0 == tid`,
+# `tid % 32 == 0`, `(t & 31) == 0` (names checked by `_ROOT_NAME`).
+_ROOT_TEST = re.compile(r"\b(\w++)(?:\s*+\.\s*+x)?\s*+==\s*+0\b|!\s*+\(?\s*+(\w++)|\b0\s*+==\s*+(\w++)"
+                        r"|(?:%\s*+\w++|&\s*+(?:31|0[xX]1[fF]))\s*+\)?\s*+==\s*+0\b")
+_ROOT_NAME = re.compile(r"lane|tid|thread|rank", re.I)
+
+
+def _picks_root(condition: str) -> bool:
+    for m in _ROOT_TEST.finditer(condition):
+        name = m.group(1) or m.group(2) or m.group(3)
+        if name is None or _ROOT_NAME.search(name):
+            return True
+    return False
 
 
 def _under_root_test(node, function, source: SourceFile) -> bool:
@@ -482,7 +490,7 @@ def _under_root_test(node, function, source: SourceFile) -> bool:
             condition = parent.child_by_field_name("condition")
             consequence = parent.child_by_field_name("consequence")
             if consequence is not None and consequence.start_byte <= node.start_byte < consequence.end_byte and \
-                    condition is not None and _ROOT_TEST.search(source.node_text(condition)):
+                    condition is not None and _picks_root(source.node_text(condition)):
                 return True
     return False
 
