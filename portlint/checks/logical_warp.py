@@ -369,8 +369,14 @@ class LogicalWarps:
         function = None if in_macro else enclosing_function(node)
         if function is None or function.id not in self.functions or self._host(function):
             # Host code mirrors the kernels' geometry (launch shapes, buffers, reference
-            # results): what observes the width there is anything in the file that does.
-            return tuple(o for f in self.functions.values() for o in f.observers)
+            # results): what observes the width there is anything in the file that does, and
+            # where the file shows no device code at all, the kernels out of view may.
+            found = tuple(o for f in self.functions.values() for o in f.observers)
+            if not found and function is not None and self._host(function) and \
+                    all(self._host(f.function) for f in self.functions.values()):
+                found = (Observer(function.child_by_field_name("declarator") or function,
+                                  "host code of kernels out of view"),)
+            return found
         if function.id not in self._scope:
             self._scope[function.id] = self._observers_around(self.functions[function.id])
         return self._scope[function.id]
