@@ -17,8 +17,10 @@ wavefront having 64 lanes (an *observer*):
 - a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer;
 - a call of a warp-named function this file does not define (its body is out of view).
 
-Per function, the model gives its own observers and the logical widths it declares
-(shuffle widths, tile sizes). A number in a function counts as observed when the function,
+Per function, the model keeps its own observers; the logical width the code declares (a
+shuffle's width, a tile's size, a cub warp's logical width, followed through constants,
+macros and the widths this file's calls pass) decides whether an operation stays inside
+32 lanes and so is none. A number in a function counts as observed when the function,
 anything it calls in this file, or any function in this file that calls it, has an observer:
 a warp helper's `16` is observed by its caller's ballot, and a caller's `tid % 32` by a
 helper's width-less `__shfl_down`. W rules report a 32 only where it is observed, at the 32,
@@ -37,8 +39,8 @@ from dataclasses import dataclass, field
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, declared_type, enclosing_function, identifiers_named, integer_value, memoized, open_constants, strip_parens,
-    token_nodes,
+    ancestors_of, arguments, callee_name, calls, declared_type, enclosing_function, identifiers_named, integer_value,
+    memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Related
 from portlint.rocm_path import Status
@@ -63,7 +65,6 @@ class FunctionWarp:
     function: object
     name: str | None
     observers: list[Observer] = field(default_factory=list)  # its own
-    widths: set[int] = field(default_factory=set)  # logical widths it declares (shuffle widths, tiles)
     callees: set[str] = field(default_factory=set)  # functions of this file it calls
     segment_shuffles: list = field(default_factory=list)  # shuffles that stay in 32 lanes (xor, width <= 32)
 
@@ -98,14 +99,6 @@ def _is_shuffle_name(name: str) -> bool:
     """`__shfl_down_sync`, and wrappers: `WARP_SHFL_XOR`, `SHUFFLE_DOWN` (a project's macro)."""
     lowered = name.lower()
     return "shfl" in lowered or "shuffle" in lowered
-
-
-def _width_index(name: str) -> int | None:
-    """Where a shuffle's width goes: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
-    and wrappers written like the former (`WARP_SHFL_DOWN(v, delta, width)`)."""
-    if name.startswith("__shfl"):
-        return 3 if name.endswith("_sync") else 2
-    return 2 if _is_shuffle_name(name) and not name.startswith(".") else None
 
 
 class LogicalWarps:
@@ -163,12 +156,11 @@ class LogicalWarps:
             owner = self._function(node) if node is not None else None
             if owner is None:
                 continue
+            # `WarpReduce<T>` is the hardware warp; `WarpReduce<T, 32>` (or a named width) a logical one.
             parts = [p.strip() for p in match.group(1).decode("utf-8", "replace").split(",")]
             width = _literal(parts[1]) if len(parts) > 1 else None
-            if width is None:
+            if len(parts) < 2 or "warpSize" in parts[1] or (width is not None and width > 32):
                 owner.observers.append(Observer(node, "a warp collective over the whole wavefront"))
-            else:
-                owner.widths.add(width)
         defined = set(self._by_name)
         for call in calls(source):
             name = callee_name(call, source)
@@ -201,6 +193,7 @@ class LogicalWarps:
                     function.observers.append(Observer(returned, _OUT_OF_VIEW))
 
     def _shuffle(self, owner: FunctionWarp, call, name: str, args: list) -> None:
+        from portlint.checks.wavefront import shuffle_width_index
         source = self.source
         kind = _shuffle_kind(name)
         if name.startswith("."):  # a cooperative group's own shuffle or vote
@@ -215,7 +208,7 @@ class LogicalWarps:
             return
         if name.endswith("_sync") and args and self._narrow_mask(args[0]):
             owner.observers.append(Observer(args[0], "a 32-bit lane mask: HIP takes 64 bits"))
-        index = _width_index(name)
+        index = shuffle_width_index(name)
         width = None
         if index is not None and len(args) > index:
             width = self._value(args[index])
@@ -225,7 +218,6 @@ class LogicalWarps:
                 owner.segment_shuffles.append(call)
                 return  # `THREADS_PER_WARP` from a header: its definition is judged with its uses
         if width is not None and width <= 32:
-            owner.widths.add(width)
             owner.segment_shuffles.append(call)
             return
         offset_index = (index - 1) if index is not None else None
@@ -399,12 +391,6 @@ class LogicalWarps:
 
     def related(self, node, in_macro: bool = False, limit: int = 3) -> tuple[Related, ...]:
         return tuple(o.related(self.source) for o in self.observers(node, in_macro)[:limit])
-
-    def widths(self, node) -> set[int]:
-        """Logical widths declared by the function around `node`."""
-        function = enclosing_function(node)
-        found = self.functions.get(function.id) if function is not None else None
-        return set(found.widths) if found is not None else set()
 
     def _observers_around(self, start: FunctionWarp) -> tuple[Observer, ...]:
         callers = self._callers

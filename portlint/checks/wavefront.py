@@ -521,10 +521,12 @@ def _explicit_width(name: str, args: list, source: SourceFile) -> bool:
 
 def shuffle_width_index(name: str) -> int | None:
     """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
-    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
+    and wrappers written like the former: PyTorch's `WARP_SHFL_DOWN(v, delta, width, mask)`, a
+    project's `WARP_SHUFFLE_DOWN(v, delta)`."""
     if name.startswith("__shfl"):
         return 3 if name.endswith("_sync") else 2
-    return 2 if "shfl" in name.lower() else None
+    lowered = name.lower()
+    return 2 if "shfl" in lowered or "shuffle" in lowered else None
 
 
 _STATEMENT_BOUNDS = frozenset({"compound_statement", "expression_statement", "function_definition", "for_statement",
