@@ -79,8 +79,6 @@ _WARP_NAME = re.compile(r"(?i)warp")
 _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?size)\w*")
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
-_DEVICE_WORDS = re.compile(rb"threadIdx|blockIdx|blockDim|__shfl|__syncthreads|__ballot|warpSize|hipThreadIdx"
-                           rb"|__device__|this_thread_block")
 _NARROW_TYPES = frozenset({"unsigned", "unsigned int", "int", "uint32_t", "std::uint32_t", "uint"})
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
 _CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
@@ -109,6 +107,7 @@ class LogicalWarps:
         self.functions: dict[int, FunctionWarp] = {}
         self._by_name: dict[str, list[FunctionWarp]] = {}
         self._scope: dict[int, tuple[Observer, ...]] = {}
+        self._spaces: dict[int, bool] = {}  # function id -> host code
         self.hardware_width = max(t.wave_size for t in targets.active())
         self._build()
 
@@ -381,10 +380,13 @@ class LogicalWarps:
         return any(self.observers(f.function.child_by_field_name("body") or f.function) for f in defined)
 
     def _host(self, function) -> bool:
-        """A function of host code: no `__device__`/`__global__`, nothing only device code uses."""
-        if any(c.type in ("__device__", "__global__") for c in function.children):
-            return False
-        return not _DEVICE_WORDS.search(self.source.data, function.start_byte, function.end_byte)
+        """A function of host code (`function_space`: `__host__`, or unqualified with nothing
+        only device code uses; a project's qualifier macro, `DEVICE`, `KERNEL`, is not)."""
+        from portlint.checks.wavefront_size import function_space
+        known = self._spaces.get(function.id)
+        if known is None:
+            known = self._spaces[function.id] = function_space(function, self.source) == "host"
+        return known
 
     def observes(self, node, in_macro: bool = False) -> bool:
         return bool(self.observers(node, in_macro))
