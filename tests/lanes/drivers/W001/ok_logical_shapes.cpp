@@ -1,6 +1,6 @@
 // Logical warps of 32 lanes run at 32 and 64 lanes: row sums, group maxima, a tile scan and
 // rows of a dim3(32, 4) block, row maxima over tiles of 32, block sums
-// read at each 32 lanes' root; every result must be the same.
+// read at each 32 lanes' root, a tree finished by a tile of 32; every result must be the same.
 #include "driver.h"
 #include LANES_FIXTURE
 
@@ -44,6 +44,12 @@ void drive() {
     float* in = input<float>(256, [](long long i) { return static_cast<float>(i % 9); });
     float* out = alloc<float>(2);
     launch(block_sum_roots, dim3(2), dim3(128), 0, in, out);
+    record("sums", out, 2);
+  }
+  STEP("tile_tail_sum") {
+    float* in = input<float>(512, [](long long i) { return static_cast<float>(i % 17); });
+    float* out = alloc<float>(2);
+    launch(tile_tail_sum, dim3(2), dim3(256), 0, in, out);
     record("sums", out, 2);
   }
 }
