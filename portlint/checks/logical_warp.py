@@ -179,6 +179,13 @@ class LogicalWarps:
         # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
         # logical warp stated where it is used), nothing says they read it per 32 lanes.
         called = {callee for function in self.functions.values() for callee in function.callees}
+        returns: dict[int, list] = {}  # function id -> its return statements (one query per file)
+        if any(not f.segment_shuffles and not f.observers for f in self.functions.values()) and \
+                _GEOMETRY.search(source.data.decode("latin-1")):
+            for statement in queries.nodes(CUDA, "(return_statement) @r", root, "r"):
+                owner = self._function(statement)
+                if owner is not None:
+                    returns.setdefault(owner.function.id, []).append(statement)
         for function in self.functions.values():
             if function.name in called or any(c.type == "__global__" for c in function.function.children):
                 continue
@@ -186,7 +193,7 @@ class LogicalWarps:
             if function.segment_shuffles and not _LANE_OF_32.search(body):
                 function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW))
             elif not function.segment_shuffles and not function.observers:
-                returned = next((r for r in queries.nodes(CUDA, "(return_statement) @r", function.function, "r")
+                returned = next((r for r in returns.get(function.function.id, ())
                                  if _GEOMETRY.search(source.node_text(r))), None)
                 if returned is not None:
                     function.observers.append(Observer(returned, _OUT_OF_VIEW))
