@@ -32,14 +32,14 @@ KERNELS = {
     """,
     "lanes.cu": """\
         #include "warp.h"
-        __global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WARP_SIZE; }
+        __global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WARP_SIZE + __shfl(out[0], 0); }
     """,
     "tile.cu": """\
         #include "warp.h"
         __global__ void tile(const float* in, float* out) {
           __shared__ float s[WARP_SIZE];
           s[threadIdx.x] = in[threadIdx.x];
-          out[threadIdx.x] = s[0];
+          out[threadIdx.x] = __shfl_down(s[threadIdx.x], 1);
         }
     """,
 }
@@ -116,10 +116,11 @@ def test_each_definition_counts_the_uses_that_see_it(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "warp.h").write_text(HARD_WIRED)
-    (tmp_path / "a" / "k.cu").write_text('#include "warp.h"\n__global__ void ka(int* o) { o[0] = threadIdx.x % WARP_SIZE; }\n'
-                                         '__global__ void kb(int* o) { o[threadIdx.x / WARP_SIZE] = 1; }\n')
+    (tmp_path / "a" / "k.cu").write_text('#include "warp.h"\n'
+                                         '__global__ void ka(int* o) { o[0] = threadIdx.x % WARP_SIZE + __ballot(1); }\n'
+                                         '__global__ void kb(int* o) { o[threadIdx.x / WARP_SIZE] = __ballot(1); }\n')
     (tmp_path / "b" / "k.cu").write_text('#define WARP_SIZE 32\n'
-                                         '__global__ void kc(int* o) { o[threadIdx.x & (WARP_SIZE - 1)] = 1; }\n')
+                                         '__global__ void kc(int* o) { o[threadIdx.x & (WARP_SIZE - 1)] = __ballot(1); }\n')
     result = _scan(tmp_path)
     definitions = {_rel(f.path, tmp_path): f for f in result.findings if "fixes the warp size" in f.message}
     assert set(definitions) == {"a/warp.h", "b/k.cu"}
@@ -130,6 +131,28 @@ def test_each_definition_counts_the_uses_that_see_it(tmp_path: Path) -> None:
     uses = {(_rel(f.path, tmp_path), f.location.start_line): f for f in result.findings if "where it" in f.message}
     assert set(uses) == {("a/k.cu", 2), ("a/k.cu", 3), ("b/k.cu", 2)}
     assert [_rel(r.location.path, tmp_path) for r in uses[("b/k.cu", 2)].related] == ["b/k.cu"]
+
+
+def test_a_constant_that_only_logical_warps_use_is_silent(tmp_path: Path) -> None:
+    # The logical-warp model: lanes and warps of 32 that no shuffle across 32 lanes, vote or
+    # `warpSize` observes are a deliberate grouping, right on AMD. Neither the uses nor the
+    # definition are reported; one observing use brings both back, with the observer related.
+    (tmp_path / "warp.h").write_text(HARD_WIRED)
+    kernel = ('#include "warp.h"\n'
+              '__global__ void transpose(const float* in, float* out) {\n'
+              '  __shared__ float tile[WARP_SIZE][WARP_SIZE + 1];\n'
+              '  const int lane = threadIdx.x % WARP_SIZE, row = threadIdx.x / WARP_SIZE;\n'
+              '  tile[row][lane] = in[threadIdx.x];\n'
+              '  __syncthreads();\n'
+              '  out[threadIdx.x] = tile[lane][row] + __shfl_xor(tile[lane][row], 1);\n'
+              '}\n')
+    (tmp_path / "t.cu").write_text(kernel)
+    assert _scan(tmp_path).findings == []
+    (tmp_path / "t.cu").write_text(kernel.replace("__shfl_xor(tile[lane][row], 1)", "__shfl_down(tile[lane][row], 1)"))
+    result = _scan(tmp_path)
+    uses = [f for f in result.findings if "where it" in f.message]
+    assert [f.location.start_line for f in uses] == [3, 3, 4, 4] and "4 uses in 1 file" in "".join(
+        f.message for f in result.findings if "fixes the warp size" in f.message)
 
 
 SHIM = """\

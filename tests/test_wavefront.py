@@ -19,7 +19,7 @@ def _only(result):
 def test_shuffle_loop_start_is_an_error_and_lane_arithmetic_a_warning(tmp_path):
     result = assert_findings("""
         __device__ float warp_sum(float v) {
-          for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);
+          for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o);
           return v;
         }
         __global__ void k(int* out) { out[threadIdx.x / 32] = (int)warp_sum(1.f); }
@@ -80,7 +80,7 @@ def test_shift_becomes_a_division_with_the_left_side_kept_whole(tmp_path):
 # ---- W001: what the number means ---------------------------------------------------------
 def test_a_thread_index_split_by_32_tiles_a_table_where_no_warp_is_asked(tmp_path):
     # Row and column of a 32-wide table from the thread index: the same on any warp size.
-    # Beside a shuffle, the same split is lane and warp arithmetic again.
+    # Beside a shuffle that reaches across 32 lanes, the same split is lane and warp arithmetic.
     tiles = """
         __global__ void fill(float* table) {
           __shared__ float t[8][32];
@@ -94,7 +94,7 @@ def test_a_thread_index_split_by_32_tiles_a_table_where_no_warp_is_asked(tmp_pat
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     assert_findings(tiles, "cuda", tmp_path=tmp_path / "a", select=("W001",))
-    warps = tiles.replace("row * col;", "__shfl_xor(row * col, 1);")
+    warps = tiles.replace("row * col;", "__shfl_down(row * col, 1);")
     assert_findings(warps, "cuda", "W001", "W001", "W001", "W001", tmp_path=tmp_path / "b", select=("W001",))
 
 
@@ -114,7 +114,7 @@ def test_a_lane_or_warp_receiver_names_the_meaning_of_a_global_index(tmp_path):
           int gid = blockIdx.x * blockDim.x + threadIdx.x;
           int warp_id = gid / 32;
           int word = gid / 32;
-          out[warp_id] = word;
+          out[warp_id] = __shfl_down(word, 1);
         }
     """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
 
@@ -203,3 +203,43 @@ def test_a_wmma_file_is_one_finding_with_its_uses_related(tmp_path):
     (finding,) = result.findings
     assert finding.location.start_line == 2 and "2 more uses" in finding.message
     assert [r.location.start_line for r in finding.related] == [4, 5]
+
+
+# ---- the logical-warp model: a 32 counts where something observes the wavefront's width ----
+def test_a_32_lane_index_is_reported_with_what_observes_it_and_not_on_wave32_targets(tmp_path):
+    source = """
+        __global__ void k(const float* in, float* out) {
+          const int lane = threadIdx.x % 32;
+          const float v = in[threadIdx.x];
+          out[threadIdx.x] = lane + __shfl(v, 0);
+        }
+    """
+    (tmp_path / "cdna").mkdir()
+    (tmp_path / "rdna").mkdir()
+    (tmp_path / "xor").mkdir()
+    finding = _only(assert_findings(source, "cuda", "W001", tmp_path=tmp_path / "cdna", select=("W001",)))
+    assert [(r.location.start_line, "__shfl" in r.message) for r in finding.related] == [(5, True)]
+    # On wave32 parts the hardware width is the logical one: nothing observes 64 lanes.
+    assert_findings(source, "cuda", tmp_path=tmp_path / "rdna", select=("W001",), targets=("gfx1100",))
+    # A xor shuffle stays in its 32 lanes: the same index is a logical warp, right on AMD.
+    assert_findings(source.replace("__shfl(v, 0)", "__shfl_xor(v, 1)"), "cuda", tmp_path=tmp_path / "xor",
+                    select=("W001",))
+
+
+def test_a_launch_with_warp_size_threads_counts_where_the_launched_kernel_observes(tmp_path):
+    source = """
+        #define WARP_SIZE 32
+        __global__ void votes(const int* in, unsigned long long* out) { out[blockIdx.x] = __ballot(in[threadIdx.x] > 0); }
+        __global__ void copy(const int* in, int* out) { out[threadIdx.x] = in[threadIdx.x]; }
+        void run(const int* in, unsigned long long* v, int* c) {
+          votes<<<4, WARP_SIZE>>>(in, v);
+          copy<<<4, WARP_SIZE>>>(in, c);
+        }
+    """
+    (tmp_path / "votes").mkdir()
+    (tmp_path / "copy").mkdir()
+    definition = _only(assert_findings(source, "cuda", "W001", tmp_path=tmp_path / "votes", select=("W001",)))
+    assert definition.location.start_line == 2
+    assert [r.location.start_line for r in definition.related] == [6], "the launch of the kernel that votes"
+    assert_findings(source.replace("votes<<<4, WARP_SIZE>>>(in, v);", ""), "cuda", tmp_path=tmp_path / "copy",
+                    select=("W001",))

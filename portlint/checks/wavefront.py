@@ -15,9 +15,9 @@ from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
-    integer_suffix, integer_value, macro_tree, memoized, strip_parens,
+    integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens,
 )
-from portlint.finding import Finding, Severity, at_node
+from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
@@ -521,79 +521,12 @@ def _explicit_width(name: str, args: list, source: SourceFile) -> bool:
 
 def shuffle_width_index(name: str) -> int | None:
     """Position of the width argument: `__shfl_xor(v, o, width)`, `__shfl_xor_sync(m, v, o, width)`,
-    and PyTorch-style wrappers `WARP_SHFL_DOWN(v, delta, width, mask)`."""
+    and wrappers written like the former: PyTorch's `WARP_SHFL_DOWN(v, delta, width, mask)`, a
+    project's `WARP_SHUFFLE_DOWN(v, delta)`."""
     if name.startswith("__shfl"):
         return 3 if name.endswith("_sync") else 2
-    return 2 if "shfl" in name.lower() else None
-
-
-# A lane taken within 32 lanes: `threadIdx.x & 31`, `tid % 32`.
-_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b")
-
-
-def logical_warp_functions(source: SourceFile) -> frozenset[int]:
-    """Ids of the functions (main tree) that work on deliberate 32-lane logical warps: every
-    shuffle passes the width 32, the lane is taken `& 31` (or `% 32`), and `warpSize` is not
-    used. On a 64-lane wavefront each half is then one such warp, and the lane and warp
-    arithmetic that goes with the shuffles (`warp = threadIdx.x >> 5`) is right."""
-    def find(s: SourceFile) -> frozenset[int]:
-        widths: dict[int, tuple[object, bool]] = {}  # function id -> (function, every shuffle has width 32)
-        for call, name, args in shuffle_calls(s, s.tree.root_node):
-            function = enclosing_function(call)
-            if function is None:
-                continue
-            index = shuffle_width_index(name)
-            width_32 = index is not None and len(args) > index and integer_value(strip_parens(args[index]), s) == 32
-            widths[function.id] = (function, widths.get(function.id, (None, True))[1] and width_32)
-        found = set()
-        for key, (function, all_32) in widths.items():
-            body = s.data[function.start_byte:function.end_byte]
-            if all_32 and b"warpSize" not in body and _LANE_OF_32.search(body):
-                found.add(key)
-        return frozenset(found)
-    return memoized(source, "wavefront.logical_warp_functions", find)
-
-
-# What tells that code asks the hardware about its warps (see `asks_hardware_warps`).
-_HARDWARE_WARP_TEXT = re.compile(rb"warpSize|shfl|Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\b"
-                                 rb"|WARP_SIZE|WarpSize|warp_size")
-_WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot", "__syncwarp", "__activemask", "__any", "__all", "__match",
-                            "__lane_id", "__reduce_", "__builtin_amdgcn")
-
-
-def asks_hardware_warps(function, source: SourceFile) -> bool:
-    """Does the function ask the hardware about its warps: shuffles, ballots, votes, warp
-    syncs, `warpSize` or a warp-size constant, cub warp collectives, warp-named calls
-    (`warp_reduce(v)`), names of lanes or warps (`lane`, `warp_id`)? Code with none of them
-    computes the same on any warp size: there a `tid / 32` only splits the block in tiles."""
-    known = memoized(source, "wavefront.asks_hardware_warps", lambda s: {})  # function id -> answer
-    if function.id not in known:
-        body = source.data[function.start_byte:function.end_byte]
-        names = {source.node_text(n) for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")}
-        known[function.id] = bool(_HARDWARE_WARP_TEXT.search(body)) or any(
-            n.startswith(_WARP_INTRINSIC_PREFIXES) or _index_kind(n) in ("lane", "warp")
-            or ("warp" in _words(n) and _is_callee(n, body)) for n in names)
-    return known[function.id]
-
-
-def _is_callee(name: str, body: bytes) -> bool:
-    """Is `name` called in `body` (`name(`, `name<T>(`)?"""
-    for _, end in _word_spans(body, name.encode()):
-        at = _skip_space(body, end)
-        if at < len(body) and body[at] == 0x3C:  # `<`: template arguments, up to their `>`
-            close = body.find(b">", at)
-            if close == -1 or any(c in body[at:close] for c in b";{}()"):
-                continue
-            at = _skip_space(body, close + 1)
-        if at < len(body) and body[at] == 0x28:  # `(`
-            return True
-    return False
-
-
-def _skip_space(text: bytes, at: int) -> int:
-    while at < len(text) and text[at] in b" \t\r\n":
-        at += 1
-    return at
+    lowered = name.lower()
+    return 2 if "shfl" in lowered or "shuffle" in lowered else None
 
 
 _STATEMENT_BOUNDS = frozenset({"compound_statement", "expression_statement", "function_definition", "for_statement",
@@ -621,14 +554,6 @@ def read_only_off_rocm(node, source: SourceFile) -> bool:
     scope = declaration.parent if declaration.parent is not None else function  # its block
     reads = list(identifiers_named(source, source.node_text(name), declaration.end_byte, scope.end_byte))
     return bool(reads) and all(model.status(read.start_byte) is Status.DEAD for read in reads)
-
-
-def in_logical_warp(node, source: SourceFile, in_macro: bool = False) -> bool:
-    """Is `node` in a function that works on 32-lane logical warps (`logical_warp_functions`)?"""
-    if in_macro or not memoized(source, "wavefront.mentions_shfl", lambda s: b"shfl" in s.data.lower()):
-        return False  # (asked per literal: the lower-cased file is made once)
-    function = enclosing_function(node)
-    return function is not None and function.id in logical_warp_functions(source)
 
 
 # A block-wide scan given a prefix callback (cub/hipcub `BlockScan::InclusiveScan(in, out, op,
@@ -909,14 +834,18 @@ class _WarpSizeScan:
             self._thread_vars[function.id] = _thread_variables(function, self.source)
         return self._thread_vars[function.id]
 
-    def report(self, node, message: str, fix: Fix, error: bool) -> None:
-        if read_only_off_rocm(node, self.source):
+    def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False) -> None:
+        """Report the 32 at `node` where the logical-warp model sees something observe the
+        hardware width, with those observers related; silent where nothing does."""
+        model = _logical_warp.warp_model(self.source)
+        if read_only_off_rocm(node, self.source) or not model.observes(node, in_macro):
             return
         if fix.applicability is Applicability.SAFE and self.shuffles_in_groups:
             fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
                              "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
-        self.findings.append(at_node(self.source, node, message, fix, severity=severity))
+        self.findings.append(at_node(self.source, node, message, fix, severity=severity,
+                                     related=model.related(node, in_macro)))
 
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:
@@ -949,7 +878,12 @@ class _WarpSizeScan:
                 self.report(expr, f"`{_short(source.node_text(expr))}` counts the lanes a 32-lane warp is short; "
                                   "AMD wavefronts have 64.",
                             _partial_warp_fix(_warp_size_fix(expr, source, in_macro, "Replace `32` with `warpSize`",
-                                                             Edit.replace(left, "warpSize"))), error=False)
+                                                             Edit.replace(left, "warpSize"))), error=False, in_macro=in_macro)
+                continue
+            if op == "*" and not in_macro and self._row_of_32(expr, left, right):
+                self.report(expr, f"`{_short(source.node_text(expr.parent))}` numbers lanes as if a warp were a "
+                                  "row of 32 threads of the block; AMD wavefronts have 64.",
+                            Fix.advice(_ROW_ADVICE), error=False)
                 continue
             if op not in _LANE_ARITHMETIC:
                 continue
@@ -958,14 +892,10 @@ class _WarpSizeScan:
                 literal, operand = left, right
             if integer_value(literal, source) != _LANE_ARITHMETIC[op]:
                 continue
-            if not self._is_lane_arithmetic(expr, op, operand, in_macro) or in_logical_warp(expr, source, in_macro):
+            if not self._is_lane_arithmetic(expr, op, operand, in_macro):
                 continue
             if op in ("%", "&") and not in_macro and seeds_scan_callback(expr, source):
                 continue
-            if op in ("/", ">>", "%", "&") and function is not None and \
-                    _is_thread_expr(operand, source, self.thread_vars(expr, in_macro)) and \
-                    not asks_hardware_warps(function, source):
-                continue  # `row = tid / 32; col = tid % 32` tiles a table: the same on any warp size
             written = f"{op} {source.node_text(literal)}"
             shown = source.node_text(expr)
             receiver = _receiver_name(expr, source)
@@ -975,8 +905,21 @@ class _WarpSizeScan:
                 expr,
                 f"`{shown if len(shown) <= 32 else written}` assumes 32-lane warps; AMD wavefronts have 64.",
                 self._lane_arithmetic_fix(expr, op_node, literal, operand, written, in_macro),
-                error=_feeds_shuffle(expr, source),
+                error=_feeds_shuffle(expr, source), in_macro=in_macro,
             )
+
+    def _row_of_32(self, product, left, right) -> bool:
+        """`threadIdx.y * 32 + threadIdx.x`: a flat id in a block whose rows of 32 threads are
+        taken for warps (`dim3(32, N)`)."""
+        source = self.source
+        literal, row = (right, left) if integer_value(right, source) == 32 else (left, right)
+        parent = product.parent
+        if integer_value(literal, source) != 32 or parent is None or parent.type != "binary_expression" or \
+                parent.child_by_field_name("operator").type != "+":
+            return False
+        other = parent.child_by_field_name("right" if parent.child_by_field_name("left") == product else "left")
+        return _ROW_INDEX.fullmatch(source.node_text(strip_parens(row))) is not None and \
+            _COLUMN_INDEX.fullmatch(source.node_text(strip_parens(other))) is not None
 
     def _is_lane_arithmetic(self, expr, op: str, operand, in_macro: bool) -> bool:
         source = self.source
@@ -1020,6 +963,44 @@ class _WarpSizeScan:
             edits += [Edit.insert(operand.start_byte, "("), Edit.insert(operand.end_byte, ")")]
         return _warp_size_fix(expr, source, in_macro, f"Replace `{written}` with `/ warpSize`", *edits)
 
+    # ---- `constexpr int kLanes = 32;` used as the lane count: `tid % kLanes`, `tid / kLanes` ---
+    def named_lane_constants(self) -> None:
+        """A constant of this file that holds 32 (31, 5) under a name that does not say warp
+        (`kLanes`, `ROW_THREADS`; warp-size names are followed through the project by
+        `wavefront_size`), used as lane arithmetic over a thread index where the logical-warp
+        model sees the hardware width observed: reported once, where the 32 is written, with
+        those uses and their observers related."""
+        from portlint.checks.wavefront_size import _warp_constant_kind
+        source = self.source
+        constants = open_constants(source)
+        model = _logical_warp.warp_model(source)
+        uses: dict[int, tuple[object, list]] = {}  # definition id -> (definition, [use])
+        for expr in queries.nodes(CUDA, _NAMED_DIVISOR, source.tree.root_node, "expr"):
+            op = expr.child_by_field_name("operator").type
+            name = expr.child_by_field_name("right")
+            if _warp_constant_kind(source.node_text(name)) is not None:
+                continue
+            read: list = []
+            if constants.value(name, read) != _LANE_ARITHMETIC.get(op) or len(read) != 1:
+                continue
+            function = enclosing_function(expr)
+            if function is None or not _is_thread_expr(expr.child_by_field_name("left"), source,
+                                                       self.thread_vars(expr, False)):
+                continue
+            if not model.observes(expr) or read_only_off_rocm(expr, source):
+                continue
+            uses.setdefault(read[0].id, (read[0], []))[1].append(expr)
+        for definition, found in uses.values():
+            name = definition.child_by_field_name("name") or definition
+            for node in queries.nodes(CUDA, "(init_declarator declarator: (identifier) @n)", definition, "n")[:1]:
+                name = node
+            related = tuple(Related(source.location(u.start_byte, u.end_byte),
+                                    f"`{_short(source.node_text(u))}` takes lanes or warps by it here") for u in found[:5])
+            self.findings.append(at_node(
+                source, name, f"`{_short(source.node_text(name))}` is 32, used as the lanes of a warp; "
+                              "AMD wavefronts have 64.", Fix.advice(CONSTANT_ADVICE),
+                related=related + model.related(found[0])))
+
     # ---- shuffle loops from 16, up to 32; `__shfl(v, 31)`; unrolled chains ----------------
     def shuffle_loops(self, root, in_macro: bool) -> None:
         source = self.source
@@ -1032,7 +1013,7 @@ class _WarpSizeScan:
             if step == "halve" and integer_value(start, source) == 16:
                 self.report(start, "Shuffle loop starts at `16`, half a 32-lane warp; AMD wavefronts have 64.",
                             _warp_size_fix(start, source, in_macro, "Start the loop at `warpSize / 2`",
-                                           Edit.replace(start, "warpSize / 2")), error=True)
+                                           Edit.replace(start, "warpSize / 2")), error=True, in_macro=in_macro)
             elif step == "double" and integer_value(start, source) == 1:
                 bound = _loop_bound(loop, name, source)
                 if bound is not None:
@@ -1043,7 +1024,8 @@ class _WarpSizeScan:
                         # `tile.shfl_up(v, i)`: the tile's own size bounds it, and it may stay 32 wide.
                         fix = Fix.unsafe(fix.title + " (and size the tile by the wavefront)", *fix.edits)
                     self.report(literal, f"Shuffle loop stops at `{source.node_text(literal)}`, "
-                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True)
+                                         "sized for 32-lane warps; AMD wavefronts have 64.", fix, error=True,
+                                in_macro=in_macro)
 
     def shuffle_lanes(self, root, in_macro: bool) -> None:
         source = self.source
@@ -1059,7 +1041,7 @@ class _WarpSizeScan:
             if name in ("__shfl", "__shfl_sync") and value == 31:
                 self.report(lane, "Lane `31` is the last lane of a 32-lane warp; AMD wavefronts have 64.",
                             _warp_size_fix(lane, source, in_macro, "Replace `31` with `warpSize - 1`",
-                                           Edit.replace(lane, "warpSize - 1")), error=True)
+                                           Edit.replace(lane, "warpSize - 1")), error=True, in_macro=in_macro)
             elif name.startswith(("__shfl_down", "__shfl_xor")) and value is not None:
                 function = None if in_macro else enclosing_function(call)
                 chains.setdefault(function.id if function is not None else None, []).append((value, lane))
@@ -1071,7 +1053,7 @@ class _WarpSizeScan:
                     if value == 16:
                         self.report(lane, "Unrolled shuffles start at offset `16`; lanes 32–63 of a "
                                           "wavefront never combine.",
-                                    Fix.advice(LOOP_ADVICE), error=True)
+                                    Fix.advice(LOOP_ADVICE), error=True, in_macro=in_macro)
 
     # ---- `cub::WarpReduce<T, 32>` ----------------------------------------------------------
     def cub_logical_warps(self) -> None:
@@ -1133,6 +1115,15 @@ class _WarpSizeScan:
                     self.report(expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, leaving "
                                       "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
 
+
+# A block's row and column of threads, written out (`threadIdx.y`, `hipThreadIdx_x`).
+_ROW_INDEX = re.compile(r"threadIdx\s*\.\s*y|hipThreadIdx_y")
+_COLUMN_INDEX = re.compile(r"threadIdx\s*\.\s*x|hipThreadIdx_x")
+_ROW_ADVICE = ("Take lanes from the flat id: `flat % warpSize` and `flat / warpSize`, or keep rows of 32 "
+               "and read each row's votes from its own 32 bits of the 64-bit ballot")
+
+# `x % NAME`, `x / NAME`, `x & NAME`, `x >> NAME` (a named lane count, see `named_lane_constants`).
+_NAMED_DIVISOR = '(binary_expression operator: ["%" "/" "&" ">>"] right: (identifier)) @expr'
 
 _LAST_WARP_ADVICE = ("Size the warp part by `warpSize` throughout: stop the tree at `s > warpSize`, take "
                      "`tid < warpSize`, fold `tid + warpSize` (only where the tree left 2 * warpSize values) "
@@ -1343,6 +1334,7 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
             scan.shuffle_lanes(root, in_macro)
     if b"Warp" in source.data:
         scan.cub_logical_warps()
+    scan.named_lane_constants()
     return _one_logical_warp(scan.findings, source)
 
 
@@ -1451,23 +1443,7 @@ _DECLARING_STATEMENTS = ("declaration", "parameter_declaration", "expression_sta
 def _narrow_tile(call, source: SourceFile) -> bool:
     """Is the group of `tile.ballot(p)` a `thread_block_tile` of 32 lanes or fewer? HIP
     returns its votes relative to the tile (`adjust_mask`), so 32 bits hold them all."""
-    receiver = call.child_by_field_name("function").child_by_field_name("argument")
-    function = enclosing_function(call)
-    if receiver is None or receiver.type != "identifier" or function is None:
-        return False
-    # Where the name first appears: its declaration (in a function body `thread_block_tile<32>
-    # t = ...` may parse as the expression `a < 32 > t = ...`).
-    first = next(identifiers_named(source, source.node_text(receiver), function.start_byte, call.start_byte), None)
-    statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
-    if statement is None:
-        return False
-    for name in ("thread_block_tile", "tiled_partition"):
-        for kind in ("identifier", "type_identifier"):
-            for node in identifiers_named(source, name, statement.start_byte, statement.end_byte, kind):
-                width = integer_value(strip_parens(tile_size(node, source)), source)
-                if width is not None:
-                    return width <= 32
-    return False
+    return _logical_warp.warp_model(source).narrow_group(call, warp_size_names=False)
 
 
 def tile_size(name, source: SourceFile):
@@ -2011,3 +1987,8 @@ queries.shared(
     "(for_statement) @loop",
     "(function_definition) @f",
 )
+
+
+# The logical-warp model reads this module's call finders; imported last, as a module, so
+# that either module may be imported first.
+from portlint.checks import logical_warp as _logical_warp  # noqa: E402

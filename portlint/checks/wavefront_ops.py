@@ -12,9 +12,10 @@ from portlint.checks.cpp import (
     integer_value, open_constants, strip_parens,
 )
 from portlint.checks.wavefront import (
-    HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words, in_logical_warp,
+    HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index, tile_size,
 )
+from portlint.checks.logical_warp import warp_model
 from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -45,8 +46,8 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             continue
         if len(args) > index:
             width = strip_parens(args[index])
-            # Width 32 in every shuffle of the function: a logical warp, right on AMD too.
-            if integer_value(width, source) == 32 and not in_logical_warp(call, source):
+            # Width 32 where nothing observes the hardware width: a logical warp, right on AMD too.
+            if integer_value(width, source) == 32 and warp_model(source).observes(call):
                 findings.append(_width_finding(call, name, width, source))
                 reported.add(width.id)
             elif width.type == "identifier":

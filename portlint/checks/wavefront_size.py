@@ -18,8 +18,9 @@ from portlint.checks.cpp import (
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
-    AncestorWalk, asks_hardware_warps, in_logical_warp, logical_warp_functions, operations_with_literal,
+    AncestorWalk, operations_with_literal,
 )
+from portlint.checks.logical_warp import warp_model
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -70,6 +71,25 @@ def _in_lambda(node, source: SourceFile) -> bool:
     walking up from every node."""
     lambdas = memoized(source, "wavefront.lambdas", lambda s: queries.nodes(CUDA, _LAMBDAS, s.tree.root_node, "lambda"))
     return any(lambda_.start_byte <= node.start_byte and node.end_byte <= lambda_.end_byte for lambda_ in lambdas)
+
+
+def _observed(use, ancestors, source: SourceFile) -> bool:
+    """Does something observe the hardware width where a warp-size constant is used (the
+    logical-warp model)? In a launch's configuration (`k<<<g, WARP_SIZE>>>`) that is the
+    kernel launched: a kernel of this file by its model, any other kernel as if it did."""
+    model = warp_model(source)
+    for parent in ancestors:
+        kernel = None
+        if parent.type == "kernel_call_syntax" and parent.parent is not None:
+            kernel = parent.parent.child_by_field_name("function")
+        elif parent.type == "argument_list" and callee_name(parent.parent, source) in LAUNCH_APIS:
+            kernel = next(iter(parent.named_children), None)
+        elif parent.type in ("compound_statement", "function_definition"):
+            break
+        if kernel is not None:
+            observes = model.function_observes(source.node_text(kernel).split("<", 1)[0].rsplit("::", 1)[-1])
+            return observes is not False
+    return model.observes(use)
 
 
 def _in_launch_configuration(ancestors, source: SourceFile) -> bool:
@@ -264,7 +284,10 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         c.node.id: c.macros for c in model.conditions})
     return WarpSizeDefinition(
         name=source.node_text(name), location=location, file_digest=source.digest, kind=kind, value=number,
-        hard_wired=number == _HAZARD_VALUE[kind] and not _overwritten(name, source),
+        # A local constant (`constexpr int warp_size = 32;` in a function) counts only where the
+        # logical-warp model sees the hardware's width observed; a global one by its uses.
+        hard_wired=number == _HAZARD_VALUE[kind] and not _overwritten(name, source) and (
+            scope is None or warp_model(source).observes(definition)),
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
@@ -291,8 +314,13 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
         if any(a.type == "lambda_expression" for a in ancestors):
             space = "unknown"
         context = _use_context(use, source, ancestors)
-        host = space == "host" or _in_launch_configuration(ancestors, source)
-        if context not in _REPORTED_USES and not host:
+        launch = _in_launch_configuration(ancestors, source)
+        host = space == "host" or launch
+        if launch and context == "other":
+            context = "launch"  # `k<<<g, WARP_SIZE>>>`: the block is one warp of the kernel's
+        if context in _REPORTED_USES and not _observed(use, ancestors, source):
+            context = _UNOBSERVED
+        if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
             continue
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
@@ -387,6 +415,9 @@ def _only_warp_slots(array, source: SourceFile) -> bool:
 # =========================================================================================
 # W001, across files: a hard-wired warp size, at its definition and at its uses
 
+# A use that computes with the constant where the logical-warp model sees nothing observe the
+# hardware's width: a deliberate 32-lane grouping, right on AMD.
+_UNOBSERVED = "unobserved"
 _REPORTED_USES = {
     "shuffle": "feeds a shuffle",
     "mask": "builds a lane mask",
@@ -394,6 +425,7 @@ _REPORTED_USES = {
     "loop": "bounds a loop over lanes",
     "array size": "sizes a per-lane array",
     "tile": "sizes a warp tile",
+    "launch": "sizes the launch of a kernel",
 }
 # Enough related uses to find each file that computes with a constant; SARIF stays small.
 _MAX_RELATED_USES = 50
@@ -418,10 +450,14 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
     findings = []
     for key, definitions in wired.items():
         # A use in code only a ROCm build compiles is the port's own business.
-        uses = [u for u in uses_of.get(key, ()) if u.context in _REPORTED_USES and u.status is not Status.PORT]
-        seen_by = _definitions_seen(definitions, uses)
+        computing = [u for u in uses_of.get(key, ()) if (u.context in _REPORTED_USES or u.context == _UNOBSERVED)
+                     and u.status is not Status.PORT]
+        uses = [u for u in computing if u.context in _REPORTED_USES]
+        seen_by = _definitions_seen(definitions, computing)
         for definition in definitions:
             own = [u for u in uses if definition in seen_by[id(u)]]
+            if not own and any(definition in seen_by[id(u)] for u in computing):
+                continue  # every use is a logical warp that nothing 64 lanes wide observes
             # A definition only ROCm code makes (a shim's `#define WARP_SIZE 32` in the HIP
             # arm) is the hazard itself: reported there once, its uses related.
             shim = definition.status is Status.PORT
@@ -533,7 +569,6 @@ def _warp_count_receiver(expression, source: SourceFile):
     return None
 
 
-_WARP_INDEXING = frozenset({("/", 32), (">>", 5), ("%", 32), ("&", 31)})
 _TEMPLATE_ARGUMENT_NAMES = "(template_argument_list (type_descriptor type: (type_identifier) @id))"
 # Constants made from a count, followed at most this many deep (a longer chain counts as a use).
 _MAX_DERIVED = 16
@@ -596,7 +631,6 @@ class _PerWarpScan:
         self.findings: list[Finding] = []
         self._identifiers = None
         self._by_name: dict[str, list] | None = None
-        self._warp_functions: dict[int, bool] = {}
 
     def identifiers(self):
         if self._identifiers is None:
@@ -624,7 +658,7 @@ class _PerWarpScan:
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
-            if lanes == 32 and (name is None and not array_size and not in_logical_warp(division, source, in_macro) or
+            if lanes == 32 and (name is None and not array_size and warp_model(source).observes(division, in_macro) or
                                 name is not None and (hardware := self._hardware_warp_uses(name, division))):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
                                         f"`{name}` counts warps here") for u in hardware[:3]) if name else ()
@@ -653,7 +687,8 @@ class _PerWarpScan:
     def _hardware_warp_uses(self, name: str, definition) -> list:
         """The uses of the warp count `name`, and of the constants made from it (`kCols = 4 *
         kWarps`, `constexpr int w = Traits::kWarps;`, followed by name through the file), that
-        meet the hardware's warps: in a function that works with them (`_works_with_warps`),
+        meet the hardware's warps: in a function where the logical-warp model sees the hardware's
+        width observed,
         in a launch's configuration (the grid a kernel splits by warps), passed on as such to a
         call or template, or where nothing follows them (a file-scope type). A count that only sizes tiles (columns per load, loads per chunk) in code that
         never asks the hardware about warps is a logical count: right on a 64-lane wavefront."""
@@ -664,7 +699,7 @@ class _PerWarpScan:
                 if any(a.type in ("array_declarator", "static_assert_declaration") for a in ancestors_of(use)):
                     continue  # an upper bound; a compile-time check
                 function = enclosing_function(use)
-                if function is not None and self._works_with_warps(function) or \
+                if function is not None and warp_model(self.source).observes(use) or \
                         _in_launch_configuration(ancestors_of(use), self.source):
                     found.append(use)  # (a launch's grid meets the kernel's warps)
                     continue
@@ -690,24 +725,6 @@ class _PerWarpScan:
                 self._by_name.setdefault(self.source.node_text(node), []).append(node)
         return [n for n in self._by_name.get(name, ()) if not (definition.start_byte <= n.start_byte < definition.end_byte)
                 and not _declares(n)]
-
-    def _works_with_warps(self, function) -> bool:
-        """Does the function ask the hardware about warps (`asks_hardware_warps`, or a warp
-        size constant, or lane and warp indices such as `threadIdx.x / 32`, `tid & 31`)? A
-        deliberate 32-lane logical warp (`logical_warp_functions`) counts 32-lane warps on
-        purpose and does not."""
-        if function.id not in self._warp_functions:
-            source = self.source
-            works = asks_hardware_warps(function, source) or any(
-                _warp_constant_kind(source.node_text(n)) is not None
-                for n in queries.nodes(CUDA, IDENTIFIERS, function, "id")
-            ) or any(
-                _is_thread_expr(e.child_by_field_name("left"), source)
-                for e in operations_with_literal(source, function, frozenset({31, 32, 5}))
-                if (e.child_by_field_name("operator").type, integer_value(e.child_by_field_name("right"), source))
-                in _WARP_INDEXING)
-            self._warp_functions[function.id] = works and function.id not in logical_warp_functions(source)
-        return self._warp_functions[function.id]
 
     def shared_slots(self) -> None:
         """`__shared__ T s[32]` written per warp and read over 32 slots: slots 16–31 stay unset on AMD."""

@@ -1,8 +1,4 @@
-// Block sums over 256 threads finished by "the last warp". Not run: block_sum, whose last
-// steps rely on lanes running in lockstep through volatile shared memory with no warp
-// operation between them (the emulator runs lanes one after another between warp
-// operations, so it cannot judge that), and tail_lanes, a count no kernel of the fixture
-// reads (its value does not depend on the warp, its meaning does).
+// Block sums over 256 threads finished by "the last warp" with shuffles sized by warpSize.
 #include "driver.h"
 #include LANES_FIXTURE
 

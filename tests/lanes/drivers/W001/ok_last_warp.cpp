@@ -1,4 +1,8 @@
-// Block sums with barriers and sized by the wavefront, a header load, tiles per row.
+// Block sums with barriers and sized by the wavefront, a header load, tiles per row. Not
+// run: block_sum, whose last steps rely on lanes running in lockstep through volatile
+// shared memory with no warp operation between them (the emulator runs lanes one after
+// another between warp operations, so it cannot judge that), and tail_lanes, counts that
+// no kernel of the fixture reads.
 #include "driver.h"
 #include LANES_FIXTURE
 

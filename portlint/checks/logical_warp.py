@@ -1,0 +1,537 @@
+"""The logical-warp model: what width of warp the code assumes, and what would notice 64 lanes.
+
+CUDA code often works in groups of 32 lanes on purpose (a "logical warp"): `lane = tid % 32`,
+`warp = tid / 32`, xor shuffles from 16, a `tid < 32` tail of a shared-memory tree,
+`tiled_partition<32>`. On a 64-lane wavefront each half of it is then one such group and the
+results are CUDA's. The 32 only matters where an operation's result depends on the hardware
+wavefront having 64 lanes (an *observer*):
+
+- a broadcast, up or down shuffle without a width of 32 or less: lanes 32-63 read across the
+  halves (a xor shuffle whose offset stays below 32 never leaves its half);
+- a ballot, `__activemask`, `__any`/`__all`, `__match_*`, `__reduce_*_sync`: they vote over
+  the whole wavefront;
+- `warpSize` read beside the 32 (lanes or per-warp slots counted by the hardware warp);
+- a 32-bit "all lanes" mask given to a `_sync` intrinsic (HIP rejects it, or lanes 32-63 are
+  left out);
+- a cub/hipCUB warp collective without a logical width (the hardware warp);
+- a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer;
+- a call of a warp-named function this file does not define (its body is out of view).
+
+Per function, the model keeps its own observers; the logical width the code declares (a
+shuffle's width, a tile's size, a cub warp's logical width, followed through constants,
+macros and the widths this file's calls pass) decides whether an operation stays inside
+32 lanes and so is none. A number in a function counts as observed when the function,
+anything it calls in this file, or any function in this file that calls it, has an observer:
+a warp helper's `16` is observed by its caller's ballot, and a caller's `tid % 32` by a
+helper's width-less `__shfl_down`. W rules report a 32 only where it is observed, at the 32,
+with the observers as related locations.
+
+On wave32 targets only (`--target gfx1100`) the hardware width is the logical one: nothing
+observes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass, field
+
+from portlint import queries, targets
+from portlint.checks.cpp import (
+    ancestors_of, arguments, callee_name, calls, declared_type, enclosing_function, identifiers_named, integer_value,
+    memoized, open_constants, strip_parens, token_nodes,
+)
+from portlint.finding import Related
+from portlint.rocm_path import Status
+from portlint.source import CUDA, SourceFile
+
+
+@dataclass(frozen=True)
+class Observer:
+    """An operation whose result depends on the wavefront having 64 lanes."""
+
+    node: object  # the call or the `warpSize` name
+    reason: str  # `__ballot_sync votes over the whole wavefront`
+
+    def related(self, source: SourceFile) -> Related:
+        return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
+
+
+@dataclass
+class FunctionWarp:
+    """One function's warp facts."""
+
+    function: object
+    name: str | None
+    observers: list[Observer] = field(default_factory=list)  # its own
+    callees: set[str] = field(default_factory=set)  # functions of this file it calls
+    segment_shuffles: list = field(default_factory=list)  # shuffles that stay in 32 lanes (xor, width <= 32)
+
+
+# Calls that cross lanes (their names hold one of these).
+_CROSS_LANE_WORDS = re.compile(rb"(?i:shfl|shuffle|ballot|activemask)|__any|__all|__match_|__reduce_|__uni"
+                               rb"|(?<=\.)(?:any|all|match_any|match_all)\b")
+_VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
+_GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
+_WARP_NAME = re.compile(r"(?i)warp")
+# A lane taken within 32 lanes (`tid & 31`, `tid % 32`): a logical warp stated in place.
+_LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?size)\w*")
+# Lane or warp geometry of 32 lanes in a returned value.
+_GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
+_NARROW_TYPES = frozenset({"unsigned", "unsigned int", "int", "uint32_t", "std::uint32_t", "uint"})
+_OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
+_CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
+
+
+def _shuffle_kind(name: str) -> str:
+    """"xor", "up", "down" or "idx" (a broadcast) for a shuffle's name."""
+    lowered = name.lower()
+    for kind in ("xor", "up", "down"):
+        if kind in lowered:
+            return kind
+    return "idx"
+
+
+def _is_shuffle_name(name: str) -> bool:
+    """`__shfl_down_sync`, and wrappers: `WARP_SHFL_XOR`, `SHUFFLE_DOWN` (a project's macro)."""
+    lowered = name.lower()
+    return "shfl" in lowered or "shuffle" in lowered
+
+
+class LogicalWarps:
+    """The model of one file (`warp_model`)."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.functions: dict[int, FunctionWarp] = {}
+        self._by_name: dict[str, list[FunctionWarp]] = {}
+        self._scope: dict[int, tuple[Observer, ...]] = {}
+        self._spaces: dict[int, bool] = {}  # function id -> host code
+        self.hardware_width = max(t.wave_size for t in targets.active())
+        self._build()
+
+    # ---- facts --------------------------------------------------------------------------
+    def _function(self, node) -> FunctionWarp | None:
+        """The innermost function around `node`, found by offset among the file's functions
+        (cheaper than climbing the tree for every call of a file)."""
+        at = bisect.bisect_right(self._starts, node.start_byte) - 1
+        while at >= 0:
+            found = self._ordered[at]
+            if node.start_byte < found.function.end_byte:
+                return found
+            at -= 1
+        return None
+
+    def _build(self) -> None:
+        source = self.source
+        root = source.tree.root_node
+        self._ordered: list[FunctionWarp] = []
+        for function in queries.nodes(CUDA, "(function_definition) @f", root, "f"):  # in source order
+            name = _function_name(function, source)
+            found = self.functions[function.id] = FunctionWarp(function, name)
+            self._ordered.append(found)
+            if name is not None:
+                self._by_name.setdefault(name, []).append(found)
+        self._starts = [f.function.start_byte for f in self._ordered]
+        from portlint.checks.wavefront import _calls_named  # the one finder of calls by name
+        for call, name, args in _calls_named(root, source, _CROSS_LANE_WORDS, _is_cross_lane, methods=True):
+            owner = self._function(call)
+            if owner is None or self._dead(call):
+                continue
+            if name.startswith(".") or _is_shuffle_name(name):
+                self._shuffle(owner, call, name, args)
+            else:
+                owner.observers.append(Observer(call, f"`{name}` votes over the whole wavefront"))
+        for name in token_nodes(source, b"warpSize"):
+            if name.type == "identifier" and source.node_text(name) == "warpSize":
+                owner = self._function(name)
+                body = owner.function.child_by_field_name("body") if owner is not None else None
+                # (a default argument, `int width = warpSize`, is its callers' to pass or not)
+                if body is not None and body.start_byte <= name.start_byte and not self._dead(name):
+                    owner.observers.append(Observer(name, "`warpSize` is 64 here"))
+        for match in _CUB_WARP.finditer(source.data):
+            node = root.descendant_for_byte_range(match.start(), match.start() + 4)
+            owner = self._function(node) if node is not None else None
+            if owner is None:
+                continue
+            # `WarpReduce<T>` is the hardware warp; `WarpReduce<T, 32>` (or a named width) a logical one.
+            parts = [p.strip() for p in match.group(1).decode("utf-8", "replace").split(",")]
+            width = _literal(parts[1]) if len(parts) > 1 else None
+            if len(parts) < 2 or "warpSize" in parts[1] or (width is not None and width > 32):
+                owner.observers.append(Observer(node, "a warp collective over the whole wavefront"))
+        defined = set(self._by_name)
+        for call in calls(source):
+            name = callee_name(call, source)
+            if name is None:
+                continue
+            owner = self._function(call)
+            if owner is None or self._dead(call):
+                continue
+            launched = any(c.type == "kernel_call_syntax" for c in call.children)
+            if launched and name not in defined:
+                owner.observers.append(Observer(call, f"launches `{name}`, a kernel out of view"))
+            elif name in defined:
+                owner.callees.add(name)
+            elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__"):
+                owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
+        # A helper that no function here calls hands its shuffled value, or a lane or warp index
+        # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
+        # logical warp stated where it is used), nothing says they read it per 32 lanes.
+        called = {callee for function in self.functions.values() for callee in function.callees}
+        returns: dict[int, list] = {}  # function id -> its return statements (one query per file)
+        if any(not f.segment_shuffles and not f.observers for f in self.functions.values()) and \
+                _GEOMETRY.search(source.data.decode("latin-1")):
+            for statement in queries.nodes(CUDA, "(return_statement) @r", root, "r"):
+                owner = self._function(statement)
+                if owner is not None:
+                    returns.setdefault(owner.function.id, []).append(statement)
+        for function in self.functions.values():
+            if function.name in called or any(c.type == "__global__" for c in function.function.children):
+                continue
+            body = source.data[function.function.start_byte:function.function.end_byte]
+            if function.segment_shuffles and not _LANE_OF_32.search(body):
+                function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW))
+            elif not function.segment_shuffles and not function.observers:
+                returned = next((r for r in returns.get(function.function.id, ())
+                                 if _GEOMETRY.search(source.node_text(r))), None)
+                if returned is not None:
+                    function.observers.append(Observer(returned, _OUT_OF_VIEW))
+
+    def _shuffle(self, owner: FunctionWarp, call, name: str, args: list) -> None:
+        from portlint.checks.wavefront import shuffle_width_index
+        source = self.source
+        kind = _shuffle_kind(name)
+        if name.startswith("."):  # a cooperative group's own shuffle or vote
+            if self.narrow_group(call):
+                return
+            if name in _GROUP_VOTES:
+                owner.observers.append(Observer(call, f"`{name[1:]}` of a group as wide as the wavefront"))
+            elif kind != "xor":
+                owner.observers.append(Observer(call, f"`{name[1:]}` in a group as wide as the wavefront"))
+            else:
+                owner.segment_shuffles.append(call)
+            return
+        if name.endswith("_sync") and args and self._narrow_mask(args[0]):
+            owner.observers.append(Observer(args[0], "a 32-bit lane mask: HIP takes 64 bits"))
+        index = shuffle_width_index(name)
+        width = None
+        if index is not None and len(args) > index:
+            width = self._value(args[index])
+            if width is None and source.node_text(args[index]).strip() != "warpSize":
+                width = self._passed_width(owner, args[index])
+            if width is None and _names_warp_size(args[index], source):
+                owner.segment_shuffles.append(call)
+                return  # `THREADS_PER_WARP` from a header: its definition is judged with its uses
+        if width is not None and width <= 32:
+            owner.segment_shuffles.append(call)
+            return
+        offset_index = (index - 1) if index is not None else None
+        offset = self._value(args[offset_index]) if offset_index is not None and len(args) > offset_index else None
+        if kind == "xor" and (offset is None or offset < 32):
+            owner.segment_shuffles.append(call)
+            return  # `lane ^ offset` stays in its 32 lanes
+        if kind == "down" and self._root_only_tree(call, args[offset_index] if offset is None and
+                                                   offset_index is not None and len(args) > offset_index else None,
+                                                   offset):
+            return  # (its result stays in the function: nothing for callers out of view)
+        owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
+
+    def _root_only_tree(self, call, offset_node, offset: int | None) -> bool:
+        """A down-shuffle tree from 16 or less whose sum only the tree's root reads (`if (lane
+        == 0) slots[warp] = v;`): the root of each 32 lanes only ever reads lanes above it in
+        its own 32, so on 64 lanes lane 0 and lane 32 hold CUDA's sums. Lanes past the root
+        hold other values on AMD: a read of the value by them (or by a caller, when it is
+        returned) is an observer."""
+        source = self.source
+        loop = next((a for a in ancestors_of(call) if a.type in ("for_statement", "function_definition")), None)
+        if loop is None or loop.type != "for_statement":
+            loop = None
+            if offset is None or offset > 16:
+                return False
+        else:
+            from portlint.checks.wavefront import _loop_counter
+            counter = _loop_counter(loop, source)
+            start = self._value(counter[1]) if counter is not None and counter[1] is not None else None
+            if start is None and counter is not None and counter[1].type == "binary_expression" and \
+                    _names_warp_size(counter[1].child_by_field_name("left"), source):
+                start = 16  # `WARP_SIZE / 2` of a header's constant: half its 32, or a tree over the wavefront
+            if start is None or start > 16 or offset_node is None or source.node_text(strip_parens(offset_node)) \
+                    != counter[0]:
+                return False
+        target = _assigned_name(call, source)
+        function = enclosing_function(call)
+        if target is None or function is None:
+            return False
+        statement = loop if loop is not None else next(
+            (a for a in ancestors_of(call) if a.type == "expression_statement"), call)
+        reading = True  # the value is the tree's until it is assigned anew
+        for use in identifiers_named(source, target, statement.end_byte, function.end_byte):
+            if _in_shuffle_statement(use, source) or _in_other_arm(use, call):
+                continue
+            written = use
+            while written.parent is not None and written.parent.type == "field_expression":
+                written = written.parent  # `sums.q = 0`: a field written anew
+            parent = written.parent
+            if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") \
+                    == written and parent.child_by_field_name("operator").type == "=":
+                reading = False
+                continue
+            if reading and not _under_root_test(use, function, source):
+                return False
+        return True
+
+    def narrow_group(self, call, warp_size_names: bool = True) -> bool:
+        """Is the group of `g.shfl_down(v, 1)` a tile of 32 lanes or fewer (`thread_block_tile<32>`,
+        `tiled_partition<kRow>`; with `warp_size_names`, `tiled_partition<WARP_SIZE>` too: a
+        warp-size name is judged with its uses), as declared in the function? HIP's tile
+        shuffles and votes stay within the tile."""
+        from portlint.checks.wavefront import _DECLARING_STATEMENTS, tile_size
+        source = self.source
+        receiver = call.child_by_field_name("function").child_by_field_name("argument")
+        function = enclosing_function(call)
+        if receiver is None or receiver.type != "identifier" or function is None:
+            return False
+        first = next(identifiers_named(source, source.node_text(receiver), function.start_byte, call.start_byte), None)
+        statement = next((a for a in ancestors_of(first) if a.type in _DECLARING_STATEMENTS), None) if first else None
+        if statement is None:
+            return False
+        for name in ("thread_block_tile", "tiled_partition"):
+            for kind in ("identifier", "type_identifier"):
+                for node in identifiers_named(source, name, statement.start_byte, statement.end_byte, kind):
+                    size = strip_parens(tile_size(node, source))
+                    if size is not None and size.type == "type_descriptor":  # `<WARP_SIZE>` read as a type
+                        size = size.child_by_field_name("type")
+                    if size is None:
+                        continue
+                    value = self._value(size)
+                    if value is not None:
+                        return value <= 32
+                    if warp_size_names and _names_warp_size(size, source):
+                        return True
+        return False
+
+    def _dead(self, node) -> bool:
+        """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
+        model = self.source.rocm_path
+        return model is not None and model.status(node.start_byte) is Status.DEAD
+
+    def _narrow_mask(self, mask) -> bool:
+        """A `_sync` mask of 32 lanes (`0xffffffff`, a `FULL_MASK` macro of it) or of a 32-bit
+        type (an `unsigned` variable): lanes 32-63 are left out, or HIP rejects the type."""
+        from portlint.checks.wavefront import _is_32_lane_full_mask
+        mask = strip_parens(mask)
+        if _is_32_lane_full_mask(mask, self.source) or self._value(mask) == 0xFFFFFFFF:
+            return True  # (a 64-bit `0xffffffffull` still names lanes 0-31 only)
+        declared = declared_type(self.source, mask) if mask.type == "identifier" else None
+        return declared is not None and declared.depth == 0 and declared.type in _NARROW_TYPES
+
+    def _value(self, node) -> int | None:
+        node = strip_parens(node)
+        value = integer_value(node, self.source)
+        return value if value is not None else open_constants(self.source).value(node)
+
+    def _passed_width(self, owner: FunctionWarp, width) -> int | None:
+        """A width that is a parameter: the largest constant this file's calls pass for it
+        (None when a call passes something else, or there is no call)."""
+        width = strip_parens(width)
+        if width.type != "identifier" or owner.name is None:
+            return None
+        position = _parameter_position(owner.function, self.source.node_text(width), self.source)
+        passed = []
+        for call in calls(self.source):
+            if callee_name(call, self.source) != owner.name:
+                continue
+            args = arguments(call)
+            value = self._value(args[position]) if position is not None and position < len(args) else None
+            if value is None:
+                return None
+            passed.append(value)
+        return max(passed) if passed else None
+
+    @functools.cached_property
+    def _callers(self) -> dict[str, list[FunctionWarp]]:
+        found: dict[str, list[FunctionWarp]] = {}
+        for function in self.functions.values():
+            for callee in function.callees:
+                found.setdefault(callee, []).append(function)
+        return found
+
+    # ---- verdicts -----------------------------------------------------------------------
+    def observers(self, node, in_macro: bool = False) -> tuple[Observer, ...]:
+        """What observes the hardware width for code at `node`: the observers of its function,
+        of the functions it calls here, and of those that call it here (see the module's
+        doc). Code outside functions and in macro bodies sees every observer of the file."""
+        if self.hardware_width <= 32:
+            return ()
+        function = None if in_macro else enclosing_function(node)
+        if function is None or function.id not in self.functions or self._host(function):
+            # Host code mirrors the kernels' geometry (launch shapes, buffers, reference
+            # results): what observes the width there is anything in the file that does, and
+            # where the file shows no device code at all, the kernels out of view may.
+            found = tuple(o for f in self.functions.values() for o in f.observers)
+            if not found and function is not None and self._host(function) and \
+                    all(self._host(f.function) for f in self.functions.values()):
+                found = (Observer(function.child_by_field_name("declarator") or function,
+                                  "host code of kernels out of view"),)
+            return found
+        if function.id not in self._scope:
+            self._scope[function.id] = self._observers_around(self.functions[function.id])
+        return self._scope[function.id]
+
+    def function_observes(self, name: str) -> bool | None:
+        """Does code of the function `name` see an observer (None: no function here has that name)?"""
+        defined = self._by_name.get(name)
+        if not defined:
+            return None
+        return any(self.observers(f.function.child_by_field_name("body") or f.function) for f in defined)
+
+    def _host(self, function) -> bool:
+        """A function of host code (`function_space`: `__host__`, or unqualified with nothing
+        only device code uses; a project's qualifier macro, `DEVICE`, `KERNEL`, is not)."""
+        from portlint.checks.wavefront_size import function_space
+        known = self._spaces.get(function.id)
+        if known is None:
+            known = self._spaces[function.id] = function_space(function, self.source) == "host"
+        return known
+
+    def observes(self, node, in_macro: bool = False) -> bool:
+        return bool(self.observers(node, in_macro))
+
+    def related(self, node, in_macro: bool = False, limit: int = 3) -> tuple[Related, ...]:
+        return tuple(o.related(self.source) for o in self.observers(node, in_macro)[:limit])
+
+    def _observers_around(self, start: FunctionWarp) -> tuple[Observer, ...]:
+        callers = self._callers
+        ups, stack = {id(start): start}, [start]
+        while stack:  # `start` and the device code that calls it, transitively (a host
+            function = stack.pop()  # function's launches are no calls of one another)
+            for caller in callers.get(function.name, ()) if function.name else ():
+                if id(caller) not in ups and not self._host(caller.function):
+                    ups[id(caller)] = caller
+                    stack.append(caller)
+        seen, stack = dict(ups), list(ups.values())
+        while stack:  # and everything those call
+            function = stack.pop()
+            for callee in function.callees:
+                for defined in self._by_name.get(callee, ()):
+                    if id(defined) not in seen:
+                        seen[id(defined)] = defined
+                        stack.append(defined)
+        own = start.observers
+        others = [o for f in seen.values() if f is not start for o in f.observers]
+        return tuple(own + others)
+
+
+def warp_model(source: SourceFile) -> LogicalWarps:
+    """The file's logical-warp model, built once per file."""
+    return memoized(source, "logical_warp.model", LogicalWarps)
+
+
+def _is_cross_lane(name: str | None) -> bool:
+    if name is None:
+        return False
+    if name.startswith("."):
+        return "shfl" in name or name in _GROUP_VOTES
+    return _is_shuffle_name(name) or name.startswith(_VOTES)
+
+
+def _assigned_name(call, source: SourceFile) -> str | None:
+    """`v` of `v += __shfl_down(v, o)`, `v = fmaxf(v, __shfl_down(v, o))`, `T v = ...`."""
+    for parent in ancestors_of(call):
+        if parent.type == "assignment_expression":
+            left = parent.child_by_field_name("left")
+            while left is not None and left.type == "field_expression":  # `sums.q += ...`: the whole `sums`
+                left = left.child_by_field_name("argument")
+            return source.node_text(left) if left is not None and left.type == "identifier" else None
+        if parent.type == "init_declarator":
+            name = parent.child_by_field_name("declarator")
+            return source.node_text(name) if name is not None and name.type == "identifier" else None
+        if parent.type in ("expression_statement", "compound_statement", "return_statement"):
+            return None
+    return None
+
+
+def _in_other_arm(node, call) -> bool:
+    """Is `node` in another arm of an `#if` than `call` (`#else` of `#ifdef WARP_SHUFFLE`)?"""
+    for arm in ancestors_of(node):
+        if arm.type in ("preproc_else", "preproc_elif", "preproc_elifdef") and arm.parent is not None and \
+                arm.parent.start_byte <= call.start_byte < arm.parent.end_byte and \
+                not arm.start_byte <= call.start_byte < arm.end_byte:
+            return True
+    return False
+
+
+def _in_shuffle_statement(node, source: SourceFile) -> bool:
+    """Is `node` in a statement that shuffles down (a step of the tree itself)?"""
+    statement = next((a for a in ancestors_of(node) if a.type in ("expression_statement", "declaration")), None)
+    return statement is not None and b"shfl_down" in source.data[statement.start_byte:statement.end_byte].lower()
+
+
+# A test that picks a tree's root: `lane == 0`, `threadIdx.x == 0`, `!lane`, `0 == tid`,
+# `tid % 32 == 0`, `(t & 31) == 0` (names checked by `_ROOT_NAME`).
+_ROOT_TEST = re.compile(r"\b(\w++)(?:\s*+\.\s*+x)?\s*+==\s*+0\b|!\s*+\(?\s*+(\w++)|\b0\s*+==\s*+(\w++)"
+                        r"|(?:%\s*+\w++|&\s*+(?:31|0[xX]1[fF]))\s*+\)?\s*+==\s*+0\b")
+_ROOT_NAME = re.compile(r"lane|tid|thread|rank", re.I)
+
+
+def _picks_root(condition: str) -> bool:
+    for m in _ROOT_TEST.finditer(condition):
+        name = m.group(1) or m.group(2) or m.group(3)
+        if name is None or _ROOT_NAME.search(name):
+            return True
+    return False
+
+
+def _under_root_test(node, function, source: SourceFile) -> bool:
+    for parent in ancestors_of(node):
+        if parent == function:
+            return False
+        if parent.type == "if_statement":
+            condition = parent.child_by_field_name("condition")
+            consequence = parent.child_by_field_name("consequence")
+            if consequence is not None and consequence.start_byte <= node.start_byte < consequence.end_byte and \
+                    condition is not None and _picks_root(source.node_text(condition)):
+                return True
+    return False
+
+
+def _names_warp_size(node, source: SourceFile) -> bool:
+    """`THREADS_PER_WARP`, `Traits::kWarpSize`: a name that says it holds the warp size."""
+    from portlint.checks.wavefront_size import _SIZE, _warp_constant_kind
+    node = strip_parens(node)
+    if node.type not in ("identifier", "qualified_identifier", "type_identifier"):
+        return False
+    return _warp_constant_kind(source.node_text(node).rsplit("::", 1)[-1]) == _SIZE
+
+
+def _literal(text: str) -> int | None:
+    try:
+        return int(text.rstrip("uUlL"), 0)
+    except ValueError:
+        return None
+
+
+def _function_name(function, source: SourceFile) -> str | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    while name is not None and name.type in ("qualified_identifier", "template_function"):
+        name = name.child_by_field_name("name")
+    return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
+
+
+def _parameter_position(function, name: str, source: SourceFile) -> int | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    for position, parameter in enumerate(p for p in (parameters.named_children if parameters else ())
+                                         if p.type != "comment"):
+        declared = parameter.child_by_field_name("declarator")
+        while declared is not None and declared.type != "identifier":
+            declared = declared.child_by_field_name("declarator")
+        if declared is not None and source.node_text(declared) == name:
+            return position
+    return None
