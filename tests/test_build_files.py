@@ -17,7 +17,9 @@ from portlint.cli import main
 from portlint.config import Config
 from portlint.discover import discover
 
-HAZARD = "__global__ void k(float* x) { int lane = threadIdx.x & 31; x[lane] = 0; }\n"
+# A 32-lane shuffle tree whose result every lane keeps: wrong on a 64-lane wavefront (W001).
+HAZARD = ("__global__ void k(float* x) { float v = x[threadIdx.x]; "
+          "for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o); x[threadIdx.x] = v; }\n")
 CLEAN = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
 
 

@@ -14,7 +14,9 @@ from portlint import engine
 from portlint.config import Config
 
 # A hazard each file also holds, away from the deep part: it must still be found.
-CUDA_HAZARD = "__global__ void hz(float* v) { int lane = threadIdx.x % 32; v[lane] = 0; }\n"  # W001
+# W001: a 32-lane shuffle tree whose result every lane keeps.
+CUDA_HAZARD = ("__global__ void hz(float* v) { float x = v[threadIdx.x]; "
+               "for (int o = 16; o > 0; o >>= 1) x += __shfl_down(x, o); v[threadIdx.x] = x; }\n")
 CMAKE_HAZARD = "set(CMAKE_CUDA_ARCHITECTURES 80)\n"  # C002
 SETUP_HAZARD = ("setup(ext_modules=[CUDAExtension('x', ['x.cu'], "
                 "extra_compile_args={'nvcc': ['-O3', '--use_fast_math']})])\n")  # Y001

@@ -112,10 +112,11 @@ def test_pyproject_without_our_table_is_not_a_config(tmp_path: Path) -> None:
 
 
 def test_rocm_macros_silence_the_projects_own_hip_branches(tmp_path: Path) -> None:
-    src = "#ifdef GGML_USE_HIP\nfloat a = 0;\n#else\n" + HAZARD + "#endif\n"
+    # A macro whose name does not say it switches the HIP build on (`X_USE_HIP` would).
+    src = "#ifdef GGML_PORTED\nfloat a = 0;\n#else\n" + HAZARD + "#endif\n"
     (tmp_path / "k.cu").write_text(src)
     assert [f.code for f in engine.scan([tmp_path], Config(root=tmp_path)).findings] == ["W002"]
-    config = Config(root=tmp_path, rocm_macros=frozenset({"GGML_USE_HIP"}))
+    config = Config(root=tmp_path, rocm_macros=frozenset({"GGML_PORTED"}))
     assert engine.scan([tmp_path], config).findings == []
 
 

@@ -11,8 +11,6 @@ wavefront having 64 lanes (an *observer*):
 - a ballot, `__activemask`, `__any`/`__all`, `__match_*`, `__reduce_*_sync`: they vote over
   the whole wavefront;
 - `warpSize` read beside the 32 (lanes or per-warp slots counted by the hardware warp);
-- a 32-bit "all lanes" mask given to a `_sync` intrinsic (HIP rejects it, or lanes 32-63 are
-  left out);
 - a cub/hipCUB warp collective without a logical width (the hardware warp);
 - a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer;
 - a call of a warp-named function this file does not define (its body is out of view).
@@ -25,6 +23,9 @@ anything it calls in this file, or any function in this file that calls it, has 
 a warp helper's `16` is observed by its caller's ballot, and a caller's `tid % 32` by a
 helper's width-less `__shfl_down`. W rules report a 32 only where it is observed, at the 32,
 with the observers as related locations.
+
+A 32-bit "all lanes" mask given to a `_sync` intrinsic is no observer: it is its own hazard
+(W002, HIP takes 64 bits), fixed where it is written; the grouping beside it stays right.
 
 On wave32 targets only (`--target gfx1100`) the hardware width is the logical one: nothing
 observes.
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, declared_type, enclosing_function, identifiers_named, integer_value,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, identifiers_named, integer_value,
     memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Related
@@ -79,7 +80,6 @@ _WARP_NAME = re.compile(r"(?i)warp")
 _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?size)\w*")
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
-_NARROW_TYPES = frozenset({"unsigned", "unsigned int", "int", "uint32_t", "std::uint32_t", "uint"})
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
 _CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
 
@@ -108,6 +108,7 @@ class LogicalWarps:
         self._by_name: dict[str, list[FunctionWarp]] = {}
         self._scope: dict[int, tuple[Observer, ...]] = {}
         self._spaces: dict[int, bool] = {}  # function id -> host code
+        self._tree_uses: dict[tuple[int, str], tuple[list[int], list]] = {}
         self.hardware_width = max(t.wave_size for t in targets.active())
         self._build()
 
@@ -212,8 +213,6 @@ class LogicalWarps:
             else:
                 owner.segment_shuffles.append(call)
             return
-        if name.endswith("_sync") and args and self._narrow_mask(args[0]):
-            owner.observers.append(Observer(args[0], "a 32-bit lane mask: HIP takes 64 bits"))
         index = shuffle_width_index(name)
         width = None
         if index is not None and len(args) > index:
@@ -265,21 +264,37 @@ class LogicalWarps:
             return False
         statement = loop if loop is not None else next(
             (a for a in ancestors_of(call) if a.type == "expression_statement"), call)
-        reading = True  # the value is the tree's until it is assigned anew
-        for use in identifiers_named(source, target, statement.end_byte, function.end_byte):
-            if _in_shuffle_statement(use, source) or _in_other_arm(use, call):
-                continue
-            written = use
-            while written.parent is not None and written.parent.type == "field_expression":
-                written = written.parent  # `sums.q = 0`: a field written anew
-            parent = written.parent
-            if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") \
-                    == written and parent.child_by_field_name("operator").type == "=":
-                reading = False
-                continue
-            if reading and not _under_root_test(use, function, source):
-                return False
+        # The value is the tree's until it is assigned anew: the first use after the tree that
+        # writes it or reads it off the root decides.
+        starts, uses = self._decisive_uses(function, target)
+        for use, writes in uses[bisect.bisect_left(starts, statement.end_byte):]:
+            if not _in_other_arm(use, call):
+                return writes
         return True
+
+    def _decisive_uses(self, function, target: str) -> tuple[list[int], list]:
+        """The uses of `target` in `function` that decide whether a tree's sum is read off its
+        root: (use, True) where it is assigned anew, (use, False) where it is read outside a
+        root test, in order, with their starts. Found once per function and name: asked for
+        every shuffle, a walk per shuffle was quadratic."""
+        key = (function.id, target)
+        if key not in self._tree_uses:
+            source = self.source
+            uses = []
+            for use in identifiers_named(source, target, function.start_byte, function.end_byte):
+                if _in_shuffle_statement(use, source):
+                    continue
+                written = use
+                while written.parent is not None and written.parent.type == "field_expression":
+                    written = written.parent  # `sums.q = 0`: a field written anew
+                parent = written.parent
+                if parent is not None and parent.type == "assignment_expression" and \
+                        parent.child_by_field_name("left") == written and parent.child_by_field_name("operator").type == "=":
+                    uses.append((use, True))
+                elif not _under_root_test(use, function, source):
+                    uses.append((use, False))
+            self._tree_uses[key] = ([u.start_byte for u, _ in uses], uses)
+        return self._tree_uses[key]
 
     def narrow_group(self, call, warp_size_names: bool = True) -> bool:
         """Is the group of `g.shfl_down(v, 1)` a tile of 32 lanes or fewer (`thread_block_tile<32>`,
@@ -315,16 +330,6 @@ class LogicalWarps:
         """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
         model = self.source.rocm_path
         return model is not None and model.status(node.start_byte) is Status.DEAD
-
-    def _narrow_mask(self, mask) -> bool:
-        """A `_sync` mask of 32 lanes (`0xffffffff`, a `FULL_MASK` macro of it) or of a 32-bit
-        type (an `unsigned` variable): lanes 32-63 are left out, or HIP rejects the type."""
-        from portlint.checks.wavefront import _is_32_lane_full_mask
-        mask = strip_parens(mask)
-        if _is_32_lane_full_mask(mask, self.source) or self._value(mask) == 0xFFFFFFFF:
-            return True  # (a 64-bit `0xffffffffull` still names lanes 0-31 only)
-        declared = declared_type(self.source, mask) if mask.type == "identifier" else None
-        return declared is not None and declared.depth == 0 and declared.type in _NARROW_TYPES
 
     def _value(self, node) -> int | None:
         node = strip_parens(node)

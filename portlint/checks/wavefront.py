@@ -160,15 +160,25 @@ def full_mask_doubt(call, name: str, source: SourceFile) -> str | None:
         if not kernels:
             return "no kernel here shows that every lane of its wavefront calls it"
     for kernel in kernels:
-        body = kernel.child_by_field_name("body")
-        last = body.named_children[-1] if body is not None and body.named_children else None
         until = call.start_byte if kernel == function else kernel.end_byte
-        if any(r.start_byte < until and r != last
-               for r in queries.nodes(CUDA, "(return_statement) @r", kernel, "r")):
+        returns = _early_returns(kernel, source)
+        if returns and returns[0] < until:
             return "lanes that returned before it make HIP's mask check fail"
     if name in _VOTES and any(_ROWS.search(source.data[f.start_byte:f.end_byte]) for f in {function, *kernels}):
         return "in a block of rows (`threadIdx.y`) a wavefront votes over two rows"
     return None
+
+
+def _early_returns(kernel, source: SourceFile) -> list[int]:
+    """Where the kernel's `return`s start, but for its last statement, in order: found once
+    per kernel (asked for every `_sync` call, a search per call was quadratic)."""
+    found = memoized(source, "wavefront.early_returns", lambda s: {})
+    if kernel.id not in found:
+        body = kernel.child_by_field_name("body")
+        last = body.named_children[-1] if body is not None and body.named_children else None
+        found[kernel.id] = sorted(r.start_byte for r in queries.nodes(CUDA, "(return_statement) @r", kernel, "r")
+                                  if r != last)
+    return found[kernel.id]
 
 
 def _is_kernel(function) -> bool:
