@@ -3,6 +3,7 @@ budget, no cache) of a real project with each phase's functions wrapped in a tim
 
     python bench/profile_real.py /work/rc                 # the dev set
     python bench/profile_real.py DIR --cprofile 40        # and cProfile's top 40 (cumulative)
+    python bench/profile_real.py DIR --cache-dir C        # with a cache (run twice: warm)
 
 Phases (CPU seconds, `time.process_time`, inclusive of what they call): discovery and the
 build model (the main process's macro walk), reading, parsing (tree-sitter, the first time
@@ -87,6 +88,7 @@ def main() -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--cprofile", type=int, metavar="N", help="also print cProfile's top N functions")
     parser.add_argument("--top", type=int, default=30, help="phases listed (default 30)")
+    parser.add_argument("--cache-dir", type=Path, help="scan with this cache (a warm scan, when filled)")
     args = parser.parse_args()
     top = args.dir.resolve()
     instrument()
@@ -97,7 +99,7 @@ def main() -> int:
         profiler.enable()
     frame = ["the rest (engine, filters)", cpu, 0.0]
     _stack.append(frame)
-    result = engine.scan([top], config, jobs=1)
+    result = engine.scan([top], config, jobs=1, cache_dir=args.cache_dir)
     _stack.pop()
     if profiler:
         profiler.disable()

@@ -200,10 +200,10 @@ def main(argv: list[str] | None = None) -> int:
             edited_cache = work / f"edited-cache-{side}"
             print(f"real: preparing {side} ({checkout}) ...", file=sys.stderr, flush=True)
             # Untimed: fill the warm cache and the edited file's project context (and the bytecode).
-            subprocess.run(scan + [str(top), *flags, "--cache-dir", str(cache)], cwd=top, env=env, check=True,
-                           stdout=subprocess.DEVNULL)
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            subprocess.run(scan + [str(top), *flags, "--cache-dir", str(cache)], cwd=top, env=env, check=True, **quiet)
             subprocess.run(scan + [str(edited), *flags, "--cache-dir", str(edited_cache)], cwd=edited_root, env=env,
-                           check=True, stdout=subprocess.DEVNULL)
+                           check=True, **quiet)
             rows += [
                 Row(f"{side}_j1", f"{side}: scan --jobs 1 (cold)", scan + [str(top), *flags, "--no-cache", "--jobs", "1"],
                     top, env),
