@@ -401,10 +401,10 @@ def evaluate_directive(kind: str, text: str, scope) -> Value:
 class _Walk:
     """One file's macro events per build, and what it leaves defined (its exports)."""
 
-    # per build: name -> (offsets, states), offsets ascending: the file's own events, and
-    # the macros each of its includes leaves defined among them (at the `#include`); a
-    # name's first event is a pair of 1-tuples (most names have one: thousands per file
-    # under large headers), the next make them lists (`_add_event`)
+    # per build: name -> its events, offsets ascending: the file's own, and the macros each
+    # of its includes leaves defined among them (at the `#include`). Most names have one
+    # event (thousands per file under large headers), kept as one (offset, state) pair;
+    # the next makes them (offsets, states) lists (`_add_event`); read them with `_events`.
     index: tuple[dict, dict]
     final: tuple[dict, dict]  # per build: name -> state after the file
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
@@ -665,7 +665,7 @@ class BuildMacros:
                         into[name] = state
                         entry = events.get(name)
                         if entry is None:
-                            events[name] = ((offset,), (state,))
+                            events[name] = (offset, state)
                         else:
                             _add_event(events, name, entry, offset, state)
                 if truth(active[ROCM]) is True:
@@ -688,7 +688,7 @@ class BuildMacros:
         final[name] = state
         entry = index.get(name)
         if entry is None:
-            index[name] = ((offset,), (state,))
+            index[name] = (offset, state)
         else:
             _add_event(index, name, entry, offset, state)
 
@@ -743,6 +743,7 @@ class BuildMacros:
     def _state_before(self, path: str, name: str, offset: int, build: int, depth: int) -> State | None:
         events = self._index(path)[build].get(name)
         if events is not None:
+            events = _events(events)
             i = bisect.bisect_left(events[0], offset) - 1
             if i >= 0:
                 return events[1][i]
@@ -797,12 +798,12 @@ class BuildMacros:
             for name in candidates:
                 entry = self._entry_state(path, name, b)
                 if entry is not None:
-                    offsets, states = events.get(name, ((), ()))
+                    offsets, states = _events(events.get(name, ((), ())))
                     before[name] = ((-1, *offsets), (entry, *states))
             # The file's events, with `before` over them (not copied: they can be thousands).
             by_name = _Overlay(before, events) if before else events
             for n in _closure(words, by_name):
-                offsets, states = by_name[n]
+                offsets, states = _events(by_name[n])
                 macros[b][n] = (tuple(offsets), tuple(states))
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         rocm_defines = {**self._rocm_defines, **hipify.ROCM_DEFINES} if hipified else self._rocm_defines
@@ -926,11 +927,16 @@ class _Words:
 
 
 def _add_event(index: dict, name: str, entry: tuple, offset: int, state: State) -> None:
-    """Another event of `name` in a walk's index: its tuples become lists once, then grow."""
-    if isinstance(entry[0], tuple):
-        index[name] = entry = (list(entry[0]), list(entry[1]))
+    """Another event of `name` in a walk's index: its one pair becomes lists, which grow."""
+    if type(entry[0]) is int:
+        index[name] = entry = ([entry[0]], [entry[1]])
     entry[0].append(offset)
     entry[1].append(state)
+
+
+def _events(entry: tuple) -> tuple:
+    """A walk index's entry as (offsets, states)."""
+    return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
 
 
 class _Overlay:
@@ -956,7 +962,7 @@ def _closure(words: "_Words", by_name: "Mapping[str, tuple[list, list]] | _Overl
     pending = list(needed)
     while pending:
         name = pending.pop()
-        for state in by_name[name][1]:
+        for state in _events(by_name[name])[1]:
             if isinstance(state, Macro) and state.body:
                 for kind, text in state.body_tokens():
                     if kind == "id" and text in by_name and text not in needed:
