@@ -24,6 +24,7 @@ ROCm build defines with an intrinsic's name (`shim`, `rocm_function`).
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import os
 import posixpath
@@ -405,8 +406,8 @@ class _Walk:
     # of its includes leaves defined among them (at the `#include`). Most names have one
     # event (thousands per file under large headers), kept as one (offset, state) pair;
     # the next makes them (offsets, states) lists (`_add_event`); read them with `_events`.
+    # A name's last event is its state after the file (what the file leaves to includers).
     index: tuple[dict, dict]
-    final: tuple[dict, dict]  # per build: name -> state after the file
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
     functions: dict
@@ -577,8 +578,8 @@ class BuildMacros:
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
-        final: tuple[dict, dict] = ({}, {})
-        named: tuple[dict, dict] = ({}, {})  # per build: name -> (offsets, states)
+        # Per build: name -> its events (`_Walk.index`); a name's last event is its state so far.
+        named: tuple[dict, dict] = ({}, {})
         functions: dict[str, int] = {}
         counts: dict[str, int] = {}
         # Per open conditional: (enclosing activity per build, arm outcomes, index of the arm).
@@ -597,7 +598,7 @@ class BuildMacros:
                 self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
-                scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
+                scopes = [self._scope(named[b], b) for b in (ROCM, CUDA)]
                 values = [(True, True) if directives[a].kind == "else" or _is_include_guard(directives, a) else
                           tuple(evaluate_directive(directives[a].kind, directives[a].text, scopes[b]) for b in (ROCM, CUDA))
                           for a in arms]
@@ -626,15 +627,15 @@ class BuildMacros:
                     if truth(active[b]) is False:
                         # A project macro this build never defines (a derived feature macro
                         # in a CUDA-only arm) is undefined there, unless a `-D` sets it.
-                        if macro.name not in final[b] and self._bases[b].state(macro.name) is None:
-                            self._apply(final[b], named[b], d.offset, macro.name, UNDEFINED, True)
+                        if macro.name not in named[b] and self._bases[b].state(macro.name) is None:
+                            self._apply(named[b], d.offset, macro.name, UNDEFINED, True)
                         continue
-                    self._apply(final[b], named[b], d.offset, macro.name, macro, active[b])
+                    self._apply(named[b], d.offset, macro.name, macro, active[b])
             elif d.kind == "undef":
                 words = _strip_comments(d.text).split()
                 if words:
                     for b in (ROCM, CUDA):
-                        self._apply(final[b], named[b], d.offset, words[0], UNDEFINED, active[b])
+                        self._apply(named[b], d.offset, words[0], UNDEFINED, active[b])
             elif d.kind in ("include", "include_next"):
                 m = _INCLUDE.match(d.text)
                 if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
@@ -656,17 +657,13 @@ class BuildMacros:
                     t = truth(active[b])
                     if t is False:
                         continue
-                    into, events, offset = final[b], named[b], d.offset
-                    for name, state in included.final[b].items():
-                        if t is None:
-                            state = MAYBE
-                        if into.get(name) is state:
-                            continue
-                        into[name] = state
+                    events, offset = named[b], d.offset
+                    for name, last in included.index[b].items():  # what the include leaves: each name's last state
+                        state = MAYBE if t is None else last[1] if type(last[0]) is int else last[1][-1]
                         entry = events.get(name)
                         if entry is None:
                             events[name] = (offset, state)
-                        else:
+                        elif (entry[1] if type(entry[0]) is int else entry[1][-1]) is not state:
                             _add_event(events, name, entry, offset, state)
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
@@ -674,26 +671,23 @@ class BuildMacros:
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
             self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
-        return _Walk(named, final, functions)
+        return _Walk(named, functions)
 
     @staticmethod
-    def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
+    def _apply(index: dict, offset: int, name: str, state: State, active: Value) -> None:
         t = truth(active)
         if t is False:
             return
         if t is None:
             state = MAYBE
-        if final.get(name) is state:
-            return
-        final[name] = state
         entry = index.get(name)
         if entry is None:
             index[name] = (offset, state)
-        else:
+        elif _last_state(entry) is not state:
             _add_event(index, name, entry, offset, state)
 
-    def _scope(self, final: dict, build: int) -> ScopeAt:
-        return ScopeAt(self._bases[build], final.get)
+    def _scope(self, index: dict, build: int) -> ScopeAt:
+        return ScopeAt(self._bases[build], functools.partial(_state_in, index))
 
     # ---- which builds reach a header ---------------------------------------------------------
     def walk_all(self) -> None:
@@ -862,7 +856,7 @@ def _is_regular_file(entry: os.DirEntry) -> bool:
         return False
 
 
-_EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
+_EMPTY_WALK = _Walk(({}, {}), {})
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 
@@ -937,6 +931,16 @@ def _add_event(index: dict, name: str, entry: tuple, offset: int, state: State) 
 def _events(entry: tuple) -> tuple:
     """A walk index's entry as (offsets, states)."""
     return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
+
+
+def _last_state(entry: tuple) -> State:
+    return entry[1] if type(entry[0]) is int else entry[1][-1]
+
+
+def _state_in(index: dict, name: str) -> State | None:
+    """The state of `name` at the point a walk has reached (its last event so far)."""
+    entry = index.get(name)
+    return None if entry is None else _last_state(entry)
 
 
 class _Overlay:
