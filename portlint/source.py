@@ -206,8 +206,9 @@ class SourceFile:
         return hipify.hip_header(include_path) if self.hipified else None
 
     def rocm_defines_function(self, name: str, offset: int) -> bool:
-        """Does ROCm-compiled project code define `name` (`__vsub4` in a HIP arm), or a macro
-        over it, where `offset` stands? Then the ROCm build has it."""
+        """Does ROCm-compiled project code define `name` (`__vsub4` in a HIP arm, a shim
+        header's `typedef hipblasFillMode_t cublasFillMode_t;`), or a macro over it, where
+        `offset` stands? Then the ROCm build has it."""
         if self.build is None:
             return False
         return self.build.rocm_function(name, offset) or self.build.shim(name, offset) is not None

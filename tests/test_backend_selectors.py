@@ -85,3 +85,51 @@ def test_cmake_cuda_switch_without_a_hip_twin_decides_nothing(tmp_path: Path) ->
     lone = LISTS.replace('option(MYLIB_BUILD_HIP "Build the HIP backend" OFF)\n', "").replace(
         "if(MYLIB_BUILD_HIP)", "if(HIP_FOUND)")
     assert _cmake_findings(tmp_path, lone) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
+
+
+SPARSE = """\
+#include "config.h"
+#if defined(MYLIB_USING_CUSPARSE)
+#include <cusparse.h>
+typedef cusparseHandle_t sparse_handle;
+#elif defined(MYLIB_USING_ROCSPARSE)
+#include <rocsparse/rocsparse.h>
+typedef rocsparse_handle sparse_handle;
+#endif
+"""
+
+
+def _library_findings(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "config.h").write_text(CONFIG)
+    (tmp_path / "sparse.cu").write_text(text)
+    return [f.code for f in scan([tmp_path], tmp_path, select=("L",)).findings]
+
+
+def test_cuda_library_arm_of_a_library_pair_is_not_compiled_on_rocm(tmp_path: Path) -> None:
+    """`X_USING_CUSPARSE` beside `X_USING_ROCSPARSE`: configure picks the sparse library of
+    the backend it builds, so the cuSPARSE arm is the CUDA build's."""
+    assert _library_findings(tmp_path, SPARSE) == []
+
+
+def test_a_cuda_library_macro_without_its_rocm_twin_decides_nothing(tmp_path: Path) -> None:
+    lone = SPARSE.replace("#elif defined(MYLIB_USING_ROCSPARSE)", "#else")
+    assert "L001" in _library_findings(tmp_path, lone)
+
+
+ONLY_ON_CUDA = """\
+#ifndef MYLIB_HIP_COMPAT_H
+#define MYLIB_HIP_COMPAT_H
+#if !defined(MYLIB_USE_HIP)
+#include <cusolverDn.h>
+typedef cusolverDnHandle_t solver_handle;
+#endif
+#endif
+"""
+
+
+def test_a_hip_switch_is_on_in_the_rocm_build(tmp_path: Path) -> None:
+    """`MYLIB_USE_HIP` is what the project's ROCm build defines (its build helper or
+    configure step does): code under `#if !defined(MYLIB_USE_HIP)` is the CUDA build's.
+    An include guard that mentions HIP is no switch: the header stays compiled."""
+    assert _library_findings(tmp_path, ONLY_ON_CUDA) == []
+    assert "L001" in _library_findings(tmp_path, ONLY_ON_CUDA.replace("MYLIB_USE_HIP", "MYLIB_FAST_PATH"))

@@ -60,3 +60,43 @@ def test_a_cuda_only_folder_named_through_a_project_function(tmp_path: Path) -> 
     both = "add_subdirectory(backend)"
     assert _findings(tmp_path, both, "mylib_gpu_library(NAME backend SRCS reduce.cu)\n") == {
         ("reduce.cu", "W001"), ("reduce.cu", "W002")}
+
+
+def test_sources_passed_under_a_cuda_keyword_beside_its_hip_twin(tmp_path: Path) -> None:
+    """`gpu_library(... CUDA_SPECIFIC_SRCS a.cu HIP_SPECIFIC_SRCS a.hip)`: the project's own
+    function takes each platform's sources apart; the CUDA ones are not the ROCm build's.
+    A keyword with no HIP twin says nothing about platforms: its sources may be compiled."""
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "reduce.hip").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    call = ("add_subdirectory(backend)\n"
+            "gpu_library(NAME mylib GPU_SRCS common.cu CUDA_SPECIFIC_SRCS backend/reduce.cu "
+            "HIP_SPECIFIC_SRCS hip/reduce.hip)\n")
+    (tmp_path / "common.cu").write_text("__global__ void fill(float* p) { p[threadIdx.x] = 0; }\n")
+    assert _findings(tmp_path, call, "# sources are named by the top-level call\n") == set()
+    untwinned = call.replace("HIP_SPECIFIC_SRCS", "EXTRA_SRCS")
+    assert ("reduce.cu", "W001") in _findings(tmp_path, untwinned, "# sources are named by the top-level call\n")
+
+
+def test_a_project_module_included_by_name_from_a_cuda_only_branch(tmp_path: Path) -> None:
+    """`include(SetupCUDA)` finds `SetupCUDA.cmake` on the project's `CMAKE_MODULE_PATH`
+    (built from `<PROJECT>_SOURCE_DIR`): read from the CUDA backend's branch only, its
+    toolkit paths are the CUDA build's, not a ROCm hazard."""
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "SetupCUDA.cmake").write_text(
+        'find_program(MYLIB_NVCC nvcc HINTS "${CUDA_HOME}/bin")\n'
+        "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
+    (tmp_path / "cmake" / "SetupHIP.cmake").write_text(
+        "enable_language(HIP)\nset(CMAKE_HIP_ARCHITECTURES gfx90a)\n")
+    lists = ("cmake_minimum_required(VERSION 3.21)\n"
+             "project(mylib LANGUAGES CXX)\n"
+             'set(CMAKE_MODULE_PATH "${mylib_SOURCE_DIR}/cmake" ${CMAKE_MODULE_PATH})\n'
+             "add_library(mylib core.cpp)\n"
+             "if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif(MYLIB_ENABLE_HIP)\n  include(SetupHIP)\n"
+             "  add_compile_definitions(USE_ROCM)\nendif()\n")
+    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    assert {f.code for f in scan([tmp_path], tmp_path).findings} == set()
+    # The same module read on every build's path is the ROCm build's too.
+    (tmp_path / "CMakeLists.txt").write_text(lists.replace("if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif",
+                                                           "include(SetupCUDA)\nif"))
+    assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}

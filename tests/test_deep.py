@@ -360,3 +360,79 @@ def test_without_compile_commands_the_build_files_give_the_flags(tmp_path: Path,
     result = scan([tmp_path / "csrc"], tmp_path, select=("W001",), deep=True)
     assert any("`LANES` is 32 here" in f.message for f in result.findings), _details(result)
     assert any("the build files' 1 include directory and 1 ROCm define" in n for n in result.notes), result.notes
+
+
+CUDA_BUILD_SOURCES = {
+    # Compiles with hip-clang once hipify renames its headers and names.
+    "scale.cu": """\
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+__global__ void scale(float* p, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] *= s;
+}
+void run(float* p, int n, cudaStream_t stream) {
+  scale<<<(n + 255) / 256, 256, 0, stream>>>(p, 2.f, n);
+  cudaStreamSynchronize(stream);
+}
+""",
+    # A dependent type without `typename`: hip-clang rejects it.
+    "traits.cu": """\
+#include <cuda_runtime.h>
+template <typename T> struct Traits { typedef T value_type; };
+template <typename T> __device__ void copy_one(T* dst, const T* src) {
+  typedef Traits<T>::value_type V;  // expect: X001
+  *dst = V(*src);
+}
+""",
+    # nvcc's implicit runtime include: no header named, the runtime used three times.
+    "bare.cu": """\
+__global__ void fill(float* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;  // expect: X001
+  if (i < n) p[i] = 0.f;
+  __syncthreads();
+}
+""",
+}
+
+
+def _cuda_compile_database(root: Path) -> None:
+    entries = []
+    for i, name in enumerate(sorted(CUDA_BUILD_SOURCES)):
+        (root / name).write_text(CUDA_BUILD_SOURCES[name])
+        command = (f"/usr/bin/clang++ -x cuda --cuda-gpu-arch=sm_80 -I/usr/local/cuda/include -O2 -c {name}" if i % 2
+                   else f"/usr/local/cuda/bin/nvcc -gencode arch=compute_80,code=sm_80 -Xcompiler -fPIC -c {name}")
+        entries.append({"directory": str(root), "file": name, "command": f"{command} -o {name}.o"})
+    (root / "compile_commands.json").write_text(json.dumps(entries))
+
+
+def test_a_cuda_compile_database_is_read_as_hip_clang_reads_the_hipified_sources(tmp_path: Path) -> None:
+    """Flags from a CUDA build (clang `-x cuda`, nvcc): deep mode parses each unit as
+    hip-clang does after hipify (`<cuda_runtime.h>` is `<hip/hip_runtime.h>`, CUDA names
+    renamed), so only what hip-clang itself rejects is an X001: the missing `typename`, and
+    a file that relied on nvcc's implicit runtime include, once, not once per name."""
+    if translation_unit.real_hip_headers() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs the HIP headers (libamdhip64-dev)")
+        pytest.skip("no HIP headers installed (/opt/rocm/include or /usr/include/hip, with a clang resource dir)")
+    _cuda_compile_database(tmp_path)
+    result = scan([tmp_path], tmp_path, select=("X001",), deep=True)
+    expected = set()
+    for name in CUDA_BUILD_SOURCES:
+        expected |= expectations(tmp_path / name, "X001")[0]
+    assert _positions(result, "X001") == expected, _details(result)
+    (runtime,) = [f for f in result.findings if Path(f.path).name == "bare.cu"]
+    assert "includes no runtime header" in runtime.message
+
+
+def test_a_hipified_build_adds_the_runtime_include_itself(tmp_path: Path) -> None:
+    """PyTorch's extension builder hipifies the sources and adds the runtime include: a
+    source that relied on nvcc's implicit one is no X001 there."""
+    if translation_unit.real_hip_headers() is None:
+        pytest.skip("no HIP headers installed")
+    _cuda_compile_database(tmp_path)
+    (tmp_path / "setup.py").write_text(
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = CUDAExtension('k', ['scale.cu', 'traits.cu', 'bare.cu'])\n")
+    result = scan([tmp_path], tmp_path, select=("X001",), deep=True)
+    assert _positions(result, "X001") == {("traits.cu", 4)}, _details(result)

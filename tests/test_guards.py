@@ -46,3 +46,69 @@ def test_renamed_platform_macro_in_a_hiprtc_option_is_fixed_in_place(tmp_path):
     (edit,) = result.findings[0].fix.edits
     assert edit.content == "__HIP_PLATFORM_NVIDIA__"
     assert result.findings[0].location.start_column == 36
+
+
+def _severities(tmp_path, code: str, rule: str) -> list[str]:
+    result = assert_findings(code, "cuda", *([rule] * code.count("// gate")), tmp_path=tmp_path, select=(rule,))
+    return [f.severity.value for f in sorted(result.findings, key=lambda f: f.location.start_line)]
+
+
+def test_arch_gate_with_a_working_fallback_is_a_note_and_without_one_a_warning(tmp_path):
+    """AMD compiling the generic `#else` costs speed; AMD compiling nothing, or an `#error`,
+    loses the code or the build."""
+    assert _severities(tmp_path, """
+        __device__ float load(const float* p) {
+        #if __CUDA_ARCH__ >= 800  // gate
+          return __ldg(p);
+        #else
+          return *p;
+        #endif
+        }
+        __device__ void wait_copies() {
+        #if __CUDA_ARCH__ >= 800  // gate
+          asm volatile("cp.async.wait_all;\\n" ::);
+        #endif
+        }
+        #if __CUDA_ARCH__ >= 900  // gate
+        #define TILE 128
+        #else
+        #error "needs sm_90"
+        #endif
+        #if __CUDA_ARCH__ >= 700  // gate
+        #define SYNC 1
+        #elif __CUDA_ARCH__ >= 600  // gate
+        #define SYNC 2
+        #else
+        // nothing for older GPUs
+        #endif
+    """, "P002") == ["note", "warning", "warning", "warning", "warning"]
+
+
+def test_version_guard_with_a_compiled_alternative_is_a_note(tmp_path):
+    assert _severities(tmp_path, """
+        #if CUDART_VERSION >= 12000  // gate
+        #define STREAM_FLAGS 1
+        #else
+        #define STREAM_FLAGS 0
+        #endif
+        #if CUDA_VERSION >= 11000  // gate
+        #define HAS_GRAPHS 1
+        #endif
+    """, "P003") == ["note", "warning"]
+
+
+def test_version_guard_decided_by_a_backend_switch_is_silent(tmp_path):
+    """`defined(MYLIB_USE_CUDA) && CUDART_VERSION >= 12000`: the CUDA backend's switch is off
+    in the ROCm build (the project tests its HIP twin too), so the version macro decides
+    nothing there. Without the switch it decides."""
+    guarded = """
+        #if defined(MYLIB_USE_HIP)
+        #include <hip/hip_runtime.h>
+        #endif
+        #if defined(MYLIB_USE_CUDA) && CUDART_VERSION >= 12000
+        #define GRAPH_UPDATE 2
+        #endif
+    """
+    assert_findings(guarded, "cuda", tmp_path=tmp_path, select=("P003",))
+    assert_findings(guarded.replace("defined(MYLIB_USE_CUDA) && ", ""), "cuda", "P003", tmp_path=tmp_path,
+                    select=("P003",))

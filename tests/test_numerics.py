@@ -34,6 +34,10 @@ def test_half_operators_are_reported_unless_the_projects_own_rocm_build_keeps_th
     builds = {
         "cmake_hip": ("CMakeLists.txt", "project(p LANGUAGES CXX HIP)\nadd_library(p k.cu)\n"),
         "torch": ("setup.py", "from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension('p', ['k.cu'])\n"),
+        # The extension takes PyTorch's define back for its ROCm build: the operators are there.
+        "torch_undefines": ("setup.py", "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                            "nvcc = ['-O3']\nif torch.version.hip:\n    nvcc += ['-U__HIP_NO_HALF_OPERATORS__']\n"
+                            "ext = CUDAExtension('p', ['k.cu'], extra_compile_args={'nvcc': nvcc})\n"),
         "none": None,
     }
     found = {}
@@ -44,4 +48,4 @@ def test_half_operators_are_reported_unless_the_projects_own_rocm_build_keeps_th
         if build is not None:
             (root / build[0]).write_text(build[1])
         found[name] = [f.code for f in engine.scan([root], Config(root=root)).findings if f.code == "N001"]
-    assert found == {"cmake_hip": [], "torch": ["N001"], "none": ["N001"]}
+    assert found == {"cmake_hip": [], "torch": ["N001"], "torch_undefines": [], "none": ["N001"]}

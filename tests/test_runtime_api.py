@@ -93,3 +93,24 @@ def test_every_finding_has_advice_and_no_applicable_edit(tmp_path) -> None:
     titles = [f.fix.title for f in result.findings if f.code == "R005"]
     assert "`hipDeviceSynchronize()`" in titles[0]
     assert "`(void)hipGetLastError();`" in titles[1]
+
+
+CAPABILITY_GATE = """\
+import torch
+
+def fast_path_supported():
+    return torch.cuda.get_device_capability()[0] >= 8
+"""
+
+
+def test_capability_test_in_a_test_module_is_a_note(tmp_path) -> None:
+    """In a pytest module the gate picks which tests run on AMD; in the library it picks
+    what the ported code does."""
+    from harness import scan
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_kernels.py").write_text(CAPABILITY_GATE)
+    (tmp_path / "kernels.py").write_text(CAPABILITY_GATE)
+    found = {(f.path.rsplit("/", 1)[-1], f.severity.value)
+             for f in scan([tmp_path], tmp_path, select=("R001",)).findings}
+    assert found == {("test_kernels.py", "note"), ("kernels.py", "warning")}

@@ -114,7 +114,8 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
     # A header named alone takes its macros from where it is included, as in a full scan.
     includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache, str(config.root), budget)
     torch_extension = files.torch_extension  # its builder passes its defines to every source
-    rocm_defines = {**(TORCH_ROCM_DEFINES if torch_extension else {}), **files.rocm_defines}
+    torch_defines = {n: v for n, v in TORCH_ROCM_DEFINES.items() if n not in files.rocm_undefines} if torch_extension else {}
+    rocm_defines = {**torch_defines, **files.rocm_defines}
     cuda_defines = {**(TORCH_CUDA_DEFINES if torch_extension else {}), **files.cuda_defines}
     # Headers an `#include <x.h>` of a named file may find by name, read when one needs them.
     project_headers = [c.absolute for c in around or () if c.language == _C_FAMILY and is_header(c.absolute)]
@@ -131,12 +132,13 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
     macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
                          project_headers, read=read, not_built=files.not_built,
                          unread=list(dict.fromkeys((*includers, *scanned))),
-                         rocm_build=rocm_build, rocm_undefined=rocm_undefined,
+                         rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
                          hipified=True if files.hipify_all else files.hipified, budget=budget)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
-                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built)))
+                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built),
+                         sorted(files.build_defined)))
         project = [c.absolute for c in around if c.language == _C_FAMILY]
         named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
         kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project,

@@ -16,6 +16,7 @@ leave the cached result stale.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,8 +26,10 @@ from typing import Mapping
 from portlint import queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
-from portlint.build_model.macros import HEADER_SUFFIXES
+from portlint.build_model.macros import HEADER_SUFFIXES, backend_selectors
+from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
+from portlint.checks.setup_py import rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
@@ -78,6 +81,12 @@ class BuildFiles:
     # then judge the hipified text (`portlint.hipify`).
     hipified: frozenset[str] = frozenset()
     hipify_all: bool = False
+    # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
+    # default define of that name (PyTorch's) may not hold.
+    rocm_undefines: frozenset[str] = frozenset()
+    # Every name a build file defines, in any arm: where the build files say when a macro
+    # is defined, they are believed over its name (`BuildMacros.hip_switches`).
+    build_defined: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -90,6 +99,14 @@ class _Build:
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
     hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
+    # path -> where: sources a call passes under a CUDA keyword beside its HIP twin
+    # (`CUDA_SPECIFIC_SRCS` / `HIP_SPECIFIC_SRCS`): the CUDA build's, even in an unresolved build.
+    cuda_keyword_sources: dict[str, str] = field(default_factory=dict)
+    built_on_rocm: bool = True  # False: a builder class ROCm does not build (`is_compatible()`, SYCL)
+    rocm: bool = False  # it describes a ROCm build (ROCm arms, a ROCm-capable builder)
+    stops_on_rocm: str = ""  # where a ROCm build of this setup.py fails before its extensions
+    entry: str = ""  # the setup.py (absolute)
+    from_builder: bool = False  # a builder class (`extension_builders`)
 
 
 class _Collector:
@@ -103,6 +120,7 @@ class _Collector:
         self.rocm_build = False  # see BuildFiles.rocm_build
         self.rocm_may_define: set[str] = set()  # names defined where the ROCm build surely or maybe goes
         self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
+        self.rocm_undefines: set[str] = set()  # `-UNAME` where the ROCm build may go (see BuildFiles)
         self._shown: dict = {}
         self._lists: dict[str, SourceFile | None] = {}
         self.offload_archs: dict[str, None] = {}  # in the order named
@@ -151,6 +169,13 @@ class _Collector:
         if taken is True:
             (self.rocm_defines if rocm_side else self.cuda_defines).setdefault(name, value)
         (self.rocm_may_define if rocm_side and taken is not False else self.defined_elsewhere).add(name)
+
+    def undefine(self, text: str) -> None:
+        """`-UNAME` where the ROCm build may go: it takes back a define of its compiler driver
+        (`-U__HIP_NO_HALF_OPERATORS__` over PyTorch's `-D__HIP_NO_HALF_OPERATORS__=1`)."""
+        name = text.removeprefix("-U").strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            self.rocm_undefines.add(name)
 
     def note_flags(self, words) -> None:
         """Compiler flags or command words a ROCm build may pass: `--offload-arch=gfx90a,gfx942`,
@@ -204,6 +229,11 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     alone = not whole_project
     for path in _setup_scripts(candidates, root, fs, alone):
         _read_setup_py(path, collector)
+    python_files = [c.absolute for c in candidates if c.language == PYTHON]
+    builders = read_builders(python_files, root, fs, functools.partial(_project_paths, fs=fs, root=root),
+                             collector.shown)
+    for builder in builders:
+        _add_builder(builder, collector)
     reached: set[str] = set()
     for path in _cmake_entries(candidates, root, fs, alone):
         tree = _CMakeTree(path, collector)
@@ -236,6 +266,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
+    cuda_only_setups = _cuda_only_setups(candidates, collector)
     for build in collector.builds:
         not_built.update(build.unread_lists)
         # A build with a ROCm source list that could not be read may compile any file, except
@@ -244,9 +275,16 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for path, where in build.cuda_sources.items():
             if path not in build.rocm_sources and (not build.unresolved or where.rsplit(":", 1)[0] in cuda_only_lists):
                 candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
+        for path, where in build.cuda_keyword_sources.items():
+            if path not in build.rocm_sources:
+                candidates_not_built[path] = f"passed only as the CUDA build's sources ({where})"
     for path, where in _in_cuda_only_folders(candidates, not_built).items():
         candidates_not_built.setdefault(path, where)
+    for path, reason in cuda_only_setups.items():
+        (candidates_not_built if suffix_of(os.path.basename(path)).lower() in CUDA_SUFFIXES else not_built)[path] = reason
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
+    for path, reason in _unlisted_in_builder_folders(candidates, collector, compiled).items():
+        candidates_not_built.setdefault(path, reason)
     for path in compiled:
         candidates_not_built.pop(path, None)
     # A ROCm source that is not there yet is made at build time, often by hipifying a CUDA
@@ -257,7 +295,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config,
                                        fs, whole_project))
-    torch_extension = any(
+    # Builder classes build with PyTorch's extension builder too, wherever setup.py calls them.
+    torch_extension = any(b.built_on_rocm for b in builders) or any(
         c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_BUILD_FILE_BYTES, keep=True) or b"")
         for c in candidates)
     return BuildFiles(not_built=not_built, rocm_defines=collector.rocm_defines,
@@ -266,6 +305,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
+                      rocm_undefines=frozenset(collector.rocm_undefines),
+                      build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
+                                              | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
 
 
@@ -305,7 +347,7 @@ def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
         return True
     if not torch_extension:
         return False
-    torch_builds = [b for b in collector.builds if b.hipify]
+    torch_builds = [b for b in collector.builds if b.hipify and b.built_on_rocm]
     others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
     return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
 
@@ -506,7 +548,158 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     for call in any_script.extension_calls():  # the CUDA build's, from every branch
         _setup_defines(any_script, call, names, collector, rocm_side=False)
     collector.note_archs(_environment_archs(rocm_script))
+    build.rocm = bool(rocm_path_markers(rocm_script))
+    failure = stops_on_rocm(rocm_script)
+    if failure is not None:
+        build.stops_on_rocm = f"{build.name}:{source.line_of(rocm_script.range(failure)[0]) + 1}"
+    build.entry = str(path)
     collector.builds.append(build)
+
+
+def _add_builder(builder: Builder, collector: _Collector) -> None:
+    """A builder class as one build: PyTorch's builder hipifies what it compiles; the sources
+    of its CUDA-only arms, or all of them when ROCm does not build it, are CUDA-only. One that
+    names no source on any arm (a stub, another accelerator's) says nothing."""
+    if builder.rocm_sources is not None and not builder.rocm_sources and not builder.sources:
+        return
+    build = _Build(builder.where, hipify=True, built_on_rocm=builder.built_on_rocm, rocm=builder.built_on_rocm,
+                   from_builder=True)
+    every = [p for p in builder.sources if Path(p).suffix.lower() in COMPILED_SUFFIXES]
+    if builder.built_on_rocm:
+        for flag in builder.rocm_macro_flags:
+            if flag.startswith("-U"):
+                collector.undefine(flag)
+            else:
+                collector.define_for(True, None, flag)  # a method's arm: the build may pass it
+        if builder.rocm_sources is None:
+            build.unresolved = True
+        else:
+            build.rocm_sources.update(p for p in builder.rocm_sources if Path(p).suffix.lower() in COMPILED_SUFFIXES)
+        for path in builder.include_dirs:
+            collector.add_include_dir(path)
+    where = f"{builder.where} `{builder.name}.sources()`" if builder.built_on_rocm else f"{builder.where}: {builder.not_on_rocm}"
+    for path in every:
+        if path not in build.rocm_sources:
+            build.cuda_sources.setdefault(path, where)
+    collector.builds.append(build)
+
+
+def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
+    """A setup.py a ROCm build cannot run (it fails before building its extensions: nvcc
+    probed, CUDA required), in a project that also describes a ROCm build: a CUDA-only
+    sub-build (a package of its own for NVIDIA GPUs). Its sources and, below the project root,
+    the C-family files of its folder are not compiled for ROCm (unless another build compiles
+    them), and the script itself is no ROCm build: path -> why. Where it is the project's
+    only build, it is the port's hazard and stays."""
+    going = [b for b in collector.builds if not b.stops_on_rocm]
+    # A ROCm build: CMake that builds HIP, or a script with ROCm arms beside a build (its own
+    # extensions, the CMake tree it drives) that compiles sources where ROCm may go.
+    others = collector.rocm_build or (any(b.rocm for b in going) and any(b.rocm_sources or b.unresolved for b in going))
+    stopped = [b for b in collector.builds if b.stops_on_rocm]
+    if not others or not stopped:
+        return {}
+    out: dict[str, str] = {}
+    for build in stopped:
+        reason = f"part of {build.name}, a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
+        out[build.entry] = f"a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
+        paths = set(build.rocm_sources)
+        folder = os.path.dirname(build.entry)
+        if folder != str(collector.root):
+            paths.update(c.absolute for c in candidates if c.language == CUDA
+                         and c.absolute.startswith(folder + os.sep))
+        for path in sorted(paths):
+            out.setdefault(path, reason)
+        build.rocm_sources.clear()  # it compiles nothing on ROCm
+        build.unresolved, build.built_on_rocm = False, False
+    return out
+
+
+def _unlisted_in_builder_folders(candidates, collector: _Collector, compiled: set[str]) -> dict[str, str]:
+    """Where builder classes give every extension of the project its sources, the folders
+    holding those sources (`csrc/`, `pkg/contrib/csrc/`) are the extensions' source trees: a
+    source there that no build names (code a port left behind, an op no build has) is compiled
+    by no build. Only when every build of the project was read to the end, and every run-time
+    `cpp_extension.load(...)` names readable sources: either may compile any file."""
+    builders = [b for b in collector.builds if b.from_builder]
+    if not builders or any(b.unresolved for b in collector.builds):
+        return {}
+    jit = _run_time_builds(candidates, collector)
+    if jit is None:
+        return {}
+    listed = compiled | jit | {p for b in builders for p in b.cuda_sources}
+    folders = _source_folders(listed & {p for b in builders for p in (*b.rocm_sources, *b.cuda_sources)},
+                              str(collector.root))
+    out = {}
+    for c in candidates:
+        path = c.absolute
+        if c.language != CUDA or path in listed or Path(path).suffix.lower() not in COMPILED_SUFFIXES:
+            continue
+        folder = next((f for f in folders if path.startswith(f + os.sep)), None)
+        if folder is not None:
+            out[path] = (f"in {collector.shown(folder)}/, whose sources builder classes name, "
+                         "and no build names it")
+    return out
+
+
+def _source_folders(paths: set[str], root: str) -> list[str]:
+    """The folder each group of sources shares, a group per top folder below the root
+    (`csrc/a/x.cu`, `csrc/b/y.cu` -> `csrc`; `pkg/contrib/csrc/...` -> `pkg/contrib/csrc`)."""
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        relative = os.path.relpath(path, root)
+        if relative.startswith(".."):
+            continue
+        top = relative.split(os.sep, 1)[0]
+        if top != relative:  # a source at the root itself has no folder of its own
+            groups.setdefault(top, []).append(os.path.dirname(path))
+    return [os.path.commonpath(folders) for folders in groups.values()]
+
+
+def _run_time_builds(candidates, collector: _Collector) -> set[str] | None:
+    """The sources the project's other Python files compile when run (`cpp_extension.load(name,
+    sources)`), relative to each file's folder; None when one cannot be read. Only those that
+    exist: a test run from elsewhere names its sources relative to where it is run."""
+    found: set[str] = set()
+    for c in candidates:
+        if c.language != PYTHON or c.build_script and c.path.name == "setup.py":
+            continue
+        data = collector.fs.read(c.absolute, MAX_BUILD_FILE_BYTES)
+        if not data or b"cpp_extension" not in data or b"load" not in data:
+            continue
+        source = SourceFile(c.absolute, PYTHON, data, Path(c.absolute), build_script=True)
+        try:
+            script = BuildScript(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        loaded = {alias.asname or alias.name for node in ast.walk(script.tree) if isinstance(node, ast.ImportFrom)
+                  and (node.module or "").endswith("cpp_extension") for alias in node.names if alias.name == "load"}
+        for call in script.all_calls():
+            name = dotted_name(call.func) or ""
+            if not (name.endswith("cpp_extension.load") or name in loaded) or script.is_dead(call):
+                continue
+            for leaf in _source_leaves(script, call):
+                paths = _paths(script, leaf, Path(c.absolute).parent, collector.fs)
+                if paths is None:
+                    return None
+                found.update(p for p in paths if collector.fs.exists(p))
+    return found
+
+
+def _project_paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed, root: Path) -> list[str] | None:
+    """`_paths`, a path through a symbolic link inside the project given as the file it names
+    (`contrib/csrc` linking to `pkg/contrib/csrc`: the files the scan reads)."""
+    paths = _paths(script, leaf, base, fs)
+    return None if paths is None else [_within_project(p, root) for p in paths]
+
+
+def _within_project(path: str, root: Path) -> str:
+    real = os.path.realpath(path)
+    if real == path:
+        return path
+    real_root = os.path.realpath(root)
+    if real.startswith(real_root + os.sep):
+        return os.path.join(str(root), os.path.relpath(real, real_root))
+    return path
 
 
 def _environment_archs(script: BuildScript) -> list[str]:
@@ -592,6 +785,8 @@ def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, coll
             for token, _ in arg.tokens():
                 if token.startswith("-D") and "{" not in token:
                     define(arg.node, token)
+                elif token.startswith("-U") and rocm_side and _taken(script, arg.node, names)[0] is not False:
+                    collector.undefine(token)
 
 
 def _paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -> list[str] | None:
@@ -771,6 +966,10 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
             if text.startswith("-D") and "$" not in text:
                 collector.define(rocm, cuda, text)
                 continue
+            if text.startswith("-U") and "$" not in text:
+                if rocm is not False:
+                    collector.undefine(text)
+                continue
             wildcard = _MAKE_WILDCARD.match(text)
             if wildcard is not None:
                 names = [p for pattern in wildcard.group(1).split() for p in _glob_within(str(base / pattern), base, collector.fs)]
@@ -886,6 +1085,16 @@ class _CMakeTree:
         finally:
             self.active.pop()
 
+    def _module(self, name: str, env: dict) -> Path | None:
+        """The project's own `NAME.cmake` that `include(NAME)` reads: the first on the
+        `CMAKE_MODULE_PATH` the build holds (CMake's own modules are not the project's)."""
+        folders, _ = cmake_expand("${CMAKE_MODULE_PATH}", env)
+        for folder in folders:
+            candidate = Path(folder) / f"{name}.cmake"
+            if os.path.isabs(folder) and self.collector.fs.is_file(candidate):
+                return candidate
+        return None
+
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if rocm is False and cuda is False:
@@ -906,6 +1115,14 @@ class _CMakeTree:
                 self.collector.hipify_step = True
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
+        if name == "project" and texts:
+            # `project(HYPRE)` sets `HYPRE_SOURCE_DIR`, which lists then build paths from.
+            for env in (rocm_env, cuda_env):
+                names, complete = cmake_expand(texts[0], env)
+                for variable in ["PROJECT_SOURCE_DIR"] + [f"{n}_SOURCE_DIR" for n in names[:1] if complete
+                                                          and re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]:
+                    env[variable] = CMakeValue((str(directory),))
+            return
         if name in ("add_subdirectory", "include") and texts:
             items, complete = cmake_expand(texts[0], rocm_env if rocm is not False else cuda_env)
             if not complete or not items:
@@ -918,6 +1135,10 @@ class _CMakeTree:
                 self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
             elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
                 self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
+            elif target.suffix != ".cmake" and re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
+                module = self._module(items[0], rocm_env if rocm is not False else cuda_env)
+                if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
+                    self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
@@ -968,11 +1189,34 @@ class _CMakeTree:
             return
         if rocm is not False and name not in ("set", "list", "option", "message"):
             # Any other command a ROCm build runs with a source in it (a project's own
-            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it.
-            for text in texts:
+            # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it,
+            # but for the sources a call passes under a CUDA keyword beside that keyword's HIP
+            # twin (`CUDA_SPECIFIC_SRCS ... HIP_SPECIFIC_SRCS ...`): those are the CUDA build's.
+            cuda_only = _cuda_keyword_sections(texts)
+            for i, text in enumerate(texts):
                 for item in cmake_expand(text, rocm_env)[0]:
                     if Path(item).suffix.lower() in COMPILED_SUFFIXES:
-                        self.build.rocm_sources.add(os.path.normpath(item if os.path.isabs(item) else directory / item))
+                        full = os.path.normpath(item if os.path.isabs(item) else directory / item)
+                        if i in cuda_only:
+                            self.build.cuda_keyword_sources.setdefault(full, where)
+                        else:
+                            self.build.rocm_sources.add(full)
+
+
+def _cuda_keyword_sections(texts: list[str]) -> set[int]:
+    """Indices of the arguments a call passes under a CUDA keyword whose HIP twin the same
+    call also uses (`gpu_library(x CUDA_SRCS a.cu HIP_SRCS a.hip)`): a keyword is an
+    upper-case word (`CUDA_SPECIFIC_SRCS`), its section the arguments up to the next one."""
+    keywords = [i for i, text in enumerate(texts) if re.fullmatch(r"[A-Z][A-Z0-9_]*", text)]
+    cuda = backend_selectors(texts[i] for i in keywords)
+    if not cuda:
+        return set()
+    sections = set()
+    for k, i in enumerate(keywords):
+        if texts[i] in cuda:
+            end = keywords[k + 1] if k + 1 < len(keywords) else len(texts)
+            sections.update(range(i + 1, end))
+    return sections
 
 
 def _unquote(text: str) -> str:

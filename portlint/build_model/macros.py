@@ -196,8 +196,9 @@ class FileEnvironment:
 
     `macros[build][name]` is a pair of tuples (offsets, states): from each offset on, the
     name has that state (a `Macro`, `UNDEFINED` or `MAYBE`). `functions` lists the
-    functions with a CUDA intrinsic's spelling (`__vsub4`) that ROCm-compiled code defines,
-    by the offset from which the file sees them.
+    functions with a CUDA intrinsic's spelling (`__vsub4`), and the CUDA API names a shim
+    header defines as a function or type alias (`cublasFillMode_t`), that ROCm-compiled code
+    defines, by the offset from which the file sees them.
     """
 
     macros: tuple[Mapping[str, tuple[tuple[int, ...], tuple]], Mapping[str, tuple[tuple[int, ...], tuple]]] = ({}, {})
@@ -341,6 +342,32 @@ def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
             if m.group(1) not in _NOT_FUNCTIONS]
 
 
+# A shim header's own definitions of CUDA API names over the ROCm libraries: type aliases
+# (`typedef hipblasFillMode_t cublasFillMode_t;`, `using __nv_fp8_e4m3 = __hip_fp8_e4m3;`)
+# and functions (`cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* h) { ... }`). Each
+# opens with a literal the engine searches for; which names count is the hipify table's word.
+_TYPEDEF = re.compile(rb"typedef\b[^;{}]{1,512};")
+_USING_ALIAS = re.compile(rb"using[ \t]+(\w+)[ \t]*=")
+_API_FUNCTION = re.compile(
+    rb"cu(?<!\wcu)[A-Za-z]\w*[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
+_ALIAS_WORD = re.compile(rb"\w+")
+
+
+def _api_definitions(data: bytes) -> list[tuple[int, str]]:
+    """CUDA API names (HIPIFY-documented: `cublasFillMode_t`, `cusolverDnCreate`,
+    `__nv_fp8_e4m3`) that this header defines as a type alias or a function."""
+    found = []
+    if b"typedef" in data:
+        for m in _TYPEDEF.finditer(data):
+            words = _ALIAS_WORD.findall(m.group())
+            found.append((m.start(), words[-1].decode()))
+    if b"using" in data:
+        found += [(m.start(), m.group(1).decode()) for m in _USING_ALIAS.finditer(data)]
+    if b"cu" in data:
+        found += [(m.start(), m.group().split(b"(", 1)[0].strip().decode()) for m in _API_FUNCTION.finditer(data)]
+    return [(offset, name) for offset, name in found if hipify.documented(name)]
+
+
 _NOT_FUNCTIONS = frozenset({b"__attribute__", b"__launch_bounds__", b"__declspec", b"__asm__", b"__asm",
                             b"__volatile__", b"__builtin_expect", b"__if_exists"})
 
@@ -421,7 +448,7 @@ class BuildMacros:
                  cuda_defines: Mapping[str, str | None] | None = None,
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
-                 rocm_undefined: frozenset[str] = frozenset(),
+                 rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
                  hipified: bool | frozenset[str] = frozenset(), budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
@@ -438,6 +465,7 @@ class BuildMacros:
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
         self._rocm_undefined = frozenset(rocm_undefined)
+        self._build_defined = frozenset(build_defined)  # names the build files define somewhere
         self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines, self._rocm_undefined)
         self._include_dirs = tuple(include_dirs)
         self._read = read
@@ -453,6 +481,7 @@ class BuildMacros:
         self._too_deep = False
         self._tested_platform_names: set[str] = set()  # `X_ENABLE_CUDA` in an `#if` (backend_selectors)
         self._backend_selectors: frozenset[str] | None = None
+        self._hip_switches: dict[str, str] | None = None
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -574,7 +603,11 @@ class BuildMacros:
             return _EMPTY_WALK
         directives = read_directives(data)
         # A TU's own definitions are its rules' business: only headers lend them to others.
-        definitions = _intrinsic_definitions(data) if _is_header(path) and b"__device__" in data else []
+        definitions, api_names = [], set()
+        if _is_header(path):
+            api = _api_definitions(data)
+            api_names = {name for _, name in api}
+            definitions = (_intrinsic_definitions(data) if b"__device__" in data else []) + api
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
@@ -590,7 +623,10 @@ class BuildMacros:
         for offset, kind_order, index in pending:
             if kind_order == 1:  # a function with an intrinsic's name
                 name = definitions[index][1]
-                if truth(active[ROCM]) is True and name not in functions:
+                # An API shim may sit in one of several ROCm-only arms (a type per target):
+                # whichever the ROCm build takes defines the name.
+                rocm_only = name in api_names and truth(active[ROCM]) is None and truth(active[CUDA]) is False
+                if (truth(active[ROCM]) is True or rocm_only) and name not in functions:
                     functions[name] = offset
                 continue
             d = directives[index]
@@ -800,7 +836,9 @@ class BuildMacros:
                 offsets, states = _events(by_name[n])
                 macros[b][n] = (tuple(offsets), tuple(states))
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
-        rocm_defines = {**self._rocm_defines, **hipify.ROCM_DEFINES} if hipified else self._rocm_defines
+        rocm_defines = {**self.hip_switches(), **self._rocm_defines}
+        if hipified:
+            rocm_defines.update(hipify.ROCM_DEFINES)
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
                                self._rocm_undefined | self.backend_selectors(), hipified)
 
@@ -813,6 +851,17 @@ class BuildMacros:
             self.walk_all()
             self._backend_selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
         return self._backend_selectors
+
+    def hip_switches(self) -> dict[str, str]:
+        """The project's HIP backend switches the ROCm build turns on: tested macros named
+        for that (`X_USE_HIP`, `X_ENABLE_HIP`, `X_USING_ROCM`, `USE_ROCM`), which a configure
+        step or build helper defines for the HIP build, as the CUDA build defines `X_USE_CUDA`.
+        Not a name the build files define themselves: where and when they do is their word."""
+        if self._hip_switches is None:
+            self.walk_all()
+            self._hip_switches = {name: "1" for name in sorted(self._tested_platform_names)
+                                  if _HIP_SWITCH.search(name) and name not in self._build_defined}
+        return self._hip_switches
 
     def hipified(self, path: str, depth: int = 0) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
@@ -832,20 +881,47 @@ class BuildMacros:
 
 
 # A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
-PLATFORM_NAME = re.compile(r"\b(?=\w*(?:CUDA|HIP|ROCM))[A-Za-z]\w*")
+# A CUDA word in a backend switch's name and the words its ROCm twin says instead: the
+# platform itself, and each CUDA library beside its HIP wrapper and ROCm library (the pairs
+# hipify maps: cuSPARSE -> hipSPARSE over rocSPARSE, NCCL -> RCCL, NVTX -> roctx).
+_BACKEND_TWINS: dict[str, tuple[str, ...]] = {
+    "CUDA": ("HIP", "ROCM"),
+    "CUBLAS": ("HIPBLAS", "ROCBLAS"),
+    "CUBLASLT": ("HIPBLASLT",),
+    "CUSPARSE": ("HIPSPARSE", "ROCSPARSE"),
+    "CUSOLVER": ("HIPSOLVER", "ROCSOLVER"),
+    "CURAND": ("HIPRAND", "ROCRAND"),
+    "CUFFT": ("HIPFFT", "ROCFFT"),
+    "CUB": ("HIPCUB", "ROCPRIM"),
+    "CUDNN": ("MIOPEN",),
+    "NCCL": ("RCCL",),
+    "NVTX": ("ROCTX",),
+}
+_PLATFORM_WORDS = sorted({w for cuda, twins in _BACKEND_TWINS.items() for w in (cuda, *twins)}, key=len, reverse=True)
+# A preprocessor or CMake name with a platform or library word in it (`KOKKOS_ENABLE_CUDA`,
+# `HYPRE_USING_ROCSPARSE`): the candidates `backend_selectors` pairs up.
+PLATFORM_NAME = re.compile(r"\b(?=\w*(?:%s))[A-Za-z]\w*" % "|".join(_PLATFORM_WORDS))
+
+
+# A HIP backend switch's name: the last word says the platform, the one before it switches it.
+_HIP_SWITCH = re.compile(r"(?:^|_)(?:USE|USING|ENABLE|ENABLED|WITH|BUILD)_(?:HIP|ROCM)$")
 
 
 def backend_selectors(tested: Iterable[str]) -> set[str]:
-    """The names among `tested` that say CUDA where a twin in `tested` says HIP or ROCM."""
+    """The names among `tested` that say CUDA (or a CUDA library) where a twin in `tested`
+    says HIP or ROCm (or that library's ROCm counterpart): `X_USE_CUDA` beside `X_USE_HIP`,
+    `X_USING_CUSPARSE` beside `X_USING_ROCSPARSE`."""
     tested = set(tested)
     found = set()
     for name in tested:
-        words = name.split("_")
-        if name.startswith("__") or "CUDA" not in words:
+        if name.startswith("__"):
             continue
-        i = words.index("CUDA")
-        if any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in ("HIP", "ROCM")):
-            found.add(name)
+        words = name.split("_")
+        for i, word in enumerate(words):
+            twins = _BACKEND_TWINS.get(word)
+            if twins and any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in twins):
+                found.add(name)
+                break
     return found
 
 

@@ -8,12 +8,13 @@ targets) and the setup.py side (`libraries=['cublas']`) all read it.
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
-from portlint.checks.cpp import callee_name, enclosing_function, include_path, token_nodes
+from portlint.checks.cpp import callee_name, enclosing_function, include_path, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -331,12 +332,31 @@ def _api_names(source: SourceFile, own_names: set[str]) -> dict[str, dict[int, l
         for node in token_nodes(source, needle.encode()):
             name = source.node_text(node)
             lib = library_for_name(name)
-            if lib is None or not _uses_change(lib) or name in own_names or _is_member(node):
+            if lib is None or not _uses_change(lib) or name in own_names or _is_member(node) \
+                    or _in_preprocessor_test(source, node.start_byte):
                 continue
-            if source.shim(name, node.start_byte) is not None or source.hipified_name(name) is not None:
-                continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`, or hipify)
+            if source.rocm_defines_function(name, node.start_byte) or source.hipified_name(name) is not None:
+                # The ROCm build renames it (`#define cublasSgemm hipblasSgemm`, hipify) or a
+                # shim header defines it over the ROCm library (`typedef hipblasFillMode_t cublasFillMode_t;`).
+                continue
             found.setdefault(lib.name, {}).setdefault(source.line_of(node.start_byte), []).append(node)
     return found
+
+
+def _in_preprocessor_test(source: SourceFile, offset: int) -> bool:
+    """Is `offset` inside an `#if`/`#elif`/`#ifdef` condition? A library's version macro
+    tested there (`#if CUSPARSE_VERSION >= 11000`) is no dependency on the library: it reads
+    as 0 on ROCm, and the arm it picks is what the guard rules (P003) judge."""
+    spans = memoized(source, "preprocessor test spans", _preprocessor_test_spans)
+    i = bisect.bisect_right(spans[0], offset) - 1
+    return i >= 0 and offset < spans[1][i]
+
+
+def _preprocessor_test_spans(source: SourceFile) -> tuple[list[int], list[int]]:
+    model = source.rocm_path
+    conditions = sorted((c.condition.start_byte, c.condition.end_byte) for c in (model.conditions if model else ())
+                        if c.condition is not None)
+    return [start for start, _ in conditions], [end for _, end in conditions]
 
 
 def _api_uses(source: SourceFile, uses: dict[str, dict[int, list]], aliases: dict[str, Fix]) -> list[Finding]:

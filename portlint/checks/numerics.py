@@ -308,8 +308,8 @@ def check_fp8_format(source: SourceFile) -> list[Finding]:
     if b"__nv_fp8" in data:
         for node in token_nodes(source, b"__nv_fp8"):
             name = source.node_text(node)
-            if not _FP8_TYPE.match(name):
-                continue
+            if not _FP8_TYPE.match(name) or source.rocm_defines_function(name, node.start_byte):
+                continue  # not the type, or a shim header aliases it to the HIP type the port chose
             hip = name.replace("__nv_", "__hip_")
             findings.append(at_node(
                 source, node, f"`{name}` is OCP fp8; MI300 (gfx942) computes in the FNUZ encoding.",

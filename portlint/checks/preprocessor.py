@@ -10,7 +10,7 @@ import bisect
 import re
 
 from portlint.checks.cpp import memoized
-from portlint.finding import Finding, at_node
+from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
 from portlint.source import SourceFile
@@ -225,6 +225,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build defines `__CUDA_ARCH__` itself (a shim header)
         if _decided_without_the_device_pass(condition, source):
             continue  # another test decides it on ROCm (`|| defined(MYLIB_ROCM)`, a macro the ROCm build defines)
+        if _in_host_function(condition, source):
+            continue  # no device pass compiles it, on CUDA either: both builds take the host branch
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -243,6 +245,25 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
                               Edit.replace(node, replacement)),
             ))
     return findings
+
+
+def _in_host_function(condition: Condition, source: SourceFile) -> bool:
+    """Is the conditional inside a host-only function (no `__device__`/`__global__`, no
+    qualifier macro, nothing device-only in it, not `constexpr`, which device code may call)?"""
+    from portlint.checks.cpp import ancestors_of
+    from portlint.checks.wavefront_size import function_space
+
+    function = None
+    for ancestor in ancestors_of(condition.node):
+        if ancestor.type == "lambda_expression":
+            return False  # a lambda may be `__device__` (an extended lambda) inside a host function
+        if ancestor.type == "function_definition":
+            function = ancestor
+            break
+    if function is None or any(child.type == "type_qualifier" and source.node_text(child) == "constexpr"
+                               for child in function.children):
+        return False
+    return function_space(function, source) == "host"
 
 
 def _decided_without_the_device_pass(condition: Condition, source: SourceFile) -> bool:
@@ -407,6 +428,33 @@ def _joined(condition: Condition, source: SourceFile, operator: str, test: str) 
     return f"{text} {operator} {test}"
 
 
+def _fallback_on_rocm(condition: Condition, source: SourceFile):
+    """The later arm of `condition`'s chain that ROCm surely takes (an `#elif` true there, or
+    the `#else`), when it holds code and no `#error`: AMD then compiles a working alternative
+    (`#if __CUDA_ARCH__ >= 800` fast path, `#else` generic path), which costs speed at most.
+    None when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
+    chain = _chain(condition, source)
+    later = chain[chain.index(condition) + 1:] if condition in chain else []
+    for arm in later:
+        taken = truth(evaluate(arm, source, rocm=True))
+        if taken is None:
+            return None
+        if taken:
+            return arm.node if _working_arm(_arm_body(arm), source) else None
+    last = chain[-1].node if chain else condition.node
+    alternative = last.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return None
+    return alternative if _working_arm(alternative.named_children, source) else None
+
+
+def _working_arm(body: list, source: SourceFile) -> bool:
+    """Does an arm hold code (not only comments) and no `#error`?"""
+    code = [node for node in body if node.type != "comment"]
+    return bool(code) and not any(
+        node.type == "preproc_call" and source.node_text(node).lstrip("# \t").startswith("error") for node in code)
+
+
 # ---- P002: `__CUDA_ARCH__ >= 700` feature gates -------------------------------------------
 _COMPARISONS = frozenset({">=", ">", "<=", "<", "==", "!="})
 # NVIDIA architectures a gate is tried with (besides the numbers it compares with).
@@ -468,8 +516,15 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             continue
         culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
         gate = _one_line(culprit, source)
+        severity = None
         if kind == "feature":
             message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
+            fallback = _fallback_on_rocm(condition, source)
+            if fallback is not None:
+                line = source.line_of(fallback.start_byte) + 1
+                message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}) "
+                           "instead of the code it gates.")
+                severity = Severity.NOTE  # a working alternative: speed at most
             fix = Fix.advice(
                 f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
                 "the feature), or test a `__HIP_ARCH_HAS_*__` or project feature macro")
@@ -477,7 +532,7 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             message = f"`{gate}` is always true on AMD; code for old NVIDIA GPUs is compiled."
             fix = Fix.advice(
                 f"Leave AMD out of the legacy arm: `#if {_joined(condition, source, '&&', '!defined(__HIP_PLATFORM_AMD__)')}`")
-        findings.append(at_node(source, culprit, message, fix))
+        findings.append(at_node(source, culprit, message, fix, severity=severity))
     return findings
 
 
@@ -545,6 +600,22 @@ def _first_identifier(root, names, source: SourceFile):
     return None
 
 
+# Values an NVIDIA toolchain gives the version macros, tried in their place on ROCm.
+_CUDA_VERSIONS = (9000, 10000, 11000, 11080, 12000, 12080, 13000)
+
+
+def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: bool) -> bool:
+    """Would ROCm's answer change if the NVIDIA-only macros had NVIDIA's values? Not where
+    the rest of the condition decides alone (`defined(X_USE_CUSPARSE) && CUSPARSE_VERSION >=
+    11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason."""
+    for version in _CUDA_VERSIONS:
+        values = {m: (version // 1000 if m.endswith("_MAJOR__") else 0 if m.endswith(("_MINOR__", "_BUILD__"))
+                      else 1 if m.startswith("__") else version) for m in macros}
+        if truth(evaluate(condition, source, rocm=True, values=values)) != on_rocm:  # None: it may
+            return True
+    return False
+
+
 def _nvcc_only_fix(macro: str, condition: Condition, source: SourceFile, taken_on_rocm: bool) -> Fix:
     hip = NVCC_ONLY_MACROS[macro]
     platform = _PLATFORM_TEST.get(hip, hip)
@@ -565,17 +636,25 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
         macros = condition.macros & NVCC_ONLY_MACROS.keys()
         on_rocm = truth(evaluate(condition, source, rocm=True))
         on_cuda = truth(evaluate(condition, source, rocm=False))
-        if on_rocm is None or on_rocm == on_cuda:
+        if on_rocm is None or on_rocm == on_cuda or not _decides_on_rocm(condition, source, macros, on_rocm):
             continue  # the macro does not decide what ROCm compiles
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
+        severity = None
         if on_rocm:
             message = f"`{macro}` is undefined on ROCm, so this non-CUDA branch is compiled there."
         else:
             message = f"`{macro}` is undefined on ROCm, so this branch is left out there."
-        findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm)))
+            fallback = _fallback_on_rocm(condition, source)
+            if fallback is not None:
+                line = source.line_of(fallback.start_byte) + 1
+                message = (f"`{macro}` is undefined on ROCm, so this branch is left out there and the "
+                           f"arm at line {line} is compiled instead; check that it is right for HIP.")
+                severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
+        findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm),
+                                severity=severity))
     return findings
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -116,10 +117,12 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class BuildScript:
-    def __init__(self, source: SourceFile):
+    def __init__(self, source: SourceFile, model: rocm_path.RocmPathModel | None = None):
+        """`model`: the arms to read (default: the file's ROCm path; an empty model reads
+        every arm, as any build may take it)."""
         self.source = source
         self.tree = source.python_ast
-        self.model = source.rocm_path or rocm_path.build(source)
+        self.model = model if model is not None else source.rocm_path or rocm_path.build(source)
         self._parents: dict[int, ast.AST] = {}
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
@@ -145,6 +148,11 @@ class BuildScript:
                     for b in bindings):
                 self._extension_names.add(name)
         self._active: set[tuple[str, int]] = set()  # nodes being followed, to stop at cycles
+        # What a call of the object's own method returns, where the class hierarchy spans
+        # files (`self.lib_sources()` of a builder class, `super().sources()`): set by who
+        # reads such classes (`build_model.extension_builders`); it gives the strings the
+        # method returns, or None for a method it cannot follow.
+        self.method_strings: Callable[["BuildScript", ast.Call], list[str] | None] | None = None
 
     # ---- positions and the ROCm path --------------------------------------------------
     def range(self, node: ast.AST) -> tuple[int, int]:
@@ -448,6 +456,11 @@ class BuildScript:
             return follow(call.args[0], scope)
         out = []
         on_self = isinstance(func, ast.Attribute) and _is_self(func.value)
+        if on_self and self.method_strings is not None:
+            strings = self.method_strings(self, call)
+            if strings is None:
+                return [(call, scope)]  # not followed: a leaf no reader makes a value of
+            return [(ast.copy_location(ast.Constant(text), call), scope) for text in strings]
         for function in self._functions.get(name or "", []):
             is_method = isinstance(self._parents.get(id(function)), ast.ClassDef)
             if isinstance(func, ast.Attribute) and not (on_self and is_method):

@@ -154,7 +154,7 @@ def _cmake_flag_findings(script: BuildScript, seen: set[tuple[int, int]]) -> lis
         if m is not None and m.group(1) in CUDA_FLAG_VARIABLES | HIP_FLAG_VARIABLES:
             defines.append((arg, m))
     # With HIP flags given too, or a ROCm path in the script, the CUDA ones are the CUDA build's own.
-    hip_given = any(m.group(1) in HIP_FLAG_VARIABLES for _, m in defines) or bool(_rocm_path_markers(script))
+    hip_given = any(m.group(1) in HIP_FLAG_VARIABLES for _, m in defines) or bool(rocm_path_markers(script))
     out = []
     for arg, m in defines:
         variable = m.group(1)
@@ -604,6 +604,162 @@ def _swallows(handler: ast.ExceptHandler) -> bool:
     return not exits
 
 
+# ---- does a ROCm build of the script get to its extensions? -----------------------------------
+def stops_on_rocm(script: BuildScript) -> ast.AST | None:
+    """Where a ROCm build of this script surely fails before it builds any extension: a
+    toolkit probe (Y002's: nvcc run or its path joined to a CUDA root that is None there,
+    `torch.version.cuda` parsed), or a `raise`, on every path to every extension, on arms a
+    ROCm build surely takes (a raise only a CUDA-only arm reaches does not count). None when
+    some extension may be built, or the script builds none."""
+    calls = script.extension_calls()
+    if not calls:
+        return None
+    run = _RocmRun(script)
+    first = None
+    for call in calls:
+        failure = run.fails_before(call)
+        if failure is None:
+            return None
+        if first is None or script.range(failure)[0] < script.range(first)[0]:
+            first = failure
+    return first
+
+
+class _RocmRun:
+    """Statements a ROCm build surely runs, and whether one of them surely fails there."""
+
+    MAX_DEPTH = 8  # functions calling functions
+
+    def __init__(self, script: BuildScript):
+        self.script = script
+        probes = _ToolkitProbes(script)
+        self._probes = {id(node) for node, _, _, _ in probes.candidates() if self._raises(probes, node)}
+        self._functions: dict[int, ast.AST | None] = {}
+
+    def _raises(self, probes: _ToolkitProbes, node: ast.AST) -> bool:
+        """A probe that raises where it is evaluated: a path joined to a root that is None on
+        ROCm, a version read, a helper that runs nvcc; a string only when a subprocess runs it."""
+        if not isinstance(node, (ast.Constant, ast.JoinedStr)):
+            return True
+        current = self.script.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.Call) and probes._canonical(current.func) in SUBPROCESS_RUNS:
+                return True
+            current = self.script.parent(current)
+        return False
+
+    def fails_before(self, node: ast.AST, depth: int = 0) -> ast.AST | None:
+        """A failure every ROCm path to `node` meets first (in the statements before it, in
+        its own arguments, or before each call of the function holding it)."""
+        script = self.script
+        if depth > self.MAX_DEPTH:
+            return None
+        if isinstance(node, ast.Call):
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                failure = self._expression(argument, depth)
+                if failure is not None:
+                    return failure
+        child, current = node, script.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls = [c for c in script.all_calls() if callee_name(c) == current.name and not script.is_dead(c)]
+                failures = [self.fails_before(c, depth + 1) for c in calls]
+                if not failures or any(f is None for f in failures):
+                    return None
+                return min(failures, key=lambda f: script.range(f)[0])
+            if isinstance(current, (ast.ClassDef, ast.Lambda)):
+                return None
+            swallowed = isinstance(current, ast.Try) and any(_swallows(h) for h in current.handlers)
+            for _, block in ast.iter_fields(current):
+                if not isinstance(block, list) or swallowed and block is current.body:
+                    continue
+                index = next((i for i, s in enumerate(block) if s is child), None)
+                if index is not None:
+                    failure = self._block(block[:index], depth)
+                    if failure is not None:
+                        return failure
+            child, current = current, script.parent(current)
+        return None
+
+    def _block(self, statements: list[ast.stmt], depth: int) -> ast.AST | None:
+        for statement in statements:
+            failure = self._statement(statement, depth)
+            if failure is not None:
+                return failure
+            if self._may_leave(statement):
+                return None
+        return None
+
+    def _statement(self, statement: ast.stmt, depth: int) -> ast.AST | None:
+        script = self.script
+        if script.is_dead(statement):
+            return None
+        if isinstance(statement, ast.Raise):
+            return statement
+        if isinstance(statement, ast.If):
+            failure = self._expression(statement.test, depth)
+            if failure is not None:
+                return failure
+            taken = rocm_truth(script, statement.test)
+            return None if taken is None else self._block(statement.body if taken else statement.orelse, depth)
+        if isinstance(statement, ast.Try):
+            return None if any(_swallows(h) for h in statement.handlers) else self._block(statement.body, depth)
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            return self._block(statement.body, depth)
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            return self._expression(statement.iter, depth)  # the body may run no time
+        if isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+            return self._expression(statement.value, depth) if statement.value is not None else None
+        return None
+
+    def _expression(self, expr: ast.AST, depth: int) -> ast.AST | None:
+        """A probe or a failing call of the file's own function that evaluating `expr` surely meets."""
+        script = self.script
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if id(node) in self._probes and not script.is_dead(node):
+                return node
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                functions = script.functions(node.func.id)
+                if len(functions) == 1 and not isinstance(script.parent(functions[0]), ast.ClassDef):
+                    failure = self._function(functions[0], depth + 1)
+                    if failure is not None:
+                        return failure
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.IfExp):
+                stack.append(node.test)
+                continue
+            if isinstance(node, ast.BoolOp):
+                stack.append(node.values[0])  # the others may not be evaluated
+                continue
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        return None
+
+    def _function(self, function: ast.AST, depth: int) -> ast.AST | None:
+        key = id(function)
+        if key not in self._functions:
+            self._functions[key] = None  # a recursive call fails no more than the function
+            if depth <= self.MAX_DEPTH:
+                self._functions[key] = self._block(function.body, depth)
+        return self._functions[key]
+
+    def _may_leave(self, statement: ast.stmt) -> bool:
+        """Might the block stop at `statement` without failing (a return, break or exit that
+        a ROCm build may take)?"""
+        stack = [statement]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Raise)) and not self.script.is_dead(node):
+                return True
+            if isinstance(node, ast.Call) and (dotted_name(node.func) or "") in ("sys.exit", "exit", "quit", "os._exit"):
+                return True
+            stack.extend(c for c in ast.iter_child_nodes(node)
+                         if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+        return False
+
+
 # ---- Y003 unpinned-triton -------------------------------------------------------------------
 def check_unpinned_triton(source: SourceFile) -> list[Finding]:
     if b"triton" not in source.data.lower():
@@ -687,10 +843,13 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
         return []
     script = BuildScript(source)
     extensions = script.extension_calls()
-    # torch's BuildExtension defines USE_ROCM and __HIP_PLATFORM_AMD__ itself on ROCm.
-    if not extensions or _mentions_build_extension(script) or _defines_rocm_macro(script):
+    # torch's BuildExtension defines USE_ROCM and __HIP_PLATFORM_AMD__ itself on ROCm. A file
+    # that makes extensions but calls no `setup()` (a builder class's module) hands them to
+    # the script that does, whose `cmdclass` (or torch's `load`) builds them.
+    if not extensions or _mentions_build_extension(script) or _defines_rocm_macro(script) \
+            or not script.calls(frozenset({"setup"})):
         return []
-    markers = _rocm_path_markers(script)
+    markers = rocm_path_markers(script)
     if not markers:
         return []
     live = [n for n in markers + extensions if script.model.is_live(script.range(n)[0])]
@@ -705,7 +864,7 @@ def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
                    "in the extension, or build with `cmdclass={'build_ext': BuildExtension}`"))]
 
 
-def _rocm_path_markers(script: BuildScript) -> list[ast.AST]:
+def rocm_path_markers(script: BuildScript) -> list[ast.AST]:
     """What shows the script has a ROCm build path: `IS_HIP_EXTENSION`, `torch.version.hip`,
     `ROCM_HOME`, and the strings `"ROCM_PATH"`, `"hipcc"` (CUDA-only code left out)."""
     markers = [n for n in script.names() if _ends_with_any(dotted_name(n), ROCM_PATH_NAMES)]

@@ -80,7 +80,7 @@ def analyze(files, config: Config, codes, jobs: int, cache=None, build_files=Non
     if not flags.database:
         report.notes.append(f"deep: {flags.description}")
     started = time.perf_counter()
-    work = _jobs(units, flags, scanned, config, wanted)
+    work = _jobs(units, flags, scanned, config, wanted, build_files)
     stored = _UnitCache(cache, work) if cache is not None else None
     results = [stored.get(i) if stored else None for i in range(len(work))]
     todo = [i for i, r in enumerate(results) if r is None]
@@ -109,7 +109,7 @@ class _UnitCache:
         headers = translation_unit.real_hip_headers()
         common = repr((cache.salt, "deep", headers, sorted(work[0].scanned.items()) if work else ()))
         self.keys = [hashlib.sha256(repr((common, str(job.path), job.flags, sorted(job.codes),
-                                          sorted(job.rocm_macros), str(job.root))).encode()).hexdigest()
+                                          sorted(job.rocm_macros), str(job.root), job.hipified)).encode()).hexdigest()
                      for job in work]
         self._digests: dict[str, str | None] = {}
 
@@ -140,11 +140,14 @@ class _UnitCache:
             self.cache.put(self.keys[index], (result, included), DEEP_UNIT)
 
 
-def _jobs(units, flags, scanned, config: Config, codes):
+def _jobs(units, flags, scanned, config: Config, codes, build_files=None):
     from portlint.deep.checks import Job
 
+    def hipified(path: Path) -> bool:
+        return build_files is not None and (build_files.hipify_all or str(path) in build_files.hipified)
+
     return [Job(path=path, flags=flags.database.get(path, flags.default), scanned=scanned, root=config.root.resolve(),
-                rocm_macros=config.rocm_macros, codes=codes) for path in units]
+                rocm_macros=config.rocm_macros, codes=codes, hipified=hipified(path)) for path in units]
 
 
 def run_units(function, jobs: list, workers: int, timeout: float, shown, done=None) -> list:

@@ -62,6 +62,7 @@ class Job:
     root: Path
     rocm_macros: frozenset[str]
     codes: frozenset[str]
+    hipified: bool = False  # the ROCm build hipifies the unit (`BuildFiles.hipified`)
 
 
 @dataclass(unsafe_hash=True)
@@ -139,7 +140,7 @@ class UnitAnalysis:
         real = clang.real_hip_headers() if "X001" in codes else None
         if codes == {"X001"} and real is not None:  # the stand-in passes would be parsed for nothing
             try:
-                passes = (self.parse(clang.HIP_DEVICE, real), self.parse(clang.HIP_HOST, real))
+                passes = self.real_passes(real)
             except clang.ParseFailure:
                 pass  # the stand-ins' view, below: the same failure, or the header-independent errors
             else:
@@ -153,7 +154,7 @@ class UnitAnalysis:
             passes = (device, host)
             if real is not None:
                 try:
-                    passes = (self.parse(clang.HIP_DEVICE, real), self.parse(clang.HIP_HOST, real))
+                    passes = self.real_passes(real)
                 except clang.ParseFailure:
                     real = None  # the real headers' macros break the file's syntax: the stand-ins' view
             self._guarded("X001", self.check_clang_errors, passes, real)
@@ -175,11 +176,27 @@ class UnitAnalysis:
         if "P001" in codes:
             self._guarded("P001", self.check_pass_macros, device, host)
 
-    def parse(self, mode, headers=None):
-        tu = clang.parse(self.job.path, self.job.flags, mode, headers)
+    def real_passes(self, real) -> tuple:
+        """The device and host passes with the real HIP `headers`. nvcc includes the CUDA
+        runtime in every source; hip-clang does not: where the unit uses the runtime's
+        names undeclared, that is one X001 per file, and the passes are parsed again with
+        the runtime included, as hipify leaves the file, for the errors that remain."""
+        passes = (self.parse(clang.HIP_DEVICE, real), self.parse(clang.HIP_HOST, real))
+        unincluded = diagnostics.runtime_not_included(self, passes)
+        if not unincluded:
+            return passes
+        if not self.job.hipified:  # hipify adds the runtime include to a source that launches kernels
+            diagnostics.report_runtime_not_included(self, unincluded)
+        return (self.parse(clang.HIP_DEVICE, real, runtime=True), self.parse(clang.HIP_HOST, real, runtime=True))
+
+    def parse(self, mode, headers=None, runtime: bool = False):
+        tu = clang.parse(self.job.path, self.job.flags, mode, headers, runtime)
         self.result.included.add(str(self.job.path))
         # Absolute here, where the worker runs from the entry's directory: the parent reads them.
-        self.result.included.update(os.path.abspath(i.include.name) for i in tu.get_includes() if i.include is not None)
+        # Not the generated hipify headers: made per process, they derive from portlint's own code.
+        generated = str(clang.hipified_cuda_headers()) + os.sep
+        self.result.included.update(path for i in tu.get_includes() if i.include is not None
+                                    and not (path := os.path.abspath(i.include.name)).startswith(generated))
         return tu
 
     def _guarded(self, name: str, check, *args):

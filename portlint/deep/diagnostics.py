@@ -39,6 +39,40 @@ _HIPIFY_NAME = re.compile(r"'(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|cusparse|cusolver|c
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*|\S")
 
 
+# Names every kernel source takes from the runtime header (a launch calls the push function).
+_RUNTIME_NAMES = re.compile(r"^use of undeclared identifier '(threadIdx|blockIdx|blockDim|gridDim|__syncthreads"
+                            r"|__hipPushCallConfiguration)'")
+
+
+def runtime_not_included(analysis, passes) -> dict[str, object]:
+    """Scanned file -> the first diagnostic saying it uses a runtime name no header declared."""
+    found: dict[str, object] = {}
+    for tu in passes:
+        for diagnostic in tu.diagnostics:
+            if diagnostic.severity >= ERROR and _RUNTIME_NAMES.match(diagnostic.spelling):
+                shown = analysis._path(diagnostic.location.file)
+                if shown is not None and shown not in found:
+                    found[shown] = diagnostic
+    return found
+
+
+def report_runtime_not_included(analysis, unincluded: dict[str, object]) -> None:
+    """One X001 per file that uses the runtime without including it."""
+    for shown, diagnostic in unincluded.items():
+        source = analysis.source(shown)
+        if source is None or diagnostic.location.offset > len(source.data):
+            continue
+        start = diagnostic.location.offset
+        token = _IDENTIFIER.match(source.data, start)
+        name = diagnostic.spelling.split("'")[1]
+        message = (f"hip-clang: `{name}` is undeclared: nvcc includes the CUDA runtime in every source and "
+                   "hip-clang does not; this file includes no runtime header")
+        fix = Fix.advice("Include the runtime for HIP (`#if defined(__HIP__)` `#include <hip/hip_runtime.h>` "
+                         "`#endif` at the top; hipify adds `#include \"hip/hip_runtime.h\"` itself)")
+        found = finding(source, start, token.end() if token else start, message, fix)
+        analysis.result.findings.append(replace(found, code=CODE))
+
+
 def missing_headers(tu) -> list[str]:
     """The `<name>` of each include clang did not find, in order."""
     names = []

@@ -167,11 +167,40 @@ def real_hip_headers() -> HipHeaders | None:
     return HipHeaders(prefix, resources[0], version)
 
 
-def real_arguments(flags: CompileFlags, mode: Pass, headers: HipHeaders) -> list[str]:
-    """A HIP pass as hipcc would run it: the real HIP headers and clang's HIP wrapper, no prelude."""
+RUNTIME_HEADER = "hip/hip_runtime.h"
+
+
+def real_arguments(flags: CompileFlags, mode: Pass, headers: HipHeaders, runtime: bool = False) -> list[str]:
+    """A HIP pass as hipcc would run it on the hipified source: the real HIP headers and
+    clang's HIP wrapper, no prelude, and each CUDA header hipify renames read as its HIP
+    counterpart (`<cuda_runtime.h>` as `<hip/hip_runtime.h>`). `runtime`: the HIP runtime
+    included first, as hipify adds it to a file that relied on nvcc's implicit include."""
     base = [f for f in mode.flags if f != "-nogpuinc"]
+    forced = ["-include", RUNTIME_HEADER] if runtime else []
     return [*base, "-ferror-limit=0", "-resource-dir", str(headers.resource_dir),
-            f"--rocm-path={headers.rocm_path}", "-I", str(CUDA_STAND_INS), *flags.arguments]
+            f"--rocm-path={headers.rocm_path}", "-I", str(hipified_cuda_headers()), "-I", str(CUDA_STAND_INS),
+            *forced, *flags.arguments]
+
+
+@functools.cache
+def hipified_cuda_headers() -> Path:
+    """A folder of one-line headers named as the CUDA headers hipify renames, each including
+    the header hipify writes instead (`portlint.hipify.HEADERS`): hip-clang's view of a
+    CUDA source after hipify, without a hipified copy of the project. Made once per
+    process, removed at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from portlint import hipify
+
+    folder = Path(tempfile.mkdtemp(prefix="portlint-hipified-headers-"))
+    atexit.register(shutil.rmtree, folder, True)
+    for cuda, hip in hipify.HEADERS.items():
+        target = folder / cuda
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"#pragma once\n#include <{hip}>\n")
+    return folder
 
 
 def uses_real_rocm_headers(flags: CompileFlags) -> bool:
@@ -191,11 +220,11 @@ def arguments(flags: CompileFlags, mode: Pass) -> list[str]:
     return [*args, "-include", str(PRELUDE), *flags.arguments]
 
 
-def parse(path: Path, flags: CompileFlags, mode: Pass, headers: HipHeaders | None = None):
-    """The translation unit of `path` in `mode` (with the stand-ins, or the real `headers`);
-    raises ParseFailure when it cannot be judged."""
+def parse(path: Path, flags: CompileFlags, mode: Pass, headers: HipHeaders | None = None, runtime: bool = False):
+    """The translation unit of `path` in `mode` (with the stand-ins, or the real `headers`,
+    with the HIP runtime included first if `runtime`); raises ParseFailure when it cannot be judged."""
     module = cindex()
-    args = arguments(flags, mode) if headers is None else real_arguments(flags, mode, headers)
+    args = arguments(flags, mode) if headers is None else real_arguments(flags, mode, headers, runtime)
     options = module.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD if headers is None else 0
     try:
         tu = _index().parse(str(path), args=args, options=options)
