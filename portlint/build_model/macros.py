@@ -24,7 +24,6 @@ ROCm build defines with an intrinsic's name (`shim`, `rocm_function`).
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import os
 import posixpath
@@ -431,10 +430,11 @@ class _Walk:
 
     # per build: name -> its events, offsets ascending: the file's own, and the macros each
     # of its includes leaves defined among them (at the `#include`). Most names have one
-    # event (thousands per file under large headers), kept as one (offset, state) pair;
-    # the next makes them (offsets, states) lists (`_add_event`); read them with `_events`.
-    # A name's last event is its state after the file (what the file leaves to includers).
+    # event (thousands per file under large headers): one of the file's own is an (offset,
+    # state) pair, one an include brought is that include's shared `_Included`; the next
+    # makes them (offsets, states) lists (`_add_event`); read them with `_events`.
     index: tuple[dict, dict]
+    final: tuple[dict, dict]  # per build: name -> its state after the file (what includers take in)
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
     functions: dict
@@ -611,8 +611,8 @@ class BuildMacros:
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
-        # Per build: name -> its events (`_Walk.index`); a name's last event is its state so far.
-        named: tuple[dict, dict] = ({}, {})
+        named: tuple[dict, dict] = ({}, {})  # per build: name -> its events (`_Walk.index`)
+        final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
         functions: dict[str, int] = {}
         counts: dict[str, int] = {}
         # Per open conditional: (enclosing activity per build, arm outcomes, index of the arm).
@@ -634,7 +634,7 @@ class BuildMacros:
                 self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
-                scopes = [self._scope(named[b], b) for b in (ROCM, CUDA)]
+                scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
                 values = [(True, True) if directives[a].kind == "else" or _is_include_guard(directives, a) else
                           tuple(evaluate_directive(directives[a].kind, directives[a].text, scopes[b]) for b in (ROCM, CUDA))
                           for a in arms]
@@ -663,15 +663,15 @@ class BuildMacros:
                     if truth(active[b]) is False:
                         # A project macro this build never defines (a derived feature macro
                         # in a CUDA-only arm) is undefined there, unless a `-D` sets it.
-                        if macro.name not in named[b] and self._bases[b].state(macro.name) is None:
-                            self._apply(named[b], d.offset, macro.name, UNDEFINED, True)
+                        if macro.name not in final[b] and self._bases[b].state(macro.name) is None:
+                            self._apply(final[b], named[b], d.offset, macro.name, UNDEFINED, True)
                         continue
-                    self._apply(named[b], d.offset, macro.name, macro, active[b])
+                    self._apply(final[b], named[b], d.offset, macro.name, macro, active[b])
             elif d.kind == "undef":
                 words = _strip_comments(d.text).split()
                 if words:
                     for b in (ROCM, CUDA):
-                        self._apply(named[b], d.offset, words[0], UNDEFINED, active[b])
+                        self._apply(final[b], named[b], d.offset, words[0], UNDEFINED, active[b])
             elif d.kind in ("include", "include_next"):
                 m = _INCLUDE.match(d.text)
                 if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
@@ -689,41 +689,48 @@ class BuildMacros:
                 if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
                     self._budget.check()
                 included = self.walk(target)
-                for b in (ROCM, CUDA):  # `_apply` on each name the include leaves, inlined: the walk's hot loop
+                for b in (ROCM, CUDA):  # `_apply` on each name the include leaves, set-wise: the walk's hot path
                     t = truth(active[b])
-                    if t is False:
+                    brought, into, events, offset = included.final[b], final[b], named[b], d.offset
+                    if t is False or not brought:
                         continue
-                    events, offset = named[b], d.offset
-                    for name, last in included.index[b].items():  # what the include leaves: each name's last state
-                        state = MAYBE if t is None else last[1] if type(last[0]) is int else last[1][-1]
-                        entry = events.get(name)
-                        if entry is None:
-                            events[name] = (offset, state)
-                        elif (entry[1] if type(entry[0]) is int else entry[1][-1]) is not state:
-                            _add_event(events, name, entry, offset, state)
+                    # Names with a state here already: an event where the include changes it.
+                    for name in brought.keys() & into.keys():
+                        state = MAYBE if t is None else brought[name]
+                        if into[name] is not state:
+                            into[name] = state
+                            _add_event(events, name, events[name], offset, state)
+                    # The others (most: thousands under large headers) share one entry.
+                    new = brought.keys() - into.keys()
+                    if new:
+                        events.update(dict.fromkeys(new, _Included(offset, None if t is None else brought)))
+                    into.update(dict.fromkeys(brought, MAYBE) if t is None else brought)
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
                         functions.setdefault(name, d.offset)
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
             self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
-        return _Walk(named, functions)
+        return _Walk(named, final, functions)
 
     @staticmethod
-    def _apply(index: dict, offset: int, name: str, state: State, active: Value) -> None:
+    def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
         t = truth(active)
         if t is False:
             return
         if t is None:
             state = MAYBE
+        if final.get(name) is state:
+            return
+        final[name] = state
         entry = index.get(name)
         if entry is None:
             index[name] = (offset, state)
-        elif _last_state(entry) is not state:
+        else:
             _add_event(index, name, entry, offset, state)
 
-    def _scope(self, index: dict, build: int) -> ScopeAt:
-        return ScopeAt(self._bases[build], functools.partial(_state_in, index))
+    def _scope(self, final: dict, build: int) -> ScopeAt:
+        return ScopeAt(self._bases[build], final.get)
 
     # ---- which builds reach a header ---------------------------------------------------------
     def walk_all(self) -> None:
@@ -773,7 +780,7 @@ class BuildMacros:
     def _state_before(self, path: str, name: str, offset: int, build: int, depth: int) -> State | None:
         events = self._index(path)[build].get(name)
         if events is not None:
-            events = _events(events)
+            events = _events(events, name)
             i = bisect.bisect_left(events[0], offset) - 1
             if i >= 0:
                 return events[1][i]
@@ -828,12 +835,12 @@ class BuildMacros:
             for name in candidates:
                 entry = self._entry_state(path, name, b)
                 if entry is not None:
-                    offsets, states = _events(events.get(name, ((), ())))
+                    offsets, states = _events(events.get(name, ((), ())), name)
                     before[name] = ((-1, *offsets), (entry, *states))
             # The file's events, with `before` over them (not copied: they can be thousands).
             by_name = _Overlay(before, events) if before else events
             for n in _closure(words, by_name):
-                offsets, states = _events(by_name[n])
+                offsets, states = _events(by_name[n], n)
                 macros[b][n] = (tuple(offsets), tuple(states))
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         rocm_defines = {**self.hip_switches(), **self._rocm_defines}
@@ -932,7 +939,7 @@ def _is_regular_file(entry: os.DirEntry) -> bool:
         return False
 
 
-_EMPTY_WALK = _Walk(({}, {}), {})
+_EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 
@@ -996,27 +1003,34 @@ class _Words:
         return found
 
 
-def _add_event(index: dict, name: str, entry: tuple, offset: int, state: State) -> None:
-    """Another event of `name` in a walk's index: its one pair becomes lists, which grow."""
-    if type(entry[0]) is int:
+class _Included:
+    """A walk index's entry for a name whose one event is the `#include` at `offset` that
+    brought it: its state is the one the included file leaves it in (`final`, that file's
+    final states), or MAYBE where this build may skip the include (`final` None). One object
+    serves every name an include brings (thousands under large headers): a name costs its
+    index slot only, and the include is applied with set operations."""
+
+    __slots__ = ("offset", "final")
+
+    def __init__(self, offset: int, final: dict | None) -> None:
+        self.offset, self.final = offset, final
+
+
+def _add_event(index: dict, name: str, entry, offset: int, state: State) -> None:
+    """Another event of `name` in a walk's index: its one event becomes lists, which grow."""
+    if type(entry) is _Included:
+        index[name] = entry = ([entry.offset], [MAYBE if entry.final is None else entry.final[name]])
+    elif type(entry[0]) is int:
         index[name] = entry = ([entry[0]], [entry[1]])
     entry[0].append(offset)
     entry[1].append(state)
 
 
-def _events(entry: tuple) -> tuple:
-    """A walk index's entry as (offsets, states)."""
+def _events(entry, name: str) -> tuple:
+    """A walk index's entry for `name` as (offsets, states)."""
+    if type(entry) is _Included:
+        return (entry.offset,), (MAYBE if entry.final is None else entry.final[name],)
     return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
-
-
-def _last_state(entry: tuple) -> State:
-    return entry[1] if type(entry[0]) is int else entry[1][-1]
-
-
-def _state_in(index: dict, name: str) -> State | None:
-    """The state of `name` at the point a walk has reached (its last event so far)."""
-    entry = index.get(name)
-    return None if entry is None else _last_state(entry)
 
 
 class _Overlay:
@@ -1042,7 +1056,7 @@ def _closure(words: "_Words", by_name: "Mapping[str, tuple[list, list]] | _Overl
     pending = list(needed)
     while pending:
         name = pending.pop()
-        for state in _events(by_name[name])[1]:
+        for state in _events(by_name[name], name)[1]:
             if isinstance(state, Macro) and state.body:
                 for kind, text in state.body_tokens():
                     if kind == "id" and text in by_name and text not in needed:
