@@ -19,7 +19,7 @@ from pathlib import Path  # noqa: E402
 
 import click  # noqa: E402
 
-from portlint import __version__, baseline, engine  # noqa: E402
+from portlint import __version__, baseline, engine, workers  # noqa: E402
 from portlint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR  # noqa: E402
 from portlint.config import (Config, ConfigError, find_config_file, load, parse_severity, repository_root,  # noqa: E402
                              validate_selectors, validate_targets)
@@ -78,9 +78,10 @@ def run() -> None:
 
     Freeing a scan's objects one by one at exit (facts, cached states, parse trees) took
     0.1 s of a one-file run, a fifth of the pre-commit case, and nothing needs them: every
-    output file is written and closed by then (`fileio`), and workers are gone. So the
-    standard streams are flushed and the process ends with `os._exit`, with the exit code
-    `sys.exit` would have given."""
+    output file is written and closed by then (`fileio`), and the workers have ended (they
+    are waited for here, so that none outlives the command). So the standard streams are
+    flushed and the process ends with `os._exit`, with the exit code `sys.exit` would have
+    given."""
     try:
         main()  # click's standalone mode: it always ends in SystemExit
         code = 0
@@ -96,6 +97,7 @@ def run() -> None:
             stream.flush()
         except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
             pass
+    workers.reap_all()  # no worker outlives the command, not even as a defunct child
     os._exit(code)
 
 

@@ -182,17 +182,19 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     context = _context_states(plan, context_outcomes)
 
     index = ProjectIndex()
+    loaders: list[_FactsLoader] = []
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:
             # A context file was not analysed by the enabled rules: its state goes to the context cache.
             loader_cache = cache if state.path in result.files else context_cache
-            index.defer(state.facts.path, _FactsLoader(state, config, loader_cache, model))
+            loaders.append(_FactsLoader(state, config, loader_cache, model))
+            index.defer(state.facts.path, loaders[-1])
         else:
             index.add(state.facts)
     if explicit:
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
-    findings.extend(_run_project_rules(index, codes, config.timeout, result.problems))
+    findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
@@ -387,6 +389,7 @@ class _FactsLoader:
     def __init__(self, state: FileState, config: Config, cache: Cache | None = None,
                  model: build_model.BuildModel | None = None) -> None:
         self.state, self.config, self.cache, self.model = state, config, cache, model
+        self.loaded = False  # the state holds the collected facts
 
     @property
     def environment(self) -> FileEnvironment | None:
@@ -406,6 +409,7 @@ class _FactsLoader:
             return FileFacts(path=self.state.facts.path)
         facts = project_facts.collect(source, source.rocm_path)
         self.state.facts = facts
+        self.loaded = True
         if self.cache is not None:  # the next scan finds the facts without parsing again
             self.cache.put(self.cache.key(source, environment), (self.state, []), FILE)
         return facts
@@ -579,7 +583,8 @@ def _file_outcome(candidate: Candidate, outcome, timeout: float):
     return outcome
 
 
-def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: list[Problem]) -> list[Finding]:
+def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: list[Problem],
+                       loaders: list[_FactsLoader] = ()) -> list[Finding]:
     """Each project rule under the same budget as a file, in one forked worker.
 
     A SIGALRM in the main process would not stop a regex or a tree-sitter query (C code that
@@ -587,16 +592,21 @@ def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: lis
     worker. The rules run one after another in it, sharing the deferred facts it loaded; a
     rule past the budget costs a fresh worker, which loads them again. What a worker
     computes on the side (the ROCm-path model of a deferred file) stays in it: the central
-    filters below compute it again for the files a finding is in.
+    filters below compute it again for the files a finding is in. The facts of deferred
+    files it collected (`loaders`) come back with each rule's findings: the states keep them,
+    so that the next scan, taking unchanged files' states from its snapshot, finds them
+    collected (a warm scan that parsed them again walked the whole project's macros).
     """
     checks = [(code, check) for code in codes if (check := REGISTRY[code].get(PROJECT)) is not None]
 
-    def run_rule(item) -> list[Finding] | Problem:
+    def run_rule(item) -> tuple[list[Finding], list] | Problem:
         code, check = item
+        before = [loader.loaded for loader in loaders]
         try:
-            return [replace(f, code=code) for f in check(index)]
+            found = [replace(f, code=code) for f in check(index)]
         except Exception as exc:  # noqa: BLE001 - reported, never a traceback
             return Problem("<project>", f"internal error in {code}: {type(exc).__name__}: {exc}", True)
+        return found, [(i, loader.state.facts) for i, loader in enumerate(loaders) if loader.loaded and not before[i]]
 
     if checks and _in_workers(1, timeout):
         outcomes = workers.run(run_rule, checks, 1, timeout)
@@ -611,7 +621,10 @@ def _run_project_rules(index: ProjectIndex, codes, timeout: float, problems: lis
         elif isinstance(outcome, Problem):
             problems.append(outcome)
         else:
-            findings.extend(outcome)
+            found, loaded = outcome
+            findings.extend(found)
+            for i, facts in loaded:  # (the same objects already, when the rules ran here)
+                loaders[i].state.facts, loaders[i].loaded = facts, True
     return findings
 
 

@@ -382,6 +382,32 @@ def _reap() -> None:
             _exited.remove(pid)
 
 
+def reap_all(seconds: float = 5.0) -> None:
+    """Wait for the workers told to end (the program is about to exit): none is left behind,
+    running or defunct, once the command has returned. They are ending already (an EOF on
+    their task pipe, or SIGKILL), which takes milliseconds; one still there after `seconds`
+    is killed, then waited for."""
+    deadline = time.monotonic() + seconds
+    while _exited:
+        _reap()
+        if not _exited:
+            return
+        if time.monotonic() >= deadline:
+            for pid in _exited:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for pid in list(_exited):
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                _exited.remove(pid)
+            return
+        time.sleep(0.002)
+
+
 @functools.cache
 def _prctl():
     """libc's prctl, loaded in the main process (once, not in every worker), or None."""

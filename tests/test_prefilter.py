@@ -3,8 +3,10 @@ skipping them changes no finding (every fixture, scanned with and without the pr
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,19 @@ def test_fixture_trees_give_the_same_findings_with_and_without_the_prefilter(tre
     full, parsed_full = scan_counting([target], target, prefilter=False)
     assert outcome(fast) == outcome(full)
     assert parsed_fast <= parsed_full
+
+
+def test_facts_a_project_rule_collected_in_its_worker_are_kept_for_the_next_scan(tmp_path: Path) -> None:
+    """The project rules run in a forked worker (a budget): what they parsed of an unparsed
+    file comes back with their findings, so a warm scan finds it collected, not parsed again."""
+    (tmp_path / "host.cpp").write_text("void k(float* p) { p[0] = 1; }\n")
+    (tmp_path / "a.cu").write_text("void k(float*);\nvoid run(float* p) { k<<<1, 64>>>(p); }\n")
+    for path in tmp_path.iterdir():  # written long ago: the snapshot of the scan trusts their stat signatures
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = engine.scan([tmp_path], Config(root=tmp_path, timeout=10), jobs=1, cache_dir=cache)
+    assert "P005" in [f.code for f in first.findings]  # needs host.cpp's definition of `k`
+    before = source.files_parsed
+    again = engine.scan([tmp_path], Config(root=tmp_path, timeout=0), jobs=1, cache_dir=cache)
+    assert again.findings == first.findings
+    assert source.files_parsed == before  # host.cpp's facts came from the first scan

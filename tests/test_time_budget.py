@@ -304,3 +304,31 @@ def test_a_budget_of_the_whole_stops_the_workers_items_not_done():
     work = workers.start(item, [0, 1, 2], 2, 0, on_result=lambda index, result: arrived.append(index))
     results = work.results(stop=lambda: bool(arrived))
     assert results[0] == 0 and results[1:] == [workers.TIMED_OUT, workers.TIMED_OUT]
+
+
+# The program as `portlint` runs it (`cli.run`, which ends with `os._exit`), under a parent
+# that adopts orphans (a child subreaper): any worker still there when the scan's process
+# is gone, running or defunct, becomes that parent's child.
+_SUBREAPER = """
+import ctypes, os, subprocess, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    print("unsupported"); sys.exit(0)
+scan = "from portlint import engine; engine.PARALLEL_THRESHOLD = 1; from portlint.cli import run; run()"
+code = subprocess.run([sys.executable, "-c", scan, *sys.argv[1:]], stdout=subprocess.DEVNULL).returncode
+try:
+    pid, _ = os.waitpid(-1, os.WNOHANG)
+    print(f"exit {code}, a worker was left behind")
+except ChildProcessError:
+    print(f"exit {code}, none left")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_clean_exit_leaves_no_worker_behind(tree, jobs):
+    proc = subprocess.run([sys.executable, "-c", _SUBREAPER, "scan", ".", "--no-cache", "--jobs", jobs],
+                          cwd=tree, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    if proc.stdout.strip() == "unsupported":
+        pytest.skip("prctl(PR_SET_CHILD_SUBREAPER) refused")
+    assert proc.stdout.strip() == "exit 1, none left", proc.stderr

@@ -127,8 +127,11 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
     # given, not as last saved: its own includes and defines set its macros.
     given = {c.absolute: c.content for c in candidates if c.content is not None}
     read = _read if not given else functools.partial(_read_given, given)
-    macros = BuildMacros(includers, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
-                         project_headers, read=read, not_built=files.not_built, unread=scanned,
+    # The includers first (the order of the walk), read when the walk needs them: a run whose
+    # named header's environment is kept (`KeptEnvironments`) reads none of them.
+    macros = BuildMacros({}, config.rocm_macros, rocm_defines, cuda_defines, files.include_dirs,
+                         project_headers, read=read, not_built=files.not_built,
+                         unread=list(dict.fromkeys((*includers, *scanned))),
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
                          hipified=True if files.hipify_all else files.hipified, budget=budget)
     kept = None
@@ -221,16 +224,16 @@ def is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
-def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> dict[str, bytes]:
+def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> list[str]:
     """The project's C-family files that include one of `headers`, directly or through other
-    headers, with their bytes. Walking only these, not the whole project, gives each header
-    the places it is included.
+    headers, sorted. Walking only these, not the whole project, gives each header the places
+    it is included.
 
     What each file includes comes from the project's include graph (`include_graph`), kept
     between runs with each file's stat signature: a run reads again only the files that
     changed, then the includers it walks."""
     if not headers:
-        return {}
+        return []
     graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope, budget)
     by_name: dict[str, list[str]] = {}
     for path, names in graph.items():
@@ -242,7 +245,7 @@ def _includers(headers, around, cache=None, scope: str = "", budget: Budget | No
         including = {path for name in wanted for path in by_name.get(name, ()) if path not in found}
         found |= including
         wanted = {os.path.basename(path) for path in including if is_header(path)}
-    return {path: _read(path) or b"" for path in sorted(found)}
+    return sorted(found)
 
 
 def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None

@@ -428,8 +428,13 @@ def evaluate_directive(kind: str, text: str, scope) -> Value:
 class _Walk:
     """One file's macro events per build, and what it leaves defined (its exports)."""
 
-    events: tuple[list, list]  # per build: [(offset, name, state)]
-    final: tuple[dict, dict]  # per build: name -> state after the file
+    # per build: name -> its events, offsets ascending: the file's own, and the macros each
+    # of its includes leaves defined among them (at the `#include`). Most names have one
+    # event (thousands per file under large headers): one of the file's own is an (offset,
+    # state) pair, one an include brought is that include's shared `_Included`; the next
+    # makes them (offsets, states) lists (`_add_event`); read them with `_events`.
+    index: tuple[dict, dict]
+    final: tuple[dict, dict]  # per build: name -> its state after the file (what includers take in)
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
     functions: dict
@@ -469,7 +474,6 @@ class BuildMacros:
         self._headers = [p for p in scanned if _is_header(p)]
         # Where each header is included: target -> [(including file, offset, ROCm value, CUDA value)].
         self._sites: dict[str, list[tuple[str, int, Value, Value]]] = {}
-        self._indexes: dict[str, tuple[dict, dict]] = {}
         self._entries: dict[tuple[str, str, int], State | None] = {}
         self._known_names: set[str] = set()
         self._reach: dict[str, tuple[Value, Value]] = {}
@@ -589,8 +593,8 @@ class BuildMacros:
         finally:
             self._active.pop()
         self._walks[path] = walk
-        for events in walk.events:
-            self._known_names.update(name for _, name, _ in events)
+        for index in walk.index:
+            self._known_names.update(index)
         return walk
 
     def _walk(self, path: str) -> _Walk:
@@ -607,8 +611,8 @@ class BuildMacros:
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
-        final: tuple[dict, dict] = ({}, {})
-        events: tuple[list, list] = ([], [])
+        named: tuple[dict, dict] = ({}, {})  # per build: name -> its events (`_Walk.index`)
+        final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
         functions: dict[str, int] = {}
         counts: dict[str, int] = {}
         # Per open conditional: (enclosing activity per build, arm outcomes, index of the arm).
@@ -660,14 +664,14 @@ class BuildMacros:
                         # A project macro this build never defines (a derived feature macro
                         # in a CUDA-only arm) is undefined there, unless a `-D` sets it.
                         if macro.name not in final[b] and self._bases[b].state(macro.name) is None:
-                            self._apply(final[b], events[b], d.offset, macro.name, UNDEFINED, True)
+                            self._apply(final[b], named[b], d.offset, macro.name, UNDEFINED, True)
                         continue
-                    self._apply(final[b], events[b], d.offset, macro.name, macro, active[b])
+                    self._apply(final[b], named[b], d.offset, macro.name, macro, active[b])
             elif d.kind == "undef":
                 words = _strip_comments(d.text).split()
                 if words:
                     for b in (ROCM, CUDA):
-                        self._apply(final[b], events[b], d.offset, words[0], UNDEFINED, active[b])
+                        self._apply(final[b], named[b], d.offset, words[0], UNDEFINED, active[b])
             elif d.kind in ("include", "include_next"):
                 m = _INCLUDE.match(d.text)
                 if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
@@ -685,19 +689,32 @@ class BuildMacros:
                 if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
                     self._budget.check()
                 included = self.walk(target)
-                for b in (ROCM, CUDA):
-                    for name, state in included.final[b].items():
-                        self._apply(final[b], events[b], d.offset, name, state, active[b])
+                for b in (ROCM, CUDA):  # `_apply` on each name the include leaves, set-wise: the walk's hot path
+                    t = truth(active[b])
+                    brought, into, events, offset = included.final[b], final[b], named[b], d.offset
+                    if t is False or not brought:
+                        continue
+                    # Names with a state here already: an event where the include changes it.
+                    for name in brought.keys() & into.keys():
+                        state = MAYBE if t is None else brought[name]
+                        if into[name] is not state:
+                            into[name] = state
+                            _add_event(events, name, events[name], offset, state)
+                    # The others (most: thousands under large headers) share one entry.
+                    new = brought.keys() - into.keys()
+                    if new:
+                        events.update(dict.fromkeys(new, _Included(offset, None if t is None else brought)))
+                    into.update(dict.fromkeys(brought, MAYBE) if t is None else brought)
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
                         functions.setdefault(name, d.offset)
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
             self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
-        return _Walk(events, final, functions)
+        return _Walk(named, final, functions)
 
     @staticmethod
-    def _apply(final: dict, events: list, offset: int, name: str, state: State, active: Value) -> None:
+    def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
         t = truth(active)
         if t is False:
             return
@@ -706,7 +723,11 @@ class BuildMacros:
         if final.get(name) is state:
             return
         final[name] = state
-        events.append((offset, name, state))
+        entry = index.get(name)
+        if entry is None:
+            index[name] = (offset, state)
+        else:
+            _add_event(index, name, entry, offset, state)
 
     def _scope(self, final: dict, build: int) -> ScopeAt:
         return ScopeAt(self._bases[build], final.get)
@@ -754,20 +775,12 @@ class BuildMacros:
     # ---- what a header finds defined where it is included -----------------------------------
     def _index(self, path: str) -> tuple[dict, dict]:
         """Per build, name -> (offsets, states) of the file's own events (its includes too)."""
-        index = self._indexes.get(path)
-        if index is None:
-            index = ({}, {})
-            for b in (ROCM, CUDA):
-                for offset, name, state in self.walk(path).events[b]:
-                    offsets, states = index[b].setdefault(name, ([], []))
-                    offsets.append(offset)
-                    states.append(state)
-            self._indexes[path] = index
-        return index
+        return self.walk(path).index
 
     def _state_before(self, path: str, name: str, offset: int, build: int, depth: int) -> State | None:
         events = self._index(path)[build].get(name)
         if events is not None:
+            events = _events(events, name)
             i = bisect.bisect_left(events[0], offset) - 1
             if i >= 0:
                 return events[1][i]
@@ -815,16 +828,20 @@ class BuildMacros:
             candidates = ([n for n in self._known_names if n.encode() in words] if len(self._known_names) <= _FEW_NAMES
                           else [n for n in (w.decode() for w in words.all()) if n in self._known_names])
         for b in (ROCM, CUDA):
-            by_name = dict(own[b])
+            events = own[b]
             # What every place that includes this header defined before the include (a
             # shim header the includer read first), from offset -1: before the first line.
+            before: dict[str, tuple] = {}
             for name in candidates:
                 entry = self._entry_state(path, name, b)
                 if entry is not None:
-                    offsets, states = by_name.get(name, ((), ()))
-                    by_name[name] = ((-1, *offsets), (entry, *states))
-            needed = _closure(words, by_name)
-            macros[b].update({n: (tuple(o), tuple(s)) for n, (o, s) in by_name.items() if n in needed})
+                    offsets, states = _events(events.get(name, ((), ())), name)
+                    before[name] = ((-1, *offsets), (entry, *states))
+            # The file's events, with `before` over them (not copied: they can be thousands).
+            by_name = _Overlay(before, events) if before else events
+            for n in _closure(words, by_name):
+                offsets, states = _events(by_name[n], n)
+                macros[b][n] = (tuple(offsets), tuple(states))
         functions = {n: o for n, o in walk.functions.items() if n.encode() in words}
         rocm_defines = {**self.hip_switches(), **self._rocm_defines}
         if hipified:
@@ -922,7 +939,7 @@ def _is_regular_file(entry: os.DirEntry) -> bool:
         return False
 
 
-_EMPTY_WALK = _Walk(([], []), ({}, {}), {})
+_EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 
@@ -931,6 +948,8 @@ def _is_header(path: str) -> bool:
 # Bytes that are not part of an identifier become spaces: `split()` then gives the words.
 _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
 _FEW_NAMES = 64  # names asked about one by one; more, and the file's words are listed once
+# A line of names joined by newlines that is not one word of `_WORD_BYTES`'s kind (found in C).
+_IRREGULAR_NAME = re.compile(r"^.*[^A-Za-z0-9_\n].*$", re.M)
 
 
 class _Words:
@@ -942,19 +961,24 @@ class _Words:
         self._data = data
         self._budget = 4 * _FEW_NAMES  # occurrences looked at before the words are listed
         self._all: set[bytes] | None = None
+        self._text: set[str] | None = None  # `_all`, decoded
 
     def __contains__(self, word: bytes) -> bool:
         if self._all is not None:
             return word in self._all
+        return self._search(word, budgeted=True)
+
+    def _search(self, word: bytes, budgeted: bool = False) -> bool:
         data, end = self._data, len(self._data)
         at = data.find(word)
         while at != -1:
             after = at + len(word)
             if (at == 0 or _WORD_BYTES[data[at - 1]] == 0x20) and (after == end or _WORD_BYTES[data[after]] == 0x20):
                 return True
-            self._budget -= 1
-            if self._budget < 0:
-                return word in self.all()
+            if budgeted:
+                self._budget -= 1
+                if self._budget < 0:
+                    return word in self.all()
             at = data.find(word, at + 1)
         return False
 
@@ -963,14 +987,76 @@ class _Words:
             self._all = set(self._data.translate(_WORD_BYTES).split())
         return self._all
 
+    def among(self, names: Iterable[str]) -> set[str]:
+        """The `names` that are whole words of the file. Many names (a file under headers
+        that define thousands of macros) are looked up in the file's words, listed once,
+        rather than searched for one by one; a name with a character outside `[A-Za-z0-9_]`
+        (never one of the listed words: `#undef X;`, a name in another script) is still
+        searched for."""
+        if len(names) <= _FEW_NAMES:
+            return {n for n in names if n.encode() in self}
+        text = self._text
+        if text is None:
+            text = self._text = {w.decode() for w in self.all()}
+        found = text.intersection(names)
+        found.update(n for n in _IRREGULAR_NAME.findall("\n".join(names)) if self._search(n.encode()))
+        return found
 
-def _closure(words: "_Words", by_name: Mapping[str, tuple[list, list]]) -> set[str]:
+
+class _Included:
+    """A walk index's entry for a name whose one event is the `#include` at `offset` that
+    brought it: its state is the one the included file leaves it in (`final`, that file's
+    final states), or MAYBE where this build may skip the include (`final` None). One object
+    serves every name an include brings (thousands under large headers): a name costs its
+    index slot only, and the include is applied with set operations."""
+
+    __slots__ = ("offset", "final")
+
+    def __init__(self, offset: int, final: dict | None) -> None:
+        self.offset, self.final = offset, final
+
+
+def _add_event(index: dict, name: str, entry, offset: int, state: State) -> None:
+    """Another event of `name` in a walk's index: its one event becomes lists, which grow."""
+    if type(entry) is _Included:
+        index[name] = entry = ([entry.offset], [MAYBE if entry.final is None else entry.final[name]])
+    elif type(entry[0]) is int:
+        index[name] = entry = ([entry[0]], [entry[1]])
+    entry[0].append(offset)
+    entry[1].append(state)
+
+
+def _events(entry, name: str) -> tuple:
+    """A walk index's entry for `name` as (offsets, states)."""
+    if type(entry) is _Included:
+        return (entry.offset,), (MAYBE if entry.final is None else entry.final[name],)
+    return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
+
+
+class _Overlay:
+    """Two mappings read as one, `top` over `under` (what `_closure` asks of a mapping)."""
+
+    def __init__(self, top: dict, under: dict) -> None:
+        self.top, self.under = top, under
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.top or name in self.under
+
+    def __getitem__(self, name: str):
+        found = self.top.get(name)
+        return found if found is not None else self.under[name]
+
+    def among(self, words: "_Words") -> set[str]:
+        return words.among(self.under) | words.among(self.top)
+
+
+def _closure(words: "_Words", by_name: "Mapping[str, tuple[list, list]] | _Overlay") -> set[str]:
     """The names of `by_name` among `words`, with the names their bodies mention (expanded in `#if`)."""
-    needed = {n for n in by_name if n.encode() in words}
+    needed = by_name.among(words) if isinstance(by_name, _Overlay) else words.among(by_name)
     pending = list(needed)
     while pending:
         name = pending.pop()
-        for state in by_name[name][1]:
+        for state in _events(by_name[name], name)[1]:
             if isinstance(state, Macro) and state.body:
                 for kind, text in state.body_tokens():
                     if kind == "id" and text in by_name and text not in needed:

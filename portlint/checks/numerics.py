@@ -130,10 +130,9 @@ class _HalfScan:
                 if op not in COMPOUND or self.half2_of(strip_parens(operands[0])) is not None:
                     return  # `h.x += v` writes a member: `member` reports it
                 op = COMPOUND[op]
-        kinds = {self.kind(o) for o in operands}
-        if len(kinds) != 1 or None in kinds:
+        kind = self.kind(operands[0])
+        if kind is None or any(self.kind(o) != kind for o in operands[1:]):  # (most operands are not halves)
             return
-        kind = kinds.pop()
         table = HALF_OPERATIONS if kind == "half" else HALF2_OPERATIONS
         if node.type != "unary_expression" and op not in table:
             return
