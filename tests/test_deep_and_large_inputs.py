@@ -156,7 +156,9 @@ def test_else_if_chain_scales_linearly(tmp_path, write):
 def _one_long_line(directory: Path, kernels: int) -> None:
     # Minified code: every finding is on the same line, with a non-ASCII character in each
     # kernel (UTF-16 columns were counted from the line's start for every finding).
-    unit = "__global__ void k{i}(float* v) {{ int lane = threadIdx.x % 32; v[lane] = 1.0f; /* é " + "-" * 1000 + " */ }} "
+    # (a width-less shuffle reads across 32 lanes: the `% 32` is observed, one W001 a kernel)
+    unit = ("__global__ void k{i}(float* v) {{ int lane = threadIdx.x % 32; v[lane] = __shfl_down(v[lane], 1); "
+            "/* é " + "-" * 1000 + " */ }} ")
     (directory / "k.cu").write_text("".join(unit.format(i=i) for i in range(kernels)) + "\n", encoding="utf-8")
 
 
