@@ -453,8 +453,12 @@ _PLAIN_DECLARATION_CHILDREN = frozenset({"type_identifier", "init_declarator", "
 
 def _own_raw_types(source: SourceFile) -> frozenset[str]:
     """The raw half types this file defines itself (a fallback struct with a plain `x`)."""
-    return frozenset(name for name in RAW_HALF_TYPES
-                     if re.search(rb"\bstruct\s+" + name.encode() + rb"\s*\{", source.data))
+    return frozenset(name for name in RAW_HALF_TYPES if declares_struct(source, name))
+
+
+def declares_struct(source: SourceFile, name: str) -> bool:
+    """Does the file define a struct `name` of its own (`struct float3 {`)?"""
+    return re.search(rb"\bstruct\s+" + name.encode() + rb"\s*\{", source.data) is not None
 
 
 def _braced_elements(init) -> list:
@@ -677,8 +681,7 @@ def check_vector_short_brace_init(source: SourceFile) -> list[Finding]:
     for match in queries.matches(CUDA, _TYPED_BRACES, source.tree.root_node):
         init = match["init"][0]
         vector_type = source.node_text(match["type"][0]) if "type" in match else _return_type_of(init.parent, source)
-        if vector_type not in _VECTOR_WIDTHS or re.search(rb"\bstruct\s+" + vector_type.encode() + rb"\s*\{",
-                                                          source.data):
+        if vector_type not in _VECTOR_WIDTHS or declares_struct(source, vector_type):
             continue  # not a vector type, or the file's own struct of that name
         declarator = init.parent.child_by_field_name("declarator") if init.parent.type == "init_declarator" else None
         array = declarator is not None and declarator.type == "array_declarator"
