@@ -309,6 +309,7 @@ class CMakeWalk:
         self.on_command = on_command
         self.model = RocmPathModel()
         self.in_function = 0  # inside function()/macro() bodies: their arguments are not known
+        self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
         """Walk the file; `rocm`/`cuda`: whether each build reads it at all (a subdirectory
@@ -334,7 +335,9 @@ class CMakeWalk:
                 body = _first(node, "body")
                 if body is not None:  # runs where it is called, with the caller's variables
                     self.in_function += 1
+                    self.functions.append(_defined_name(node, self.source))
                     self._block(body.children, _and(rocm, None), _and(cuda, None), {}, {})
+                    self.functions.pop()
                     self.in_function -= 1
 
     def _maybe(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
@@ -427,6 +430,14 @@ class CMakeWalk:
         for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
             if _truth(taken) is not False:
                 _assign(name, arguments, self.source, env)
+
+
+def _defined_name(definition, source: SourceFile) -> str:
+    """The name `function(NAME ...)` or `macro(NAME ...)` defines, lower case ("" if none)."""
+    opening = next((c for c in definition.children if c.type in ("function_command", "macro_command")), None)
+    args = _first(opening, "argument_list") if opening is not None else None
+    words = _cmake_words(args, source) if args is not None else []
+    return words[0].lower() if words else ""
 
 
 def _merge_maybe(env: CMakeEnv, arm_env: CMakeEnv) -> None:

@@ -100,3 +100,24 @@ def test_a_project_module_included_by_name_from_a_cuda_only_branch(tmp_path: Pat
     (tmp_path / "CMakeLists.txt").write_text(lists.replace("if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif",
                                                            "include(SetupCUDA)\nif"))
     assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}
+
+
+def test_sources_of_a_project_function_only_cuda_branches_call(tmp_path: Path) -> None:
+    """`function(add_nv_benchmark ...) add_library(... nv/reduce.cu)` called only under the
+    CUDA backend's switch: its sources are the CUDA build's. Called from a branch a ROCm
+    build may take, they may be compiled there."""
+    (tmp_path / "nv").mkdir()
+    (tmp_path / "nv" / "reduce.cu").write_text(KERNEL)
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "reduce.hip").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    lists = ("cmake_minimum_required(VERSION 3.21)\nproject(mylib LANGUAGES CXX)\n"
+             "function(add_nv_benchmark name)\n  add_library(${name} nv/reduce.cu)\nendfunction()\n"
+             "if(MYLIB_BUILD_CUDA)\n  add_nv_benchmark(bench_nv)\nendif()\n"
+             "if(MYLIB_BUILD_HIP)\n  enable_language(HIP)\n  add_compile_definitions(USE_ROCM)\n"
+             "  add_library(bench_hip hip/reduce.hip)\nendif()\n")
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    result = scan([tmp_path], tmp_path, select=("W",))
+    assert result.findings == []
+    assert "only CUDA-only branches call" in result.not_built[str(tmp_path / "nv" / "reduce.cu")]
+    (tmp_path / "CMakeLists.txt").write_text(lists + "add_nv_benchmark(bench_everywhere)\n")
+    assert {f.code for f in scan([tmp_path], tmp_path, select=("W",)).findings} == {"W001", "W002"}

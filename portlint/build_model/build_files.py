@@ -99,9 +99,10 @@ class _Build:
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
     hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
-    # path -> where: sources a call passes under a CUDA keyword beside its HIP twin
-    # (`CUDA_SPECIFIC_SRCS` / `HIP_SPECIFIC_SRCS`): the CUDA build's, even in an unresolved build.
-    cuda_keyword_sources: dict[str, str] = field(default_factory=dict)
+    # path -> why: sources the build files surely give the CUDA build only, even where the
+    # rest of the build is unresolved: passed under a CUDA keyword beside its HIP twin
+    # (`CUDA_SPECIFIC_SRCS` / `HIP_SPECIFIC_SRCS`), named in a function only CUDA arms call.
+    cuda_only_sources: dict[str, str] = field(default_factory=dict)
     built_on_rocm: bool = True  # False: a builder class ROCm does not build (`is_compatible()`, SYCL)
     rocm: bool = False  # it describes a ROCm build (ROCm arms, a ROCm-capable builder)
     stops_on_rocm: str = ""  # where a ROCm build of this setup.py fails before its extensions
@@ -275,9 +276,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for path, where in build.cuda_sources.items():
             if path not in build.rocm_sources and (not build.unresolved or where.rsplit(":", 1)[0] in cuda_only_lists):
                 candidates_not_built[path] = f"listed only on a CUDA-only path ({where})"
-        for path, where in build.cuda_keyword_sources.items():
+        for path, why in build.cuda_only_sources.items():
             if path not in build.rocm_sources:
-                candidates_not_built[path] = f"passed only as the CUDA build's sources ({where})"
+                candidates_not_built[path] = why
     for path, where in _in_cuda_only_folders(candidates, not_built).items():
         candidates_not_built.setdefault(path, where)
     for path, reason in cuda_only_setups.items():
@@ -1042,6 +1043,10 @@ class _CMakeTree:
         self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
         self.active: list[str] = []
         self.walks = 0
+        # A project function's body names sources for its callers: they are the ROCm build's
+        # where some call may run on ROCm, the CUDA build's where only CUDA arms call it.
+        self.function_sources: dict[str, dict[str, str]] = {}  # function -> source -> where
+        self.function_calls: dict[str, Value] = {}  # function -> does a ROCm build call it
 
     def read(self) -> None:
         # A ROCm-only list file is a subdirectory of the project, not a project's top.
@@ -1052,7 +1057,23 @@ class _CMakeTree:
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
+        for function, sources in self.function_sources.items():
+            called = self.function_calls.get(function)  # never called here: maybe elsewhere
+            for path, where in sources.items():
+                if called is False:
+                    self.build.cuda_only_sources.setdefault(
+                        path, f"named in `{function}()` ({where}), which only CUDA-only branches call")
+                else:
+                    self.build.rocm_sources.add(path)
         self.collector.builds.append(self.build)
+
+    def _rocm_source(self, walk: CMakeWalk, path: str) -> None:
+        """A source a ROCm build may compile; in a function body, its callers decide."""
+        if walk.functions:
+            named = self.function_sources.setdefault(walk.functions[-1], {})
+            named.setdefault(path, self.collector.shown(walk.source.path))
+        else:
+            self.build.rocm_sources.add(path)
 
     def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str) -> None:
         path = Path(os.path.normpath(path))
@@ -1097,6 +1118,9 @@ class _CMakeTree:
 
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
+        if name in self.function_sources and not walk.functions:  # a call of a project function
+            self.function_calls[name] = rocm_path._or(self.function_calls[name], rocm) \
+                if name in self.function_calls else rocm
         if rocm is False and cuda is False:
             if name in _DEFINE_COMMANDS:  # an arm for another build (`if(USE_MUSA)`): its names are not ROCm's
                 start = 1 if name == "target_compile_definitions" else 0
@@ -1163,7 +1187,7 @@ class _CMakeTree:
                         if suffix_of(os.path.basename(full)).lower() not in COMPILED_SUFFIXES:
                             continue
                         if side:
-                            self.build.rocm_sources.add(full)
+                            self._rocm_source(walk, full)
                         else:
                             self.build.cuda_sources.setdefault(full, where)
             return
@@ -1198,9 +1222,10 @@ class _CMakeTree:
                     if Path(item).suffix.lower() in COMPILED_SUFFIXES:
                         full = os.path.normpath(item if os.path.isabs(item) else directory / item)
                         if i in cuda_only:
-                            self.build.cuda_keyword_sources.setdefault(full, where)
+                            self.build.cuda_only_sources.setdefault(
+                                full, f"passed only as the CUDA build's sources ({where})")
                         else:
-                            self.build.rocm_sources.add(full)
+                            self._rocm_source(walk, full)
 
 
 def _cuda_keyword_sections(texts: list[str]) -> set[int]:
