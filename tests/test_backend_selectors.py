@@ -133,3 +133,29 @@ def test_a_hip_switch_is_on_in_the_rocm_build(tmp_path: Path) -> None:
     An include guard that mentions HIP is no switch: the header stays compiled."""
     assert _library_findings(tmp_path, ONLY_ON_CUDA) == []
     assert "L001" in _library_findings(tmp_path, ONLY_ON_CUDA.replace("MYLIB_USE_HIP", "MYLIB_FAST_PATH"))
+
+
+def test_a_header_included_only_under_the_cuda_switch_is_not_compiled_on_rocm(tmp_path: Path) -> None:
+    """`#if defined(MYLIB_ENABLE_CUDA) #include "cuda/reduce.cuh"` beside the HIP twin's arm:
+    the ROCm build never includes the CUDA backend's header, so its hazards are not ROCm's."""
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "cuda" / "reduce.cuh").write_text(REDUCE.split("#if", 1)[0] + KERNEL_32)
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "reduce.hpp").write_text("__device__ inline float twice(float v) { return 2 * v; }\n")
+    (tmp_path / "backend.cu").write_text(
+        '#include "config.h"\n#if defined(MYLIB_ENABLE_CUDA)\n#include "cuda/reduce.cuh"\n'
+        '#elif defined(MYLIB_ENABLE_HIP)\n#include "hip/reduce.hpp"\n#endif\n')
+    (tmp_path / "config.h").write_text(CONFIG)
+    result = scan([tmp_path], tmp_path, select=("W",))
+    assert result.findings == []
+    (tmp_path / "backend.cu").write_text('#include "config.h"\n#include "cuda/reduce.cuh"\n')
+    assert {f.code for f in scan([tmp_path], tmp_path, select=("W",)).findings} == {"W001", "W002"}
+
+
+KERNEL_32 = """\
+__device__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);
+  return v;
+}
+__global__ void reduce(float* p) { p[threadIdx.x] = warp_sum(p[threadIdx.x]); }
+"""

@@ -482,6 +482,8 @@ class BuildMacros:
         self._tested_platform_names: set[str] = set()  # `X_ENABLE_CUDA` in an `#if` (backend_selectors)
         self._backend_selectors: frozenset[str] | None = None
         self._hip_switches: dict[str, str] | None = None
+        self._switched = False  # `_switch_bases` ran
+        self._directives: dict[str, list] = {}  # read by `_switch_bases`, taken by the walk
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
         self._not_built = frozenset(not_built)
@@ -587,6 +589,7 @@ class BuildMacros:
                 self._too_deep = True
                 self.problems.append((path, f"included {MAX_INCLUDE_DEPTH} levels deep; its macros are not followed"))
             return _EMPTY_WALK  # not memoized: a shallower include reads it in full
+        self._switch_bases()
         self._active.append(path)
         try:
             walk = self._walk(path)
@@ -601,7 +604,9 @@ class BuildMacros:
         data = self._data(path)
         if data is None:
             return _EMPTY_WALK
-        directives = read_directives(data)
+        directives = self._directives.pop(path, None)
+        if directives is None:
+            directives = read_directives(data)
         # A TU's own definitions are its rules' business: only headers lend them to others.
         definitions, api_names = [], set()
         if _is_header(path):
@@ -733,6 +738,29 @@ class BuildMacros:
         return ScopeAt(self._bases[build], final.get)
 
     # ---- which builds reach a header ---------------------------------------------------------
+    def _switch_bases(self) -> None:
+        """Before the first walk: the platform switches every scanned file tests, so that the
+        walk itself (which headers each build includes) reads the CUDA backend's switch as
+        off and the HIP backend's as on in the ROCm build (`backend_selectors`,
+        `hip_switches`), as each file's own conditions do. The directives read here are
+        kept for the walk."""
+        if self._switched:
+            return
+        self._switched = True
+        for path in self._scanned:
+            data = self._data(path)
+            if not data or b"#" not in data:
+                continue
+            directives = self._directives[path] = read_directives(data)
+            for d in directives:
+                if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
+                    self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
+        selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
+        switches = self._switch_names()
+        if selectors or switches:
+            self._bases = bases(self._rocm_macros, {**switches, **self._rocm_defines}, self._cuda_defines,
+                                self._rocm_undefined | selectors)
+
     def walk_all(self) -> None:
         if not self._walked_all:
             self._walked_all = True
@@ -866,9 +894,12 @@ class BuildMacros:
         Not a name the build files define themselves: where and when they do is their word."""
         if self._hip_switches is None:
             self.walk_all()
-            self._hip_switches = {name: "1" for name in sorted(self._tested_platform_names)
-                                  if _HIP_SWITCH.search(name) and name not in self._build_defined}
+            self._hip_switches = self._switch_names()
         return self._hip_switches
+
+    def _switch_names(self) -> dict[str, str]:
+        return {name: "1" for name in sorted(self._tested_platform_names)
+                if _HIP_SWITCH.search(name) and name not in self._build_defined}
 
     def hipified(self, path: str, depth: int = 0) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
