@@ -940,6 +940,9 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         start, end = script.range(node)
         if culprit.startswith("/"):
             message = f"Hard-coded `{culprit}` has no ROCm fallback; ROCm installs to `/opt/rocm`."
+        elif _gates_gpu_build(script, node):
+            message = (f"`{culprit}` decides whether the GPU extension is built; it is None on ROCm, so the ROCm "
+                       "build quietly makes no GPU code.")
         else:
             message = f"`{culprit}` has no ROCm fallback; on ROCm it is unset or names a stray CUDA."
         findings.append(finding(source, start, end, message, Fix.advice(
@@ -951,14 +954,20 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
 def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
     """`if CUDA_HOME is not None:`, `if not CUDA_HOME:`, `CUDA_HOME and ...` as an `if` test: a
     guard that asks whether the toolkit is there, not a use of its path. Unless the arm a ROCm
-    build takes (no toolkit there) fails the build: `if CUDA_HOME is None: raise ...`."""
+    build takes (no toolkit there) fails the build: `if CUDA_HOME is None: raise ...`; or the
+    arm it needs the toolkit for is where the GPU extension is chosen (`extension =
+    CUDAExtension`, `sources += glob("*.cu")`): on ROCm, where `CUDA_HOME` is None, the build
+    then quietly makes no GPU code."""
     child, current = node, script.parent(node)
+    present = True  # is the test true where the toolkit is there?
     while (isinstance(current, (ast.BoolOp, ast.UnaryOp))
            or (isinstance(current, ast.Compare) and len(current.ops) == 1 and current.left is child
                and isinstance(current.ops[0], (ast.Is, ast.IsNot))
                and isinstance(current.comparators[0], ast.Constant) and current.comparators[0].value is None)):
         if isinstance(current, ast.UnaryOp) and not isinstance(current.op, ast.Not):
             return False
+        if isinstance(current, ast.UnaryOp) or (isinstance(current, ast.Compare) and isinstance(current.ops[0], ast.Is)):
+            present = not present
         child, current = current, script.parent(current)
     if not (isinstance(current, (ast.If, ast.IfExp, ast.While)) and current.test is child):
         return False
@@ -967,7 +976,30 @@ def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
         taken = current.body if rocm else current.orelse if rocm is False else []
         if taken and (isinstance(taken[-1], ast.Raise) or _exits(taken[-1])):
             return False
+        if _chooses_gpu_build(current.body if present else current.orelse):
+            return False
     return True
+
+
+def _gates_gpu_build(script: BuildScript, node: ast.AST) -> bool:
+    """Is `node` (a CUDA root) tested in an `if` whose toolkit arm chooses the GPU extension?"""
+    current = script.parent(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        current = script.parent(current)
+    return isinstance(current, ast.If) and _chooses_gpu_build(current.body + current.orelse)
+
+
+def _chooses_gpu_build(statements: list[ast.stmt]) -> bool:
+    """Do the statements choose the GPU extension (`CUDAExtension`) or add CUDA sources (a
+    `.cu` name or pattern)?"""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if (isinstance(node, ast.Name) and node.id == "CUDAExtension") or (
+                    isinstance(node, ast.Attribute) and node.attr == "CUDAExtension"):
+                return True
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".cu"):
+                return True
+    return False
 
 
 def _exits(statement: ast.stmt) -> bool:
