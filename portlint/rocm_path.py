@@ -66,6 +66,8 @@ class RocmPathModel:
 
     # (len(ranges), segment starts, their statuses): see `_segments`; rebuilt when arms are added.
     _segments: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    # (len(conditions), condition starts, the conditions by start): see `condition_at`.
+    _tests: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def status(self, offset: int) -> Status:
         """DEAD inside any DEAD range, else PORT inside any other range, else LIVE: a
@@ -79,6 +81,18 @@ class RocmPathModel:
 
     def is_live(self, offset: int) -> bool:
         return self.status(offset) is Status.LIVE
+
+    def condition_at(self, offset: int) -> Condition | None:
+        """The `#if`/`#elif`/`#ifdef` whose condition holds `offset` (a name tested there, not
+        used), by bisection: conditions never nest in one another."""
+        tests = self._tests
+        if tests is None or tests[0] != len(self.conditions):
+            ordered = sorted((c for c in self.conditions if c.condition is not None),
+                             key=lambda c: c.condition.start_byte)
+            tests = self._tests = (len(self.conditions), [c.condition.start_byte for c in ordered], ordered)
+        _, starts, ordered = tests
+        i = bisect.bisect_right(starts, offset) - 1
+        return ordered[i] if i >= 0 and offset < ordered[i].condition.end_byte else None
 
     def add_chain(self, arms: list[Arm]) -> None:
         outcomes = chain_outcomes([(arm.rocm, arm.cuda) for arm in arms])

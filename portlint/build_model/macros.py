@@ -605,6 +605,7 @@ class BuildMacros:
         if data is None:
             return _EMPTY_WALK
         directives = self._directives.pop(path, None)
+        prescanned = directives is not None  # its tested platform names are in already
         if directives is None:
             directives = read_directives(data)
         # A TU's own definitions are its rules' business: only headers lend them to others.
@@ -635,7 +636,7 @@ class BuildMacros:
                     functions[name] = offset
                 continue
             d = directives[index]
-            if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
+            if not prescanned and (d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES):
                 self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])

@@ -399,20 +399,20 @@ def defined_functions(source) -> frozenset[str]:
     return memoized(source, "defined_functions", build)
 
 
-_HIP_VERSION_MACRO = re.compile(r"\b(?:HIP_VERSION\w*|ROCM_VERSION\w*|TORCH_HIP_VERSION)\b")
+_HIP_VERSION_MACRO = re.compile(r"HIP_VERSION\w*|ROCM_VERSION\w*|TORCH_HIP_VERSION")
 
 
 def under_hip_version_test(node, source) -> bool:
     """Is `node` in an arm of an `#if` that tests the HIP or ROCm version
     (`#if !defined(__HIPCC__) || HIP_VERSION < 40400000`)? Such code was written for the
     ROCm releases it names: the model keeps it live (the version is unknown), but a rule
-    about what a ROCm release lacks should not second-guess it."""
-    for outer in ancestors_of(node):
-        if outer.type in ("preproc_if", "preproc_elif"):
-            condition = outer.child_by_field_name("condition")
-            if condition is not None and _HIP_VERSION_MACRO.search(source.node_text(condition)):
-                return True
-    return False
+    about what a ROCm release lacks should not second-guess it. Read from the ROCm-path
+    model's conditions (the names each `#if`/`#elif` tests)."""
+    model = source.rocm_path
+    return model is not None and any(
+        condition.node.start_byte <= node.start_byte < condition.node.end_byte
+        and any(_HIP_VERSION_MACRO.fullmatch(name) for name in condition.macros)
+        for condition in model.conditions if condition.directive in ("#if", "#elif"))
 
 
 # Trigger tokens of code `in_device_code` accepts: the qualifiers are keywords of the grammar.

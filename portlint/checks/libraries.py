@@ -8,13 +8,12 @@ targets) and the setup.py side (`libraries=['cublas']`) all read it.
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
-from portlint.checks.cpp import ancestors_of, callee_name, enclosing_function, include_path, memoized, token_nodes
+from portlint.checks.cpp import ancestors_of, callee_name, enclosing_function, include_path, token_nodes
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -356,16 +355,7 @@ def _in_preprocessor_test(source: SourceFile, offset: int) -> bool:
     """Is `offset` inside an `#if`/`#elif`/`#ifdef` condition? A library's version macro
     tested there (`#if CUSPARSE_VERSION >= 11000`) is no dependency on the library: it reads
     as 0 on ROCm, and the arm it picks is what the guard rules (P003) judge."""
-    spans = memoized(source, "preprocessor test spans", _preprocessor_test_spans)
-    i = bisect.bisect_right(spans[0], offset) - 1
-    return i >= 0 and offset < spans[1][i]
-
-
-def _preprocessor_test_spans(source: SourceFile) -> tuple[list[int], list[int]]:
-    model = source.rocm_path
-    conditions = sorted((c.condition.start_byte, c.condition.end_byte) for c in (model.conditions if model else ())
-                        if c.condition is not None)
-    return [start for start, _ in conditions], [end for _, end in conditions]
+    return source.rocm_path is not None and source.rocm_path.condition_at(offset) is not None
 
 
 def _api_uses(source: SourceFile, uses: dict[str, dict[int, list]], aliases: dict[str, Fix]) -> list[Finding]:

@@ -676,25 +676,17 @@ _PLATFORM_MENTIONS = """
 """
 
 
-def _condition_around(node, conditions: list[Condition]) -> Condition | None:
-    for condition in conditions:
-        cond = condition.condition
-        if cond is not None and cond.start_byte <= node.start_byte and node.end_byte <= cond.end_byte:
-            return condition
-    return None
-
-
 @needs(b"__HIP_PLATFORM_HCC__", b"__HIP_PLATFORM_NVCC__")
 def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
     """P004: the HIP platform macros renamed in ROCm 4 and gone since ROCm 6."""
     if b"__HIP_PLATFORM_HCC__" not in source.data and b"__HIP_PLATFORM_NVCC__" not in source.data:
         return []
-    conditions = source.rocm_path.conditions if source.rocm_path is not None else []
+    model = source.rocm_path
     findings = []
     for kind, node in queries.captures(CUDA, _PLATFORM_MENTIONS, source.tree.root_node):
         if kind == "name":
             old = source.node_text(node)
-            condition = _condition_around(node, conditions)
+            condition = model.condition_at(node.start_byte) if model is not None else None
             if condition is not None and RENAMED_PLATFORM_MACROS[old] in condition.macros:
                 continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`: both spellings
             spans = [(node.start_byte, node.end_byte, old)]

@@ -934,13 +934,16 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         statement = script.statement_of(node)
         start = script.range(node)[0]
         if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
-                or _decided_without(script, node) or _is_presence_test(script, node)):
+                or _decided_without(script, node)):
+            continue
+        test = _presence_test(script, node)
+        if test == "guard":
             continue
         statements.add(id(statement))
         start, end = script.range(node)
         if culprit.startswith("/"):
             message = f"Hard-coded `{culprit}` has no ROCm fallback; ROCm installs to `/opt/rocm`."
-        elif _gates_gpu_build(script, node):
+        elif test == "gates the GPU build":
             message = (f"`{culprit}` decides whether the GPU extension is built; it is None on ROCm, so the ROCm "
                        "build quietly makes no GPU code.")
         else:
@@ -951,13 +954,14 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     return findings
 
 
-def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
-    """`if CUDA_HOME is not None:`, `if not CUDA_HOME:`, `CUDA_HOME and ...` as an `if` test: a
-    guard that asks whether the toolkit is there, not a use of its path. Unless the arm a ROCm
-    build takes (no toolkit there) fails the build: `if CUDA_HOME is None: raise ...`; or the
-    arm it needs the toolkit for is where the GPU extension is chosen (`extension =
-    CUDAExtension`, `sources += glob("*.cu")`): on ROCm, where `CUDA_HOME` is None, the build
-    then quietly makes no GPU code."""
+def _presence_test(script: BuildScript, node: ast.AST) -> str | None:
+    """`if CUDA_HOME is not None:`, `if not CUDA_HOME:`, `CUDA_HOME and ...` as an `if` test:
+    "guard", a test that asks whether the toolkit is there, not a use of its path; but
+    "gates the GPU build" where the arm it needs the toolkit for is where the GPU extension is
+    chosen (`extension = CUDAExtension`, `sources += glob("*.cu")`): on ROCm, where
+    `CUDA_HOME` is None, the build then quietly makes no GPU code. None for any other use,
+    and where the arm a ROCm build takes (no toolkit there) fails the build
+    (`if CUDA_HOME is None: raise ...`)."""
     child, current = node, script.parent(node)
     present = True  # is the test true where the toolkit is there?
     while (isinstance(current, (ast.BoolOp, ast.UnaryOp))
@@ -965,28 +969,20 @@ def _is_presence_test(script: BuildScript, node: ast.AST) -> bool:
                and isinstance(current.ops[0], (ast.Is, ast.IsNot))
                and isinstance(current.comparators[0], ast.Constant) and current.comparators[0].value is None)):
         if isinstance(current, ast.UnaryOp) and not isinstance(current.op, ast.Not):
-            return False
+            return None
         if isinstance(current, ast.UnaryOp) or (isinstance(current, ast.Compare) and isinstance(current.ops[0], ast.Is)):
             present = not present
         child, current = current, script.parent(current)
     if not (isinstance(current, (ast.If, ast.IfExp, ast.While)) and current.test is child):
-        return False
+        return None
     if isinstance(current, ast.If):
         rocm = rocm_truth(script, current.test)
         taken = current.body if rocm else current.orelse if rocm is False else []
         if taken and (isinstance(taken[-1], ast.Raise) or _exits(taken[-1])):
-            return False
+            return None
         if _chooses_gpu_build(current.body if present else current.orelse):
-            return False
-    return True
-
-
-def _gates_gpu_build(script: BuildScript, node: ast.AST) -> bool:
-    """Is `node` (a CUDA root) tested in an `if` whose toolkit arm chooses the GPU extension?"""
-    current = script.parent(node)
-    while current is not None and not isinstance(current, ast.stmt):
-        current = script.parent(current)
-    return isinstance(current, ast.If) and _chooses_gpu_build(current.body + current.orelse)
+            return "gates the GPU build"
+    return "guard"
 
 
 def _chooses_gpu_build(statements: list[ast.stmt]) -> bool:
