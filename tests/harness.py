@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import textwrap
 from pathlib import Path
@@ -34,6 +35,21 @@ def fixing_cases():
                 yield case, (code,), f"{code}/{case.name}"
     for project in sorted((FIXTURES / "projects").iterdir()):
         yield project, ("ALL",), f"projects/{project.name}"
+
+
+@contextlib.contextmanager
+def replaced_check(monkeypatch, code: str, language: str, check):
+    """Rule `code`'s check for `language` is `check` inside the block (a rule that hangs,
+    crashes or kills its process); the engine's cache of checks per rule is cleared on the
+    way in and out."""
+    from portlint.registry import REGISTRY
+
+    monkeypatch.setitem(REGISTRY, code, {**REGISTRY[code], language: check})
+    engine._checks_for.cache_clear()
+    try:
+        yield
+    finally:
+        engine._checks_for.cache_clear()
 
 
 def scan(paths: list[Path], root: Path, select: tuple[str, ...] = ("ALL",), **config) -> engine.ScanResult:

@@ -231,19 +231,14 @@ def test_a_nul_byte_in_an_include_path_is_one_line_and_that_include_is_skipped(p
 
 def test_an_incomplete_scan_never_says_no_hazards(project: Path, monkeypatch) -> None:
     """A rule that crashed leaves the scan incomplete: exit 2, and the summary says so."""
-    from portlint import engine
-    from portlint.registry import REGISTRY
+    from harness import replaced_check
     from portlint.source import CUDA
 
     def broken(source):
         raise ValueError("a rule's bug")
 
-    monkeypatch.setitem(REGISTRY, "W002", {**REGISTRY["W002"], CUDA: broken})
-    engine._checks_for.cache_clear()
-    try:
+    with replaced_check(monkeypatch, "W002", CUDA, broken):
         result = portlint("scan", ".", "--no-cache", "--timeout", "0", cwd=project)
-    finally:
-        engine._checks_for.cache_clear()
     assert result.returncode == 2
     assert "internal error in W002: ValueError: a rule's bug" in result.stderr.decode()
     assert b"No port hazards found" not in result.stdout and b"The scan is incomplete" in result.stdout

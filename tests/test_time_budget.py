@@ -20,6 +20,7 @@ import pytest
 from portlint import engine
 from portlint.registry import PROJECT, REGISTRY
 from portlint.source import CUDA
+from harness import replaced_check
 from tests.test_cli import CLEAN, HAZARD, run
 
 SLOW_MARKER = "__portlint_test_sleep__"
@@ -46,10 +47,8 @@ def _slow_on_marker(check):
 @pytest.fixture
 def slow_check(monkeypatch):
     """W001's per-file check spins on files holding the marker."""
-    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: _slow_on_marker(REGISTRY["W001"][CUDA])})
-    engine._checks_for.cache_clear()  # it caches the checks per registry key
-    yield
-    engine._checks_for.cache_clear()
+    with replaced_check(monkeypatch, "W001", CUDA, _slow_on_marker(REGISTRY["W001"][CUDA])):
+        yield
 
 
 @pytest.fixture
@@ -139,12 +138,8 @@ def test_a_blocked_check_is_stopped_at_three_times_the_budget(tree, monkeypatch)
             time.sleep(60)
         return check(source)
 
-    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: waits})
-    engine._checks_for.cache_clear()
-    try:
+    with replaced_check(monkeypatch, "W001", CUDA, waits):
         result = run("scan", ".", "--no-cache", "--timeout", "0.5", cwd=tree)
-    finally:
-        engine._checks_for.cache_clear()
     assert result.exit_code == 2
     assert "b_slow.cu: skipped after 0.5 s: analysis too slow; please report" in result.stderr
 
@@ -157,12 +152,8 @@ def test_a_check_that_kills_its_process_is_an_internal_error_of_that_file(tree, 
             os.kill(os.getpid(), signal.SIGKILL)  # as a crash in C code would end it
         return check(source)
 
-    monkeypatch.setitem(REGISTRY, "W001", {**REGISTRY["W001"], CUDA: dies})
-    engine._checks_for.cache_clear()
-    try:
+    with replaced_check(monkeypatch, "W001", CUDA, dies):
         result = run("scan", ".", "--no-cache", "--output-format", "concise", cwd=tree)
-    finally:
-        engine._checks_for.cache_clear()
     assert result.exit_code == 2
     assert "portlint: b_slow.cu: internal error: worker process died (SIGKILL)\n" in result.stderr
     assert sum("W002" in line for line in result.stdout.splitlines()) == 2
