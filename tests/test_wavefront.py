@@ -119,6 +119,20 @@ def test_a_lane_or_warp_receiver_names_the_meaning_of_a_global_index(tmp_path):
     """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
 
 
+# ---- W002: a mask macro is reported once, where it is defined ----------------------------
+def test_mask_macro_names_the_calls_it_reaches(tmp_path):
+    result = assert_findings("""
+        #define LANES_FULL_MASK 0xffffffff
+        __device__ float warp_max(float v) {
+          for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(LANES_FULL_MASK, v, o));
+          return __shfl_sync(LANES_FULL_MASK, v, 0);
+        }
+    """, "cuda", "W002", tmp_path=tmp_path, select=("W002",))
+    finding = _only(result)
+    assert finding.location.start_line == 2
+    assert [r.location.start_line for r in finding.related] == [4, 5]
+
+
 # ---- W003: which edits are safe ----------------------------------------------------------
 def test_widening_an_int_or_a_printed_mask_is_unsafe(tmp_path):
     result = assert_findings("""

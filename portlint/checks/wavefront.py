@@ -15,7 +15,7 @@ from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
-    integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens,
+    integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
@@ -102,8 +102,17 @@ def _full_mask_macros(source: SourceFile) -> list[Finding]:
         # there too, unless another definition for other AMD targets (wave32) stands beside it.
         findings.append(at_node(source, node, message, Fix.unsafe(
             f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
-            edit), in_port=live.get(name, 0) == 1))
+            edit), in_port=live.get(name, 0) == 1, related=_mask_uses(source, name, definition)))
     return findings
+
+
+def _mask_uses(source: SourceFile, name: str, definition) -> tuple[Related, ...]:
+    """Where this file passes the mask macro on (`__shfl_down_sync(FULL_MASK, ...)`): the
+    places that compute on 32 lanes, shown with the definition that is their root cause."""
+    return tuple(Related(source.location(node.start_byte, node.end_byte), f"`{name}` is used here")
+                 for node in token_nodes(source, name.encode())
+                 if source.node_text(node) == name and not definition.start_byte <= node.start_byte < definition.end_byte
+                 and source.rocm_path.status(node.start_byte) is not Status.DEAD)
 
 
 _MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
