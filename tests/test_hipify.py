@@ -160,3 +160,41 @@ def test_makefile_that_runs_a_hipify_generation_makefile(tmp_path: Path) -> None
     assert _codes(root) == []
     (root / "gen.hip").write_text(generation.replace("tools/hipify-perl", "tools/translate"))
     assert _codes(root) != []
+
+
+DEVICE_HEADER = """\
+#pragma once
+__device__ float atomicMax(float* address, float value) {
+  int* bits = (int*)address;
+  int seen = *bits, expected;
+  do {
+    expected = seen;
+    seen = atomicCAS(bits, expected, __float_as_int(fmaxf(value, __int_as_float(expected))));
+  } while (seen != expected);
+  return __int_as_float(seen);
+}
+"""
+
+ROUTING_HEADER = """\
+#pragma once
+#ifdef __CUDACC__
+#include "device/atomics.cuh"
+#else
+#include <algorithm>
+#endif
+"""
+
+
+@pytest.mark.parametrize("build, compiled", [
+    ({"setup.py": "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                  "setup(name='ops', ext_modules=[CUDAExtension('ops', ['src/ops.cu'])])\n"}, True),
+    ({"CMakeLists.txt": CMAKE_HIP.format(step="")}, False),
+])
+def test_header_a_hipified_source_includes_under_cudacc_is_compiled_on_rocm(
+        tmp_path: Path, build: dict, compiled: bool) -> None:
+    """hipify writes `__CUDACC__` as `__HIPCC__`, so a header routed by `#ifdef __CUDACC__`
+    is what the ROCm build of a hipified source includes, and its hazards are reported; in a
+    build that does not hipify, hip-clang leaves `__CUDACC__` undefined and takes the `#else`."""
+    root = _project(tmp_path, {**build, "src/ops.cu": '#include "routing.h"\n__global__ void k(float* p) {}\n',
+                               "src/routing.h": ROUTING_HEADER, "src/device/atomics.cuh": DEVICE_HEADER})
+    assert (("atomics.cuh", 2, "N007") in _codes(root, select=("N007",))) is compiled

@@ -467,6 +467,7 @@ class BuildMacros:
         self._rocm_undefined = frozenset(rocm_undefined)
         self._build_defined = frozenset(build_defined)  # names the build files define somewhere
         self._bases = bases(self._rocm_macros, self._rocm_defines, self._cuda_defines, self._rocm_undefined)
+        self._hipify_bases = self._with_hipify(self._rocm_defines, self._rocm_undefined)
         self._include_dirs = tuple(include_dirs)
         self._read = read
         self._walks: dict[str, _Walk] = {}
@@ -617,6 +618,7 @@ class BuildMacros:
         if not directives and not definitions:
             return _EMPTY_WALK
         chains = _chains(directives)
+        walk_bases = self._hipify_bases if self._walked_hipified(path) else self._bases
         named: tuple[dict, dict] = ({}, {})  # per build: name -> its events (`_Walk.index`)
         final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
         functions: dict[str, int] = {}
@@ -640,7 +642,7 @@ class BuildMacros:
                 self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
             if d.kind in _CONDITIONALS:
                 arms = chains.get(index, [index])
-                scopes = [self._scope(final[b], b) for b in (ROCM, CUDA)]
+                scopes = [ScopeAt(walk_bases[b], final[b].get) for b in (ROCM, CUDA)]
                 values = [(True, True) if directives[a].kind == "else" or _is_include_guard(directives, a) else
                           tuple(evaluate_directive(directives[a].kind, directives[a].text, scopes[b]) for b in (ROCM, CUDA))
                           for a in arms]
@@ -669,7 +671,7 @@ class BuildMacros:
                     if truth(active[b]) is False:
                         # A project macro this build never defines (a derived feature macro
                         # in a CUDA-only arm) is undefined there, unless a `-D` sets it.
-                        if macro.name not in final[b] and self._bases[b].state(macro.name) is None:
+                        if macro.name not in final[b] and walk_bases[b].state(macro.name) is None:
                             self._apply(final[b], named[b], d.offset, macro.name, UNDEFINED, True)
                         continue
                     self._apply(final[b], named[b], d.offset, macro.name, macro, active[b])
@@ -735,9 +737,6 @@ class BuildMacros:
         else:
             _add_event(index, name, entry, offset, state)
 
-    def _scope(self, final: dict, build: int) -> ScopeAt:
-        return ScopeAt(self._bases[build], final.get)
-
     # ---- which builds reach a header ---------------------------------------------------------
     def _switch_bases(self) -> None:
         """Before the first walk: the platform switches every scanned file tests, so that the
@@ -761,6 +760,20 @@ class BuildMacros:
         if selectors or switches:
             self._bases = bases(self._rocm_macros, {**switches, **self._rocm_defines}, self._cuda_defines,
                                 self._rocm_undefined | selectors)
+            self._hipify_bases = self._with_hipify({**switches, **self._rocm_defines}, self._rocm_undefined | selectors)
+
+    def _with_hipify(self, rocm_defines: dict, rocm_undefined: frozenset[str]) -> tuple[Base, Base]:
+        """The bases of a file the ROCm build hipifies: the CUDA macros it renames
+        (`__CUDACC__` -> `__HIPCC__`) are defined there."""
+        return bases(self._rocm_macros, {**rocm_defines, **hipify.ROCM_DEFINES}, self._cuda_defines, rocm_undefined)
+
+    def _walked_hipified(self, path: str) -> bool:
+        """Is `path`, as this walk reaches it, hipified: a source the ROCm build hipifies, or a
+        header included (now) from one. A header's walk is kept for every includer: a project
+        that hipifies some sources and not others gets the first includer's view."""
+        sources = self._hipified_sources
+        return sources is True or (bool(sources) and (path in sources or (
+            _is_header(path) and any(p in sources for p in self._active))))
 
     def walk_all(self) -> None:
         if not self._walked_all:
