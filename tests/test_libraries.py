@@ -30,8 +30,9 @@ def test_headers_match_by_name_or_library_directory() -> None:
     assert library_for_header("kernels/thrust_helpers.h") is None
 
 
-def test_every_live_include_and_use_line_is_reported(tmp_path) -> None:
-    # A finding per place: each include and each line naming the API is an edit of the port.
+def test_one_finding_per_aliased_library_with_its_uses_as_related_places(tmp_path) -> None:
+    # The alias block at the include is the port's one edit: the live includes and the lines
+    # naming the API are its related places, so each shows in code scanning with the finding.
     result = assert_findings("""\
         #ifndef USE_ROCM
         #include <cublas_v2.h>
@@ -40,9 +41,25 @@ def test_every_live_include_and_use_line_is_reported(tmp_path) -> None:
         #include <cublas_api.h>
         cublasHandle_t handle;
         cublasOperation_t op = CUBLAS_OP_T;
-        """, "cuda", "L001", "L001", "L001", "L001", tmp_path=tmp_path, select=("L001",))
-    assert [f.location.start_line for f in result.findings] == [4, 5, 6, 7]
-    assert "`cublasOperation_t`, `CUBLAS_OP_T`" in result.findings[3].message
+        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
+    finding = result.findings[0]
+    assert finding.location.start_line == 4 and finding.fix.edits
+    assert [(r.location.start_line, r.message) for r in finding.related] == [
+        (5, "`cublas_api.h` is included here too"), (6, "`cublasHandle_t` used here"),
+        (7, "`cublasOperation_t`, `CUBLAS_OP_T` used here")]
+    assert "on 2 lines" in finding.message
+
+
+def test_api_line_the_alias_cannot_cover_keeps_its_own_finding(tmp_path) -> None:
+    # `CUBLAS_GEMM_ALGO0` has no hipBLAS name: that line needs its own edit, and says so.
+    result = assert_findings("""\
+        #include <cublas_v2.h>
+        cublasHandle_t handle;
+        cublasGemmAlgo_t algo = CUBLAS_GEMM_ALGO0;
+        """, "cuda", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    include, unported = result.findings
+    assert [r.location.start_line for r in include.related] == [2]
+    assert unported.location.start_line == 3 and not unported.fix.edits
 
 
 def test_library_without_rocm_port_is_an_error(tmp_path) -> None:
@@ -68,3 +85,16 @@ def test_one_fix_pass_guards_every_include_of_a_library(tmp_path):
         assert write_plan(plan, tmp_path) is None
     assert scan([path], tmp_path, select=("L001",)).findings == []
     assert path.read_text().count("#include <rccl/rccl.h>") == 2  # the adjacent two share one guard
+
+
+def test_legacy_cublas_api_is_one_finding_without_an_alias(tmp_path) -> None:
+    # hipBLAS mirrors `cublas_v2.h` only: an alias of the legacy `cublasSgemm` (no handle)
+    # would name a function of another signature, so the fix is advice, and the file is one cause.
+    result = assert_findings("""\
+        #include <cublas.h>
+        void init() { cublasInit(); }
+        void scale(int n, float a, float* x) { cublasSscal(n, a, x, 1); }
+        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
+    finding = result.findings[0]
+    assert "legacy API" in finding.message and not finding.fix.edits
+    assert [r.location.start_line for r in finding.related] == [2, 3]

@@ -14,6 +14,7 @@ carry (per-platform WARP_SIZE and FULL_MASK, shuffle macros that drop masks on H
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 from harness import EXPECT, scan
 from portlint.finding import Severity
 
+_RELATED = re.compile(r"(?://|#)\s*related:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
 PORTED = sorted(p.name for p in PROJECTS.glob("ported*") if p.is_dir())
 NEVER_PORTED = sorted(p.name for p in PROJECTS.glob("never_ported*") if p.is_dir())
@@ -50,16 +52,22 @@ def test_ported_project_gives_no_error_or_warning(name: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("name", NEVER_PORTED)
 def test_never_ported_project_gives_every_expected_finding(name: str, tmp_path: Path) -> None:
+    """`// expect: CODE` marks where a finding starts; `// related: CODE`, a hazard shown as a
+    related place of a finding of CODE (the uses of a library under the alias at its include)."""
     root = _copy(name, tmp_path)
-    expected = set()
+    expected, related = set(), set()
     for path in sorted(root.rglob("*")):
         if path.is_file():
             for number, line in enumerate(path.read_text().splitlines(), start=1):
                 for m in EXPECT.finditer(line):
                     expected |= {(path.name, number, code.strip()) for code in m.group(2).split(",")}
+                for m in _RELATED.finditer(line):
+                    related |= {(path.name, number, code.strip()) for code in m.group(1).split(",")}
     result = scan([root], root)
     found = {(Path(f.path).name, f.location.start_line, f.code) for f in result.findings}
     assert found == expected, f"missing {sorted(expected - found)}, unexpected {sorted(found - expected)}"
+    shown = {(Path(r.location.path).name, r.location.start_line, f.code) for f in result.findings for r in f.related}
+    assert related <= shown, f"not a related place: {sorted(related - shown)}"
     if name == "never_ported":
         device_families = {code[0] for _, _, code in expected}
         assert {"W", "P", "K", "M", "A", "N", "R"} <= device_families

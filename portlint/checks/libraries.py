@@ -233,9 +233,12 @@ _SIGNATURE_DIFFERS = frozenset({
 
 
 def rocm_name(name: str, lib: CudaLibrary) -> str | None:
-    """The ROCm counterpart's spelling of `name` where the port renames one to one."""
+    """The ROCm counterpart's spelling of `name` where the port renames one to one: the
+    hipify table's word where it lists the name (None where HIPIFY knows no counterpart)."""
     if name in _SIGNATURE_DIFFERS:
         return None
+    if hipify.documented(name):
+        return hipify.hip_name(name)
     for cuda, hip in lib.exact_renames:
         if name == cuda:
             return hip
@@ -282,8 +285,8 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
         if lib is None:
             continue
         included.add(lib.name)
-        if source.hipified_header(path) is not None:
-            continue  # hipify includes the ROCm library's header instead
+        if source.hipified_header(path) is not None and path.rsplit("/", 1)[-1] not in _LEGACY_HEADERS:
+            continue  # hipify includes the ROCm library's header instead (a legacy API stays unported)
         if _is_live(source, include.start_byte):
             live.setdefault(lib.name, []).append((lib, include, path_node, path))
     own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
@@ -306,6 +309,22 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             fix = aliases[lib.name] = _alias_fix(lib, all_includes, names, namespaces.get(lib.name, ()), source)
         else:
             fix = _include_fix(lib, all_includes, source)
+        legacy = _legacy_api(lib, sites)
+        if legacy is not None:
+            # The file is written on an API the counterpart does not mirror: one root cause.
+            finding_, _ = _library_finding(source, lib, sites, Fix.advice(legacy[1]), uses.pop(lib.name, {}),
+                                           (), legacy[0], fold_all=True)
+            findings.append(finding_)
+            continue
+        if fix.edits and lib.name in aliases:
+            # The alias block at the include is the whole change: the uses keep their CUDA
+            # names on both builds. One root cause, one finding, the uses as related places.
+            finding_, unaliased = _library_finding(source, lib, sites, fix, uses.pop(lib.name, {}),
+                                                   namespaces.pop(lib.name, ()))
+            findings.append(finding_)
+            if unaliased:
+                uses[lib.name] = unaliased
+            continue
         if lib.counterpart is None:
             # No port exists: the file is written on the library, one root cause however many
             # of its headers it includes. One finding, the other includes as related places.
@@ -322,6 +341,52 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     findings += _namespace_uses(source, namespaces, aliases)
     findings += _drop_in_calls(source, root, included, own_names)
     return sorted(findings, key=lambda f: f.location.start_byte)
+
+
+# Headers of a library's legacy API, which its counterpart does not mirror: the legacy cuBLAS
+# API (`cublasInit`, `cublasAlloc`, `cublasSgemm` without a handle); hipBLAS follows only the
+# v2 API of `cublas_v2.h`, so the alias block would name functions of other signatures.
+_LEGACY_HEADERS = {"cublas.h": ("cuBLAS", "cublas_v2.h")}
+
+
+def _legacy_api(lib: CudaLibrary, sites: list) -> tuple[str, str] | None:
+    """(message, advice) where the file includes `lib`'s legacy API header and not its
+    current one, else None."""
+    written = {path.rsplit("/", 1)[-1] for _, _, _, path in sites}
+    for header, (name, current) in _LEGACY_HEADERS.items():
+        if lib.name == name and header in written and current not in written:
+            return (f"`{header}` is {name}'s legacy API, which {lib.counterpart} does not mirror "
+                    f"({lib.counterpart} follows `{current}`); this file cannot build on AMD as written.",
+                    f"Rewrite the file on {name}'s `{current}` API (a handle per call), which "
+                    f"{lib.counterpart} mirrors name by name (`<{lib.hip_header}>`)")
+    return None
+
+
+def _library_finding(source: SourceFile, lib: CudaLibrary, sites: list, fix: Fix,
+                     use_lines: dict[int, list], namespace_lines, message: str | None = None,
+                     fold_all: bool = False) -> tuple[Finding, dict[int, list]]:
+    """The one finding of a library the file includes and that one change ports (an alias
+    block, or a rewrite onto the current API): at its first include, with its other includes
+    and every line naming its API as related places. Unless `fold_all`, the lines naming an
+    API the counterpart lacks are returned, each its own finding (`_api_uses`)."""
+    _, first, first_path_node, first_path = sites[0]
+    related = [Related(source.location(node.start_byte, node.end_byte), f"`{written}` is included here too")
+               for _, _, node, written in sites[1:]]
+    kept: dict[int, list] = {}
+    for line, nodes in sorted(use_lines.items()):
+        nodes = sorted(nodes, key=lambda n: n.start_byte)
+        if not fold_all and any(rocm_name(source.node_text(n), lib) is None for n in nodes):
+            kept[line] = nodes
+            continue
+        names = ", ".join(f"`{n}`" for n in dict.fromkeys(map(source.node_text, nodes)))
+        related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), f"{names} used here"))
+    for nodes in namespace_lines or ():
+        related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), "`cub::` used here"))
+    related[len(sites) - 1:] = sorted(related[len(sites) - 1:], key=lambda r: r.location.start_byte)
+    uses = len(related) - len(sites) + 1
+    message = (message or _include_message(lib, first_path)) + (
+        f" The file names its API on {uses} line{'s' if uses != 1 else ''} (related locations)." if uses else "")
+    return at_node(source, first_path_node, message, fix, severity=lib.severity, related=tuple(related)), kept
 
 
 def _library_names_in(source: SourceFile) -> set[str]:
@@ -533,7 +598,7 @@ def _include_message(lib: CudaLibrary, written: str) -> str:
 
 # Headers whose counterpart declares the same API under the renamed names (see `rocm_name`).
 _HEADER_RENAMES = {
-    "cublas_v2.h": "hipblas/hipblas.h", "cublas.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "cublas_v2.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
     "cufft.h": "hipfft/hipfft.h", "cusparse.h": "hipsparse/hipsparse.h", "curand.h": "hiprand/hiprand.h",
     "curand_kernel.h": "hiprand/hiprand_kernel.h", "nvToolsExt.h": "roctracer/roctx.h",
 }
