@@ -54,6 +54,23 @@ HEADERS: dict[str, str] = {
     "nvToolsExt.h": "roctracer/roctx.h",
     "nvtx3/nvToolsExt.h": "roctracer/roctx.h",
 }
+# Headers of the CUDA toolkit itself (not of a library: those are L001's), which ROCm does not
+# ship: a file compiled for ROCm as written (no hipify) stops at them ("file not found").
+# The HIP header that declares the same things, where there is one.
+TOOLKIT_HEADERS: dict[str, str | None] = {
+    **{name: hip for name, hip in HEADERS.items() if name.startswith(("cuda", "cuComplex", "cooperative_groups",
+                                                                      "device_functions", "driver_types",
+                                                                      "library_types", "channel_descriptor",
+                                                                      "vector_types"))},
+    "cooperative_groups/reduce.h": "hip/hip_cooperative_groups.h",
+    "device_launch_parameters.h": "hip/hip_runtime.h",
+    "vector_functions.h": "hip/hip_vector_types.h",
+    "math_constants.h": "hip/hip_math_constants.h",
+    "cuda_fp8.h": "hip/hip_fp8.h",
+    "cuda_occupancy.h": None,
+    "cuda_pipeline.h": None,
+    "mma.h": None,
+}
 # Every CUB header becomes hipCUB's one header.
 HEADER_FOLDERS: dict[str, str] = {"cub/": "hipcub/hipcub.hpp"}
 # Namespaces hipify renames where they are used (`cub::BlockReduce` -> `hipcub::BlockReduce`).

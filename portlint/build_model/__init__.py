@@ -133,7 +133,8 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
                          project_headers, read=read, not_built=files.not_built,
                          unread=list(dict.fromkeys((*includers, *scanned))),
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
-                         hipified=True if files.hipify_all else files.hipified, budget=budget)
+                         hipified=True if files.hipify_all else files.hipified,
+                         rocm_compiled=files.rocm_compiled, budget=budget)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),

@@ -81,6 +81,8 @@ class BuildFiles:
     # then judge the hipified text (`portlint.hipify`).
     hipified: frozenset[str] = frozenset()
     hipify_all: bool = False
+    # Sources a ROCm build surely compiles (`_Build.rocm_compiled`), hipified or not.
+    rocm_compiled: frozenset[str] = frozenset()
     # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
     # default define of that name (PyTorch's) may not hold.
     rocm_undefines: frozenset[str] = frozenset()
@@ -95,6 +97,9 @@ class _Build:
 
     name: str  # where it starts, for reasons: `setup.py`, `CMakeLists.txt`
     rocm_sources: set[str] = field(default_factory=set)  # may be compiled by a ROCm build
+    # Of those, the ones a ROCm build surely compiles: named where the ROCm build surely goes
+    # (no option or arm between it and the top decides otherwise).
+    rocm_compiled: set[str] = field(default_factory=set)
     cuda_sources: dict[str, str] = field(default_factory=dict)  # path -> where a CUDA-only path names it
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
@@ -306,6 +311,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
+                      rocm_compiled=frozenset(p for b in collector.builds for p in b.rocm_compiled),
                       rocm_undefines=frozenset(collector.rocm_undefines),
                       build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
                                               | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
@@ -1067,13 +1073,16 @@ class _CMakeTree:
                     self.build.rocm_sources.add(path)
         self.collector.builds.append(self.build)
 
-    def _rocm_source(self, walk: CMakeWalk, path: str) -> None:
-        """A source a ROCm build may compile; in a function body, its callers decide."""
+    def _rocm_source(self, walk: CMakeWalk, path: str, sure: bool) -> None:
+        """A source a ROCm build may compile (`sure`: surely does); in a function body, its
+        callers decide."""
         if walk.functions:
             named = self.function_sources.setdefault(walk.functions[-1], {})
             named.setdefault(path, self.collector.shown(walk.source.path))
         else:
             self.build.rocm_sources.add(path)
+            if sure:
+                self.build.rocm_compiled.add(path)
 
     def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str) -> None:
         path = Path(os.path.normpath(path))
@@ -1187,7 +1196,7 @@ class _CMakeTree:
                         if suffix_of(os.path.basename(full)).lower() not in COMPILED_SUFFIXES:
                             continue
                         if side:
-                            self._rocm_source(walk, full)
+                            self._rocm_source(walk, full, taken is True and self.collector.rocm_build)
                         else:
                             self.build.cuda_sources.setdefault(full, where)
             return
@@ -1225,7 +1234,7 @@ class _CMakeTree:
                             self.build.cuda_only_sources.setdefault(
                                 full, f"passed only as the CUDA build's sources ({where})")
                         else:
-                            self._rocm_source(walk, full)
+                            self._rocm_source(walk, full, False)
 
 
 def _cuda_keyword_sections(texts: list[str]) -> set[int]:

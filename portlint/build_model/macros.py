@@ -216,6 +216,12 @@ class FileEnvironment:
     # judge the names hipify maps as their HIP counterparts (`portlint.hipify`), and the
     # macros it renames (`__CUDACC__`) are in `rocm_defines` as their HIP names are.
     hipified: bool = False
+    # A ROCm build surely compiles this file (a source it lists, or a header one includes)
+    # and does not hipify it: hip-clang reads its includes as written.
+    compiled_as_written: bool = False
+    # CUDA toolkit headers (`hipify.TOOLKIT_HEADERS`) this file includes that a project file
+    # of the same path stands in for (a compatibility header): the ROCm build finds those.
+    project_headers: frozenset[str] = frozenset()
 
     @cached_property
     def fingerprint(self) -> str:
@@ -223,7 +229,8 @@ class FileEnvironment:
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
                   repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
-                  repr(sorted(self.rocm_undefined)), repr(self.hipified)]
+                  repr(sorted(self.rocm_undefined)), repr(self.hipified), repr(self.compiled_as_written),
+                  repr(sorted(self.project_headers))]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -449,7 +456,8 @@ class BuildMacros:
                  include_dirs: Iterable[str] = (), project_files=(), read=None,
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
                  rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
-                 hipified: bool | frozenset[str] = frozenset(), budget=None) -> None:
+                 hipified: bool | frozenset[str] = frozenset(), rocm_compiled: frozenset[str] = frozenset(),
+                 budget=None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -461,6 +469,9 @@ class BuildMacros:
         # headers are hipified with them: `hipified`).
         self._hipified_sources = hipified
         self._hipified: dict[str, bool] = {}
+        # Sources a ROCm build surely compiles; their headers are compiled with them.
+        self._rocm_compiled_sources = rocm_compiled
+        self._rocm_compiled: dict[str, bool] = {}
         self._rocm_macros = frozenset(rocm_macros)
         self._rocm_defines = dict(rocm_defines or {})
         self._cuda_defines = dict(cuda_defines or {})
@@ -888,8 +899,12 @@ class BuildMacros:
         rocm_defines = {**self.hip_switches(), **self._rocm_defines}
         if hipified:
             rocm_defines.update(hipify.ROCM_DEFINES)
+        as_written = not hipified and self.compiled_on_rocm(path)
+        project_headers = frozenset(
+            h for h in hipify.TOOLKIT_HEADERS if h.encode() in data and self.resolve(path, h, True) is not None
+        ) if as_written else frozenset()
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
-                               self._rocm_undefined | self.backend_selectors(), hipified)
+                               self._rocm_undefined | self.backend_selectors(), hipified, as_written, project_headers)
 
     def backend_selectors(self) -> frozenset[str]:
         """The project's CUDA backend selectors: macros whose name says CUDA where a twin the
@@ -915,20 +930,30 @@ class BuildMacros:
         return {name: "1" for name in sorted(self._tested_platform_names)
                 if _HIP_SWITCH.search(name) and name not in self._build_defined}
 
-    def hipified(self, path: str, depth: int = 0) -> bool:
+    def hipified(self, path: str) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
         if self._hipified_sources is True:
             return True
-        if not self._hipified_sources:
+        return self._reached_from(path, self._hipified_sources, self._hipified)
+
+    def compiled_on_rocm(self, path: str) -> bool:
+        """Does a ROCm build surely compile `path`: a source it lists where it surely goes, or
+        a header one of those includes where the ROCm build may take the include?"""
+        return self._reached_from(path, self._rocm_compiled_sources, self._rocm_compiled)
+
+    def _reached_from(self, path: str, sources: frozenset[str], known: dict[str, bool], depth: int = 0) -> bool:
+        """Is `path` one of `sources`, or a header included from one (`known` memoizes)?"""
+        if not sources:
             return False
-        known = self._hipified.get(path)
-        if known is not None:
-            return known
+        found = known.get(path)
+        if found is not None:
+            return found
         self.walk_all()
-        self._hipified[path] = False  # an include cycle adds nothing
-        found = path in self._hipified_sources or (depth < MAX_INCLUDE_DEPTH and _is_header(path) and any(
-            self.hipified(including, depth + 1) for including, *_ in self._sites.get(path, ())))
-        self._hipified[path] = found
+        known[path] = False  # an include cycle adds nothing
+        found = path in sources or (depth < MAX_INCLUDE_DEPTH and _is_header(path) and any(
+            rocm is not False and self._reached_from(including, sources, known, depth + 1)
+            for including, _, rocm, _ in self._sites.get(path, ())))
+        known[path] = found
         return found
 
 

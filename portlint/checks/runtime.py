@@ -64,7 +64,7 @@ import ast  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 
-from portlint import queries  # noqa: E402
+from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
     IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, integer_value,
     strip_parens,
@@ -1167,6 +1167,41 @@ def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
     return findings
 
 
+# ---- R007 -----------------------------------------------------------------------------------
+_R007_INCLUDES = "(preproc_include path: [(string_literal) (system_lib_string)] @path) @include"
+
+
+@needs(*{name.split("/")[0].split(".")[0].encode() for name in hipify.TOOLKIT_HEADERS})
+def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
+    """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written."""
+    build = source.build
+    if build is None or not build.compiled_as_written:
+        return []  # no ROCm build surely compiles it, or hipify rewrites its includes
+    sites = []
+    for match in queries.matches(CUDA, _R007_INCLUDES, source.tree.root_node):
+        path_node = match["path"][0]
+        written = include_path(path_node, source)
+        if written in hipify.TOOLKIT_HEADERS and written not in build.project_headers \
+                and (source.rocm_path is None or source.rocm_path.is_live(path_node.start_byte)):
+            sites.append((path_node, written))
+    if not sites:
+        return []
+    # One root cause per file: the ROCm build compiles it without hipify. The first include
+    # is where it stops; the others are the rest of the same change.
+    (first, written), *others = sites
+    hip = hipify.TOOLKIT_HEADERS[written]
+    instead = f"`<{hip}>`" if hip else "the HIP headers"
+    related = tuple(Related(source.location(node.start_byte, node.end_byte), f"`{name}` is included here too")
+                    for node, name in others)
+    return [at_node(
+        source, first,
+        f"`{written}` is a CUDA toolkit header, which ROCm does not ship; the ROCm build compiles this "
+        "file as written (no hipify step), so it stops here.",
+        Fix.advice(f"Include {instead} under `#if defined(__HIP_PLATFORM_AMD__)` with aliases for the CUDA "
+                   "names the file uses (a compatibility header), or hipify the file in the ROCm build"),
+        related=related)]
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -1177,5 +1212,6 @@ queries.shared(
     _R004_QUERY,
     _R005_QUERY,
     _R006_QUERY,
+    _R007_INCLUDES,
     "(call_expression) @call",
 )
