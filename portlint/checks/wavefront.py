@@ -119,9 +119,52 @@ _MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
 _FULL_MASK_MACRO_BYTES = all_of(b"define", nocase(b"mask"), nocase(b"0xffffffff", b"4294967295"))
 
 
-@needs(b"_sync", _FULL_MASK_MACRO_BYTES)
+# The shuffles without a mask: `(value, delta or lane, width)` on HIP, as CUDA's deprecated forms.
+_UNMASKED_SHUFFLES = frozenset({"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"})
+
+
+_SHUFFLE_OPERAND = {"__shfl": "source lane", "__shfl_xor": "lane mask"}
+
+
+def _mask_as_shuffled_value(source: SourceFile) -> list[Finding]:
+    """`__shfl_down(0xffffffff, v, offset)`: a `_sync` call whose suffix was dropped and its
+    mask kept. The mask is now the value every lane shuffles (all ones), `v` the offset and
+    `offset` the width, on HIP and CUDA alike: the result is not `v`'s."""
+    findings = []
+    for call, name, args in _calls_named(source.tree.root_node, source, _SHUFFLE_WORD, _UNMASKED_SHUFFLES.__contains__):
+        if len(args) != 3 or not _reads_as_mask(args[0], source):
+            continue
+        mask = strip_parens(args[0])
+        text = source.node_text(mask)
+        value, step = (source.node_text(a) for a in args[1:])
+        edit = Edit(args[0].start_byte, args[1].start_byte, "")
+        findings.append(at_node(
+            source, mask,
+            f"`{name}` has no mask parameter: `{text}` is shuffled as the value, `{value}` is the "
+            f"{_SHUFFLE_OPERAND.get(name, 'offset')} and `{step}` the width.",
+            Fix.unsafe(f"Drop the mask: `{name}({value}, {step})` shuffles `{value}` across the whole wavefront "
+                       "(it changes what the code computes now)", edit),
+            in_port=True))  # as wrong in code written for HIP alone
+    return findings
+
+
+def _reads_as_mask(node, source: SourceFile) -> bool:
+    """An all-lanes literal (`0xffffffff`, `~0ull`) or a name that says mask (`FULL_MASK`, `mask`)."""
+    node = strip_parens(node)
+    if node is None:
+        return False
+    if node.type == "identifier":
+        return "mask" in {w.lower() for w in _words(source.node_text(node))}
+    text = source.node_text(node).replace(" ", "").lower()
+    return _is_32_lane_full_mask(node, source) or integer_value(node, source) == (1 << 64) - 1 \
+        or text in ("~0ull", "~0ul", "~0llu", "~0lu", "~0ull")
+
+
+@needs(b"_sync", _FULL_MASK_MACRO_BYTES, all_of(b"__shfl", nocase(b"mask", b"0xffffffff", b"~0")))
 def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
     findings = _full_mask_macros(source) if b"define" in source.data else []
+    if b"__shfl" in source.data:
+        findings += _mask_as_shuffled_value(source)
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:
         return findings
     for call, name, args in masked_intrinsic_calls(source):
