@@ -257,3 +257,14 @@ def test_a_launch_with_warp_size_threads_counts_where_the_launched_kernel_observ
     assert [r.location.start_line for r in definition.related] == [6], "the launch of the kernel that votes"
     assert_findings(source.replace("votes<<<4, WARP_SIZE>>>(in, v);", ""), "cuda", tmp_path=tmp_path / "copy",
                     select=("W001",))
+
+
+def test_narrow_mask_variable_names_its_uses(tmp_path):
+    result = assert_findings("""
+        __device__ int count_done(bool done) {
+          unsigned votes = __ballot(done);
+          return __popc(votes) + (votes & 1);
+        }
+    """, "cuda", "W003", "W003", tmp_path=tmp_path, select=("W003",))
+    declaration = next(f for f in result.findings if f.location.start_line == 3)
+    assert [(r.location.start_line, r.location.start_column) for r in declaration.related] == [(4, 17), (4, 27)]

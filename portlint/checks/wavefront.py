@@ -1842,10 +1842,18 @@ class _LaneMaskScan:
         self.findings: list[Finding] = []
         self.reported: set[int] = set()  # declarations (and functions) reported once
 
-    def report(self, node, message: str, fix: Fix) -> None:
+    def report(self, node, message: str, fix: Fix, related: tuple[Related, ...] = ()) -> None:
         if read_only_off_rocm(node, self.source):
             return
-        self.findings.append(at_node(self.source, node, message, fix))
+        self.findings.append(at_node(self.source, node, message, fix, related=related))
+
+    def uses(self, name: str, function) -> tuple[Related, ...]:
+        """Where `function` reads the 32-bit mask variable `name` (a popcount, a shift, the
+        mask of a `_sync` call): the places that compute on its 32 lanes."""
+        return tuple(Related(self.source.location(n.start_byte, n.end_byte), f"`{name}` is used here")
+                     for n in identifiers_named(self.source, name, function.start_byte, function.end_byte)
+                     if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration")
+                     and not (n.parent.type == "assignment_expression" and n.parent.child_by_field_name("left") == n))
 
     def stores(self, function) -> dict[str, _Mask]:
         """Masks kept in 32-bit variables or returned as 32 bits; returns the mask variables."""
@@ -1889,7 +1897,8 @@ class _LaneMaskScan:
                 anchor = declaration.type_node if store.type == "init_declarator" else target
                 self.report(anchor, f"`{type_text} {name}` holds 32 lanes of {mask.origin}; AMD wavefronts have 64.",
                             self._type_fix(safe, f"Declare `{name}` as `{MASK_TYPE}`", declaration, function,
-                                           Edit.replace(declaration.type_node, MASK_TYPE)))
+                                           Edit.replace(declaration.type_node, MASK_TYPE)),
+                            self.uses(name, function))
         return variables
 
     def _type_fix(self, safe: bool, title: str, declaration: _Declaration, function, *edits: Edit) -> Fix:
@@ -1935,7 +1944,8 @@ class _LaneMaskScan:
             self.report(declaration.type_node,
                         f"`{type_text} {variable}` is the lane mask of `{name}`; HIP's `_sync` intrinsics take "
                         "a 64-bit mask (AMD wavefronts have 64 lanes).",
-                        self._widen_mask_fix(variable, declaration, function, call, name))
+                        self._widen_mask_fix(variable, declaration, function, call, name),
+                        self.uses(variable, function))
 
     def _widen_mask_fix(self, variable: str, declaration: _Declaration, function, call, name: str) -> Fix:
         """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
