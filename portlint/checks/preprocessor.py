@@ -448,6 +448,24 @@ def _fallback_on_rocm(condition: Condition, source: SourceFile):
     return alternative if _working_arm(alternative.named_children, source) else None
 
 
+def _arm_taken_on_rocm(condition: Condition, source: SourceFile):
+    """The later arm of `condition`'s chain that ROCm surely takes (an `#elif` true there, or
+    the `#else`) as (node, its body), or None (no later arm, or the choice is undecidable)."""
+    chain = _chain(condition, source)
+    later = chain[chain.index(condition) + 1:] if condition in chain else []
+    for arm in later:
+        taken = truth(evaluate(arm, source, rocm=True))
+        if taken is None:
+            return None
+        if taken:
+            return arm.node, _arm_body(arm)
+    last = chain[-1].node if chain else condition.node
+    alternative = last.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return None
+    return alternative, alternative.named_children
+
+
 def _working_arm(body: list, source: SourceFile) -> bool:
     """Does an arm hold code (not only comments) and no `#error`?"""
     code = [node for node in body if node.type != "comment"]
@@ -498,7 +516,14 @@ def _gate_kind(condition: Condition, source: SourceFile, comparisons) -> str | N
         return "feature"
     if on_rocm is True and newest is False and oldest is True:
         return "legacy"
+    if on_rocm is False and oldest is True and newest is False:
+        return "newer"  # `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800`: AMD takes the later arm
     return None
+
+
+def _inline_ptx_in(body: list) -> list:
+    """The inline assembly statements under the nodes of an arm, in order."""
+    return [asm for node in body for asm in queries.nodes(CUDA, "(gnu_asm_expression) @asm", node, "asm")]
 
 
 @needs(b"__CUDA_ARCH__")
@@ -528,6 +553,23 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             fix = Fix.advice(
                 f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
                 "the feature), or test a `__HIP_ARCH_HAS_*__` or project feature macro")
+        elif kind == "newer":
+            # AMD skips the arm for older GPUs and compiles the one for the newest: a hazard
+            # where that arm is written in PTX (`cp.async`, `mma.sync`), which AMD cannot assemble.
+            taken = _arm_taken_on_rocm(condition, source)
+            ptx = _inline_ptx_in(taken[1]) if taken is not None else []
+            if not ptx:
+                continue
+            line = source.line_of(taken[0].start_byte) + 1
+            message = (f"`{gate}` is false on AMD, which compiles the arm for newer NVIDIA GPUs (line {line}): "
+                       "it is written in inline PTX, which AMD cannot assemble.")
+            related = tuple(Related(source.location(a.start_byte, a.end_byte), "inline PTX in the arm AMD compiles")
+                            for a in ptx[:20])
+            fix = Fix.advice(
+                "Give AMD its own arm before the PTX one (`#elif defined(__HIP_PLATFORM_AMD__)`), or, where the "
+                f"older arm is portable code, send AMD there: `#if {_joined(condition, source, '||', 'defined(__HIP_PLATFORM_AMD__)')}`")
+            findings.append(at_node(source, culprit, message, fix, related=related))
+            continue
         else:
             message = f"`{gate}` is always true on AMD; code for old NVIDIA GPUs is compiled."
             fix = Fix.advice(
