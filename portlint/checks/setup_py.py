@@ -335,6 +335,10 @@ def _mentions_nvcc(identifiers: set[str]) -> bool:
     return any("nvcc" in re.split(r"[^a-z0-9]+", i.lower()) for i in identifiers)
 
 
+# Calls that look a program up on PATH (`shutil.which("nvcc")`).
+_PROGRAM_LOOKUPS = frozenset({"shutil.which", "distutils.spawn.find_executable", "find_executable"})
+
+
 class _ToolkitProbes:
     """Where a build script asks the CUDA toolkit something, and whether ROCm builds get there."""
 
@@ -360,6 +364,11 @@ class _ToolkitProbes:
                     program, words = probe
                     out.append((program, _names_of(program) | {"nvcc"},
                                 f"`{words}` runs nvcc, absent on ROCm; setup fails.", _ROCM_PROBE))
+            elif name in _PROGRAM_LOOKUPS and call.args and string_template(call.args[0]) in NVCC_NAMES \
+                    and _lookup_decides_build(script, call):
+                out.append((call, {"nvcc"},
+                            f"`{name.rsplit('.', 1)[-1]}(\"nvcc\")` decides the build on finding nvcc, absent on "
+                            "ROCm: setup fails there, or builds no GPU code.", _ROCM_PROBE))
             elif name is not None and _is_version_helper(callee_name(call)) and not script.functions(callee_name(call)):
                 out.append((call, {"nvcc"},
                             f"`{callee_name(call)}()` runs nvcc, absent on ROCm; setup fails.",
@@ -962,8 +971,26 @@ def _presence_test(script: BuildScript, node: ast.AST) -> str | None:
     `CUDA_HOME` is None, the build then quietly makes no GPU code. None for any other use,
     and where the arm a ROCm build takes (no toolkit there) fails the build
     (`if CUDA_HOME is None: raise ...`)."""
+    tested = _tested_by(script, node)
+    if tested is None:
+        return None
+    current, present = tested
+    if isinstance(current, ast.If):
+        rocm = rocm_truth(script, current.test)
+        taken = current.body if rocm else current.orelse if rocm is False else []
+        if taken and (isinstance(taken[-1], ast.Raise) or _exits(taken[-1])):
+            return None
+        if _chooses_gpu_build(current.body if present else current.orelse):
+            return "gates the GPU build"
+    return "guard"
+
+
+def _tested_by(script: BuildScript, node: ast.AST):
+    """(the `if`/`while`/conditional expression whose test asks whether `node` is there,
+    whether that test is true where it is) for `if x:`, `if x is None:`, `not x and ...`;
+    None for any other use of `node`."""
     child, current = node, script.parent(node)
-    present = True  # is the test true where the toolkit is there?
+    present = True
     while (isinstance(current, (ast.BoolOp, ast.UnaryOp))
            or (isinstance(current, ast.Compare) and len(current.ops) == 1 and current.left is child
                and isinstance(current.ops[0], (ast.Is, ast.IsNot))
@@ -975,14 +1002,22 @@ def _presence_test(script: BuildScript, node: ast.AST) -> str | None:
         child, current = current, script.parent(current)
     if not (isinstance(current, (ast.If, ast.IfExp, ast.While)) and current.test is child):
         return None
-    if isinstance(current, ast.If):
-        rocm = rocm_truth(script, current.test)
-        taken = current.body if rocm else current.orelse if rocm is False else []
-        if taken and (isinstance(taken[-1], ast.Raise) or _exits(taken[-1])):
-            return None
-        if _chooses_gpu_build(current.body if present else current.orelse):
-            return "gates the GPU build"
-    return "guard"
+    return current, present
+
+
+def _lookup_decides_build(script: BuildScript, call: ast.Call) -> bool:
+    """Does a look-up of nvcc on PATH decide the build: its absence (ROCm's case) raises or
+    exits (`if shutil.which("nvcc") is None: raise ...`), or its presence chooses the GPU
+    extension (`if shutil.which("nvcc"): ext = CUDAExtension(...)`)? A test that only guards
+    running nvcc (`if shutil.which("nvcc"): subprocess.run(["nvcc", ...])`) does not."""
+    tested = _tested_by(script, call)
+    if tested is None or not isinstance(tested[0], ast.If):
+        return False
+    statement, present = tested
+    absent = statement.orelse if present else statement.body
+    if absent and (isinstance(absent[-1], ast.Raise) or _exits(absent[-1])):
+        return True
+    return _chooses_gpu_build(statement.body if present else statement.orelse)
 
 
 def _chooses_gpu_build(statements: list[ast.stmt]) -> bool:
