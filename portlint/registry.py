@@ -71,6 +71,7 @@ REGISTRY = {
     "N007": {CUDA: numerics.check_hip_atomic_redefinition},
     "N008": {CUDA: numerics.check_vector_short_brace_init},
     "N009": {CUDA: numerics.check_vector_compound_operator},
+    "N010": {CUDA: numerics.check_vector_union_assignment},
     "P001": {CUDA: preprocessor.check_cuda_arch_device_pass},
     "P002": {CUDA: preprocessor.check_cuda_arch_feature_gate},
     "P003": {CUDA: preprocessor.check_nvcc_only_macro},

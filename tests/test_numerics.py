@@ -49,3 +49,52 @@ def test_half_operators_are_reported_unless_the_projects_own_rocm_build_keeps_th
             (root / build[0]).write_text(build[1])
         found[name] = [f.code for f in engine.scan([root], Config(root=root)).findings if f.code == "N001"]
     assert found == {"cmake_hip": [], "torch": ["N001"], "torch_undefines": [], "none": ["N001"]}
+
+
+# ---- N010 vector-union-assignment ---------------------------------------------------------
+
+def test_union_assignment_points_at_the_vector_member_and_names_the_spanning_member(tmp_path: Path) -> None:
+    from harness import assert_findings
+
+    result = assert_findings("""\
+        #include <cuda_runtime.h>
+        union Packed {
+          int2 pair;
+          unsigned long long bits;
+        };
+        __device__ void step(Packed* p) { Packed old = *p, assumed; assumed = old; }
+        """, "cuda", "N010", tmp_path=tmp_path, select=("N010",))
+    (finding,) = result.findings
+    assert finding.location.start_line == 6
+    assert [r.location.start_line for r in finding.related] == [3]
+    assert "`assumed.bits = old.bits;`" in finding.fix.title
+
+
+def test_union_assignment_follows_templates_and_members_of_the_files_classes(tmp_path: Path) -> None:
+    from harness import assert_findings
+
+    assert_findings("""\
+        #include <cuda_runtime.h>
+        template <typename T> struct Slot { union { uint2 halves; T whole; }; int tag; };
+        struct Table { Slot<double> rows[4]; };
+        __device__ void move_row(Table* t, Slot<double>* s) {
+          t->rows[1] = *s;
+          Slot<double> kept = t->rows[0];
+          kept = t->rows[2];
+        }
+        """, "cuda", "N010", "N010", tmp_path=tmp_path, select=("N010",))
+
+
+def test_union_assignment_leaves_the_files_own_vector_struct_and_conflicting_definitions_alone(tmp_path: Path) -> None:
+    from harness import assert_findings
+
+    assert_findings("""\
+        struct float4 { float x, y, z, w; };  // the file's own type, not HIP's
+        union Lanes { float4 v; float f[4]; };
+        namespace one { union Cell { int2 v; long long b; }; }
+        namespace two { union Cell { int i; }; }
+        void copy(Lanes* l, one::Cell* c) {
+          Lanes a; a = *l;
+          one::Cell b; b = *c;
+        }
+        """, "cuda", tmp_path=tmp_path, select=("N010",))

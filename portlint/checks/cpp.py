@@ -440,7 +440,8 @@ _ELABORATED = re.compile(r"^(?:struct|class|enum|union|typename)\s+")
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
 
 
-def _type_name(type_node, source) -> str:
+def declared_type_name(type_node, source) -> str:
+    """A type as `Declared` holds it: one line, without `struct`/`union`/`class`/`typename`."""
     return _ELABORATED.sub("", " ".join(source.node_text(type_node).split()))
 
 
@@ -494,7 +495,7 @@ def _declared_variables(source, name: str) -> dict[int | None, Declared | None]:
         function = enclosing_function(declaration)
         if function is None and declaration.type != "declaration":
             continue  # a parameter of a prototype names nothing outside it
-        found = Declared(_type_name(type_node, source), named[1])
+        found = Declared(declared_type_name(type_node, source), named[1])
         scope = function.id if function is not None else None
         scopes[scope] = found if scopes.get(scope, found) == found else None
     return scopes
@@ -526,7 +527,7 @@ def _descriptor_type(descriptor, source) -> Declared | None:
         elif declarator.type != "abstract_reference_declarator":
             return None
         declarator = declarator.child_by_field_name("declarator")
-    return Declared(_type_name(type_node, source), depth)
+    return Declared(declared_type_name(type_node, source), depth)
 
 
 @bounded(None)

@@ -7,12 +7,14 @@ import re
 from portlint import queries
 from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.checks.cpp import (
-    DEVICE_CODE, STRING_PIECES, ancestors_of, arguments, callee_name, calls_named, enclosing_function, expression_type,
-    in_device_code, include_path, memoized, strip_parens, token_nodes, under_hip_version_test,
+    DEVICE_CODE, STRING_PIECES, Declared, ancestors_of, arguments, callee_name, calls_named, declared_type_name,
+    enclosing_function, expression_type, in_device_code, include_path, memoized, strip_parens, token_nodes, type_size,
+    under_hip_version_test,
 )
-from portlint.finding import Finding, Severity, at_node
+from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
 from portlint.nesting import bounded
+from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, any_of, needs
 
@@ -796,6 +798,254 @@ def check_vector_compound_operator(source: SourceFile) -> list[Finding]:
     return findings
 
 
+# =========================================================================================
+# N010 vector-union-assignment
+
+# Up to ROCm 5.4, HIP's vector types of 1, 2 and 4 members define their own copy assignment
+# (`float3`'s is defaulted): a union with such a member has its `operator=` implicitly
+# deleted, and so does a struct holding that union. Copy construction stays trivial, so
+# `Packed old = *p;`, passing and returning by value compile; only `=` fails. ROCm 5.5 made
+# the assignment trivial; CUDA's types are plain structs.
+_NONTRIVIAL_ASSIGNMENT_VECTORS = frozenset(
+    f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                              "ulonglong", "float", "double") for n in (1, 2, 4))
+_CLASS_SPECIFIERS = frozenset({"union_specifier", "struct_specifier", "class_specifier"})
+_CLASS_DEFINITIONS = """
+[(union_specifier body: (field_declaration_list)) @class
+ (struct_specifier body: (field_declaration_list)) @class
+ (class_specifier body: (field_declaration_list)) @class]
+"""
+_ASSIGNMENTS = '(assignment_expression left: (_) @left operator: "=") @assignment'
+# What a class's assignment is, from its members: a vector type above (or a class holding
+# one) makes a struct's `operator=` non-trivial and a union's deleted; a deleted one makes
+# the holder's deleted.
+_NONTRIVIAL, _DELETED = "nontrivial", "deleted"
+_PREPROCESSOR_ARMS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
+
+
+class _ClassAssignments:
+    """The file's own classes (as the ROCm build sees them) and what assigning each does."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self.by_name: dict[str, list] = {}
+        for match in queries.matches(CUDA, _CLASS_DEFINITIONS, source.tree.root_node):
+            node = match["class"][0]
+            if source.rocm_path is not None and source.rocm_path.status(node.start_byte) is Status.DEAD:
+                continue  # a definition for CUDA only
+            for name in self._names(node):
+                self.by_name.setdefault(name, []).append(node)
+        self._memo: dict[int, tuple[str | None, object]] = {}
+
+    def _names(self, node) -> list[str]:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            return [self.source.node_text(name)]
+        if node.parent is not None and node.parent.type == "type_definition":  # `typedef union {...} Packed;`
+            return [self.source.node_text(d) for d in node.parent.children_by_field_name("declarator")
+                    if d.type == "type_identifier"]
+        return []
+
+    def fields(self, node):
+        """The member declarations the ROCm build compiles, through `#if` arms."""
+        pending = list(node.child_by_field_name("body").named_children)
+        while pending:
+            child = pending.pop(0)
+            if child.type in _PREPROCESSOR_ARMS:
+                pending[:0] = child.named_children  # each arm's members; a dead arm's are skipped below
+                continue
+            if self.source.rocm_path is not None and self.source.rocm_path.status(child.start_byte) is Status.DEAD:
+                continue
+            yield child
+
+    def _declares_assignment(self, node) -> bool:
+        return any(c.type == "operator_name" and "".join(self.source.node_text(c).split()) == "operator="
+                   for field in self.fields(node) for c in _descendants(field, 4))
+
+    def named(self, type_text: str) -> tuple[str | None, object]:
+        """(how assigning the class `type_text` goes, the vector member to blame) when every
+        live definition of that name agrees; else (None, None)."""
+        name = _class_name(type_text)
+        if name in _NONTRIVIAL_ASSIGNMENT_VECTORS:
+            return None, None
+        found = {self.assignment(node) for node in self.by_name.get(name, ())}
+        kinds = {kind for kind, _ in found}
+        return next(iter(found)) if len(kinds) == 1 and None not in kinds else (None, None)
+
+    @bounded((None, None))
+    def assignment(self, node) -> tuple[str | None, object]:
+        """(_NONTRIVIAL or _DELETED or None, the vector member to blame) for a class definition."""
+        if node.id in self._memo:
+            return self._memo[node.id]
+        self._memo[node.id] = (None, None)  # a class holding itself through a pointer is no member
+        if self._declares_assignment(node):
+            return None, None  # its own `operator=` (and CUDA would reject a union holding it anyway)
+        nontrivial = deleted = None
+        for field in self.fields(node):
+            if field.type != "field_declaration":
+                continue
+            type_node = field.child_by_field_name("type")
+            declarators = field.children_by_field_name("declarator")
+            if any(_pointer_or_function(d) for d in declarators):
+                continue
+            if type_node is None:
+                continue
+            if type_node.type in _CLASS_SPECIFIERS and type_node.child_by_field_name("body") is not None:
+                kind, culprit = self.assignment(type_node)  # `union { int2 v; long long b; };` inside
+            elif self.source.node_text(type_node) in _NONTRIVIAL_ASSIGNMENT_VECTORS \
+                    and self.source.node_text(type_node) not in self.by_name:  # not the file's own `struct int2`
+                kind, culprit = _NONTRIVIAL, field
+            else:
+                kind, culprit = self.named(declared_type_name(type_node, self.source))
+            if kind == _DELETED and deleted is None:
+                deleted = culprit
+            elif kind == _NONTRIVIAL and nontrivial is None:
+                nontrivial = culprit
+        if node.type == "union_specifier" and (nontrivial or deleted) is not None:
+            result = (_DELETED, nontrivial if nontrivial is not None else deleted)
+        elif deleted is not None:
+            result = (_DELETED, deleted)
+        elif nontrivial is not None:
+            result = (_NONTRIVIAL, nontrivial)
+        else:
+            result = (None, None)
+        self._memo[node.id] = result
+        return result
+
+    def member_type(self, class_type: str, member: str) -> Declared | None:
+        """The declared type of `member` of the file's class `class_type` (anonymous members'
+        members included), when its live definitions agree."""
+        found = set()
+        for node in self.by_name.get(_class_name(class_type), ()):
+            found |= {declared for name, declared in self._members(node) if name == member}
+        return found.pop() if len(found) == 1 else None
+
+    def _members(self, node):
+        for field in self.fields(node):
+            if field.type != "field_declaration":
+                continue
+            type_node = field.child_by_field_name("type")
+            if type_node is None:
+                continue
+            declarators = field.children_by_field_name("declarator")
+            if not declarators and type_node.type in _CLASS_SPECIFIERS \
+                    and type_node.child_by_field_name("body") is not None:
+                yield from self._members(type_node)  # an anonymous union's members are the holder's
+                continue
+            for declarator in declarators:
+                depth, inner = 0, declarator
+                while inner is not None and inner.type in ("pointer_declarator", "array_declarator"):
+                    depth += 1
+                    inner = inner.child_by_field_name("declarator")
+                if inner is not None and inner.type == "field_identifier":
+                    yield self.source.node_text(inner), Declared(declared_type_name(type_node, self.source), depth)
+
+
+def _descendants(node, depth: int):
+    yield node
+    if depth:
+        for child in node.children:
+            yield from _descendants(child, depth - 1)
+
+
+def _pointer_or_function(declarator) -> bool:
+    while declarator is not None and declarator.type == "array_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator is not None and declarator.type in ("pointer_declarator", "function_declarator",
+                                                          "reference_declarator")
+
+
+def _class_name(type_text: str) -> str:
+    """The name a class is defined under, from a type as written: `ns::Cell<float>` -> `Cell`."""
+    return type_text.split("<")[0].split("::")[-1].strip()
+
+
+@bounded(None)
+def _assigned_type(node, classes: _ClassAssignments, source: SourceFile) -> Declared | None:
+    """The type of an assigned expression: what `expression_type` knows, and members of the
+    file's own classes (`h.slot`, `h->slots[i]`)."""
+    node = strip_parens(node)
+    if node is None:
+        return None
+    if node.type == "field_expression":
+        base = _assigned_type(node.child_by_field_name("argument"), classes, source)
+        through_pointer = node.child_by_field_name("operator").type == "->"
+        if base is None or base.depth != int(through_pointer):
+            return None
+        return classes.member_type(base.type, source.node_text(node.child_by_field_name("field")))
+    element = node.type == "subscript_expression" or (
+        node.type == "pointer_expression" and node.child_by_field_name("operator").type == "*")
+    if element and strip_parens(node.child_by_field_name("argument")).type == "field_expression":  # `h.slots[i]`
+        inner = _assigned_type(node.child_by_field_name("argument"), classes, source)
+        return inner._replace(depth=inner.depth - 1) if inner is not None and inner.depth > 0 else None
+    return expression_type(source, node)
+
+
+def _spanning_member(union, source: SourceFile) -> str | None:
+    """A scalar member of `union` as wide as every other member (`unsigned long long bits`
+    beside `int2 pair`): copying it copies the whole union, on CUDA as on ROCm."""
+    if union.type != "union_specifier":
+        return None
+    sizes, scalars = [], []
+    for field in union.child_by_field_name("body").named_children:
+        if field.type == "comment":
+            continue
+        declarators = field.children_by_field_name("declarator") if field.type == "field_declaration" else []
+        type_node = field.child_by_field_name("type") if len(declarators) == 1 else None
+        if type_node is None or declarators[0].type != "field_identifier":
+            return None  # an array, a nested class, an `#if`: sizes not read here
+        text = source.node_text(type_node)
+        size = type_size(text)
+        if size is None:
+            return None
+        sizes.append(size)
+        if type_node.type in ("primitive_type", "sized_type_specifier") or (
+                type_node.type == "type_identifier" and text not in _VECTOR_WIDTHS
+                and text not in _NONTRIVIAL_ASSIGNMENT_VECTORS):
+            scalars.append((size, source.node_text(declarators[0])))
+    return next((name for size, name in scalars if size == max(sizes)), None)
+
+
+def _member_of(expression, member: str, source: SourceFile) -> str:
+    text = source.node_text(expression)
+    simple = strip_parens(expression).type in ("identifier", "field_expression", "subscript_expression")
+    return f"{text}.{member}" if simple else f"({text}).{member}"
+
+
+@needs(all_of(b"union", any_of(*(name.encode() for name in _NONTRIVIAL_ASSIGNMENT_VECTORS))))
+def check_vector_union_assignment(source: SourceFile) -> list[Finding]:
+    classes = _ClassAssignments(source)
+    if not classes.by_name:
+        return []
+    findings = []
+    for match in queries.matches(CUDA, _ASSIGNMENTS, source.tree.root_node):
+        assigned = _assigned_type(match["left"][0], classes, source)
+        if assigned is None or assigned.depth != 0:
+            continue
+        kind, culprit = classes.named(assigned.type)
+        if kind != _DELETED:
+            continue
+        assignment = match["assignment"][0]
+        vector = source.node_text(culprit.child_by_field_name("type"))
+        # A spanning member is named only where the assigned union holds the vector itself.
+        union = culprit.parent.parent
+        member = _spanning_member(union, source) if union in classes.by_name[_class_name(assigned.type)] else None
+        if member is not None:
+            left, right = (_member_of(assignment.child_by_field_name(side), member, source)
+                           for side in ("left", "right"))
+            advice = f"Copy the member that spans the union (`{left} = {right};`)"
+        else:
+            advice = "Copy the members one by one"
+        findings.append(at_node(
+            source, assignment,
+            f"ROCm 5.4 and older reject assigning a `{assigned.type}`: "
+            f"HIP's `{vector}` member deletes its `operator=`.",
+            Fix.advice(f"{advice}, or require ROCm 5.5 or newer, whose `{vector}` copies trivially"),
+            related=(Related(source.location(culprit.start_byte, culprit.end_byte),
+                             f"the `{vector}` member, whose `operator=` HIP 5.4 and older define"),)))
+    return findings
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -807,4 +1057,6 @@ queries.shared(
     _FUNCTION_DEFINITIONS,
     _OPERATOR_DEFINITIONS,
     _MACRO_BODIES_BY_NAME,
+    _CLASS_DEFINITIONS,
+    _ASSIGNMENTS,
 )
