@@ -1171,7 +1171,7 @@ def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
 _R007_INCLUDES = "(preproc_include path: [(string_literal) (system_lib_string)] @path) @include"
 
 
-@needs(*{name.split("/")[0].split(".")[0].encode() for name in hipify.TOOLKIT_HEADERS})
+@needs(*(name.encode() for name in hipify.TOOLKIT_HEADERS))
 def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
     """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written."""
     build = source.build
