@@ -454,6 +454,38 @@ def test_makefile_objects_and_defines_per_arm(tmp_path: Path) -> None:
     assert (build.rocm_defines, build.cuda_defines) == ({"MK_AMD": "1"}, {"MK_NV": None})
 
 
+def test_make_fragments_named_for_a_platform_are_that_builds(tmp_path: Path) -> None:
+    """A configure step includes one platform's fragment (`makefiles/hip_64bit.mk` or
+    `makefiles/cuda_64bit.mk`): each one's flags are its build's alone; a fragment whose name
+    says no platform is not read."""
+    root = _project(tmp_path, {
+        "Makefile": "include kaldi.mk\nall: ops.o\n",
+        "makefiles/hip_64bit.mk": "GPU_FLAGS = -DMK_ON_AMD=1 -DMK_HAVE_GPU=1\n",
+        "makefiles/cuda_64bit.mk": "GPU_FLAGS = -DMK_HAVE_GPU=1 -DMK_NV_ONLY\n",
+        "makefiles/common.mk": "CXXFLAGS += -DMK_EVERYWHERE\n",
+    })
+    build = _read(root)
+    assert (build.rocm_defines, build.cuda_defines) == (
+        {"MK_ON_AMD": "1", "MK_HAVE_GPU": "1"}, {"MK_HAVE_GPU": "1", "MK_NV_ONLY": None})
+
+
+def test_a_shim_chosen_by_the_hip_fragments_define_hides_the_cuda_names(tmp_path: Path) -> None:
+    source = """\
+        #ifdef MK_ON_AMD
+        #include <hipblas/hipblas.h>
+        #define cublasHandle_t hipblasHandle_t
+        #else
+        #include <cublas_v2.h>
+        #endif
+        cublasHandle_t handle;
+        """
+    files = {"Makefile": "all: blas.o\n", "blas.cpp": textwrap.dedent(source)}
+    root = _project(tmp_path / "unread", files)
+    assert {f.code for f in scan([root], root, select=("L001",)).findings} == {"L001"}
+    root = _project(tmp_path / "read", {**files, "makefiles/hip.mk": "CXXFLAGS += -DMK_ON_AMD\n"})
+    assert scan([root], root, select=("L001",)).findings == []
+
+
 # ---- the scan -------------------------------------------------------------------------------
 def _selecting_project(tmp_path: Path) -> Path:
     return _project(tmp_path, {

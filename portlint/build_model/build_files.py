@@ -484,10 +484,28 @@ def _top_level(source: SourceFile):
 
 
 def _makefiles(candidates, root: Path, fs: Observed) -> list[Path]:
-    """The root's Makefile and every scanned one (each is read alone: `include` is not followed)."""
+    """The root's Makefile, every scanned one, and the make fragments named for one platform
+    (`hip_64bit.mk`, `cuda.mk`: `_fragment_platform`). Each is read alone: `include` is not followed."""
     found = {root / n for n in MAKEFILE_NAMES if fs.is_file(root / n)}
-    found.update(Path(c.absolute) for c in candidates if c.path.name in MAKEFILE_NAMES)
+    found.update(Path(c.absolute) for c in candidates
+                 if c.path.name in MAKEFILE_NAMES or _fragment_platform(c.path) is not None)
     return sorted(found)
+
+
+# The words of a make fragment's name that say which platform's build it configures.
+_ROCM_FRAGMENT_WORDS = frozenset({"hip", "rocm", "hipcc", "amd"})
+_CUDA_FRAGMENT_WORDS = frozenset({"cuda", "nvcc", "nvidia"})
+
+
+def _fragment_platform(path: Path) -> str | None:
+    """"rocm" or "cuda" for a make fragment (`*.mk`, `*.make`) whose name says one platform
+    (`hip_64bit.mk`, `cuda_64bit.mk`): a configure step includes the one for the platform it
+    builds, so its flags are that build's alone. None for other files."""
+    if path.suffix.lower() not in (".mk", ".make"):
+        return None
+    words = set(re.split(r"[^a-z0-9]+", path.stem.lower()))
+    rocm, cuda = bool(words & _ROCM_FRAGMENT_WORDS), bool(words & _CUDA_FRAGMENT_WORDS)
+    return "rocm" if rocm and not cuda else "cuda" if cuda and not rocm else None
 
 
 def _nearest(directory: Path, root: Path, name: str, fs: Observed) -> list[Path]:
@@ -953,8 +971,11 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
     model = makefile.model
     build = _Build(collector.shown(path))
     base = path.parent
+    platform = _fragment_platform(path)
     for assignment in makefile.assignments:
         status = model.status(assignment.node.start_byte)
+        if platform is not None:  # a fragment of one platform's build: all of it is that build's
+            status = Status.PORT if platform == "rocm" else Status.DEAD
         # An arm of the ROCm port counts as the ROCm build's (and a CUDA-only arm as the
         # CUDA build's) for its defines; any other arm may or may not be taken.
         plain = None if assignment.conditional else True
