@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import assert_findings
+from harness import assert_findings, scan
 
 from portlint.checks.libraries import library_for_api, library_for_header, library_for_link_name
 
@@ -98,3 +98,15 @@ def test_legacy_cublas_api_is_one_finding_without_an_alias(tmp_path) -> None:
     finding = result.findings[0]
     assert "legacy API" in finding.message and not finding.fix.edits
     assert [r.location.start_line for r in finding.related] == [2, 3]
+
+
+def test_cub_namespace_mapped_by_an_included_shim_header_is_not_cub(tmp_path) -> None:
+    # The ROCm build (its make fragment defines the switch) includes the project's compat
+    # header, which maps the namespace; the CUDA arm includes CUB itself.
+    (tmp_path / "makefiles").mkdir()
+    (tmp_path / "Makefile").write_text("all: reduce.o\n")
+    (tmp_path / "makefiles" / "hip.mk").write_text("CXXFLAGS += -DOPS_HIP_COMPILE\n")
+    (tmp_path / "compat.h").write_text("#pragma once\n#include <hipcub/hipcub.hpp>\n#define cub hipcub\n")
+    (tmp_path / "reduce.cu").write_text('#ifdef OPS_HIP_COMPILE\n#include "compat.h"\n#else\n#include <cub/cub.cuh>\n'
+                                        "#endif\ntemplate <int N> using Reduce = cub::BlockReduce<float, N>;\n")
+    assert scan([tmp_path], tmp_path, select=("L001",)).findings == []

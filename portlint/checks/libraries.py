@@ -466,6 +466,8 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
             parent = node.parent
             if source.node_text(node) != namespace or parent is None or parent.type not in _NAMESPACE_USES:
                 continue
+            if source.shim(namespace, node.start_byte) is not None:
+                continue  # a header the ROCm build includes maps it (`#define cub hipcub`)
             if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
                 by_line = {}  # `namespace cub = hipcub;`: every use is the project's alias
                 break
