@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import expectations, fix_until_stable, scan
+from harness import expectations, fix_until_stable, note_expectations, scan
+from portlint.finding import Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CODE = re.compile(r"^[A-Z]\d{3}$")
@@ -49,10 +50,10 @@ def _copy(case: Path, tmp_path: Path) -> Path:
     return target
 
 
-def _positions(result, base: Path, code: str) -> set[tuple[str, int]]:
+def _positions(result, base: Path, code: str, severity=None) -> set[tuple[str, int]]:
     out = set()
     for f in result.findings:
-        if f.code == code:
+        if f.code == code and (severity is None or f.severity is severity):
             path = Path(f.path)
             rel = path.relative_to(base).as_posix() if base.is_dir() else path.name
             out.add((rel, f.location.start_line))
@@ -60,13 +61,14 @@ def _positions(result, base: Path, code: str) -> set[tuple[str, int]]:
 
 
 def _expected(copy: Path, code: str):
-    expected, todo = set(), set()
+    expected, todo, notes = set(), set(), set()
     for path in _files(copy):
         exp, td = expectations(path, code)
         rel = path.relative_to(copy).as_posix() if copy.is_dir() else path.name
         expected |= {(rel, line) for _, line in exp}
         todo |= {(rel, line) for _, line in td}
-    return expected, todo
+        notes |= {(rel, line) for _, line in note_expectations(path, code)}
+    return expected, todo, notes
 
 
 @pytest.mark.parametrize("code, case", list(_cases()))
@@ -75,9 +77,13 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     result = scan([copy], tmp_path, select=(code,))
     assert not result.problems, [str(p) for p in result.problems]
     found = _positions(result, copy, code)
-    expected, todo = _expected(copy, code)
+    expected, todo, notes = _expected(copy, code)
     if case.name.startswith("ok"):
         assert not expected, f"{case.name}: an ok case must not carry expect markers"
+    # `// note: CODE`: a note on code that is right on AMD, the only kind an ok case may get.
+    noted = _positions(result, copy, code, Severity.NOTE)
+    assert notes <= noted, f"not notes: {sorted(notes - noted)}"
+    expected |= notes
     missing = sorted(expected - found)
     extra = sorted(found - expected - todo)
     details = "\n".join(f"  {f.path}:{f.location.start_line}: {f.code} {f.message}" for f in result.findings)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import EXPECT, scan
+from harness import EXPECT, NOTE, scan
 from portlint.finding import Severity
 
 _RELATED = re.compile(r"(?://|#)\s*related:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
@@ -53,9 +53,10 @@ def test_ported_project_gives_no_error_or_warning(name: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("name", NEVER_PORTED)
 def test_never_ported_project_gives_every_expected_finding(name: str, tmp_path: Path) -> None:
     """`// expect: CODE` marks where a finding starts; `// related: CODE`, a hazard shown as a
-    related place of a finding of CODE (the uses of a library under the alias at its include)."""
+    related place of a finding of CODE (the uses of a library under the alias at its include);
+    `// note: CODE`, a note on code right on AMD (a 32-lane logical warp)."""
     root = _copy(name, tmp_path)
-    expected, related = set(), set()
+    expected, related, notes = set(), set(), set()
     for path in sorted(root.rglob("*")):
         if path.is_file():
             for number, line in enumerate(path.read_text().splitlines(), start=1):
@@ -63,8 +64,13 @@ def test_never_ported_project_gives_every_expected_finding(name: str, tmp_path: 
                     expected |= {(path.name, number, code.strip()) for code in m.group(2).split(",")}
                 for m in _RELATED.finditer(line):
                     related |= {(path.name, number, code.strip()) for code in m.group(1).split(",")}
+                for m in NOTE.finditer(line):
+                    notes |= {(path.name, number, code.strip()) for code in m.group(1).split(",")}
     result = scan([root], root)
     found = {(Path(f.path).name, f.location.start_line, f.code) for f in result.findings}
+    noted = {(Path(f.path).name, f.location.start_line, f.code) for f in result.findings if f.severity is Severity.NOTE}
+    assert notes <= noted, f"not notes: {sorted(notes - noted)}"
+    expected |= notes
     assert found == expected, f"missing {sorted(expected - found)}, unexpected {sorted(found - expected)}"
     shown = {(Path(r.location.path).name, r.location.start_line, f.code) for f in result.findings for r in f.related}
     assert related <= shown, f"not a related place: {sorted(related - shown)}"

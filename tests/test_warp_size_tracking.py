@@ -133,10 +133,10 @@ def test_each_definition_counts_the_uses_that_see_it(tmp_path: Path) -> None:
     assert [_rel(r.location.path, tmp_path) for r in uses[("b/k.cu", 2)].related] == ["b/k.cu"]
 
 
-def test_a_constant_that_only_logical_warps_use_is_silent(tmp_path: Path) -> None:
+def test_a_constant_that_only_logical_warps_use_is_a_note(tmp_path: Path) -> None:
     # The logical-warp model: lanes and warps of 32 that no shuffle across 32 lanes, vote or
-    # `warpSize` observes are a deliberate grouping, right on AMD. Neither the uses nor the
-    # definition are reported; one observing use brings both back, with the observer related.
+    # `warpSize` observes are a deliberate grouping, right on AMD: one note at the definition,
+    # its uses related, and no warning; one observing use brings the warnings back.
     (tmp_path / "warp.h").write_text(HARD_WIRED)
     kernel = ('#include "warp.h"\n'
               '__global__ void transpose(const float* in, float* out) {\n'
@@ -147,7 +147,9 @@ def test_a_constant_that_only_logical_warps_use_is_silent(tmp_path: Path) -> Non
               '  out[threadIdx.x] = tile[lane][row] + __shfl_xor(tile[lane][row], 1);\n'
               '}\n')
     (tmp_path / "t.cu").write_text(kernel)
-    assert _scan(tmp_path).findings == []
+    (note,) = _scan(tmp_path).findings
+    assert note.severity is Severity.NOTE and note.location.path.endswith("warp.h")
+    assert [r.location.start_line for r in note.related] == [3, 3, 4, 4]
     (tmp_path / "t.cu").write_text(kernel.replace("__shfl_xor(tile[lane][row], 1)", "__shfl_down(tile[lane][row], 1)"))
     result = _scan(tmp_path)
     uses = [f for f in result.findings if "where it" in f.message]

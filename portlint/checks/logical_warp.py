@@ -22,7 +22,9 @@ macros and the widths this file's calls pass) decides whether an operation stays
 anything it calls in this file, or any function in this file that calls it, has an observer:
 a warp helper's `16` is observed by its caller's ballot, and a caller's `tid % 32` by a
 helper's width-less `__shfl_down`. W rules report a 32 only where it is observed, at the 32,
-with the observers as related locations.
+with the observers as related locations. Where nothing observes it, the 32 is a note
+(`LogicalWarpNotes`, one per function): AMD computes the same, and the porter still sees
+where the code groups lanes by 32 in case code out of view observes it.
 
 A 32-bit "all lanes" mask given to a `_sync` intrinsic is no observer: it is its own hazard
 (W002, HIP takes 64 bits), fixed where it is written; the grouping beside it stays right.
@@ -43,7 +45,8 @@ from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, identifiers_named, integer_value,
     memoized, open_constants, strip_parens, token_nodes,
 )
-from portlint.finding import Related
+from portlint.finding import Finding, Related, Severity, at_node
+from portlint.fix import Fix
 from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
 
@@ -426,6 +429,43 @@ class LogicalWarps:
         own = start.observers
         others = [o for f in seen.values() if f is not start for o in f.observers]
         return tuple(own + others)
+
+
+class LogicalWarpNotes:
+    """The 32s of one file that nothing observes as the hardware width: 32-lane logical warps,
+    which AMD computes the same (each 64-lane wavefront holds two such groups). One note per
+    function, at its first such 32, the others related: the porter learns where the code
+    groups lanes by 32 without a line to change. Nothing out of view (a helper in another
+    file, a caller's vote) is known to observe it, hence a note that says so."""
+
+    def __init__(self, source: SourceFile):
+        self.source = source
+        self._by_function: dict[int, dict[int, object]] = {}
+
+    def add(self, node) -> None:
+        if max(t.wave_size for t in targets.active()) == 32:
+            return  # wave32 targets only: 32 is the hardware's width there, no grouping at all
+        function = enclosing_function(node)
+        self._by_function.setdefault(function.id if function is not None else -1, {})[node.start_byte] = node
+
+    def findings(self) -> list[Finding]:
+        out = []
+        for nodes in self._by_function.values():
+            first, *rest = [nodes[k] for k in sorted(nodes)]
+            written = " ".join(self.source.node_text(first).split())
+            written = written if len(written) <= 40 else written[:37] + "..."
+            more = f" (and {len(rest)} more place{'s' if len(rest) != 1 else ''} here)" if rest else ""
+            out.append(at_node(
+                self.source, first,
+                f"`{written}` groups lanes as a 32-lane logical warp{more}; nothing in view observes the 64-lane "
+                "wavefront, so AMD computes the same (each wavefront holds two groups).",
+                Fix.advice("Nothing to change if no code out of view (a helper in another file, a caller) votes or "
+                           "shuffles across the whole warp; naming the width (`constexpr int kLogicalWarp = 32;`) "
+                           "keeps the grouping deliberate"),
+                severity=Severity.NOTE,
+                related=tuple(Related(self.source.location(n.start_byte, n.end_byte), "grouped by 32 here too")
+                              for n in rest)))
+        return out
 
 
 def warp_model(source: SourceFile) -> LogicalWarps:

@@ -887,6 +887,7 @@ class _WarpSizeScan:
         self.source = source
         self.findings: list[Finding] = []
         self._thread_vars: dict[int, frozenset[str]] = {}
+        self.logical = _logical_warp.LogicalWarpNotes(source)  # 32s nothing observes: notes
 
     def thread_vars(self, node, in_macro: bool) -> frozenset[str]:
         function = None if in_macro else enclosing_function(node)
@@ -900,7 +901,10 @@ class _WarpSizeScan:
         """Report the 32 at `node` where the logical-warp model sees something observe the
         hardware width, with those observers related; silent where nothing does."""
         model = _logical_warp.warp_model(self.source)
-        if read_only_off_rocm(node, self.source) or not model.observes(node, in_macro):
+        if read_only_off_rocm(node, self.source):
+            return
+        if not model.observes(node, in_macro):
+            self.logical.add(node)
             return
         if fix.applicability is Applicability.SAFE and self.shuffles_in_groups:
             fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
@@ -1397,7 +1401,7 @@ def check_hardcoded_warp_size(source: SourceFile) -> list[Finding]:
     if b"Warp" in source.data:
         scan.cub_logical_warps()
     scan.named_lane_constants()
-    return _one_logical_warp(scan.findings, source)
+    return _one_logical_warp(scan.findings, source) + scan.logical.findings()
 
 
 # A warp size spelled as a name (`WARP_SIZE`, `kWarpSize`, a template's `WarpSize`): 32 wherever it is used.

@@ -15,7 +15,7 @@ from portlint.checks.wavefront import (
     HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index, tile_size,
 )
-from portlint.checks.logical_warp import warp_model
+from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
 from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -36,6 +36,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
     if b"shfl" not in source.data and b"SHFL" not in source.data:
         return []
     findings = []
+    logical = LogicalWarpNotes(source)  # widths of 32 nothing observes: notes
     up_steps: dict[int, list] = {}  # function id -> [(offset, node)] of width-less `__shfl_up`
     width_parameters: dict[str, set[int]] = {}  # function name -> positions of parameters used as widths
     reported: set[int] = set()
@@ -49,6 +50,9 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             # Width 32 where nothing observes the hardware width: a logical warp, right on AMD too.
             if integer_value(width, source) == 32 and warp_model(source).observes(call):
                 findings.append(_width_finding(call, name, width, source))
+                reported.add(width.id)
+            elif integer_value(width, source) == 32:
+                logical.add(width)
                 reported.add(width.id)
             elif width.type == "identifier":
                 _note_width_parameter(call, source.node_text(width), source, width_parameters)
@@ -68,7 +72,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
                 source, last, "Unrolled `__shfl_up` scan stops at offset `16`; lanes 32–63 miss earlier lanes.",
                 Fix.advice("Loop over the offsets instead: `for (int o = 1; o < warpSize; o *= 2)`"),
             ))
-    return findings
+    return findings + logical.findings()
 
 
 def _note_width_parameter(call, width: str, source: SourceFile, found: dict[str, set[int]]) -> None:

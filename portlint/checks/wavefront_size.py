@@ -20,7 +20,7 @@ from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
     AncestorWalk, operations_with_literal,
 )
-from portlint.checks.logical_warp import warp_model
+from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
@@ -456,8 +456,22 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         seen_by = _definitions_seen(definitions, computing)
         for definition in definitions:
             own = [u for u in uses if definition in seen_by[id(u)]]
-            if not own and any(definition in seen_by[id(u)] for u in computing):
-                continue  # every use is a logical warp that nothing 64 lanes wide observes
+            logical = [u for u in computing if u.context == _UNOBSERVED and definition in seen_by[id(u)]]
+            if not own and logical:
+                # Every use is a logical warp that nothing 64 lanes wide observes: AMD computes
+                # the same; a note where the width is written, its uses related.
+                findings.append(Finding(
+                    location=definition.location,
+                    message=(f"`{definition.name}` is {definition.value}, used only as a 32-lane logical warp "
+                             f"({_count(len(logical), 'use')}): nothing observes the 64-lane wavefront, so AMD "
+                             "computes the same."),
+                    fix=Fix.advice("Nothing to change for AMD; a name that says logical warp keeps the grouping "
+                                   "deliberate where the code is edited later"),
+                    severity=Severity.NOTE,
+                    related=tuple(Related(u.location, f"`{u.name}` groups lanes here") for u in logical[:_MAX_RELATED_USES]),
+                    matched=definition.name, file_digest=definition.file_digest,
+                ))
+                continue
             # A definition only ROCm code makes (a shim's `#define WARP_SIZE 32` in the HIP
             # arm) is the hazard itself: reported there once, its uses related.
             shim = definition.status is Status.PORT
@@ -629,6 +643,7 @@ class _PerWarpScan:
         self.source = source
         self.gpu_file = any(marker in source.data for marker in _GPU_FILE_MARKERS)
         self.findings: list[Finding] = []
+        self.logical = LogicalWarpNotes(source)  # warp counts of 32 lanes nothing observes: notes
         self._identifiers = None
         self._by_name: dict[str, list] | None = None
 
@@ -665,6 +680,8 @@ class _PerWarpScan:
                 self.findings.append(at_node(
                     source, division, f"`{shown}` counts 32-lane warps; a block has half as many on AMD.",
                     Fix.advice(_COUNT_ADVICE), related=related))
+            elif lanes == 32 and not array_size:
+                self.logical.add(division)
             elif lanes == 64 and (array_size or len(uses) > len(counted)):
                 self.findings.append(at_node(
                     source, division, f"`{shown}` counts 64-lane warps; 32-lane warps (CUDA, RDNA) need twice as many.",
@@ -833,7 +850,7 @@ def check_per_warp_shared_sizing(source: SourceFile) -> list[Finding]:
             scan.counts(macros, True)
     if has_slots:
         scan.shared_slots()
-    return scan.findings
+    return scan.findings + scan.logical.findings()
 
 
 # =========================================================================================
