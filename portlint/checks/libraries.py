@@ -289,11 +289,15 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             continue  # hipify includes the ROCm library's header instead (a legacy API stays unported)
         if _is_live(source, include.start_byte):
             live.setdefault(lib.name, []).append((lib, include, path_node, path))
-    own_names = {source.node_text(n) for n in queries.nodes(CUDA, _OWN_NAMES, root, "name")}
+    own_nodes = queries.nodes(CUDA, _OWN_NAMES, root, "name")
+    own_names = {source.node_text(n) for n in own_nodes}
     # A file that defines a library's documented API names (a function body, a type or a
     # macro named `cusparseCreate`, `cusparseHandle_t`) implements that API: a shim over the ROCm library
-    # or a stub. Its uses of the API are its own, not a dependency on NVIDIA's library.
-    implemented = {lib.name for name in own_names if hipify.documented(name) and (lib := library_for_name(name))}
+    # or a stub. Its uses of the API are its own, not a dependency on NVIDIA's library. A
+    # plain alias (`#define cublasSgemm hipblasSgemm`, what L001's fix writes) renames that
+    # one name only: the file's other uses of the library stay its dependency.
+    implemented = {lib.name for n in own_nodes if not _is_plain_alias(n)
+                   and hipify.documented(name := source.node_text(n)) and (lib := library_for_name(name))}
     if implemented:
         own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
     uses = _api_names(source, own_names)
@@ -387,6 +391,16 @@ def _library_finding(source: SourceFile, lib: CudaLibrary, sites: list, fix: Fix
     message = (message or _include_message(lib, first_path)) + (
         f" The file names its API on {uses} line{'s' if uses != 1 else ''} (related locations)." if uses else "")
     return at_node(source, first_path_node, message, fix, severity=lib.severity, related=tuple(related)), kept
+
+
+def _is_plain_alias(name_node) -> bool:
+    """`#define cublasSgemm hipblasSgemm`: a macro whose body is one other name."""
+    definition = name_node.parent
+    if definition is None or definition.type != "preproc_def":
+        return False
+    value = definition.child_by_field_name("value")
+    words = value.text.decode("utf-8", "replace").split() if value is not None else []
+    return len(words) == 1 and words[0].replace("_", "a").isalnum() and not words[0][0].isdigit()
 
 
 def _library_names_in(source: SourceFile) -> set[str]:
