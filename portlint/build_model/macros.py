@@ -271,7 +271,7 @@ class FileEnvironment:
 
 
 EMPTY = FileEnvironment()
-_EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
+EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
 
 
 # ---- reading directives --------------------------------------------------------------------
@@ -871,7 +871,7 @@ class BuildMacros:
         hipified = self.hipified(path)
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
                 and status is None and not included and not hipified:
-            return _EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
+            return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
         words = _Words(data)
         macros = ({}, {})
