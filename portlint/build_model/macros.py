@@ -340,11 +340,16 @@ def read_directives(data: bytes) -> list[Directive]:
 
 def include_names(data: bytes) -> tuple[str, ...]:
     """What a file's `#include` directives name (`"a/b.h"` and `<a/b.h>` alike), as the walk reads them."""
+    return tuple(name for name, _ in included_names(data))
+
+
+def included_names(data: bytes) -> list[tuple[str, int]]:
+    """(name, offset of the directive's line) of each `#include` of a file, in order."""
     names = []
     for d in read_directives(data):
         if d.kind in ("include", "include_next") and (m := _INCLUDE.match(d.text)) is not None:
-            names.append(m.group(1) or m.group(2))
-    return tuple(names)
+            names.append((m.group(1) or m.group(2), d.offset))
+    return names
 
 
 def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
