@@ -18,6 +18,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
+from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -31,6 +32,10 @@ _LOADERS = {
     "load_inline": (2, ("cuda_sources",)),  # load_inline(name, cpp_sources, cuda_sources)
 }
 TRIGGERS = (b"RawKernel", b"RawModule", b"SourceModule", b"load_inline")
+# Loaders that hand the string to a run-time compiler (NVRTC; hiprtc or hipcc on ROCm) with
+# only the options the call gives: no extension builder adds its defines. `load_inline`
+# builds with PyTorch's extension builder, whose defines the build model does not give here.
+_RUNTIME_COMPILED = frozenset({"RawKernel", "RawModule", "SourceModule"})
 
 
 @dataclass(unsafe_hash=True)
@@ -42,8 +47,12 @@ class EmbeddedKernel:
     call: ast.Call
 
     def source(self, host: SourceFile) -> SourceFile:
-        """The string as a CUDA file, under the Python file's path."""
-        return SourceFile(host.path, CUDA, self.text.encode("utf-8"), host.absolute_path)
+        """The string as a CUDA file, under the Python file's path; a run-time compiler's
+        string knows its build (no `-D__HIP_NO_HALF_OPERATORS__` there)."""
+        source = SourceFile(host.path, CUDA, self.text.encode("utf-8"), host.absolute_path)
+        if self.loader in _RUNTIME_COMPILED:
+            source.build = EMPTY_IN_ROCM_BUILD  # what it passes is known: nothing
+        return source
 
 
 def has_kernels(data: bytes) -> bool:

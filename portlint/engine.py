@@ -28,8 +28,9 @@ import pathspec
 
 from portlint import build_model, embedded, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
-from portlint.build_model.macros import FileEnvironment
+from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
+from portlint.checks.libraries import check_cuda_library, library_for_header
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -225,6 +226,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     ]
     result.not_built = {state.path: build.not_built[state.absolute] for state in result.files.values()
                         if state.absolute in build.not_built}
+    unported: dict[str, bool] = {}  # path -> written on a library ROCm has no port of
     for f in findings:
         state = result.files.get(f.path)
         if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
@@ -235,6 +237,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live" and not f.in_port):
             continue
+        if f.code not in _LIBRARY_RULES and state.language == CUDA:
+            if state.path not in unported:
+                unported[state.path] = _includes_unported_library(state)
+            if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
+                continue
         if state.suppressions.covers(f.code, doc.name, f.location.start_line) or _ignored_for_file(
             f, doc.name, state, config, per_file_ignores
         ):
@@ -435,6 +442,27 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
         state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
         return None
     return source
+
+
+# The rules that report a CUDA library a file is written on (L001).
+_LIBRARY_RULES = frozenset(code for code, checks in REGISTRY.items() if check_cuda_library in checks.values())
+
+
+def _includes_unported_library(state: FileState) -> bool:
+    """Does the file include, where the ROCm build compiles it, a header of a library ROCm has
+    no port of (CUTLASS)? Then it cannot compile for ROCm as written: the port replaces or
+    leaves out what it holds, and that include is its one root cause."""
+    try:
+        data = read_regular(state.absolute, MAX_FILE_BYTES)
+    except (OSError, NotReadable):
+        return False
+    if hashlib.sha256(data).hexdigest() != state.digest:
+        return False  # changed since it was read
+    for name, offset in included_names(data):
+        library = library_for_header(name)
+        if library is not None and library.counterpart is None and _status(state.ranges, offset) is Status.LIVE:
+            return True
+    return False
 
 
 def _status(ranges, offset: int) -> Status:

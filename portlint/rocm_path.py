@@ -30,7 +30,7 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
     CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, backend_selectors,
-    chain_outcomes, evaluate_directive,
+    chain_outcomes, evaluate_directive, read_directives,
 )
 
 
@@ -170,7 +170,48 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             arms.append(Arm(body_start, body_end, rocm, cuda))
             node = alternative if alternative is not None and alternative.type in _ALTERNATIVES else None
         model.add_chain(arms)
+    if source.tree.root_node.has_error:
+        _add_chains_the_tree_lost(source, model, environment, rocm_macros)
     return model
+
+
+def _add_chains_the_tree_lost(source: SourceFile, model: RocmPathModel, environment, rocm_macros) -> None:
+    """Conditionals the parse swallowed into an ERROR node (a macro call without `;` before
+    `#ifdef`): read from the directives' text, as the macro walk reads them, so their arms
+    are judged all the same. Only their ranges: rules about guards read parsed conditions."""
+    data = source.data
+    known = {data.rfind(b"\n", 0, chain.start_byte) + 1
+             for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain")}
+    open_chains: list[tuple[bool, list, list]] = []  # (lost by the tree, arms so far, [kind, offset, text, body start])
+    for directive in read_directives(data):
+        kind, offset = directive.kind, directive.offset
+        if kind in ("if", "ifdef", "ifndef"):
+            open_chains.append((offset not in known, [], [kind, offset, directive.text, _body_start(data, directive)]))
+        elif not open_chains:
+            continue
+        elif kind in ("elif", "elifdef", "elifndef", "else", "endif"):
+            lost, arms, (arm_kind, arm_offset, text, start) = open_chains[-1]
+            if lost:
+                arms.append(_text_arm(arm_kind, arm_offset, text, start, offset, environment, rocm_macros))
+            if kind == "endif":
+                open_chains.pop()
+                if lost:
+                    model.add_chain(arms)
+            else:
+                open_chains[-1] = (lost, arms, [kind, offset, directive.text, _body_start(data, directive)])
+
+
+def _body_start(data: bytes, directive) -> int:
+    """Where the lines a directive guards begin: just after its own line (continuations too)."""
+    name_at = data.find(directive.kind.encode(), data.find(b"#", directive.offset))
+    return name_at + len(directive.kind.encode()) + len(directive.text.encode("utf-8", "replace"))
+
+
+def _text_arm(kind: str, offset: int, text: str, start: int, end: int, environment, rocm_macros) -> Arm:
+    if kind == "else":
+        return Arm(start, end, True, True)
+    return Arm(start, end, evaluate_directive(kind, text, environment.scope(offset, True, rocm_macros)),
+               evaluate_directive(kind, text, environment.scope(offset, False, rocm_macros)))
 
 
 _AMD_BUILTIN = b"__builtin_amdgcn_"

@@ -253,3 +253,35 @@ def test_an_include_chain_deeper_than_the_limit_is_reported_once() -> None:
         model.environment(f"/p/{name}")
     assert len(model.problems) == 1 and "levels deep" in model.problems[0][1]
     assert _value(model, "k.cu", "M0", rocm=True) == 1
+
+
+def test_a_cuda_library_feature_macro_named_for_an_nvidia_architecture_is_undefined_on_rocm() -> None:
+    text = "#if defined(TENSORLIB_ARCH_MMA_SM90_SUPPORTED) || defined(TILELIB_ARCH_TMA_SM100A_ENABLED)\n#endif\n"
+    model = _model({"k.cu": text})
+    assert _value(model, "k.cu", "defined(TENSORLIB_ARCH_MMA_SM90_SUPPORTED)", rocm=True) == 0
+    assert _value(model, "k.cu", "defined(TILELIB_ARCH_TMA_SM100A_ENABLED)", rocm=True) == 0
+    assert _value(model, "k.cu", "defined(TENSORLIB_ARCH_MMA_SM90_SUPPORTED)", rocm=False) is None
+    assert _value(model, "k.cu", "defined(TENSORLIB_FAST_PATH_ENABLED)", rocm=True) is None  # no architecture named
+
+
+_SM90_KERNEL = """\
+{define}
+#if defined(MYLIB_ARCH_MMA_SM90_SUPPORTED)
+__global__ void total(const float* in, float* out) {{
+  float v = in[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  if (threadIdx.x == 0) *out = v;
+}}
+#endif
+"""
+
+
+@pytest.mark.parametrize("define, reported", [
+    ("", False),  # the library's headers set it from `__CUDA_ARCH__`: never on ROCm
+    ("#define MYLIB_ARCH_MMA_SM90_SUPPORTED 1", True),  # the project sets it for every build
+])
+def test_code_under_an_nvidia_architecture_feature_macro_is_reported_only_where_rocm_defines_it(
+        tmp_path: Path, define: str, reported: bool) -> None:
+    (tmp_path / "k.cu").write_text(_SM90_KERNEL.format(define=define))
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
+    assert bool([f for f in result.findings if f.code == "W002"]) is reported

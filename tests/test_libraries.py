@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness import assert_findings, scan
 
 from portlint.checks.libraries import library_for_api, library_for_header, library_for_link_name
@@ -110,3 +112,26 @@ def test_cub_namespace_mapped_by_an_included_shim_header_is_not_cub(tmp_path) ->
     (tmp_path / "reduce.cu").write_text('#ifdef OPS_HIP_COMPILE\n#include "compat.h"\n#else\n#include <cub/cub.cuh>\n'
                                         "#endif\ntemplate <int N> using Reduce = cub::BlockReduce<float, N>;\n")
     assert scan([tmp_path], tmp_path, select=("L001",)).findings == []
+
+
+_TILE_KERNEL = """\
+{include}
+__global__ void tile_sum(const float* in, float* out) {{
+  float v = in[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  if (threadIdx.x == 0) *out = v;
+}}
+"""
+
+
+@pytest.mark.parametrize("include, expected", [
+    # Written on CUTLASS, which ROCm has no port of: the file cannot compile for ROCm as it
+    # stands, and that include is its one finding (the port replaces or leaves out the rest).
+    ("#include <cutlass/cutlass.h>", ["L001"]),
+    # The port keeps CUTLASS to the CUDA build: the file compiles for ROCm, its mask is a hazard.
+    ("#ifndef USE_ROCM\n#include <cutlass/cutlass.h>\n#endif", ["W002"]),
+])
+def test_a_file_written_on_a_library_rocm_lacks_reports_only_that(tmp_path, include: str, expected) -> None:
+    (tmp_path / "tile.cu").write_text(_TILE_KERNEL.format(include=include))
+    result = scan([tmp_path / "tile.cu"], tmp_path, select=("L001", "W002"))
+    assert sorted({f.code for f in result.findings}) == expected

@@ -236,3 +236,40 @@ def test_a_function_calling_an_amdgpu_builtin_is_the_port_itself() -> None:
         __device__ int lane() { return threadIdx.x % 32; }  // @plain
     """)
     assert found == {"mfma": Status.PORT, "plain": Status.LIVE}
+
+
+def test_a_conditional_the_parse_lost_is_read_from_its_directives() -> None:
+    # Macro calls without `;` before `#ifdef` leave the conditional inside an ERROR node; its
+    # arms are judged all the same.
+    src = """
+        #define REGISTER(T) template <> const char* label<T>() { return #T; }
+        REGISTER(int)
+        REGISTER(vec<elem::wide>)
+        #ifdef __HIP_PLATFORM_AMD__
+        REGISTER(hip_type)   // @rocm
+        #else
+        REGISTER(cuda_type)  // @cuda
+        #endif
+        REGISTER(float)      // @after
+    """
+    assert SourceFile("x.cu", "cuda", textwrap.dedent(src).encode()).tree.root_node.has_error  # the parse lost it
+    assert statuses(src) == {"rocm": Status.PORT, "cuda": Status.DEAD, "after": Status.LIVE}
+
+
+def test_fp8_names_in_a_cuda_arm_the_parse_lost_are_not_reported(tmp_path) -> None:
+    from harness import scan
+    text = textwrap.dedent("""
+        #include <hip/hip_fp8.h>
+        #define REGISTER(T) template <> const char* label<T>() { return #T; }
+        REGISTER(int)
+        REGISTER(vec<elem::wide>)
+        #ifdef __HIP_PLATFORM_AMD__
+        REGISTER(__hip_fp8_e4m3_fnuz)
+        #else
+        REGISTER(__nv_fp8_e4m3)
+        #endif
+        REGISTER(__nv_fp8_e5m2)
+    """)
+    (tmp_path / "labels.cu").write_text(text)
+    result = scan([tmp_path / "labels.cu"], tmp_path, select=("N003",))
+    assert [f.location.start_line for f in result.findings] == [text.splitlines().index("REGISTER(__nv_fp8_e5m2)") + 1]

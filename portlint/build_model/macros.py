@@ -53,6 +53,11 @@ CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLA
 # `__AMDGCN_CUMODE__`, ...): a CUDA build never defines them (their arms are PORT), the ROCm
 # build only on some passes (unknown there).
 AMD_TARGET_MACRO = re.compile(r"__(?:gfx[0-9a-f]+|GFX[0-9]+|AMDGCN\w*|AMDGPU\w*)(?:__)?")
+# Feature macros named for an NVIDIA architecture (`CUTLASS_ARCH_MMA_SM100_SUPPORTED`,
+# `CUTE_ARCH_TMA_SM90_ENABLED`): a CUDA library's headers set them from `__CUDA_ARCH__` (and
+# nvcc's version), so a ROCm build never has them, unless the project or its build defines
+# one itself (those are read first).
+NVIDIA_ARCH_FEATURE = re.compile(r"\w*_SM[0-9]{2,3}[A-Za-z]?(?:_\w*)?_(?:SUPPORTED|ENABLED|ACTIVATED)")
 
 # What `torch.utils.cpp_extension` passes to every source of a CUDAExtension it builds
 # (COMMON_HIP_FLAGS + COMMON_HIPCC_FLAGS on ROCm, COMMON_NVCC_FLAGS on CUDA).
@@ -149,7 +154,8 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
         rocm_names = ROCM_DEFINED | rocm_macros
         rocm_defined = {**dict.fromkeys(rocm_names), **dict(rocm_defines)}
         cuda_defined = {**dict.fromkeys(CUDA_DEFINED), **dict(cuda_defines)}
-        rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | rocm_undefined) - rocm_defined.keys())
+        rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | rocm_undefined) - rocm_defined.keys(),
+                    NVIDIA_ARCH_FEATURE)
         # A configured ROCm macro or a ROCm `-D` is not defined on CUDA, unless CUDA's defines it too.
         cuda_undefined = (rocm_names | ROCM_UNKNOWN | {n for n, _ in rocm_defines}) - cuda_defined.keys()
         cuda = Base(cuda_defined, CUDA_UNKNOWN, frozenset(cuda_undefined), AMD_TARGET_MACRO)
@@ -271,7 +277,7 @@ class FileEnvironment:
 
 
 EMPTY = FileEnvironment()
-_EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
+EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
 
 
 # ---- reading directives --------------------------------------------------------------------
@@ -334,11 +340,16 @@ def read_directives(data: bytes) -> list[Directive]:
 
 def include_names(data: bytes) -> tuple[str, ...]:
     """What a file's `#include` directives name (`"a/b.h"` and `<a/b.h>` alike), as the walk reads them."""
+    return tuple(name for name, _ in included_names(data))
+
+
+def included_names(data: bytes) -> list[tuple[str, int]]:
+    """(name, offset of the directive's line) of each `#include` of a file, in order."""
     names = []
     for d in read_directives(data):
         if d.kind in ("include", "include_next") and (m := _INCLUDE.match(d.text)) is not None:
-            names.append(m.group(1) or m.group(2))
-    return tuple(names)
+            names.append((m.group(1) or m.group(2), d.offset))
+    return names
 
 
 def _intrinsic_definitions(data: bytes) -> list[tuple[int, str]]:
@@ -871,7 +882,7 @@ class BuildMacros:
         hipified = self.hipified(path)
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
                 and status is None and not included and not hipified:
-            return _EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
+            return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
         words = _Words(data)
         macros = ({}, {})

@@ -394,6 +394,7 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
     names = [*queries.nodes(CUDA, _TILE_NAMES, source.tree.root_node, "name"),
              *queries.nodes(CUDA, _TILE_TYPES, source.tree.root_node, "name")]
     statements: set[int] = set()  # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
+    logical = LogicalWarpNotes(source)  # tiles of 32 nothing observes: notes
     constants = None
     for name in sorted(names, key=lambda n: n.start_byte):
         size = strip_parens(tile_size(name, source))
@@ -413,12 +414,15 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
             continue
         if statement is not None:
             statements.add(statement.id)
+        if value == 32 and not warp_model(source).observes(size):
+            logical.add(size)  # a 32-lane logical warp nothing hardware-wide reads: a note
+            continue
         if value == 32:
             message = f"`{source.node_text(name)}<{written}>` is half a 64-lane AMD wavefront, not the warp."
         else:
             message = f"`{source.node_text(name)}<{written}>` is larger than a 32-lane RDNA wavefront."
         findings.append(at_node(source, size, message, Fix.advice(_TILE_ADVICE)))
-    return findings
+    return findings + logical.findings()
 
 
 def _statement_of(node):

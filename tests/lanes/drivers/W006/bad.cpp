@@ -1,15 +1,9 @@
 // 32-thread tiles taken for "the warp": one result per warp index from rank 0 of each tile,
-// and a tile maximum read by lane 0 of each warp. Not run: dynamic_tiles (a 64-thread tile,
-// which CUDA has no warp for), rows and parented (ranks and lane 0 within a 32-thread tile:
-// the same on any warp size).
+// and a tile maximum read by lane 0 of each warp (`warp_max`). Not run: dynamic_tiles (a 64-thread tile,
+// which CUDA has no warp for), rows and parented (they show how tile types are read: a
+// constant, a parameter, a template argument).
 #include "driver.h"
 #include LANES_FIXTURE
-
-__global__ void warp_max(const float* in, float* out) {
-  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
-  const float m = tile_max(tile, in[threadIdx.x]);
-  if (threadIdx.x % warpSize == 0) out[threadIdx.x / warpSize] = m;
-}
 
 static float* data() {
   return input<float>(128, [](long long i) { return static_cast<float>((i * 37) % 101); });
