@@ -35,7 +35,7 @@ from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
-from portlint.finding import Finding
+from portlint.finding import Finding, Related, Severity
 from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
@@ -227,6 +227,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.not_built = {state.path: build.not_built[state.absolute] for state in result.files.values()
                         if state.absolute in build.not_built}
     unported: dict[str, bool] = {}  # path -> written on a library ROCm has no port of
+    held: dict[str, list[Finding]] = {}  # path -> the other rules' findings in such a file
     for f in findings:
         state = result.files.get(f.path)
         if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
@@ -241,6 +242,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             if state.path not in unported:
                 unported[state.path] = _includes_unported_library(state)
             if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
+                held.setdefault(state.path, []).append(f)
                 continue
         if state.suppressions.covers(f.code, doc.name, f.location.start_line) or _ignored_for_file(
             f, doc.name, state, config, per_file_ignores
@@ -249,6 +251,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
         result.findings.append(replace(f, severity=severity))
+    if held:
+        result.findings = _fold_into_unported_includes(result.findings, held)
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     # The build model's, last: reading the build files and walking the includes (both here, not in workers).
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
@@ -446,6 +450,21 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
 
 # The rules that report a CUDA library a file is written on (L001).
 _LIBRARY_RULES = frozenset(code for code, checks in REGISTRY.items() if check_cuda_library in checks.values())
+
+
+def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[Finding]]) -> list[Finding]:
+    """The other rules' findings in a file written on a library ROCm has no port of go with
+    that include's finding, as its related places: they matter once the port keeps the include
+    from the ROCm build. Where no such finding is reported (L001 not selected), they stand alone."""
+    out, folded = [], set()
+    for f in findings:
+        others = held.get(f.path)
+        if others and f.code in _LIBRARY_RULES and f.severity is Severity.ERROR and f.path not in folded:
+            folded.add(f.path)
+            f = replace(f, related=f.related + tuple(
+                Related(h.location, f"{h.code}: {h.message}") for h in sorted(others, key=lambda h: h.location.start_byte)))
+        out.append(f)
+    return out + [h for path, others in held.items() if path not in folded for h in others]
 
 
 def _includes_unported_library(state: FileState) -> bool:

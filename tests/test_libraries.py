@@ -135,3 +135,12 @@ def test_a_file_written_on_a_library_rocm_lacks_reports_only_that(tmp_path, incl
     (tmp_path / "tile.cu").write_text(_TILE_KERNEL.format(include=include))
     result = scan([tmp_path / "tile.cu"], tmp_path, select=("L001", "W002"))
     assert sorted({f.code for f in result.findings}) == expected
+
+
+def test_the_other_hazards_of_a_file_written_on_cutlass_are_its_includes_related_places(tmp_path) -> None:
+    (tmp_path / "tile.cu").write_text(_TILE_KERNEL.format(include="#include <cutlass/cutlass.h>"))
+    (include,) = scan([tmp_path / "tile.cu"], tmp_path, select=("L001", "W002")).findings
+    mask_line = next(i for i, line in enumerate(_TILE_KERNEL.splitlines(), start=1) if "0xffffffff" in line)
+    assert [(r.location.start_line, r.message.split(":")[0]) for r in include.related] == [(mask_line, "W002")]
+    # With L001 not selected the mask stands alone.
+    assert [f.code for f in scan([tmp_path / "tile.cu"], tmp_path, select=("W002",)).findings] == ["W002"]
