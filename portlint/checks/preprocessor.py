@@ -368,7 +368,7 @@ import re  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
 from portlint import queries  # noqa: E402
-from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
+from portlint.checks.cpp import integer_value, strip_parens, token_nodes  # noqa: E402
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
 from portlint.source import CUDA  # noqa: E402
@@ -701,6 +701,37 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
                 severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
         findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm),
                                 severity=severity))
+    return findings + _value_uses(source)
+
+
+# The NVIDIA toolchain's version macros, which code also reads as values (`return CUDA_VERSION;`).
+_VERSION_VALUES = ("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
+                   "__CUDACC_VER_BUILD__")
+
+
+def _value_uses(source: SourceFile) -> list[Finding]:
+    """`return CUDA_VERSION;`, `int v = CUDART_VERSION / 1000;`: a version macro read as a value
+    in code the ROCm build compiles, where nothing defines it (no project shim, no `-D`): an
+    undeclared identifier, so hip-clang stops. (Tested in `#if`, it reads as 0: the guards above.)"""
+    findings = []
+    for name in _VERSION_VALUES:
+        if name.encode() not in source.data:
+            continue
+        for node in token_nodes(source, name.encode()):
+            if source.node_text(node) != name or source.rocm_path.condition_at(node.start_byte) is not None \
+                    or source.line_bytes(source.line_of(node.start_byte)).lstrip().startswith(b"#"):
+                continue  # a directive's (also one the parse kept inside a call's arguments)
+            if source.build is not None and source.build.state(name, node.start_byte, rocm=True) is not None:
+                continue  # the project (or the ROCm build's flags) says what it is there
+            if name in (source.build.rocm_defines if source.build is not None else {}):
+                continue
+            hip = NVCC_ONLY_MACROS[name]
+            findings.append(at_node(
+                source, node,
+                f"`{name}` is undefined on ROCm (only NVIDIA's toolchain defines it), so this use does not compile there.",
+                Fix.advice(f"Read `{hip}` on ROCm: `#if defined(__HIP_PLATFORM_AMD__)` ... `{hip}` ... `#else` ... "
+                           f"`{name}` ... `#endif`, or define the value the code needs for both builds"),
+                severity=Severity.ERROR))
     return findings
 
 
