@@ -131,8 +131,8 @@ def _mask_as_shuffled_value(source: SourceFile) -> list[Finding]:
     mask kept. The mask is now the value every lane shuffles (all ones), `v` the offset and
     `offset` the width, on HIP and CUDA alike: the result is not `v`'s."""
     findings = []
-    for call, name, args in _calls_named(source.tree.root_node, source, _SHUFFLE_WORD, _UNMASKED_SHUFFLES.__contains__):
-        if len(args) != 3 or not _reads_as_mask(args[0], source):
+    for call, name, args in shuffle_calls(source, source.tree.root_node):  # shared with W001/W004
+        if name not in _UNMASKED_SHUFFLES or len(args) != 3 or not _reads_as_mask(args[0], source):
             continue
         mask = strip_parens(args[0])
         text = source.node_text(mask)
