@@ -429,23 +429,12 @@ def _joined(condition: Condition, source: SourceFile, operator: str, test: str) 
 
 
 def _fallback_on_rocm(condition: Condition, source: SourceFile):
-    """The later arm of `condition`'s chain that ROCm surely takes (an `#elif` true there, or
-    the `#else`), when it holds code and no `#error`: AMD then compiles a working alternative
-    (`#if __CUDA_ARCH__ >= 800` fast path, `#else` generic path), which costs speed at most.
-    None when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
-    chain = _chain(condition, source)
-    later = chain[chain.index(condition) + 1:] if condition in chain else []
-    for arm in later:
-        taken = truth(evaluate(arm, source, rocm=True))
-        if taken is None:
-            return None
-        if taken:
-            return arm.node if _working_arm(_arm_body(arm), source) else None
-    last = chain[-1].node if chain else condition.node
-    alternative = last.child_by_field_name("alternative")
-    if alternative is None or alternative.type != "preproc_else":
-        return None
-    return alternative if _working_arm(alternative.named_children, source) else None
+    """The later arm of `condition`'s chain that ROCm surely takes (`_arm_taken_on_rocm`), when
+    it holds code and no `#error`: AMD then compiles a working alternative (`#if
+    __CUDA_ARCH__ >= 800` fast path, `#else` generic path), which costs speed at most. None
+    when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
+    taken = _arm_taken_on_rocm(condition, source)
+    return taken[0] if taken is not None and _working_arm(taken[1], source) else None
 
 
 def _arm_taken_on_rocm(condition: Condition, source: SourceFile):
