@@ -67,12 +67,14 @@ def test_diff_applied_is_what_fix_writes(case: Path, select, unsafe: bool, tmp_p
     assert_diff_is_fix(case, select, unsafe, tmp_path)
 
 
-# Two fixes on nested spans (N001: `a * x` inside `... + y`): the outer one is applied first,
-# the inner one by a second pass, on the text the first pass wrote.
+# Two fixes on nested spans (W002's mask inside N001's rewrite of the store to `v.x`): the
+# outer one is applied first, the inner one by a second pass, on the text the first pass wrote.
 TWO_PASSES = """\
 #include <cuda_fp16.h>
-__device__ __half2 axpy(__half2 a, __half2 x, __half2 y) {
-  return a * x + y;
+__global__ void swap_low(__half2* data) {
+  __half2 v = data[threadIdx.x];
+  v.x = __shfl_xor_sync(0xffffffff, v.x, 1);
+  data[threadIdx.x] = v;
 }
 """
 

@@ -51,6 +51,57 @@ def test_half_operators_are_reported_unless_the_projects_own_rocm_build_keeps_th
     assert found == {"cmake_hip": [], "torch": ["N001"], "torch_undefines": [], "none": ["N001"]}
 
 
+def test_half2_members_are_one_finding_per_statement_with_one_rewrite(tmp_path: Path) -> None:
+    """Every `__half2` member a statement reads or writes is one root cause: one finding at
+    the first use, the others related, and one rewrite built from the inner rewrites."""
+    from harness import assert_findings, fix_until_stable
+
+    source = """\
+        #include <cuda_fp16.h>
+        __device__ __half2 larger_high(__half2 p, __half2 q) {
+          __half2 m = p;
+          m.y = (p.y < q.y) ? q.y : p.y;
+          return m;
+        }
+        __device__ float spread(__half2 w) {
+          return __half2float(w.y) -
+                 __half2float(w.x);
+        }
+        """
+    result = assert_findings(source, "cuda", "N001", "N001", tmp_path=tmp_path, select=("N001",))
+    store, spread = sorted(result.findings, key=lambda f: f.location.start_line)
+    assert (store.location.start_line, store.location.start_column) == (4, 3)
+    assert [(r.location.start_line, r.location.start_column) for r in store.related] == [(4, 10), (4, 23), (4, 29)]
+    assert [r.message for r in store.related][-1] == "`p.y` is raw `unsigned short` bits of `__half2` in HIP 5."
+    assert [(r.location.start_line, r.location.start_column) for r in spread.related] == [(9, 23)]
+    assert spread.fix.is_applicable and len(spread.fix.edits) == 2
+
+    assert fix_until_stable([tmp_path / "x.cu"], tmp_path, ("N001",), unsafe=False) == 2
+    fixed = (tmp_path / "x.cu").read_text()
+    assert "m = __halves2half2(__low2half(m), (__hlt(__high2half(p), __high2half(q))) ? __high2half(q) : " \
+           "__high2half(p));" in fixed
+    assert "return __high2float(w) -\n         __low2float(w);" in fixed
+    assert fix_until_stable([tmp_path / "x.cu"], tmp_path, ("N001",), unsafe=False) == 0
+
+
+def test_a_statement_whose_rewrites_do_not_combine_gets_advice(tmp_path: Path) -> None:
+    """A rewrite that would drop another use's rewrite (the index inside a member's
+    `__half2`), or a target evaluated twice, makes the statement's fix advice."""
+    from harness import assert_findings
+
+    result = assert_findings("""\
+        #include <cuda_fp16.h>
+        __device__ float pick(const __half2* table, __half2 h) {
+          return __half2float(table[(int)__half2float(h.x)].y);
+        }
+        __device__ void keep(__half2* pairs, int i) {
+          pairs[i + 1].y = pairs[i].x;
+        }
+        """, "cuda", "N001", "N001", tmp_path=tmp_path, select=("N001",))
+    assert [len(f.related) for f in result.findings] == [1, 1]
+    assert not any(f.fix.is_applicable for f in result.findings)
+
+
 # ---- N010 vector-union-assignment ---------------------------------------------------------
 
 def test_union_assignment_points_at_the_vector_member_and_names_the_spanning_member(tmp_path: Path) -> None:

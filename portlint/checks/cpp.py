@@ -69,6 +69,25 @@ def enclosing_function(node):
     return next((a for a in ancestors_of(node) if a.type == "function_definition"), None)
 
 
+# The smallest units a finding can stand for: a statement, a declaration, a loop's or a
+# branch's condition (a `for` header's condition and update together).
+_STATEMENT_UNITS = frozenset({
+    "declaration", "expression_statement", "field_declaration", "return_statement", "condition_clause",
+    "for_statement", "do_statement",
+})
+
+
+def statement_of(node):
+    """The statement, declaration or condition `node` stands in, within its block (else None:
+    a default argument, a template argument)."""
+    for parent in ancestors_of(node):
+        if parent.type in _STATEMENT_UNITS:
+            return parent
+        if parent.type in ("compound_statement", "function_definition", "translation_unit"):
+            return None
+    return None
+
+
 # ---- integer constants -----------------------------------------------------------------
 # Imported here, not at the top, so that this section stays an append to the module.
 from portlint import queries  # noqa: E402

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from portlint import queries
 from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.checks.cpp import (
     DEVICE_CODE, STRING_PIECES, Declared, ancestors_of, arguments, callee_name, calls_named, declared_type_name,
-    enclosing_function, expression_type, in_device_code, include_path, memoized, strip_parens, token_nodes, type_size,
-    under_hip_version_test,
+    enclosing_function, expression_type, in_device_code, include_path, memoized, statement_of, strip_parens, token_nodes,
+    type_size, under_hip_version_test,
 )
 from portlint.finding import Finding, Related, Severity, at_node
-from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
+from portlint.fix import ROCM_ARM, Applicability, Edit, Fix, rocm_arm
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
@@ -62,13 +64,28 @@ def _rocm_build_keeps_half_operators(source: SourceFile, offset: int) -> bool:
     return env.state("__HIP_NO_HALF_OPERATORS__", offset, rocm=True) in (None, UNDEFINED)
 
 
+@dataclass
+class _HalfUse:
+    """One `__half2` member use or `__half` operation: where it is reported, what it says,
+    and how its rewrite is built (`build` reads `_HalfScan.text`, so it can be built again
+    once the statement's inner rewrites are known)."""
+
+    node: object
+    message: str
+    build: Callable[[], Fix]
+
+
 class _HalfScan:
     """Reads one file's `__half`/`__half2` expressions and their rewrites."""
 
     def __init__(self, source: SourceFile, half_types: frozenset[str], half2_types: frozenset[str]):
         self.source = source
         self.half_types, self.half2_types = half_types, half2_types
-        self.findings: list[Finding] = []
+        self.uses: list[_HalfUse] = []
+        # While a statement's rewrites are combined: the inner edits made so far, and those
+        # the rewrite being built has taken into its text.
+        self._inner: list[Edit] = []
+        self._taken: set[Edit] = set()
 
     def half2_of(self, member) -> str | None:
         """For `h.x`/`h.y`/`p->x` on a `__half2`: the `__half2` expression (`h`, `*p`); else None."""
@@ -110,17 +127,27 @@ class _HalfScan:
             return self.kind(node.child_by_field_name("argument"))
         return None
 
+    def text(self, node) -> str:
+        """`node`'s text with the statement's inner rewrites inside it applied."""
+        start, end = node.start_byte, node.end_byte
+        inside = [e for e in self._inner if start <= e.start and e.end <= end]
+        self._taken.update(inside)
+        data = self.source.data[start:end]
+        for edit in sorted(inside, key=lambda e: e.start, reverse=True):
+            data = data[:edit.start - start] + edit.content.encode("utf-8") + data[edit.end - start:]
+        return data.decode("utf-8", errors="replace")
+
     def rewritten(self, operand) -> str:
         """An operand's text with a `__half2` member read through its intrinsic."""
         stripped = strip_parens(operand)
         half2 = self.half2_of(stripped)
         if half2 is None:
-            return self.source.node_text(operand)
+            return self.text(operand)
         reader = MEMBER_READERS[self.source.node_text(stripped.child_by_field_name("field"))][0]
         return f"{reader}({half2})"
 
     def operation(self, node, consumed: set[int]) -> None:
-        """`a + b`, `a < b`, `a += b`, `-a` on `__half`/`__half2`: report once, with the intrinsic."""
+        """`a + b`, `a < b`, `a += b`, `-a` on `__half`/`__half2`: one use, with the intrinsic."""
         source = self.source
         if node.type == "unary_expression":
             operands, op = [node.child_by_field_name("argument")], "-"
@@ -147,7 +174,7 @@ class _HalfScan:
             return
         else:
             message = f"`{written}` on `{type_name}` needs half operators, which ROCm PyTorch builds switch off."
-        self.findings.append(at_node(source, node, message, self._operation_fix(node, op, kind, operands)))
+        self.uses.append(_HalfUse(node, message, lambda: self._operation_fix(node, op, kind, operands)))
 
     def _operation_fix(self, node, op: str, kind: str, operands) -> Fix:
         texts = [self.rewritten(o) for o in operands]
@@ -167,10 +194,13 @@ class _HalfScan:
 
     def member(self, member) -> None:
         """A `__half2` member read or written outside half arithmetic."""
-        source = self.source
         half2 = self.half2_of(member)
-        if half2 is None:
-            return
+        if half2 is not None:
+            self.uses.append(_HalfUse(member, self._member_message(member),
+                                      lambda: self._member_fix(member, half2)))
+
+    def _member_fix(self, member, half2: str) -> Fix:
+        source = self.source
         field = source.node_text(member.child_by_field_name("field"))
         half_reader, float_reader = MEMBER_READERS[field]
         node, parent = member, member.parent
@@ -181,16 +211,14 @@ class _HalfScan:
             or parent.type == "update_expression"
             or (parent.type == "pointer_expression" and parent.child_by_field_name("operator").type == "&"))
         if written:
-            fix = self._member_write_fix(member, parent, half2, field)
-        elif parent is not None and parent.type == "argument_list" and callee_name(parent.parent, source) == (
+            return self._member_write_fix(member, parent, half2, field)
+        if parent is not None and parent.type == "argument_list" and callee_name(parent.parent, source) == (
                 "__half2float") and len(arguments(parent.parent)) == 1:
             call = parent.parent
-            fix = Fix.safe(f"Replace `{source.node_text(call)}` with `{float_reader}({half2})`",
-                           Edit.replace(call, f"{float_reader}({half2})"))
-        else:
-            fix = Fix.safe(f"Replace `{source.node_text(member)}` with `{half_reader}({half2})`",
-                           Edit.replace(member, f"{half_reader}({half2})"))
-        self.findings.append(at_node(source, member, self._member_message(member), fix))
+            return Fix.safe(f"Replace `{source.node_text(call)}` with `{float_reader}({half2})`",
+                            Edit.replace(call, f"{float_reader}({half2})"))
+        return Fix.safe(f"Replace `{source.node_text(member)}` with `{half_reader}({half2})`",
+                        Edit.replace(member, f"{half_reader}({half2})"))
 
     def _member_write_fix(self, member, parent, half2: str, field: str) -> Fix:
         """`h.x = v;` -> `h = __halves2half2(v, __high2half(h));` (both halves set at once)."""
@@ -198,13 +226,62 @@ class _HalfScan:
         is_store = (parent.type == "assignment_expression" and parent.child_by_field_name("operator").type == "="
                     and parent.parent is not None and parent.parent.type == "expression_statement")
         placeholder = "lo" if field == "x" else "hi"
-        value = self.source.node_text(parent.child_by_field_name("right")) if is_store else placeholder
+        value = self.text(parent.child_by_field_name("right")) if is_store else placeholder
         halves = f"{value}, {other}" if field == "x" else f"{other}, {value}"
         rewrite = f"{half2} = __halves2half2({halves})"
         base = strip_parens(member.child_by_field_name("argument"))
         if is_store and _is_plain_target(base):  # `h` is read again: it must be safe to evaluate twice
             return Fix.safe(f"Replace with `{rewrite}`", Edit.replace(parent, rewrite))
         return Fix.advice(f"Set both halves at once: `{rewrite}`")
+
+    def findings(self) -> list[Finding]:
+        """One finding per statement: at its first use, the others related, one rewrite."""
+        by_statement: dict[int, list[_HalfUse]] = {}
+        for use in sorted(self.uses, key=lambda u: u.node.start_byte):
+            statement = statement_of(use.node)
+            by_statement.setdefault(use.node.id if statement is None else statement.id, []).append(use)
+        findings = []
+        for uses in by_statement.values():
+            first, rest = uses[0], uses[1:]
+            fix = first.build() if not rest else self._statement_fix(uses)
+            related = tuple(Related(self.source.location(u.node.start_byte, u.node.end_byte), u.message)
+                            for u in rest)
+            findings.append(at_node(self.source, first.node, first.message, fix, related=related))
+        return findings
+
+    def _statement_fix(self, uses: list[_HalfUse]) -> Fix:
+        """The rewrites of one statement's uses as one fix. Each is built after the rewrites
+        inside it, from their text (`(a.x > b.x) ? a.x : b.x` inside `h.x = ...`), so no two
+        edits overlap; where that cannot be done, advice."""
+        alone = [use.build() for use in uses]
+        if not all(f.is_applicable and f.applicability is Applicability.SAFE for f in alone):
+            return Fix.advice(_joined_titles(alone))
+        order = sorted(range(len(uses)), key=lambda i: max(e.end - e.start for e in alone[i].edits))
+        self._inner, fixes = [], []
+        try:
+            for i in order:
+                self._taken = set()
+                fix = uses[i].build()
+                for edit in self._inner:
+                    covered = any(e.start <= edit.start and edit.end <= e.end for e in fix.edits)
+                    clashes = any(edit.start < e.end and e.start < edit.end for e in fix.edits)
+                    # An inner rewrite is either apart from this one or inside it and in its text.
+                    if (clashes or edit in self._taken) and not (covered and edit in self._taken):
+                        return Fix.advice(_joined_titles(alone))
+                if any(self._taken & set(f.edits) not in (set(), set(f.edits)) for f in fixes):
+                    return Fix.advice(_joined_titles(alone))  # a rewrite taken in part
+                outer = [f for f in fixes if not set(f.edits) <= self._taken]
+                fixes = [*outer, fix]
+                self._inner = [*(e for e in self._inner if e not in self._taken), *fix.edits]
+        finally:
+            self._inner, self._taken = [], set()
+        fixes.sort(key=lambda f: min(e.start for e in f.edits))
+        return Fix.safe(_joined_titles(fixes), *(e for f in fixes for e in f.edits))
+
+
+def _joined_titles(fixes: list[Fix]) -> str:
+    titles = [f.title for f in fixes]
+    return "; ".join([titles[0], *(t[:1].lower() + t[1:] for t in titles[1:])])
 
 
 @bounded(False)
@@ -266,7 +343,7 @@ def check_half2_members(source: SourceFile) -> list[Finding]:
     for member in members:
         if member.id not in consumed:
             scan.member(member)
-    return scan.findings
+    return scan.findings()
 
 
 # =========================================================================================

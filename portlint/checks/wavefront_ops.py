@@ -9,7 +9,7 @@ from __future__ import annotations
 from portlint import queries
 from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named,
-    integer_value, open_constants, strip_parens,
+    integer_value, open_constants, statement_of, strip_parens,
 )
 from portlint.checks.wavefront import (
     HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
@@ -409,7 +409,7 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
             value = constants.value(size)
         if value not in (32, 64):
             continue
-        statement = _statement_of(name)
+        statement = statement_of(name)
         if statement is not None and statement.id in statements:
             continue
         if statement is not None:
@@ -423,16 +423,6 @@ def check_tile_as_warp(source: SourceFile) -> list[Finding]:
             message = f"`{source.node_text(name)}<{written}>` is larger than a 32-lane RDNA wavefront."
         findings.append(at_node(source, size, message, Fix.advice(_TILE_ADVICE)))
     return findings + logical.findings()
-
-
-def _statement_of(node):
-    """The declaration or statement `node` stands in, within its function (else None)."""
-    for parent in ancestors_of(node):
-        if parent.type in ("declaration", "expression_statement", "field_declaration", "return_statement"):
-            return parent
-        if parent.type in ("compound_statement", "function_definition", "translation_unit"):
-            return None
-    return None
 
 
 # =========================================================================================
