@@ -8,6 +8,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from harness import scan
 
@@ -648,6 +649,17 @@ def test_a_source_a_build_helper_adds_only_for_cuda_is_not_built(tmp_path: Path,
     listed = CliRunner().invoke(main, ["scan", ".", "--no-cache", "--select", "W001", "--show-not-built"]).output
     assert ("csrc/cuda_only/comm.cu: not compiled for ROCm: listed only on a CUDA-only path "
             "(build_tools/ext.py:16)") in listed
+
+
+@pytest.mark.parametrize("imports, callee", [
+    ("from build_tools import ext", "ext.make_extension"),
+    ("import build_tools.ext", "build_tools.ext.make_extension"),
+    ("import build_tools.ext as helpers", "helpers.make_extension"),
+])
+def test_a_build_helper_is_found_through_each_form_of_import(tmp_path: Path, imports: str, callee: str) -> None:
+    root = _helper_project(tmp_path, "not is_rocm()")
+    (root / "setup.py").write_text(f'from setuptools import setup\n{imports}\nsetup(ext_modules=[{callee}("csrc")])\n')
+    assert _not_built(root) == {"csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:16)"}
 
 
 def test_a_source_a_build_helper_adds_on_both_builds_is_built(tmp_path: Path) -> None:
