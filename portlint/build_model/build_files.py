@@ -239,8 +239,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _setup_scripts(candidates, root, fs, alone):
         _read_setup_py(path, collector)
     python_files = [c.absolute for c in candidates if c.language == PYTHON]
-    builders = read_builders(python_files, root, fs, functools.partial(_project_paths, fs=fs, root=root),
-                             collector.shown)
+    paths_of = functools.partial(_project_paths, fs=fs, root=root)
+    builders = read_builders(python_files, root, fs, paths_of, collector.shown,
+                             functools.cache(lambda base: PythonHelpers(base, root, fs, paths_of, _string)))
     for builder in builders:
         _add_builder(builder, collector)
     reached: set[str] = set()
