@@ -8,6 +8,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from harness import scan
 
@@ -595,6 +596,135 @@ def test_rocm_sources_made_at_build_time_keep_their_cuda_originals(tmp_path: Pat
         "fa/api.cpp": HAZARD,
     })
     assert _not_built(root) == {"fa/api.cpp": "listed only on a CUDA-only path (setup.py:6)"}
+
+
+# ---- build helpers: the project's own functions setup.py imports -----------------------------
+# setup.py makes its extension with a function of the project's `build_tools` package, which
+# adds a source only where the ROCm build never goes (or, in the twin, on both builds).
+BUILD_HELPER = """\
+    import os
+    from pathlib import Path
+
+    from torch.utils.cpp_extension import CUDAExtension
+
+
+    def is_rocm():
+        return os.path.isdir("/opt/rocm") and not os.getenv("CUDA_HOME")
+
+
+    def make_extension(folder):
+        folder = Path(folder)
+        sources = [folder / "common.cu"]
+        if {condition}:
+            sources.append(folder / "cuda_only" / "comm.cu")
+        return CUDAExtension("pkg._C", sources=[str(s) for s in sources])
+    """
+SETUP_CALLS_HELPER = """\
+    from setuptools import setup
+    from torch.utils.cpp_extension import BuildExtension
+
+    from build_tools.ext import make_extension
+
+    setup(name="pkg", ext_modules=[make_extension({folder})], cmdclass={{"build_ext": BuildExtension}})
+    """
+
+
+def _helper_project(root: Path, condition: str, folder: str = '"csrc"') -> Path:
+    return _project(root, {
+        "setup.py": SETUP_CALLS_HELPER.format(folder=folder),
+        "build_tools/__init__.py": "",
+        "build_tools/ext.py": BUILD_HELPER.format(condition=condition),
+        "csrc/common.cu": HAZARD,
+        "csrc/cuda_only/comm.cu": HAZARD,
+    })
+
+
+def test_a_source_a_build_helper_adds_only_for_cuda_is_not_built(tmp_path: Path, monkeypatch) -> None:
+    root = _helper_project(tmp_path, "not is_rocm()")
+    result = scan([root], root, select=("W001",))
+    assert {Path(f.path).name for f in result.findings} == {"common.cu"}
+    assert {Path(p).relative_to(root).as_posix(): r for p, r in result.not_built.items()} == {
+        "csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:16)"}
+    monkeypatch.chdir(root)
+    listed = CliRunner().invoke(main, ["scan", ".", "--no-cache", "--select", "W001", "--show-not-built"]).output
+    assert ("csrc/cuda_only/comm.cu: not compiled for ROCm: listed only on a CUDA-only path "
+            "(build_tools/ext.py:16)") in listed
+
+
+@pytest.mark.parametrize("imports, callee", [
+    ("from build_tools import ext", "ext.make_extension"),
+    ("import build_tools.ext", "build_tools.ext.make_extension"),
+    ("import build_tools.ext as helpers", "helpers.make_extension"),
+])
+def test_a_build_helper_is_found_through_each_form_of_import(tmp_path: Path, imports: str, callee: str) -> None:
+    root = _helper_project(tmp_path, "not is_rocm()")
+    (root / "setup.py").write_text(f'from setuptools import setup\n{imports}\nsetup(ext_modules=[{callee}("csrc")])\n')
+    assert _not_built(root) == {"csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:16)"}
+
+
+def test_a_source_a_build_helper_adds_on_both_builds_is_built(tmp_path: Path) -> None:
+    root = _helper_project(tmp_path, "os.getenv('PKG_WITH_COMM', '1') == '1'")
+    result = scan([root], root, select=("W001",))
+    assert {Path(f.path).name for f in result.findings} == {"common.cu", "comm.cu"}
+    assert result.not_built == {}
+
+
+def test_a_build_helper_that_cannot_be_read_decides_nothing(tmp_path: Path) -> None:
+    # The folder comes from the environment: where the helper's sources are is not known.
+    unread = _helper_project(tmp_path / "unread", "not is_rocm()", folder='os.environ["PKG_CSRC"]')
+    assert _not_built(unread) == {}
+    # The ROCm build's helper module does not parse: the CUDA arm's list decides nothing.
+    broken = _helper_project(tmp_path / "broken", "not is_rocm()")
+    (broken / "build_tools" / "ext.py").write_text("def make_extension(folder:\n")
+    (broken / "setup.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension
+        from build_tools.ext import make_extension
+
+        if torch.version.hip:
+            extension = make_extension("csrc")
+        else:
+            extension = CUDAExtension("pkg._C", ["csrc/common.cu", "csrc/cuda_only/comm.cu"])
+        """))
+    assert _not_built(broken) == {}
+
+
+def test_a_source_list_from_a_build_helper(tmp_path: Path) -> None:
+    # setup.py makes the extension; an imported module's function (calling one of its own
+    # module's) gives the sources, some only where the ROCm build never goes.
+    root = _project(tmp_path, {
+        "setup.py": """\
+            from setuptools import setup
+            from torch.utils.cpp_extension import CUDAExtension
+            from build_tools import sources
+
+            setup(ext_modules=[CUDAExtension("pkg._C", sources=sources.listed("csrc"))])
+            """,
+        "build_tools/__init__.py": "",
+        "build_tools/sources.py": """\
+            import glob
+            import torch
+
+            from .paths import under
+
+
+            def listed(folder):
+                found = glob.glob(under(folder, "*.cu"))
+                if torch.version.hip is None:
+                    found += glob.glob(under(folder, "nvidia/*.cu"))
+                return found
+            """,
+        "build_tools/paths.py": """\
+            import os
+
+
+            def under(folder, pattern):
+                return os.path.join(folder, pattern)
+            """,
+        "csrc/ops.cu": HAZARD,
+        "csrc/nvidia/tma.cu": HAZARD,
+    })
+    assert _not_built(root) == {"csrc/nvidia/tma.cu": "listed only on a CUDA-only path (setup.py:5)"}
 
 
 # ---- kept between runs ----------------------------------------------------------------------

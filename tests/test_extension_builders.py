@@ -91,6 +91,29 @@ def test_sources_from_a_base_class_in_another_file(tmp_path: Path) -> None:
     assert "csrc/legacy/attention_v1.cu" not in _not_built(root)
 
 
+def test_sources_from_a_build_helper_function_of_another_module(tmp_path: Path) -> None:
+    """A builder's `sources()` returns what a function of a project module gives, which
+    chooses MIOpen or cuDNN itself: its cuDNN arm is the CUDA build's, as in the builder."""
+    root = _copy(tmp_path)
+    (root / "op_builder" / "lists.py").write_text(
+        "import torch\n\n\n"
+        "def norm_sources(folder):\n"
+        "    listed = [folder + '/norm.cu']\n"
+        "    if torch.version.hip:\n"
+        "        listed.append(folder + '/norm_miopen.cpp')\n"
+        "    else:\n"
+        "        listed.append(folder + '/norm_cudnn.cpp')\n"
+        "    return listed\n")
+    norm = root / "op_builder" / "norm.py"
+    norm.write_text("from .base import ExtensionBuilder\nfrom .lists import norm_sources\n\n\n"
+                    "class NormBuilder(ExtensionBuilder):\n    NAME = 'norm_ops'\n\n"
+                    "    def sources(self):\n        return norm_sources('csrc/norm')\n")
+    not_built = _not_built(root)
+    assert "CUDA-only path" in not_built["csrc/norm/norm_cudnn.cpp"]
+    assert "csrc/norm/norm.cu" not in not_built and "csrc/norm/norm_miopen.cpp" not in not_built
+    assert _loud(root) == []
+
+
 def test_a_builder_whose_sources_cannot_be_read_may_compile_any_file(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     norm = root / "op_builder" / "norm.py"

@@ -1,9 +1,10 @@
 """What the build files say about a ROCm build: which sources it compiles, and the defines and
 include directories it passes.
 
-Read from setup.py (CUDAExtension/CppExtension sources under ROCm tests) and CMake (options,
-arms, add_subdirectory, add_library, target_sources), each arm judged by the ROCm-path
-model's condition logic. A file counts as not built for ROCm only when a build file names it
+Read from setup.py (CUDAExtension/CppExtension sources under ROCm tests, followed into the
+project's build-helper functions it imports: `python_helpers`), builder classes
+(`extension_builders`) and CMake (options, arms, add_subdirectory, add_library,
+target_sources), each arm judged by the ROCm-path model's condition logic. A file counts as not built for ROCm only when a build file names it
 on a path a ROCm build never takes, no path a ROCm build may take names it, and no file that
 may be compiled includes it. Where no build file decides, every file counts as compiled.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES, backend_selectors
 from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
+from portlint.build_model.python_helpers import PythonHelpers
 from portlint.checks.setup_py import rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
@@ -236,8 +239,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _setup_scripts(candidates, root, fs, alone):
         _read_setup_py(path, collector)
     python_files = [c.absolute for c in candidates if c.language == PYTHON]
-    builders = read_builders(python_files, root, fs, functools.partial(_project_paths, fs=fs, root=root),
-                             collector.shown)
+    paths_of = functools.partial(_project_paths, fs=fs, root=root)
+    builders = read_builders(python_files, root, fs, paths_of, collector.shown,
+                             functools.cache(lambda base: PythonHelpers(base, root, fs, paths_of, _string)))
     for builder in builders:
         _add_builder(builder, collector)
     reached: set[str] = set()
@@ -532,53 +536,80 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
     if source is None:
         return
     try:
-        tree = source.python_ast
+        source.python_ast
     except (SyntaxError, ValueError, RecursionError):
         return  # the scan reports the syntax error on the file itself
-    names = PythonNames(tree)
-    rocm_script = BuildScript(source)
+    base = path.parent
+    helpers = PythonHelpers(base, collector.root, collector.fs,
+                            functools.partial(_project_paths, fs=collector.fs, root=collector.root),
+                            _string)
+    rocm_script = helpers.follow(BuildScript(source), rocm=True)
     # The same script with every branch taken: what any build may compile.
     every = SourceFile(source.path, PYTHON, source.data, path, build_script=True)
     every.rocm_path = rocm_path.RocmPathModel()
-    any_script = BuildScript(every)
+    any_script = helpers.follow(BuildScript(every), rocm=False)
     build = _Build(collector.shown(path), hipify=b"cpp_extension" in source.data)
-    base = path.parent
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
         # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
-        calls = script.extension_calls() + (script.calls(JIT_BUILDS) if rocm_side else [])
-        for call in calls:
-            leaves = _source_leaves(script, call)
-            if rocm_side and not leaves:
-                build.unresolved = True  # sources from something not followed (a helper of another module)
-            for leaf in leaves:
-                paths = _paths(script, leaf, base, collector.fs)
-                if paths is None:
-                    build.unresolved |= rocm_side
-                    continue
-                for p in paths:
-                    if Path(p).suffix.lower() in COMPILED_SUFFIXES:
-                        if rocm_side:
-                            build.rocm_sources.add(p)
-                        else:
-                            line = source.line_of(script.range(leaf)[0]) + 1
-                            build.cuda_sources.setdefault(p, f"{build.name}:{line}")
-    for call in rocm_script.extension_calls():
-        _setup_defines(rocm_script, call, names, collector, rocm_side=True)
-        for strings in rocm_script.compile_args(call).values():
-            collector.note_flags(token for arg in strings for token, _ in arg.tokens())
-        for expr in rocm_script.argument(call, "include_dirs"):
-            for leaf in rocm_script.values(expr):
-                for p in _paths(rocm_script, leaf, base, collector.fs) or []:
-                    collector.add_include_dir(p)
-    for call in any_script.extension_calls():  # the CUDA build's, from every branch
-        _setup_defines(any_script, call, names, collector, rocm_side=False)
+        for call in script.calls(JIT_BUILDS) if rocm_side else []:
+            _read_extension(build, script, call, rocm_side, base, collector)
+        # The extensions setup.py makes, then those the project's build helpers it calls make
+        # (`python_helpers`): (the script that makes it, the call, the helper calls leading there).
+        for maker, call, chain in itertools.chain(((script, call, []) for call in script.extension_calls()),
+                                                  helpers.extension_calls(script)):
+            _read_extension(build, maker, call, rocm_side, base, collector)
+            outer = _chain_taken(chain, helpers)
+            _setup_defines(maker, call, helpers.names(maker), collector, rocm_side=rocm_side, outer=outer)
+            if not rocm_side:
+                continue  # the CUDA build's defines, from every branch
+            build.hipify |= b"cpp_extension" in maker.source.data
+            build.rocm |= bool(chain) and bool(rocm_path_markers(maker))
+            for strings in maker.compile_args(call).values():
+                collector.note_flags(token for arg in strings for token, _ in arg.tokens())
+            for expr in maker.argument(call, "include_dirs"):
+                for leaf in maker.values(expr):
+                    for p in _paths(maker, leaf, base, collector.fs) or []:
+                        collector.add_include_dir(p)
+    build.unresolved |= helpers.unread_on_rocm
     collector.note_archs(_environment_archs(rocm_script))
-    build.rocm = bool(rocm_path_markers(rocm_script))
+    build.rocm |= bool(rocm_path_markers(rocm_script))
     failure = stops_on_rocm(rocm_script)
     if failure is not None:
         build.stops_on_rocm = f"{build.name}:{source.line_of(rocm_script.range(failure)[0]) + 1}"
     build.entry = str(path)
     collector.builds.append(build)
+
+
+def _read_extension(build: _Build, maker: BuildScript, call: ast.Call, rocm_side: bool, base: Path,
+                    collector: _Collector) -> None:
+    """The sources one extension (or JIT build) compiles: the ROCm build's where `maker` is
+    read as a ROCm build runs it, else (every arm read) the CUDA build's."""
+    leaves = _source_leaves(maker, call)
+    if rocm_side and not leaves:
+        build.unresolved = True  # sources from something not followed (a helper of another module)
+    for leaf in leaves:
+        paths = _paths(maker, leaf, base, collector.fs)
+        if paths is None:
+            build.unresolved |= rocm_side
+            continue
+        for p in paths:
+            if Path(p).suffix.lower() in COMPILED_SUFFIXES:
+                if rocm_side:
+                    build.rocm_sources.add(p)
+                else:
+                    line = maker.source.line_of(maker.range(leaf)[0]) + 1
+                    build.cuda_sources.setdefault(p, f"{collector.shown(maker.source.path)}:{line}")
+
+
+def _chain_taken(chain, helpers: PythonHelpers) -> tuple[Value, Value]:
+    """Whether each build surely, maybe or never runs the helper calls that lead to an
+    extension (the `if` tests around each call, in its own file)."""
+    rocm: Value = True
+    cuda: Value = True
+    for script, call in chain:
+        r, c = _taken(script, call, helpers.names(script))
+        rocm, cuda = rocm_path._and(rocm, r), rocm_path._and(cuda, c)
+    return rocm, cuda
 
 
 def _add_builder(builder: Builder, collector: _Collector) -> None:
@@ -785,12 +816,14 @@ def _under_rocm_test(script: BuildScript, node: ast.AST, names: PythonNames) -> 
 
 
 def _setup_defines(script: BuildScript, call: ast.Call, names: PythonNames, collector: _Collector,
-                   rocm_side: bool) -> None:
+                   rocm_side: bool, outer: tuple[Value, Value] = (True, True)) -> None:
     """`define_macros=[("NAME", "1")]` and `-DNAME` in `extra_compile_args`, for the ROCm
-    build (`rocm_side`, read from the script as a ROCm build runs it) or the CUDA build."""
+    build (`rocm_side`, read from the script as a ROCm build runs it) or the CUDA build.
+    `outer`: whether each build runs the helper calls that lead to `call` (see `_chain_taken`)."""
 
     def define(node: ast.AST, text: str) -> None:
         rocm, cuda = _taken(script, node, names)
+        rocm, cuda = rocm_path._and(rocm, outer[0]), rocm_path._and(cuda, outer[1])
         if rocm_side and rocm is None and _under_rocm_test(script, node, names):
             # `if is_rocm: macros += [("X_WITH_HIP", None)]`: the arms around it choose among
             # builds (another backend, another framework); the ROCm build is the one that
@@ -914,8 +947,8 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
     if isinstance(node, ast.Name):
         if bound and node.id in bound:
             return bound[node.id]
-        if node.id == "__file__":
-            return str(base / "setup.py")
+        if node.id == "__file__":  # the script's own file (a build helper's, a builder's module)
+            return str(script.source.absolute_path or base / "setup.py")
         values = script.assigned(node)
         return _string(script, values[0], base, bound, nxt) if len(values) == 1 else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
@@ -949,6 +982,10 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
                 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
             inner = _string(script, node.func.value, base, bound, nxt)  # `f.replace(".cpp", ".cu")`
             return inner.replace(node.args[0].value, node.args[1].value) if inner is not None else None
+        if script.follow_call is not None:  # a build helper of the project that returns one path
+            followed = script.follow_call(script, node)
+            if followed is not None and len(followed) == 1 and isinstance(followed[0], ast.Constant):
+                return followed[0].value
     return None
 
 

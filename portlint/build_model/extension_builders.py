@@ -26,6 +26,7 @@ from pathlib import Path
 
 from portlint import rocm_path
 from portlint.build_model.observed import Observed
+from portlint.build_model.python_helpers import PythonHelpers
 from portlint.checks.python_build import BuildScript, dotted_name
 from portlint.source import PYTHON, SourceFile
 
@@ -85,8 +86,10 @@ class _Module:
 
 
 def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: PathsOf,
-                  shown: Callable[[str], str]) -> list[Builder]:
-    """Every builder class of the project's Python files (absolute paths)."""
+                  shown: Callable[[str], str], helpers: Callable[[Path], PythonHelpers] | None = None) -> list[Builder]:
+    """Every builder class of the project's Python files (absolute paths). `helpers`: the
+    reader of the project's build-helper functions a builder calls, for the folder its
+    build runs in."""
     modules: dict[str, _Module] = {}
     for path in python_files:
         data = fs.read(path, MAX_BUILDER_FILE_BYTES, keep=True)
@@ -102,7 +105,8 @@ def read_builders(python_files: list[str], root: Path, fs: Observed, paths_of: P
         mro = _mro(klass)
         if not any(c.module.torch_builder for c in mro):
             continue
-        reader = _Reader(mro, _base_folder(klass.module.path, root, fs), paths_of)
+        base = _base_folder(klass.module.path, root, fs)
+        reader = _Reader(mro, base, paths_of, helpers(base) if helpers is not None else None)
         sources = reader.method("sources")
         if sources is None or not _returns_value(sources[1]):
             continue  # abstract: a base class of builders
@@ -226,8 +230,8 @@ def _base_folder(path: Path, root: Path, fs: Observed) -> Path:
 class _Reader:
     """The values of one builder's methods, `self` being that builder."""
 
-    def __init__(self, mro: list[_Class], base: Path, paths_of: PathsOf):
-        self.mro, self.base, self.paths_of = mro, base, paths_of
+    def __init__(self, mro: list[_Class], base: Path, paths_of: PathsOf, helpers: PythonHelpers | None):
+        self.mro, self.base, self.paths_of, self.helpers = mro, base, paths_of, helpers
         self._depth = 0
 
     def method(self, name: str, after: _Class | None = None) -> tuple[_Module, ast.FunctionDef] | None:
@@ -250,6 +254,8 @@ class _Reader:
             return None
         module, function = found
         script = module.rocm if rocm else module.every
+        if self.helpers is not None and script.follow_call is None:
+            self.helpers.follow(script, rocm)  # `return common_sources("csrc")` of a project module
         self._depth += 1
         previous = script.method_strings
         script.method_strings = lambda s, call: self._call(s, call, rocm)

@@ -9,7 +9,9 @@ A `BuildScript` follows what real PyTorch-extension builds do within one file:
 - lists built with `+`, `*unpacking`, comprehensions, `list()`/`copy()`, `"...".split()`;
   dicts from literals, `dict(k=...)` and `**other`;
 - calls of functions defined in the file (their `return` values, parameters bound from the
-  call), and a function's parameters from the file's calls of it.
+  call), and a function's parameters from the file's calls of it;
+- calls of functions of other files, and the arguments other files pass to this file's
+  functions, where who reads the script gives them (`follow_call`, `given_arguments`).
 
 Code the ROCm-path model marks DEAD (CUDA-only branches) is never followed, so a flag that
 reaches an argument only through a CUDA-only branch is not reported. A name reassigned in a
@@ -94,6 +96,7 @@ class _Binding:
     start: int
     status: Status
     function: ast.AST | None
+    end: int = 0  # where the statement ends: a read inside it (`x = Path(x)`) sees the earlier value
 
 
 @dataclass(unsafe_hash=True)
@@ -153,6 +156,14 @@ class BuildScript:
         # reads such classes (`build_model.extension_builders`); it gives the strings the
         # method returns, or None for a method it cannot follow.
         self.method_strings: Callable[["BuildScript", ast.Call], list[str] | None] | None = None
+        # The values a call of a function of another file returns (a build helper the script
+        # imports from the project), set by who reads across files
+        # (`build_model.python_helpers`): the leaves it gives, or None for a call it does not
+        # follow (then read as today: a call of nothing the file defines gives no value).
+        self.follow_call: Callable[["BuildScript", ast.Call], list[ast.expr] | None] | None = None
+        # The arguments other files' calls give this file's functions: id(function) ->
+        # parameter -> expressions (nodes placed in this file), read as the file's own calls'.
+        self.given_arguments: dict[int, dict[str, list[ast.expr]]] = {}
 
     # ---- positions and the ROCm path --------------------------------------------------
     def range(self, node: ast.AST) -> tuple[int, int]:
@@ -274,8 +285,9 @@ class BuildScript:
 
     # ---- collecting bindings ------------------------------------------------------------
     def _bind(self, name: str, key: str | None, kind: _Kind, value: ast.expr, stmt: ast.AST) -> None:
+        start, end = self.range(stmt)
         self._bindings.setdefault(name, []).append(_Binding(
-            name, key, kind, value, self.range(stmt)[0], self.status(stmt), self.function_of(stmt)))
+            name, key, kind, value, start, self.status(stmt), self.function_of(stmt), end))
 
     def _collect_bindings(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign):
@@ -319,6 +331,8 @@ class BuildScript:
             self._bind(owner.id, key, _Kind.ITEM, args[0], stmt)
         elif method == "insert" and len(args) == 2:
             self._bind(owner.id, key, _Kind.ITEM, args[1], stmt)
+        elif method == "add" and len(args) == 1 and key is None:  # a set's element
+            self._bind(owner.id, key, _Kind.ITEM, args[0], stmt)
         elif method == "extend" and len(args) == 1:
             self._bind(owner.id, key, _Kind.EXTEND, args[0], stmt)
         elif method == "update" and key is None:
@@ -343,7 +357,7 @@ class BuildScript:
             parameter = _is_parameter(function, name)
             out = [(b, scope) for b in self._reaching(local, at, fallback=not parameter)]
             position = self.range(at)[0]
-            if parameter and not any(b.kind is _Kind.SET and b.key is None and b.start < position for b in local):
+            if parameter and not any(b.kind is _Kind.SET and b.key is None and _before(b, position) for b in local):
                 if name in scope.params:
                     value, value_scope = scope.params[name]
                     out.append((_Binding(name, None, _Kind.SET, value, 0, Status.LIVE, None), value_scope))
@@ -359,7 +373,7 @@ class BuildScript:
         everything that a later assignment in a ROCm-only branch replaces."""
         position = self.range(at)[0]
         sets = [b for b in bindings if b.kind is _Kind.SET and b.key is None]
-        before = [b for b in sets if b.start < position] or (sets if fallback else [])
+        before = [b for b in sets if _before(b, position)] or (sets if fallback else [])
         port_sets = [b.start for b in before if b.status is Status.PORT]
         cutoff = max(port_sets) if port_sets else -1
         others = [b for b in bindings if not (b.kind is _Kind.SET and b.key is None)]
@@ -386,6 +400,8 @@ class BuildScript:
                 continue
             for value in _call_argument(call, name, index):
                 out.append((_Binding(name, None, _Kind.SET, value, 0, Status.LIVE, None), self._scope_at(call)))
+        for value in self.given_arguments.get(id(function), {}).get(name, []):
+            out.append((_Binding(name, None, _Kind.SET, value, 0, Status.LIVE, None), _Scope(None)))
         return out
 
     @bounded(list)
@@ -461,6 +477,11 @@ class BuildScript:
             if strings is None:
                 return [(call, scope)]  # not followed: a leaf no reader makes a value of
             return [(ast.copy_location(ast.Constant(text), call), scope) for text in strings]
+        if self.follow_call is not None and not on_self and (
+                isinstance(func, ast.Attribute) or name not in self._functions):
+            followed = self.follow_call(self, call)
+            if followed is not None:
+                return [(leaf, scope) for leaf in followed]
         for function in self._functions.get(name or "", []):
             is_method = isinstance(self._parents.get(id(function)), ast.ClassDef)
             if isinstance(func, ast.Attribute) and not (on_self and is_method):
@@ -565,6 +586,12 @@ class BuildScript:
 
 
 # ---- small ast helpers --------------------------------------------------------------------
+def _before(binding: _Binding, position: int) -> bool:
+    """Does the binding's statement run before the read at `position`? A read inside the
+    statement (`x = Path(x)`, `x = x + [...]`) is of the value before it."""
+    return binding.start < position and not binding.start <= position < binding.end
+
+
 def _names_only(value: ast.expr, names: set[str]) -> bool:
     """`CUDAExtension`, `cpp_extension.CUDAExtension`, `A if cond else B`: one of `names`."""
     if isinstance(value, ast.IfExp):
