@@ -57,7 +57,22 @@ AMD_TARGET_MACRO = re.compile(r"__(?:gfx[0-9a-f]+|GFX[0-9]+|AMDGCN\w*|AMDGPU\w*)
 # `CUTE_ARCH_TMA_SM90_ENABLED`): a CUDA library's headers set them from `__CUDA_ARCH__` (and
 # nvcc's version), so a ROCm build never has them, unless the project or its build defines
 # one itself (those are read first).
-NVIDIA_ARCH_FEATURE = re.compile(r"\w*_SM[0-9]{2,3}[A-Za-z]?(?:_\w*)?_(?:SUPPORTED|ENABLED|ACTIVATED)")
+class _NvidiaArchFeature:
+    """`fullmatch(name)`: is `name` such a feature macro (`X_SM100_SUPPORTED`, `X_SM90A_Y_ENABLED`)?
+    Read by its `_`-separated words, not one regex: a pattern that searched a word for `_SM<nn>`
+    and then for the suffix backtracked quadratically over long words."""
+
+    _SUFFIXES = ("_SUPPORTED", "_ENABLED", "_ACTIVATED")
+    _ARCH_WORD = re.compile(r"SM[0-9]{2,3}[A-Za-z]?")
+
+    def fullmatch(self, name: str) -> bool:
+        if not name.endswith(self._SUFFIXES):
+            return False
+        words = name.split("_")
+        return any(self._ARCH_WORD.fullmatch(word) for word in words[1:-1])
+
+
+NVIDIA_ARCH_FEATURE = _NvidiaArchFeature()
 
 # What `torch.utils.cpp_extension` passes to every source of a CUDAExtension it builds
 # (COMMON_HIP_FLAGS + COMMON_HIPCC_FLAGS on ROCm, COMMON_NVCC_FLAGS on CUDA).
@@ -120,7 +135,7 @@ class Base:
     defined: Mapping[str, str | None]  # name -> value (None: not known)
     unknown: frozenset[str]
     undefined: frozenset[str]
-    undefined_pattern: re.Pattern | None = None  # names no build of this kind defines
+    undefined_pattern: re.Pattern | _NvidiaArchFeature | None = None  # names no build of this kind defines
 
     def state(self, name: str) -> State | None:
         if name in self.defined:
