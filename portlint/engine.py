@@ -41,7 +41,7 @@ from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
 from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
-from portlint.triggers import Probe, needs_of
+from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
     from portlint.build_model.build_files import BuildFiles
@@ -779,7 +779,8 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
         return _state(source, [], model, project_facts.collect(source, model))
     if PREFILTER:
         probe = Probe(source.data)
-        checks = [(code, check) for code, check, trigger in triggered if trigger.holds(probe)]
+        checks = [(code, check) for code, check, trigger in triggered
+                  if trigger.holds(probe) and applies_to(check, source)]
         kernels_inside = source.language == PYTHON and embedded.has_kernels(source.data)
         if not checks and not (wants_facts and project_facts.needs_parse(source, probe)) and not kernels_inside:
             return _unparsed(source, wants_facts)

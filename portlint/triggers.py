@@ -336,6 +336,22 @@ def needs(*tokens: TokenLike) -> Callable:
     return mark
 
 
+def only_where(applies: Callable) -> Callable:
+    """Declare what a check needs of a file's build environment (`applies(source)`, asked
+    before the file is parsed): a file that fails it is not parsed for this check's sake."""
+    def mark(check: Callable) -> Callable:
+        check.applies = applies
+        return check
+
+    return mark
+
+
+def applies_to(check: Callable, source) -> bool:
+    """Does `check`'s environment precondition (`only_where`) hold for `source`? True when it has none."""
+    applies = getattr(check, "applies", None)
+    return applies is None or applies(source)
+
+
 def needs_of(check: Callable) -> Trigger:
     """The declared trigger of `check`; ALWAYS for an undeclared one."""
     return getattr(check, "needs", None) or ALWAYS

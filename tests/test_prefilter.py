@@ -49,6 +49,19 @@ def outcome(result: engine.ScanResult) -> tuple:
     return result.findings, result.suppressed
 
 
+def test_a_check_whose_build_precondition_fails_does_not_parse_the_file(tmp_path: Path) -> None:
+    """R007 needs a ROCm build that compiles the file as written: without one, a file whose
+    only trigger is a toolkit include is not parsed for it; with one, it is and is reported."""
+    (tmp_path / "split.cpp").write_text("#include <cuda_runtime.h>\n" + PLAIN)
+    result, parsed = scan_counting([tmp_path], tmp_path, select=("R007",))
+    assert parsed == 0 and result.findings == []
+    (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(s LANGUAGES CXX HIP)\n"
+                                            "set_source_files_properties(split.cpp PROPERTIES LANGUAGE HIP)\n"
+                                            "add_library(s split.cpp)\n")
+    result, parsed = scan_counting([tmp_path], tmp_path, select=("R007",))
+    assert parsed >= 1 and [f.code for f in result.findings] == ["R007"]
+
+
 def test_a_file_without_trigger_tokens_is_not_parsed(tmp_path: Path) -> None:
     (tmp_path / "split.cpp").write_text(PLAIN)
     result, parsed = scan_counting([tmp_path], tmp_path)

@@ -6,7 +6,7 @@ from portlint.finding import Finding, Related, Severity
 from portlint.fix import Edit, Fix
 from portlint.project import EXTERN_C, KernelDefinition, ProjectIndex, finding_at_definition
 from portlint.rocm_path import Status
-from portlint.triggers import all_of, any_of, needs
+from portlint.triggers import all_of, any_of, needs, only_where
 
 
 def check_module_kernel_not_extern_c(index: ProjectIndex) -> list[Finding]:
@@ -1172,6 +1172,7 @@ _R007_INCLUDES = "(preproc_include path: [(string_literal) (system_lib_string)] 
 
 
 @needs(*(name.encode() for name in hipify.TOOLKIT_HEADERS))
+@only_where(lambda source: source.build is not None and source.build.compiled_as_written)
 def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
     """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written."""
     build = source.build
