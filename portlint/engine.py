@@ -228,6 +228,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                         if state.absolute in build.not_built}
     unported: dict[str, bool] = {}  # path -> written on a library ROCm has no port of
     held: dict[str, list[Finding]] = {}  # path -> the other rules' findings in such a file
+    # Only a file L001 reports a no-port library in can be one (its include is an error there):
+    # the others are not read again here.
+    unported_candidates = {f.path for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
     for f in findings:
         state = result.files.get(f.path)
         if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
@@ -238,7 +241,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live" and not f.in_port):
             continue
-        if f.code not in _LIBRARY_RULES and state.language == CUDA:
+        if f.code not in _LIBRARY_RULES and state.language == CUDA and f.path in unported_candidates:
             if state.path not in unported:
                 unported[state.path] = _includes_unported_library(state)
             if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
