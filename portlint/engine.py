@@ -241,18 +241,18 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live" and not f.in_port):
             continue
-        if f.code not in _LIBRARY_RULES and state.language == CUDA and f.path in unported_candidates:
-            if state.path not in unported:
-                unported[state.path] = _includes_unported_library(state)
-            if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
-                held.setdefault(state.path, []).append(f)
-                continue
         if state.suppressions.covers(f.code, doc.name, f.location.start_line) or _ignored_for_file(
             f, doc.name, state, config, per_file_ignores
         ):
             result.suppressed += 1
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
+        if f.code not in _LIBRARY_RULES and state.language == CUDA and f.path in unported_candidates:
+            if state.path not in unported:
+                unported[state.path] = _includes_unported_library(state)
+            if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
+                held.setdefault(state.path, []).append(replace(f, severity=severity))
+                continue
         result.findings.append(replace(f, severity=severity))
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)

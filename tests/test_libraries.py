@@ -144,3 +144,13 @@ def test_the_other_hazards_of_a_file_written_on_cutlass_are_its_includes_related
     assert [(r.location.start_line, r.message.split(":")[0]) for r in include.related] == [(mask_line, "W002")]
     # With L001 not selected the mask stands alone.
     assert [f.code for f in scan([tmp_path / "tile.cu"], tmp_path, select=("W002",)).findings] == ["W002"]
+
+
+def test_a_suppressed_hazard_of_a_cutlass_file_is_not_brought_back(tmp_path) -> None:
+    source = _TILE_KERNEL.format(include="#include <cutlass/cutlass.h>").replace(
+        "0xffffffff, v, o);", "0xffffffff, v, o);  // portlint: ignore[W002]")
+    (tmp_path / "tile.cu").write_text(source)
+    for select in (("L001", "W002"), ("W002",)):
+        result = scan([tmp_path / "tile.cu"], tmp_path, select=select)
+        assert all(not r.message.startswith("W002") for f in result.findings for r in f.related)
+        assert [f.code for f in result.findings if f.code == "W002"] == [] and result.suppressed == 1
