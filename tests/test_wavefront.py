@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from harness import assert_findings, fix_until_stable
+from harness import assert_findings, fix_until_stable, scan
 
 from portlint.finding import Severity
 from portlint.fix import Applicability
@@ -275,3 +275,20 @@ def test_narrow_mask_variable_names_its_uses(tmp_path):
     """, "cuda", "W003", "W003", tmp_path=tmp_path, select=("W003",))
     declaration = next(f for f in result.findings if f.location.start_line == 3)
     assert [(r.location.start_line, r.location.start_column) for r in declaration.related] == [(4, 17), (4, 27)]
+
+
+def test_a_mask_macro_another_file_defines_is_a_note_at_its_uses(tmp_path):
+    # The definition is the error (the common header's own W002); each file passing it on
+    # gets one note, its other uses related, so the lines that compute on 32 lanes show.
+    (tmp_path / "common.cuh").write_text("#pragma once\n#define OPS_FULL_WARP_MASK 0xffffffff\n")
+    (tmp_path / "ops.cu").write_text(
+        '#include "common.cuh"\n'
+        "__device__ float warp_max(float v) {\n"
+        "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(OPS_FULL_WARP_MASK, v, o));\n"
+        "  return __shfl_sync(OPS_FULL_WARP_MASK, v, 0);\n"
+        "}\n")
+    found = scan([tmp_path], tmp_path, select=("W002",)).findings
+    definition, note = sorted(found, key=lambda f: f.path)
+    assert definition.path.endswith("common.cuh") and definition.severity is Severity.ERROR
+    assert note.path.endswith("ops.cu") and note.severity is Severity.NOTE and note.location.start_line == 3
+    assert [r.location.start_line for r in note.related] == [4]

@@ -167,7 +167,13 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
         findings += _mask_as_shuffled_value(source)
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:
         return findings
+    elsewhere: dict[str, list] = {}  # a mask macro another file defines -> (its macro, uses here)
     for call, name, args in masked_intrinsic_calls(source):
+        if args and (macro := _mask_macro_from_elsewhere(args[0], call, source)) is not None \
+                and not source.shim_drops_argument(name, 0, call.start_byte) \
+                and source.rocm_path.status(call.start_byte) is not Status.DEAD:
+            elsewhere.setdefault(macro.name, [macro, []])[1].append((strip_parens(args[0]), name))
+            continue
         if not args or not _is_32_lane_full_mask(args[0], source):
             continue
         if source.shim_drops_argument(name, 0, call.start_byte):
@@ -182,6 +188,37 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
             Fix.unsafe(f"{title}; {doubt}", Edit.replace(mask, FULL_MASK_64)) if doubt
             else Fix.safe(title, Edit.replace(mask, FULL_MASK_64)),
         ))
+    return findings + _uses_of_masks_defined_elsewhere(source, elsewhere)
+
+
+def _mask_macro_from_elsewhere(node, call, source: SourceFile):
+    """The project macro a `_sync` call's mask argument names, where the ROCm build takes it
+    from another file and it is a 32-lane full mask there (`#define FULL_WARP_MASK 0xffffffff`
+    in a common header), else None. Its definition is W002's finding in that file."""
+    node = strip_parens(node)
+    if node is None or node.type != "identifier":
+        return None
+    macro = source.shim(source.node_text(node), call.start_byte)
+    if macro is None or macro.params is not None or macro.body is None or macro.path == str(source.absolute_path):
+        return None
+    return macro if _MACRO_MASK_VALUE.fullmatch(_MACRO_COMMENT.sub("", macro.body).strip()) else None
+
+
+def _uses_of_masks_defined_elsewhere(source: SourceFile, elsewhere: dict[str, list]) -> list[Finding]:
+    """One note per such macro and file, at its first use, the others related: the lines that
+    compute on 32 lanes here, pointing at the definition (an error where it is written)."""
+    findings = []
+    for name, (macro, uses) in elsewhere.items():
+        (first, intrinsic), *rest = sorted(uses, key=lambda u: u[0].start_byte)
+        body = _MACRO_COMMENT.sub("", macro.body).strip()
+        findings.append(at_node(
+            source, first,
+            f"`{name}` is `{body}` on ROCm ({os.path.basename(macro.path)} defines it), so this `{intrinsic}` names "
+            "32 lanes; AMD wavefronts have 64. The fix is at that definition.",
+            Fix.advice(f"Define `{name}` as `{FULL_MASK_64}` where {os.path.basename(macro.path)} defines it"),
+            severity=Severity.NOTE, in_port=True,  # as wrong in code only the ROCm build compiles
+            related=tuple(Related(source.location(n.start_byte, n.end_byte), f"`{name}` is the mask of `{i}` here")
+                          for n, i in rest)))
     return findings
 
 
