@@ -285,6 +285,16 @@ def _is_const(declaration, source) -> bool:
     return any(c.type == "type_qualifier" and source.node_text(c) in _CONST_QUALIFIERS for c in declaration.children)
 
 
+# Every `#include` with its path (`<a.h>`, `"a.h"`, a macro): shared by the rules that read includes.
+INCLUDES = "(preproc_include path: (_) @path) @include"
+
+
+def includes(source):
+    """(the directive, its path node) of each `#include` of the file, in order."""
+    for match in queries.matches("cuda", INCLUDES, source.tree.root_node):
+        yield match["include"][0], match["path"][0]
+
+
 def include_path(path_node, source) -> str:
     """`cublas_v2.h` for the path of `#include <cublas_v2.h>` or `#include "cublas_v2.h"`."""
     return source.node_text(path_node).strip().strip('<>"').strip()

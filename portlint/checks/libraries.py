@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from portlint import hipify, queries
-from portlint.checks.cpp import ancestors_of, callee_name, enclosing_function, include_path, token_nodes
+from portlint.checks.cpp import INCLUDES, ancestors_of, callee_name, enclosing_function, include_path, includes, token_nodes
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -249,7 +249,6 @@ def rocm_name(name: str, lib: CudaLibrary) -> str | None:
 
 
 # ---- L001 ---------------------------------------------------------------------------------
-_INCLUDES = "(preproc_include path: (_) @path) @include"
 _CALLS = "(call_expression function: (_) arguments: (argument_list)) @call"
 # Names the file defines itself: compatibility macros (`#define cublasSgemm hipblasSgemm`),
 # wrappers and type aliases (`typedef hipsparseHandle_t cusparseHandle_t;`) are not the library.
@@ -279,7 +278,7 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     findings: list[Finding] = []
     included: set[str] = set()  # libraries whose header the file includes, in any branch
     live: dict[str, list] = {}  # library -> its live includes, in order
-    for include, path_node in _includes(source, root):
+    for include, path_node in includes(source):
         path = include_path(path_node, source)
         lib = library_for_header(path)
         if lib is None:
@@ -592,11 +591,6 @@ def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[
     return findings
 
 
-def _includes(source: SourceFile, root):
-    for match in queries.matches(CUDA, _INCLUDES, root):
-        yield match["include"][0], match["path"][0]
-
-
 def _is_live(source: SourceFile, offset: int) -> bool:
     # Only to pick which occurrence to report once; the engine itself drops dead findings.
     return source.rocm_path is None or source.rocm_path.is_live(offset)
@@ -891,7 +885,7 @@ queries.shared(
     CUDA,
     _OWN_NAMES,
     _CALLS,
-    _INCLUDES,
+    INCLUDES,
     _CG_VARIABLES,
     _NAMESPACE_ALIASES,
 )

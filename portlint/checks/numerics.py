@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from portlint import queries
 from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.checks.cpp import (
-    DEVICE_CODE, STRING_PIECES, Declared, ancestors_of, arguments, callee_name, calls_named, declared_type_name,
-    enclosing_function, expression_type, in_device_code, include_path, memoized, statement_of, strip_parens, token_nodes,
+    DEVICE_CODE, INCLUDES, STRING_PIECES, Declared, ancestors_of, arguments, callee_name, calls_named, declared_type_name,
+    enclosing_function, expression_type, in_device_code, include_path, includes, memoized, statement_of, strip_parens, token_nodes,
     type_size, under_hip_version_test,
 )
 from portlint.finding import Finding, Related, Severity, at_node
@@ -377,7 +377,6 @@ def check_float_atomic_add(source: SourceFile) -> list[Finding]:
 
 _FP8_TYPE = re.compile(r"^__nv_fp8(?:x[24])?_e(?:4m3|5m2)$")
 FP8_HEADERS = ("cuda_fp8.h", "cuda_fp8.hpp")
-_INCLUDES = "(preproc_include path: (_) @path) @include"
 
 
 @needs(b"__nv_fp8", b"cuda_fp8")
@@ -395,11 +394,11 @@ def check_fp8_format(source: SourceFile) -> list[Finding]:
                 Fix.advice(f"Use `{hip}_fnuz` on gfx942 and `{hip}` on gfx950 and gfx12 "
                            "(`<hip/hip_fp8.h>`); convert stored data at the boundary")))
     if b"cuda_fp8" in data:
-        for match in queries.matches(CUDA, _INCLUDES, source.tree.root_node):
-            header = include_path(match["path"][0], source)
+        for include, path_node in includes(source):
+            header = include_path(path_node, source)
             if header.rsplit("/", 1)[-1] in FP8_HEADERS:
                 findings.append(at_node(
-                    source, match["include"][0], f"`{header}` types are OCP fp8; MI300 (gfx942) uses FNUZ.",
+                    source, include, f"`{header}` types are OCP fp8; MI300 (gfx942) uses FNUZ.",
                     Fix.advice("Include `<hip/hip_fp8.h>` and pick the fp8 type per target: "
                                "`__hip_fp8_e4m3_fnuz` on gfx942, `__hip_fp8_e4m3` on gfx950")))
     return findings
@@ -1127,7 +1126,7 @@ def check_vector_union_assignment(source: SourceFile) -> list[Finding]:
 queries.shared(
     CUDA,
     _HALF_EXPRESSIONS,
-    _INCLUDES,
+    INCLUDES,
     _SUBTRACTIONS,
     _ASM,
     _TYPED_BRACES,

@@ -66,8 +66,8 @@ import re  # noqa: E402
 
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
-    IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, integer_value,
-    strip_parens,
+    IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, includes, integer_value,
+    INCLUDES, strip_parens,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -1168,7 +1168,6 @@ def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
 
 
 # ---- R007 -----------------------------------------------------------------------------------
-_R007_INCLUDES = "(preproc_include path: [(string_literal) (system_lib_string)] @path) @include"
 
 
 @needs(*(name.encode() for name in hipify.TOOLKIT_HEADERS))
@@ -1179,8 +1178,7 @@ def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
     if build is None or not build.compiled_as_written:
         return []  # no ROCm build surely compiles it, or hipify rewrites its includes
     sites = []
-    for match in queries.matches(CUDA, _R007_INCLUDES, source.tree.root_node):
-        path_node = match["path"][0]
+    for _, path_node in includes(source):
         written = include_path(path_node, source)
         if written in hipify.TOOLKIT_HEADERS and written not in build.project_headers \
                 and (source.rocm_path is None or source.rocm_path.is_live(path_node.start_byte)):
@@ -1213,6 +1211,6 @@ queries.shared(
     _R004_QUERY,
     _R005_QUERY,
     _R006_QUERY,
-    _R007_INCLUDES,
+    INCLUDES,
     "(call_expression) @call",
 )
