@@ -443,7 +443,7 @@ class LogicalWarpNotes:
         self._by_function: dict[int, dict[int, object]] = {}
 
     def add(self, node) -> None:
-        if max(t.wave_size for t in targets.active()) == 32:
+        if warp_model(self.source).hardware_width == 32:
             return  # wave32 targets only: 32 is the hardware's width there, no grouping at all
         function = enclosing_function(node)
         self._by_function.setdefault(function.id if function is not None else -1, {})[node.start_byte] = node

@@ -157,7 +157,7 @@ def _reads_as_mask(node, source: SourceFile) -> bool:
         return "mask" in {w.lower() for w in _words(source.node_text(node))}
     text = source.node_text(node).replace(" ", "").lower()
     return _is_32_lane_full_mask(node, source) or integer_value(node, source) == (1 << 64) - 1 \
-        or text in ("~0ull", "~0ul", "~0llu", "~0lu", "~0ull")
+        or text in ("~0ull", "~0ul", "~0llu", "~0lu")
 
 
 @needs(b"_sync", _FULL_MASK_MACRO_BYTES, all_of(b"__shfl", nocase(b"mask", b"0xffffffff", b"~0")))
@@ -936,7 +936,8 @@ class _WarpSizeScan:
 
     def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False) -> None:
         """Report the 32 at `node` where the logical-warp model sees something observe the
-        hardware width, with those observers related; silent where nothing does."""
+        hardware width, with those observers related; where nothing does, a logical warp's
+        note (`LogicalWarpNotes`, one per function)."""
         model = _logical_warp.warp_model(self.source)
         if read_only_off_rocm(node, self.source):
             return
