@@ -803,3 +803,19 @@ def test_a_named_file_run_reuses_the_build_files_read_by_the_last_run(tmp_path: 
     not_built([root])
     not_built([root])
     assert len(reads) == 5
+
+
+def test_build_helpers_that_recurse_or_take_rest_arguments_decide_nothing(tmp_path: Path) -> None:
+    setup = ("import torch\nfrom setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+             "from tools import h\n\nif torch.version.hip:\n"
+             "    ext = CUDAExtension('pkg._C', ['csrc/k.cu'] + h.more('csrc/a.cu'))\n"
+             "else:\n    ext = CUDAExtension('pkg._C', ['csrc/k.cu', 'csrc/a.cu'])\nsetup(ext_modules=[ext])\n")
+    files = {"setup.py": setup, "csrc/k.cu": HAZARD, "csrc/a.cu": HAZARD, "tools/__init__.py": ""}
+    # A helper that reaches itself through an import of its own module: not followed, never a traceback.
+    recursive = _project(tmp_path / "recursive", {**files, "tools/h.py": "import tools.h\n\ndef more(x):\n"
+                                                                        "    return tools.h.more(x)\n"})
+    assert _not_built(recursive) == {}
+    # What `*sources` holds is not followed: the ROCm arm's list is not known, so `a.cu`,
+    # which the helper returns there, is not taken for the CUDA arm's alone.
+    rest = _project(tmp_path / "rest", {**files, "tools/h.py": "def more(*sources):\n    return list(sources)\n"})
+    assert _not_built(rest) == {}

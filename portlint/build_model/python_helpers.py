@@ -51,6 +51,7 @@ class PythonHelpers:
         self._rocm: dict[int, bool] = {}  # id(script) -> read on the arms a ROCm build takes
         self._names: dict[int, rocm_path.PythonNames] = {}
         self._imports: dict[int, list[ast.Import | ast.ImportFrom]] = {}
+        self._open: set[int] = set()  # the helper functions being read now (a call chain)
         # A helper module a ROCm build calls that cannot be read (it does not parse): what
         # that build compiles is not known.
         self.unread_on_rocm = False
@@ -138,9 +139,11 @@ class PythonHelpers:
         as long as the helper is read for that call."""
         previous = helper.given_arguments.get(id(function))
         helper.given_arguments[id(function)] = self._arguments(script, call, function)
+        self._open.add(id(function))
         try:
             yield
         finally:
+            self._open.discard(id(function))
             if previous is None:
                 helper.given_arguments.pop(id(function), None)
             else:
@@ -162,6 +165,9 @@ class PythonHelpers:
             else:
                 continue  # its default
             given[name] = [value]
+        for rest in (function.args.vararg, function.args.kwarg):
+            if rest is not None:  # `*sources`, `**options`: not followed
+                given[rest.arg] = [_unread(function)]
         return given
 
     def _argument(self, script: BuildScript, expr: ast.expr, at: ast.AST) -> ast.expr:
@@ -201,6 +207,8 @@ class PythonHelpers:
             function = next((f for f in helper.functions(member) if isinstance(helper.parent(f), ast.Module)), None)
             if function is None:
                 return None  # a class, a constant, a name the module imports from elsewhere
+            if id(function) in self._open:
+                return None, call  # a helper that calls itself: not followed, so not known
             depth = self._depth.get(id(script), MAX_DEPTH) + 1
             self._depth[id(helper)] = min(depth, self._depth.get(id(helper), depth))
             return helper, function
@@ -217,8 +225,10 @@ class PythonHelpers:
         else:
             folder = self.base
         target = folder.joinpath(*parts)
-        for candidate in (target.with_name(target.name + ".py"), target / "__init__.py"):
-            if candidate != target and self.root in candidate.parents and self.fs.is_file(candidate):
+        # `from . import f` names the package itself: its `__init__.py`, never a sibling file
+        # (and a folder above the root, `/` included, is no candidate).
+        for candidate in ((target.with_name(target.name + ".py"),) if parts else ()) + (target / "__init__.py",):
+            if self.root in candidate.parents and self.fs.is_file(candidate):
                 return candidate
         return None
 
