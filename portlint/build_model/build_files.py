@@ -544,10 +544,8 @@ def _read_setup_py(path: Path, collector: _Collector) -> None:
                             functools.partial(_project_paths, fs=collector.fs, root=collector.root),
                             _string)
     rocm_script = helpers.follow(BuildScript(source), rocm=True)
-    # The same script with every branch taken: what any build may compile.
-    every = SourceFile(source.path, PYTHON, source.data, path, build_script=True)
-    every.rocm_path = rocm_path.RocmPathModel()
-    any_script = helpers.follow(BuildScript(every), rocm=False)
+    # The same script with every branch taken (an empty model): what any build may compile.
+    any_script = helpers.follow(BuildScript(source, rocm_path.RocmPathModel()), rocm=False)
     build = _Build(collector.shown(path), hipify=b"cpp_extension" in source.data)
     for script, rocm_side in ((rocm_script, True), (any_script, False)):
         # Extensions, and (on the ROCm side) JIT builds: a source they compile is compiled.
