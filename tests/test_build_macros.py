@@ -285,3 +285,73 @@ def test_code_under_an_nvidia_architecture_feature_macro_is_reported_only_where_
     (tmp_path / "k.cu").write_text(_SM90_KERNEL.format(define=define))
     result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
     assert bool([f for f in result.findings if f.code == "W002"]) is reported
+
+
+def test_an_include_the_build_may_skip_leaves_a_definition_it_repeats_as_it_was() -> None:
+    """A header included again under an undecidable `#if` (a config header every header of a
+    library includes) brings the same definition: the macro stays defined, not `maybe`."""
+    model = _model({
+        "config.h": "#pragma once\n#define LIB_WIDTH 64\n",
+        "part.h": '#pragma once\n#include "config.h"\n',
+        "k.cu": '#include "config.h"\n#if SOMETHING_UNKNOWN\n#include "part.h"\n#endif\n#if LIB_WIDTH\n#endif\n',
+    })
+    assert _value(model, "k.cu", "LIB_WIDTH", rocm=True) == 64
+    assert _value(model, "k.cu", "LIB_WIDTH", rocm=False) == 64
+
+
+def test_a_system_header_is_never_a_project_file_of_that_name(tmp_path: Path) -> None:
+    """`<endian.h>` and `<memory>` are the system's, though a library in the project mirrors
+    the standard headers' names deeper in its tree; a project header found by its name alone
+    is still found."""
+    (tmp_path / "lib/std").mkdir(parents=True)
+    (tmp_path / "lib/std/endian.h").write_text("#define MIRROR_ENDIAN 1\n")
+    (tmp_path / "lib/std/memory").write_text("#define MIRROR_MEMORY 1\n")
+    (tmp_path / "lib/util.h").write_text("#define PROJECT_UTIL 1\n")
+    k = tmp_path / "k.cu"
+    k.write_text("#include <endian.h>\n#include <memory>\n#include <util.h>\n"
+                 "#if PROJECT_UTIL || MIRROR_ENDIAN || MIRROR_MEMORY\n#endif\n")
+    project = [str(tmp_path / "lib/std/endian.h"), str(tmp_path / "lib/util.h"), str(k)]
+    model = BuildMacros({str(k): k.read_bytes()}, project_files=project,
+                        read=lambda path: Path(path).read_bytes() if Path(path).is_file() else None)
+    env = model.environment(str(k))
+    assert env.scope(1 << 30, True).state("PROJECT_UTIL") is not None
+    assert env.scope(1 << 30, True).state("MIRROR_ENDIAN") is None
+    assert env.scope(1 << 30, True).state("MIRROR_MEMORY") is None
+
+
+def test_a_header_without_extension_is_found_under_the_folders_of_its_path(tmp_path: Path) -> None:
+    """`<mylib/detail/__config>` (the C++ standard library's way of naming headers) is not a
+    discovered C-family file, nor is its folder any discovered file's: it is looked for below
+    the project's folders that end the longest part of its path."""
+    (tmp_path / "include/mylib/detail").mkdir(parents=True)
+    (tmp_path / "include/mylib/detail/__config").write_text("#define MYLIB_CONFIG 1\n")
+    (tmp_path / "include/mylib/vector.h").write_text("#include <mylib/detail/__config>\n")
+    k = tmp_path / "k.cu"
+    k.write_text("#include <mylib/vector.h>\n#if MYLIB_CONFIG\n#endif\n")
+    project = [str(tmp_path / "include/mylib/vector.h"), str(k)]
+    model = BuildMacros({str(k): k.read_bytes()}, project_files=project,
+                        read=lambda path: Path(path).read_bytes() if Path(path).is_file() else None)
+    assert evaluate("MYLIB_CONFIG", model.environment(str(k)).scope(1 << 30, True)) == 1
+
+
+def test_a_named_headers_includers_are_the_files_whose_include_ends_its_path(tmp_path: Path) -> None:
+    """The files walked for a header named alone are those that may include it: an include
+    beside it or one that ends its path (`sort.h`, `lib/sort.h`), not another library's header
+    of the same name (`other/sort.h`), and the files that include those in turn."""
+    from portlint import build_model
+    from portlint.discover import discover
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "lib/sort.h").write_text("#pragma once\n")
+    (tmp_path / "lib/algo.h").write_text('#include "sort.h"\n')
+    (tmp_path / "other/sort.h").write_text("#pragma once\n")
+    (tmp_path / "uses_algo.cu").write_text("#include <lib/algo.h>\n")
+    (tmp_path / "uses_lib.cu").write_text("#include <lib/sort.h>\n")
+    (tmp_path / "uses_other.cu").write_text("#include <other/sort.h>\n")
+    config = Config(root=tmp_path)
+    around, _ = discover([tmp_path], config)
+    named = [c for c in around if c.absolute.endswith("lib/sort.h")]
+    found = build_model._includers(named, around)
+    names = {Path(p).relative_to(tmp_path).as_posix() for paths in found.values() for p in paths}
+    assert names == {"lib/algo.h", "uses_algo.cu", "uses_lib.cu"}

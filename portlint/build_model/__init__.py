@@ -47,7 +47,9 @@ class BuildModel:
         self._kept = kept
         self._budget = budget
 
-    def environment(self, absolute: str) -> FileEnvironment:
+    def environment(self, absolute: str, context: bool = False) -> FileEnvironment:
+        """`absolute`'s macro environment; `context`: a file of a named file's project
+        context (its includers are not walked for it: `BuildMacros.environment`)."""
         env = self._environments.get(absolute)
         if env is None:
             kept = self._kept.get(absolute) if self._kept is not None else None
@@ -59,17 +61,27 @@ class BuildModel:
                     self._budget.cut(what, earlier=True)
             else:
                 try:
-                    env = self.macros.environment(absolute)
+                    env = self.macros.environment(absolute, follow_includers=not context)
                 except RecursionError:  # includes nested deeper than Python's stack: no environment
                     self.macros.problems.append((absolute, "includes nest too deep to follow; macros of its headers not read"))
                     env = EMPTY
-                except BudgetSpent:  # analysed without the project's macros
-                    self._budget.cut("the macros of the named files' includes and includers (analysed without them)")
-                    env = EMPTY
+                except BudgetSpent:  # with the places found to include it so far, else without the project's macros
+                    env = self._found_in_time(absolute)
                 if self._kept is not None:  # kept also when made with less: the next run is as fast, and says so
                     cut_short = (self._budget.seconds, tuple(self._budget.cut_short)) if self._budget else (0, ())
                     self._kept.put(absolute, env, self.macros, cut_short)
             self._environments[absolute] = env
+        return env
+
+    def _found_in_time(self, absolute: str) -> FileEnvironment:
+        """The environment of a named file whose includers were not all walked within the
+        budget: from its own includes and the includers walked so far."""
+        try:
+            env = self.macros.environment(absolute, follow_includers=False)
+        except BudgetSpent:  # its own includes were not walked either
+            self._budget.cut("the macros of the named files' includes and includers (analysed without them)")
+            return EMPTY
+        self._budget.cut("the named files' includers (analysed with the macros of those walked in time)")
         return env
 
     def walk_all(self) -> None:
@@ -112,7 +124,9 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
         if c.language == _C_FAMILY:
             scanned.append(c.absolute)  # read when the walk needs it: a warm scan may not
     # A header named alone takes its macros from where it is included, as in a full scan.
-    includers = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache, str(config.root), budget)
+    includers_of = _includers([c for c in candidates if c.explicit and is_header(c.absolute)], around or (), cache,
+                              str(config.root), budget)
+    includers = sorted({p for found in includers_of.values() for p in found})
     torch_extension = files.torch_extension  # its builder passes its defines to every source
     torch_defines = {n: v for n, v in TORCH_ROCM_DEFINES.items() if n not in files.rocm_undefines} if torch_extension else {}
     rocm_defines = {**torch_defines, **files.rocm_defines}
@@ -134,7 +148,8 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
                          unread=list(dict.fromkeys((*includers, *scanned))),
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
                          hipified=True if files.hipify_all else files.hipified,
-                         rocm_compiled=files.rocm_compiled, budget=budget)
+                         rocm_compiled=files.rocm_compiled, budget=budget,
+                         includers_of=includers_of if around is not None else None)
     kept = None
     if cache is not None and around is not None:  # named files: their environments kept between runs
         settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
@@ -225,28 +240,40 @@ def is_header(path: str) -> bool:
     return suffix_of(os.path.basename(path)).lower() in HEADER_SUFFIXES
 
 
-def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> list[str]:
-    """The project's C-family files that include one of `headers`, directly or through other
-    headers, sorted. Walking only these, not the whole project, gives each header the places
-    it is included.
+def _includers(headers, around, cache=None, scope: str = "", budget: Budget | None = None) -> dict[str, list[str]]:
+    """The project's C-family files that may include one of `headers`, directly or through
+    other headers: per header (those given and those among the includers), the files that
+    name it in an `#include`, sorted. Walking these, not the whole project, gives each header
+    the places it is included.
 
     What each file includes comes from the project's include graph (`include_graph`), kept
     between runs with each file's stat signature: a run reads again only the files that
     changed, then the includers it walks."""
     if not headers:
-        return []
+        return {}
     graph = include_graph([c.absolute for c in around if c.language == _C_FAMILY], cache, scope, budget)
-    by_name: dict[str, list[str]] = {}
+    by_name: dict[str, list[tuple[str, str]]] = {}  # a name's last part -> (including file, the name)
     for path, names in graph.items():
         for name in names:
-            by_name.setdefault(posixpath.basename(name), []).append(path)
-    found: set[str] = set()
-    wanted = {os.path.basename(c.absolute) for c in headers}
+            by_name.setdefault(posixpath.basename(name), []).append((path, name))
+    found: dict[str, list[str]] = {}
+    wanted = [c.absolute for c in headers]
     while wanted:
-        including = {path for name in wanted for path in by_name.get(name, ()) if path not in found}
-        found |= including
-        wanted = {os.path.basename(path) for path in including if is_header(path)}
-    return sorted(found)
+        for header in wanted:
+            found[header] = sorted({path for path, name in by_name.get(os.path.basename(header), ())
+                                    if _may_name(path, name, header)})
+        wanted = sorted({path for header in wanted for path in found[header] if is_header(path) and path not in found})
+    return found
+
+
+def _may_name(including: str, name: str, header: str) -> bool:
+    """May `#include name` in `including` find `header`: beside it, or under an include
+    directory (the name ends the header's path; `sort.h` ends `thrust/sort.h`,
+    `thrust/sort.h` does not end `cub/sort.h`)."""
+    if posixpath.normpath(posixpath.join(posixpath.dirname(including), name)) == header:
+        return True
+    name = posixpath.normpath(name)
+    return not name.startswith("..") and header.endswith("/" + name)
 
 
 def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None

@@ -30,10 +30,13 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
+from operator import is_not
 from typing import Iterable, Mapping, NamedTuple
 
 from portlint import hipify
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
+from portlint.build_model.system_headers import is_system_header
 from portlint.fileio import refused_by_os
 
 # ---- predefined macros -------------------------------------------------------------------
@@ -483,7 +486,7 @@ class BuildMacros:
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
                  rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
                  hipified: bool | frozenset[str] = frozenset(), rocm_compiled: frozenset[str] = frozenset(),
-                 budget=None) -> None:
+                 budget=None, includers_of: Mapping[str, Iterable[str]] | None = None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
         # also gives the bytes of a project header that was not scanned (explicit files), or None.
@@ -530,10 +533,17 @@ class BuildMacros:
         # files costs time, so it waits for an include that only a file's name can resolve.
         self._project_files = project_files
         self._by_name: dict[str, list[str]] | None = None
+        self._folders_by_name: dict[str, list[str]] = {}  # the project's folders by their last name
         self._listings: dict[str, frozenset[str]] = {}
         self._resolved: dict[tuple[str | None, str], str | None] = {}
         self.problems: list[tuple[str, str]] = []  # (path, message): one line each for stderr
         self._budget = budget  # `workers.Budget`: a walk past it raises `BudgetSpent`
+        # Files named alone in a project: per header, the files that may include it (from the
+        # include graph). Where a header is included is then found by walking those files,
+        # when it is asked, not every file of the scan (`_sites_of`).
+        self._includers_of = includers_of
+        self._following = True  # `_sites_of` walks the includers (see `environment`)
+        self._context_memo: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
 
     # ---- includes -------------------------------------------------------------------------
     def _data(self, path: str) -> bytes | None:
@@ -601,16 +611,33 @@ class BuildMacros:
             if self._exists(candidate):
                 return candidate
         wanted = posixpath.normpath(include)
-        if wanted.startswith(".."):
+        if wanted.startswith("..") or is_system_header(wanted):  # `<endian.h>`: the system's
             return None
         if self._by_name is None:
-            self._by_name = {}
+            self._by_name, self._folders_by_name = {}, {}
             files = self._project_files() if callable(self._project_files) else self._project_files
             readable = (p for p in (*self._scanned, *self._sources) if self._sources.get(p, b"") is not None)
             for known in dict.fromkeys((*readable, *files)):
                 self._by_name.setdefault(posixpath.basename(known), []).append(known)
-        matches = [p for p in self._by_name.get(posixpath.basename(wanted), ())
-                   if p == wanted or p.endswith("/" + wanted)]
+            for folder in {posixpath.dirname(known) for known in files}:
+                self._folders_by_name.setdefault(posixpath.basename(folder), []).append(folder)
+        folder, name = posixpath.split(wanted)
+        if folder and not posixpath.splitext(name)[1]:
+            # A header without extension (`<cuda/std/detail/__config>`, `<Eigen/Core>`) is not
+            # a discovered C-family file: looked for below the project's folders that end the
+            # longest part of its path (a folder that holds only such headers is not known).
+            parts = wanted.split("/")
+            matches = []
+            for cut in range(len(parts) - 1, 0, -1):
+                known = "/".join(parts[:cut])
+                matches = [candidate for f in self._folders_by_name.get(parts[cut - 1], ())
+                           if f == known or f.endswith("/" + known)
+                           for candidate in [posixpath.join(f, *parts[cut:])]
+                           if posixpath.basename(candidate) in self._files_in(posixpath.dirname(candidate))]
+                if matches:
+                    break
+        else:
+            matches = [p for p in self._by_name.get(name, ()) if p == wanted or p.endswith("/" + wanted)]
         return matches[0] if len(matches) == 1 else None
 
     # ---- walking a file ---------------------------------------------------------------------
@@ -737,10 +764,15 @@ class BuildMacros:
                 for b in (ROCM, CUDA):  # `_apply` on each name the include leaves, set-wise: the walk's hot path
                     t = truth(active[b])
                     brought, into, events, offset = included.final[b], final[b], named[b], d.offset
-                    if t is False or not brought:
-                        continue
+                    if t is False or not brought or brought.items() <= into.items():
+                        continue  # (the last: a header seen already, nothing it leaves is new here)
                     # Names with a state here already: an event where the include changes it.
-                    for name in brought.keys() & into.keys():
+                    # An include this build may skip leaves a name it brings as it was (the
+                    # same definition either way: a header's guarded config seen again).
+                    # (Found in C: thousands of names, most of them left as they were.)
+                    common = list(brought.keys() & into.keys())
+                    for name in compress(common, map(is_not, map(into.__getitem__, common),
+                                                     map(brought.__getitem__, common))):
                         state = MAYBE if t is None else brought[name]
                         if into[name] is not state:
                             into[name] = state
@@ -749,7 +781,10 @@ class BuildMacros:
                     new = brought.keys() - into.keys()
                     if new:
                         events.update(dict.fromkeys(new, _Included(offset, None if t is None else brought)))
-                    into.update(dict.fromkeys(brought, MAYBE) if t is None else brought)
+                    if t is None:
+                        into.update(dict.fromkeys(new, MAYBE))
+                    else:
+                        into.update(brought)
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
                         functions.setdefault(name, d.offset)
@@ -813,22 +848,40 @@ class BuildMacros:
             _is_header(path) and any(p in sources for p in self._active))))
 
     def walk_all(self) -> None:
+        """Walk every scanned file (with files named alone: only those named; their
+        includers are walked as `_sites_of` needs them)."""
         if not self._walked_all:
             self._walked_all = True
             for path in (*self._translation_units, *self._headers):
-                self.walk(path)
+                if self._includers_of is None or path not in self._includers_by_walk:
+                    self.walk(path)
+
+    @cached_property
+    def _includers_by_walk(self) -> frozenset[str]:
+        """The files scanned only as includers of the named headers."""
+        return frozenset(p for found in (self._includers_of or {}).values() for p in found)
+
+    def _sites_of(self, path: str) -> list[tuple[str, int, Value, Value]]:
+        """Where `path` is included: (including file, offset, ROCm value, CUDA value) each."""
+        if self._includers_of is None:
+            self.walk_all()
+        elif self._following:
+            for including in self._includers_of.get(path, ()):
+                self.walk(including)
+        else:  # the includers walked through (one stopped by the budget half-way is not)
+            return [site for site in self._sites.get(path, ()) if site[0] in self._walks]
+        return self._sites.get(path, [])
 
     def reach(self, path: str, depth: int = 0) -> tuple[Value, Value]:
         """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
         nobody includes, stands for itself; a header is compiled where its includes are."""
-        self.walk_all()
         if path in self._reach:
             return self._reach[path]
         if depth >= MAX_INCLUDE_DEPTH:
             return True, True  # too deep to tell: compiled, as when no build file decides
         if path in self._not_built:
             return False, True
-        sites = self._sites.get(path)
+        sites = self._sites_of(path) if _is_header(path) else None
         if not sites or not _is_header(path):
             return True, True
         self._reach[path] = (False, False)  # an include cycle adds nothing
@@ -875,7 +928,7 @@ class BuildMacros:
             return None
         self._entries[key] = None  # an include cycle agrees on nothing
         agreed: State | None = None
-        for including, offset, on_rocm, on_cuda in self._sites.get(path, ()) if _is_header(path) else ():
+        for including, offset, on_rocm, on_cuda in self._sites_of(path) if _is_header(path) else ():
             if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
                 continue  # this build does not include it there
             state = self._state_before(including, name, offset, build, depth)
@@ -887,13 +940,30 @@ class BuildMacros:
         return agreed
 
     # ---- each file's part -----------------------------------------------------------------------
-    def environment(self, path: str) -> FileEnvironment:
+    def environment(self, path: str, follow_includers: bool = True) -> FileEnvironment:
         """The part of the environment `path` needs: the macros its bytes name (and those
         their bodies name), the intrinsic-named functions ROCm code defines, and the
-        header's status from the places that include it."""
+        header's status from the places that include it.
+
+        `follow_includers` False (files named alone: a file of the project context, read
+        for the cross-file rules only): the places that include a header are those the walk
+        found so far; no more of its includers are walked for it."""
+        if follow_includers or self._includers_of is None:
+            return self._environment(path)
+        memo = self._reach, self._entries, self._hipified, self._rocm_compiled
+        # Worked out from fewer sites: kept apart from the named files' answers.
+        self._reach, self._entries, self._hipified, self._rocm_compiled = self._context_memo
+        self._following = False
+        try:
+            return self._environment(path)
+        finally:
+            self._following = True
+            self._reach, self._entries, self._hipified, self._rocm_compiled = memo
+
+    def _environment(self, path: str) -> FileEnvironment:
         walk = self.walk(path)
         status = self.status(path)
-        included = _is_header(path) and path in self._sites
+        included = _is_header(path) and bool(self._sites_of(path))
         hipified = self.hipified(path)
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
                 and status is None and not included and not hipified:
@@ -974,11 +1044,10 @@ class BuildMacros:
         found = known.get(path)
         if found is not None:
             return found
-        self.walk_all()
         known[path] = False  # an include cycle adds nothing
         found = path in sources or (depth < MAX_INCLUDE_DEPTH and _is_header(path) and any(
             rocm is not False and self._reached_from(including, sources, known, depth + 1)
-            for including, _, rocm, _ in self._sites.get(path, ())))
+            for including, _, rocm, _ in self._sites_of(path)))
         known[path] = found
         return found
 
