@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Fewer files than this are scanned in-process even with --jobs: workers cost a start-up.
 PARALLEL_THRESHOLD = 48
+# The part of the timeout a run on named files gives the project's share (finding includers,
+# walking their macros, reading the project context): the rest is the named files' own.
+PROJECT_SHARE = 0.6
 # Skip parsing files in which no enabled check's trigger tokens occur (tests turn it off to
 # show that the findings are the same either way).
 PREFILTER = True
@@ -124,10 +127,13 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     codes = tuple(c for c in config.enabled_codes() if c in REGISTRY)  # D-codes belong to `doctor`
     # Files named on the command line stand in a project: its other files, discovered once,
     # give the build model its build files and headers, and the project rules their context.
-    around = _project_around(candidates, config) if any(c.explicit for c in candidates) else None
     # The project's share of a run on named files is work of this process: bounded as a
-    # file's analysis is, and past it done with less (`workers.Budget`).
-    budget = workers.Budget(config.timeout) if around is not None else None
+    # file's analysis is, and past it done with less (`workers.Budget`). It has part of the
+    # timeout, counted from here: the named files' own analysis and the project rules that
+    # follow it have the rest, so that the whole run ends within about the timeout.
+    named = any(c.explicit for c in candidates)
+    budget = workers.Budget(config.timeout * PROJECT_SHARE) if named else None
+    around = _project_around(candidates, config) if named else None
     build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
         model = build_model.build(candidates, config, around, build_cache, budget)
@@ -156,8 +162,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                          if cache_dir is not None and explicit else None)
         context_kind = ("project context", config.root.resolve().as_posix())
         context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-        plan, signatures = (_project_context(candidates, around, context_before, budget) if explicit and around
-                            else ([], {}))
+        plan, signatures, left_out = (_project_context(candidates, around, context_before, budget)
+                                      if explicit and around else ([], {}, set()))
         context_files = [c for c in plan if isinstance(c, Candidate)]
         context_analysis = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache)
         context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
@@ -180,7 +186,10 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.files[state.path] = state
         if current.get(candidate.absolute, (None,))[0] is not None and not any(p.internal for p in problems):
             scan_after[candidate.absolute] = (*current[candidate.absolute], outcome)
-    context = _context_states(plan, context_outcomes)
+    before_states = len(left_out)
+    context = _context_states(plan, context_outcomes, left_out)
+    if budget is not None and len(left_out) > before_states:  # build files the budget stopped
+        budget.cut(_CONTEXT_LEFT_OUT)
 
     index = ProjectIndex()
     loaders: list[_FactsLoader] = []
@@ -188,7 +197,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         if state.facts.deferred:
             # A context file was not analysed by the enabled rules: its state goes to the context cache.
             loader_cache = cache if state.path in result.files else context_cache
-            loaders.append(_FactsLoader(state, config, loader_cache, model))
+            loaders.append(_FactsLoader(state, config, loader_cache, model, context=state.path not in result.files))
             index.defer(state.facts.path, loaders[-1])
         else:
             index.add(state.facts)
@@ -200,7 +209,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
         # Files not read (past the budget) or not analysed: read next time, the rest kept as is.
-        context_after.update({path: (*signature, None) for path, signature in signatures.items()
+        # Left out by the budget: kept so while the context is reused (the next run is as fast, and says so).
+        context_after.update({path: (*signature, _LEFT_OUT if path in left_out else None)
+                              for path, signature in signatures.items()
                               if path not in context_after and signature[0] is not None})
         if budget is not None and budget.cut_short:  # said again while the context is reused
             context_after[_CUT_SHORT] = ((0, 0, 0), False, (budget.seconds, tuple(budget.cut_short)))
@@ -291,7 +302,8 @@ def _project_around(candidates: list[Candidate], config: Config) -> list[Candida
 
 
 def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot,
-                     budget: workers.Budget | None = None) -> tuple[list[FileState | Candidate], dict[str, tuple]]:
+                     budget: workers.Budget | None = None
+                     ) -> tuple[list[FileState | Candidate], dict[str, tuple], set[str]]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
@@ -302,7 +314,8 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
 
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
-    others), for the next snapshot. Past the `budget`, the files not read yet are left out."""
+    others), for the next snapshot. Past the `budget`, the files not read yet are left out
+    (also returned: the snapshot keeps them so, and the runs that reuse it leave them out too)."""
     current = {c.absolute: _signature_of(c, before) for c in others}
     named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
                             unchanged.shapes_others(c.absolute, c.language, c.build_script))
@@ -314,13 +327,20 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
         for what in before[_CUT_SHORT][2][1]:
             budget.cut(what, earlier=True)
     plan: list[FileState | Candidate] = []
+    left_out: set[str] = set()
     for candidate in others:
         entry = kept.get(candidate.absolute)
-        if entry is not None and entry[2] is not None:  # None: a file the last run read but kept no state of
+        if entry is not None and entry[2] == _LEFT_OUT:
+            if budget is not None:
+                budget.cut(_CONTEXT_LEFT_OUT, earlier=True)
+                left_out.add(candidate.absolute)
+                continue
+        elif entry is not None and entry[2] is not None:  # None: a file the last run read but kept no state of
             plan.append(entry[2])
             continue
         if budget is not None and budget.spent():
-            budget.cut("the project context (some files not read: the cross-file rules see less)", lasting=False)
+            budget.cut(_CONTEXT_LEFT_OUT)
+            left_out.add(candidate.absolute)
             continue
         source = read_source(candidate)
         if isinstance(source, Problem):
@@ -329,11 +349,14 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
             plan.append(_unparsed(source, wants_facts=True))
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
             plan.append(candidate)
-    return plan, current
+    return plan, current, left_out
 
 
 # The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
 _CUT_SHORT = "<cut short>"
+# A context file's state in the snapshot where the budget left it unread.
+_LEFT_OUT = "<left out>"
+_CONTEXT_LEFT_OUT = "the project context (some files not read: the cross-file rules see less)"
 
 
 def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot) -> unchanged.Snapshot:
@@ -365,16 +388,20 @@ def _signature_of(candidate: Candidate, before: unchanged.Snapshot) -> tuple:
     return now, unchanged.shapes_others(path, candidate.language, build_script)
 
 
-def _context_states(plan: list[FileState | Candidate], outcomes: list) -> dict[str, FileState]:
+def _context_states(plan: list[FileState | Candidate], outcomes: list, left_out: set[str]) -> dict[str, FileState]:
     """The context's states: `plan` with each candidate replaced by its analysis. A C-family
     file whose analysis was stopped (the run's budget) is left unparsed: its facts load when
-    a project rule asks for them, as an unparsed file's do, and the state is kept."""
+    a project rule asks for them, as an unparsed file's do, and the state is kept. Another
+    file stopped so joins `left_out`."""
     analysed = iter(outcomes)
     context: dict[str, FileState] = {}
     for state in plan:
         if isinstance(state, Candidate):
             outcome = next(analysed)
-            if isinstance(outcome, Problem) and outcome.timed_out and state.language == CUDA:
+            if isinstance(outcome, Problem) and outcome.timed_out:
+                if state.language != CUDA:
+                    left_out.add(state.absolute)
+                    continue
                 source = read_source(state)
                 if isinstance(source, Problem):
                     continue
@@ -401,14 +428,15 @@ class _FactsLoader:
     """Collects the project facts of a file that was not parsed, when a project rule asks."""
 
     def __init__(self, state: FileState, config: Config, cache: Cache | None = None,
-                 model: build_model.BuildModel | None = None) -> None:
+                 model: build_model.BuildModel | None = None, context: bool = False) -> None:
         self.state, self.config, self.cache, self.model = state, config, cache, model
+        self.context = context  # a file of the project context, not one to report on
         self.loaded = False  # the state holds the collected facts
 
     @property
     def environment(self) -> FileEnvironment | None:
         """Worked out only if a project rule asks for the file's facts."""
-        return self.model.environment(self.state.absolute) if self.model is not None else None
+        return self.model.environment(self.state.absolute, self.context) if self.model is not None else None
 
     def data(self) -> bytes:
         try:
@@ -566,7 +594,9 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
     def environment(candidate: Candidate) -> FileEnvironment | None:
-        return model.environment(candidate.absolute) if model is not None and candidate.language == CUDA else None
+        if model is None or candidate.language != CUDA:
+            return None
+        return model.environment(candidate.absolute, context=id(candidate) in in_context)
 
     def known(candidate: Candidate) -> bytes | None:
         return model.bytes_read(candidate.absolute) if model is not None and candidate.language == CUDA else None

@@ -287,7 +287,7 @@ def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said
 
     from click.testing import CliRunner
 
-    from portlint import workers
+    from portlint import engine, workers
     from portlint.cli import main
 
     root = tmp_path / "p"
@@ -300,7 +300,8 @@ def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said
     monkeypatch.chdir(root)
     monkeypatch.setattr(workers.Budget, "spent", lambda self: True)
     result = CliRunner().invoke(main, ["scan", "lane.h", "--output-format", "sarif"], catch_exceptions=False)
-    cut = [line for line in result.stderr.splitlines() if "past the 10 s budget" in line]
+    share = f"{10 * engine.PROJECT_SHARE:g} s budget"  # part of the default 10 s timeout
+    cut = [line for line in result.stderr.splitlines() if f"past the {share}" in line]
     assert cut and all(line.startswith("portlint: <project>: ") for line in cut), result.stderr
     assert "Traceback" not in result.stderr
     run = json.loads(result.stdout)["runs"][0]
@@ -311,11 +312,13 @@ def test_past_its_budget_the_projects_share_of_a_named_run_is_cut_short_and_said
     monkeypatch.undo()
     monkeypatch.chdir(root)
     again = CliRunner().invoke(main, ["scan", "lane.h"], catch_exceptions=False)
-    # The kept header environment was made with less, and says so; the context files left
-    # unread are read now.
-    assert "the macros of the named files' includes and includers (analysed without them): past the 10 s " \
-           "budget of the project's share of an earlier run" in again.stderr, again.output
-    assert "the project context" not in again.stderr and "Traceback" not in again.stderr
+    # The kept header environment was made with less, and the context files were left out:
+    # both are kept so (the run is as fast) and said again.
+    assert "the macros of the named files' includes and includers (analysed without them): past the " \
+           f"{share} of the project's share of an earlier run" in again.stderr, again.output
+    assert "the project context (some files not read: the cross-file rules see less): past the " \
+           f"{share} of the project's share of an earlier run" in again.stderr, again.output
+    assert "this run" not in again.stderr and "Traceback" not in again.stderr
     larger = CliRunner().invoke(main, ["scan", "lane.h", "--timeout", "20"], catch_exceptions=False)
     assert "budget" not in larger.stderr
     assert larger.exit_code == 1 and "lane.h:2:" in larger.stdout and "W001" in larger.stdout
@@ -356,7 +359,7 @@ def test_context_files_the_budget_stopped_are_kept_unparsed_and_still_give_their
         monkeypatch.setattr(engine, "_start_analysis", real_start)
         assert _by_file(second) == _by_file(first)
         assert {p.message.replace("an earlier run", "this run") for p in second.problems if p.less_context} == set(said)
-        # (A build file stopped is analysed again: it has no facts to load later.)
+        # (A build file stopped is left out, as the run said, and not analysed again.)
         assert {n for n in analysed if n.endswith((".cu", ".cuh", ".h", ".hpp"))} <= {path.name}, "the context was kept"
 
 
