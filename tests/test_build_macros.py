@@ -355,3 +355,22 @@ def test_a_named_headers_includers_are_the_files_whose_include_ends_its_path(tmp
     found = build_model._includers(named, around)
     names = {Path(p).relative_to(tmp_path).as_posix() for paths in found.values() for p in paths}
     assert names == {"lib/algo.h", "uses_algo.cu", "uses_lib.cu"}
+
+
+def test_a_header_whose_includers_were_not_all_walked_is_not_judged_by_those_that_were() -> None:
+    """Past the budget a named header keeps the macros of the includers walked in time; where
+    it is compiled is then not known: one includer's CUDA-only include does not make it code
+    only the CUDA build compiles, nor does that includer's macro become the header's."""
+    files = {
+        "lib.h": "#pragma once\n#if LIB_MODE\n#endif\n",
+        "cuda_only.cu": '#define LIB_MODE 1\n#ifndef __HIP_PLATFORM_AMD__\n#include "lib.h"\n#endif\n',
+        "both.cu": '#include "lib.h"\n',
+    }
+    includers = {"/p/lib.h": ["/p/cuda_only.cu", "/p/both.cu"]}
+    walked_all = _model(files, includers_of=includers)
+    assert walked_all.environment("/p/lib.h").status is None
+    in_time = _model(files, includers_of=includers)
+    in_time.walk("/p/cuda_only.cu")  # the budget ran out before both.cu
+    env = in_time.environment("/p/lib.h", follow_includers=False)
+    assert env.status is None
+    assert env.scope(1 << 30, True).state("LIB_MODE") is None

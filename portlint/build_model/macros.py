@@ -861,6 +861,11 @@ class BuildMacros:
         """The files scanned only as includers of the named headers."""
         return frozenset(p for found in (self._includers_of or {}).values() for p in found)
 
+    def _unwalked_includers(self, path: str) -> bool:
+        """Has `path` includers the walk did not go through (its includers are not followed:
+        `environment`)? Then the sites found so far do not say where it is compiled."""
+        return not self._following and any(p not in self._walks for p in (self._includers_of or {}).get(path, ()))
+
     def _sites_of(self, path: str) -> list[tuple[str, int, Value, Value]]:
         """Where `path` is included: (including file, offset, ROCm value, CUDA value) each."""
         if self._includers_of is None:
@@ -882,8 +887,8 @@ class BuildMacros:
         if path in self._not_built:
             return False, True
         sites = self._sites_of(path) if _is_header(path) else None
-        if not sites or not _is_header(path):
-            return True, True
+        if not sites or not _is_header(path) or self._unwalked_includers(path):
+            return True, True  # (an includer not walked may compile it in either build)
         self._reach[path] = (False, False)  # an include cycle adds nothing
         rocm: Value = False
         cuda: Value = False
@@ -927,6 +932,8 @@ class BuildMacros:
         if depth >= MAX_INCLUDE_DEPTH:
             return None
         self._entries[key] = None  # an include cycle agrees on nothing
+        if self._unwalked_includers(path):  # what the others define there is not known
+            return None
         agreed: State | None = None
         for including, offset, on_rocm, on_cuda in self._sites_of(path) if _is_header(path) else ():
             if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
