@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from portlint import queries
 from portlint.checks.cpp import memoized
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -250,20 +251,32 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
 def _in_host_function(condition: Condition, source: SourceFile) -> bool:
     """Is the conditional inside a host-only function (no `__device__`/`__global__`, no
     qualifier macro, nothing device-only in it, not `constexpr`, which device code may call)?"""
-    from portlint.checks.cpp import ancestors_of
     from portlint.checks.wavefront_size import function_space
 
-    function = None
-    for ancestor in ancestors_of(condition.node):
-        if ancestor.type == "lambda_expression":
-            return False  # a lambda may be `__device__` (an extended lambda) inside a host function
-        if ancestor.type == "function_definition":
-            function = ancestor
-            break
-    if function is None or any(child.type == "type_qualifier" and source.node_text(child) == "constexpr"
-                               for child in function.children):
-        return False
+    function = _enclosing_function(condition.node)
+    if function is None or function is _IN_LAMBDA or any(
+            child.type == "type_qualifier" and source.node_text(child) == "constexpr" for child in function.children):
+        return False  # (a lambda may be `__device__`, an extended lambda, inside a host function)
     return function_space(function, source) == "host"
+
+
+_IN_LAMBDA = object()
+
+
+def _enclosing_function(node):
+    """The function definition `node` is in, `_IN_LAMBDA` if a lambda comes first, else None.
+    From the tree's spans of those nodes (`queries.nearest_ancestor`), not a climb to the root
+    per conditional (quadratic in conditionals nested 20,000 deep)."""
+    function = queries.nearest_ancestor(node, "function_definition")
+    if function is NotImplemented:  # a tree parsed on its own: small
+        function = next((a for a in queries.ancestors(node) if a.type in ("function_definition", "lambda_expression")),
+                        None)
+        found = _IN_LAMBDA if function is not None and function.type == "lambda_expression" else function
+    else:
+        lam = queries.nearest_ancestor(node, "lambda_expression")
+        inner_lambda = lam is not None and (function is None or lam.start_byte > function.start_byte)
+        found = _IN_LAMBDA if inner_lambda else function
+    return found
 
 
 def _decided_without_the_device_pass(condition: Condition, source: SourceFile) -> bool:
