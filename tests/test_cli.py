@@ -101,21 +101,22 @@ def test_statistics(project: Path) -> None:
     assert lines[2].split()[:3] == ["1", "1", "1"]
 
 
-def test_root_causes_are_counted_and_grouped_on_request_keeping_every_edit(project: Path) -> None:
-    # The same mask in three shuffles of one file: three findings of one root cause; with
-    # --group-root-causes one finding, the other two as related places, every edit kept.
+def test_one_finding_per_root_cause_keeping_every_place_and_edit(project: Path) -> None:
+    # The same mask in three shuffles of one file: one root cause, one finding by default, the
+    # other two places related, every edit kept; --no-group-root-causes gives one per place.
     body = "".join(f"  v += __shfl_down_sync(0xffffffff, v, {i});\n" for i in (1, 2, 4))
     (project / "src" / "reduce.cu").write_text(f"__global__ void f(float* p) {{\n  float v = p[0];\n{body}  p[0] = v;\n}}\n")
-    payload = json.loads(run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project).output)
-    assert len(payload["findings"]) == 3
-    assert payload["statistics"][0]["root_causes"] == 1
-    result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", "--group-root-causes", cwd=project)
+    result = run("scan", "src/reduce.cu", "--output-format", "json", "--statistics", cwd=project)
     payload = json.loads(result.output)
     (finding,) = payload["findings"]
     assert [r["location"]["start"]["line"] for r in finding["related"]] == [4, 5]
     assert len(finding["fix"]["edits"]) == 3
-    assert payload["statistics"][0]["places"] == 3
-    assert run("scan", "src/reduce.cu", "--fix", "--group-root-causes", cwd=project).exit_code == 0
+    assert payload["statistics"][0]["places"] == 3 and payload["statistics"][0]["root_causes"] == 1
+    text = run("scan", "src/reduce.cu", cwd=project).output
+    assert "src/reduce.cu:4:" in text and "src/reduce.cu:5:" in text  # each place shown
+    per_place = run("scan", "src/reduce.cu", "--output-format", "json", "--no-group-root-causes", cwd=project)
+    assert len(json.loads(per_place.output)["findings"]) == 3
+    assert run("scan", "src/reduce.cu", "--fix", cwd=project).exit_code == 0
     assert (project / "src" / "reduce.cu").read_text().count("~0ull") == 3
 
 
