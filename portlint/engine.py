@@ -216,12 +216,19 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         if budget is not None and budget.cut_short:  # said again while the context is reused
             context_after[_CUT_SHORT] = ((0, 0, 0), False, (budget.seconds, tuple(budget.cut_short)))
         context_after.update(_headers_outside(model, context_after))
-        # The named files too: the next run on them (unchanged) keeps this context.
+        # The named files too: the next run on them (unchanged) keeps this context, and a run
+        # on another file takes their states as its context.
+        named_states = {c.absolute: o[0] for c, o in zip(candidates, outcomes)
+                        if not isinstance(o, Problem) and not any(p.internal for p in o[1])}
         context_after.update({c.absolute: (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
-                                           None)
+                                           _packed(replace(named_states[c.absolute], findings=[]))
+                                           if c.absolute in named_states else None)
                               for c in candidates if c.content is None and c.absolute not in context_after
                               if (signature := unchanged.signature(c.absolute)) is not None})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
+    elif fresh and cache_dir is not None and stdin is None and [Path(p).resolve() for p in paths] == [config.root.resolve()]:
+        # (A scan that analysed nothing anew leaves what the last one kept as it was.)
+        _keep_for_named_runs(candidates, outcomes, current, model, config, codes, cache_dir, build_cache)
     if config.deep:
         findings = _with_deep_findings(findings, result, config, codes, jobs, cache, build)
 
@@ -357,6 +364,31 @@ _CUT_SHORT = "<cut short>"
 # A context file's state in the snapshot where the budget left it unread.
 _LEFT_OUT = "<left out>"
 _CONTEXT_LEFT_OUT = "the project context (some files not read: the cross-file rules see less)"
+
+
+def _keep_for_named_runs(candidates: list[Candidate], outcomes: list, current: dict[str, tuple],
+                         model: build_model.BuildModel, config: Config, codes, cache_dir: Path, build_cache) -> None:
+    """After a scan of the whole project, what a run on one of its files named alone reads
+    from the project, so that the first such run (a pre-commit hook after a full scan) costs
+    what a second one does: every file's state as the project context (`_project_context`),
+    every file's includes (`build_model.include_graph`), every file's macro environment
+    (`build_model.ScanEnvironments`)."""
+    if not _project_codes(codes):
+        return
+    context_cache = Cache.open(cache_dir, config, ("context", *_project_codes(codes)))
+    kind = ("project context", config.root.resolve().as_posix())
+    before = unchanged.load(context_cache, *kind)
+    snapshot: unchanged.Snapshot = {}
+    for candidate, outcome in zip(candidates, outcomes):
+        signature = current.get(candidate.absolute, (None,))
+        if signature[0] is None or isinstance(outcome, Problem) or any(p.internal for p in outcome[1]):
+            continue
+        snapshot[candidate.absolute] = (*signature, _packed(replace(outcome[0], findings=[])))
+    snapshot.update(_headers_outside(model, snapshot))
+    unchanged.save(context_cache, snapshot, before, *kind)
+    c_family = [c.absolute for c in candidates if c.language == CUDA]
+    build_model.include_graph(c_family, build_cache, str(config.root), read=model.bytes_read)
+    model.keep_for_named_runs(c_family)
 
 
 def _headers_outside(model: build_model.BuildModel, covered: unchanged.Snapshot) -> unchanged.Snapshot:

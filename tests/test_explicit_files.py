@@ -95,6 +95,42 @@ def test_each_file_alone_from_a_kept_context_gives_its_findings_of_a_full_scan(
     assert unpacked, "the kept contexts' facts were read from their packed form"
 
 
+@pytest.mark.parametrize("project", ["demo", "projects/never_ported", "projects/ported_backends"])
+def test_a_full_scan_keeps_what_the_first_run_on_a_file_alone_needs(project: str, tmp_path: Path, monkeypatch) -> None:
+    """After a scan of the whole project (CI's), the first run on one of its files named
+    alone (a pre-commit hook) reads the project's context, include graph and macro
+    environments from the cache: no file is walked or analysed again, and each file gives
+    its findings of the full scan. A header edited after it is worked out afresh."""
+    from portlint import engine
+    from portlint.build_model import macros
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES / project, root)
+    (root / ".git").mkdir()
+    files = sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    for path in (*files, root):  # written a while ago: a file written just now is read again
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config = Config(root=root)
+    cache = tmp_path / "cache"
+    full = engine.scan([root], config, cache_dir=cache)
+    walked, analysed = [], []
+    real_walk, real_analyze = macros.BuildMacros._walk, engine.analyze_file
+    monkeypatch.setattr(macros.BuildMacros, "_walk", lambda self, path: walked.append(path) or real_walk(self, path))
+    monkeypatch.setattr(engine, "analyze_file", lambda c, *a, **k: analysed.append(c.path) or real_analyze(c, *a, **k))
+    for path in files:
+        alone = engine.scan([path], config, cache_dir=cache)
+        assert _detail(alone, path) == _detail(full, path), path.relative_to(root)
+    assert walked == [] and analysed == [], (walked[:3], analysed[:3])
+    header = next(p for p in files if p.suffix in (".h", ".cuh", ".hpp"))
+    header.write_text(header.read_text() + "\n#define WIDTH_AFTER_THE_SCAN 32\n")
+    os.utime(header, ns=(time.time_ns() - 5 * 10**9,) * 2)
+    named = [p for p in files if p.suffix in (".cu", ".h", ".cuh", ".hpp")]
+    for path in named:
+        assert _detail(engine.scan([path], config, cache_dir=cache), path) == _detail(engine.scan([path], config), path)
+    assert walked, "the edited header was walked again"
+
+
 def test_a_header_macro_reaches_a_file_scanned_alone(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")

@@ -41,11 +41,12 @@ class BuildModel:
     """What the per-file checks get from the build: per file, its macro environment."""
 
     def __init__(self, files: "BuildFiles", macros: BuildMacros, kept: "KeptEnvironments | None" = None,
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, scanned_whole: "ScanEnvironments | None" = None) -> None:
         self.files, self.macros = files, macros
         self._environments: dict[str, FileEnvironment] = {}
         self._kept = kept
         self._budget = budget
+        self._scanned_whole = scanned_whole  # a scan of directories: where it keeps its environments
 
     def environment(self, absolute: str, context: bool = False) -> FileEnvironment:
         """`absolute`'s macro environment; `context`: a file of a named file's project
@@ -96,6 +97,12 @@ class BuildModel:
             self.macros.problems.append(("<build model>", "includes nest too deep to follow; macros of some headers not read"))
         except Exception as exc:  # noqa: BLE001 - the scan goes on without the rest of the walk
             self.macros.problems.append(("<build model>", f"internal error: {type(exc).__name__}: {exc}"))
+
+    def keep_for_named_runs(self, project: list[str]) -> None:
+        """After a scan of the whole project: keep the environments it worked out for later
+        runs on named files (`ScanEnvironments`), with `project`, its C-family files."""
+        if self._scanned_whole is not None and self._environments:
+            self._scanned_whole.save(self._environments, project, self.macros)
 
     def bytes_read(self, absolute: str) -> bytes | None:
         """What the model read of a C-family file for this scan: the per-file pass takes it
@@ -150,16 +157,20 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
                          hipified=True if files.hipify_all else files.hipified,
                          rocm_compiled=files.rocm_compiled, budget=budget,
                          includers_of=includers_of if around is not None else None)
-    kept = None
-    if cache is not None and around is not None:  # named files: their environments kept between runs
-        settings = repr((sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
-                         sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built),
-                         sorted(files.build_defined)))
-        project = [c.absolute for c in around if c.language == _C_FAMILY]
-        named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
-        kept = KeptEnvironments(cache, str(config.root), hashlib.sha256(settings.encode()).hexdigest()[:16], project,
-                                named)
-    return BuildModel(files, macros, kept, budget)
+    kept = scanned_whole = None
+    if cache is not None:
+        settings = hashlib.sha256(repr((
+            sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
+            sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built),
+            sorted(files.build_defined))).encode()).hexdigest()[:16]
+        whole = ScanEnvironments(cache, str(config.root), settings)
+        if around is not None:  # named files: their environments kept between runs
+            project = [c.absolute for c in around if c.language == _C_FAMILY]
+            named = {c.absolute for c in candidates if c.explicit and c.language == _C_FAMILY}
+            kept = KeptEnvironments(cache, str(config.root), settings, project, named, whole)
+        else:
+            scanned_whole = whole
+    return BuildModel(files, macros, kept, budget, scanned_whole)
 
 
 # The signature of a path where there is no file (an include looked for, and not there).
@@ -172,9 +183,11 @@ class KeptEnvironments:
     header, or stop), every file and directory the walk read or listed. While the record
     holds, a named header's environment costs those stats, not a walk of its includers."""
 
-    def __init__(self, cache, root: str, settings: str, project: list[str], named: set[str]) -> None:
+    def __init__(self, cache, root: str, settings: str, project: list[str], named: set[str],
+                 scanned: "ScanEnvironments | None" = None) -> None:
         self._cache, self._root, self._settings, self._project = cache, root, settings, project
         self._named = named  # only these: the project's other files are context, each kept by the snapshot
+        self._scanned = scanned  # what the last scan of the whole project worked out
 
     def _kind(self, absolute: str) -> tuple[str, ...]:
         return ("environment", self._root, self._settings, absolute)
@@ -183,12 +196,14 @@ class KeptEnvironments:
         """The kept environment and (the budget, what was cut short) making it, or None."""
         from portlint import unchanged  # here: `unchanged` imports this package's macros module
 
-        if absolute not in self._named:
-            return None
+        if absolute not in self._named:  # a context file: as the last full scan saw it, if it holds
+            env = self._scanned.get(absolute, self._project) if self._scanned is not None else None
+            return (env, (0, ())) if env is not None else None
         record = unchanged.load(self._cache, *self._kind(absolute))
         entry = record.get(absolute)
         if entry is None or not (isinstance(entry[2], tuple) and isinstance(entry[2][0], FileEnvironment)):
-            return None
+            env = self._scanned.get(absolute, self._project) if self._scanned is not None else None
+            return (env, (0, ())) if env is not None else None
         if any(path not in record for path in self._project):
             return None  # a new file: it may include the header
         if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
@@ -209,6 +224,46 @@ class KeptEnvironments:
                 return  # changed just now (it may change again, unseen): no record
             record[path] = (signature, True, (env, cut_short) if path == absolute else None)
         unchanged.save(self._cache, record, {}, *self._kind(absolute))
+
+
+class ScanEnvironments:
+    """The macro environments a scan of the whole project worked out, kept for the runs on
+    named files that follow it (a pre-commit hook after CI's full scan): one stat record of
+    everything they depended on (every C-family file of the project, every file and
+    directory the walk read or listed), with each file's environment. While the record
+    holds, a named file's environment is the full scan's, read from the cache: no walk of
+    its includers."""
+
+    def __init__(self, cache, root: str, settings: str) -> None:
+        self._cache, self._root, self._settings = cache, root, settings
+
+    def _record_kind(self) -> tuple[str, ...]:
+        return ("scan environments", self._root, self._settings)
+
+    def save(self, environments: Mapping[str, FileEnvironment], project: list[str], macros: BuildMacros) -> None:
+        from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+        record: unchanged.Snapshot = {}
+        for path in dict.fromkeys((*project, *macros.files_read(), *macros.directories_listed())):
+            signature = unchanged.signature(path) or _MISSING
+            if signature[0] >= time.time_ns() - unchanged.RACY_NS:
+                return  # changed just now (it may change again, unseen): no record
+            record[path] = (signature, True, None)
+        # One entry for all: a file written per environment was most of what keeping them cost.
+        record.update({path: (record[path][0], True, env) for path, env in environments.items() if path in record})
+        unchanged.save(self._cache, record, {}, *self._record_kind())
+
+    def get(self, absolute: str, project: list[str]) -> FileEnvironment | None:
+        """The full scan's environment of `absolute`, if nothing it depended on changed."""
+        from portlint import unchanged
+
+        record = unchanged.load(self._cache, *self._record_kind())
+        env = record.get(absolute, (None, None, None))[2]
+        if not isinstance(env, FileEnvironment) or any(path not in record for path in project):
+            return None  # not worked out by that scan, or a new file (it may include a header)
+        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
+            return None
+        return env
 
 
 def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
@@ -276,12 +331,13 @@ def _may_name(including: str, name: str, header: str) -> bool:
     return not name.startswith("..") and header.endswith("/" + name)
 
 
-def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None
-                  ) -> dict[str, tuple[str, ...]]:
+def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget | None = None,
+                  read=None) -> dict[str, tuple[str, ...]]:
     """path -> what its `#include` directives name, for each of `paths`. With a `cache`, a
     file whose stat signature is unchanged since the last run is not read
     (`portlint.unchanged`: the same record as a scan's results). Past the `budget`, the files
-    not read yet are left out; what was read is kept, so the next run goes on from there."""
+    not read yet are left out; what was read is kept, so the next run goes on from there.
+    `read(path)`: bytes already read (None: read the file)."""
     from portlint import unchanged  # here: `unchanged` imports this package's macros module
 
     kind = ("include graph", scope)  # `scope`: the project root
@@ -297,7 +353,7 @@ def include_graph(paths: list[str], cache=None, scope: str = "", budget: Budget 
             budget.cut("finding the named headers' includers (some left out)")
             continue
         else:
-            names = include_names(_read(path) or b"")
+            names = include_names((read(path) if read is not None else None) or _read(path) or b"")
         graph[path] = names
         if signature is not None:
             after[path] = (signature, False, names)
