@@ -216,6 +216,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         if budget is not None and budget.cut_short:  # said again while the context is reused
             context_after[_CUT_SHORT] = ((0, 0, 0), False, (budget.seconds, tuple(budget.cut_short)))
         context_after.update(_headers_outside(model, context_after))
+        # Headers outside the project that the kept context was worked out from, unchanged
+        # (a run whose environments were kept reads none of them again): still depended on.
+        context_after.update({path: entry for path, entry in context_before.items()
+                              if path not in context_after and path != _CUT_SHORT and entry[2] is None
+                              and unchanged.signature(path) == entry[0]})
         # The named files too: the next run on them (unchanged) keeps this context, and a run
         # on another file takes their states as its context.
         named_states = {c.absolute: o[0] for c, o in zip(candidates, outcomes)
