@@ -114,6 +114,10 @@ def test_one_finding_per_root_cause_keeping_every_place_and_edit(project: Path) 
     assert payload["statistics"][0]["places"] == 3 and payload["statistics"][0]["root_causes"] == 1
     text = run("scan", "src/reduce.cu", cwd=project).output
     assert "src/reduce.cu:4:" in text and "src/reduce.cu:5:" in text  # each place shown
+    for form in ("concise", "github"):  # one line a finding, each place still named
+        lines = run("scan", "src/reduce.cu", "--output-format", form, cwd=project).output.splitlines()
+        (line,) = [line for line in lines if "W002" in line]
+        assert "(again at 4:" in line and ", 5:" in line, line
     per_place = run("scan", "src/reduce.cu", "--output-format", "json", "--no-group-root-causes", cwd=project)
     assert len(json.loads(per_place.output)["findings"]) == 3
     assert run("scan", "src/reduce.cu", "--fix", cwd=project).exit_code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from portlint.report.text import other_places
 from portlint.ruledocs import load_all
 
 
@@ -29,5 +30,5 @@ def render(result, context) -> str:
                 f"file={_escape_property(loc.path)},line={loc.start_line},col={loc.start_column},"
                 f"endLine={loc.end_line},endColumn={loc.end_column},title={_escape_property(title)}"
             )
-        lines.append(f"::{level} {props}::{_escape_data(f.message + ' ' + f.fix.title + '.')}")
+        lines.append(f"::{level} {props}::{_escape_data(f.message + other_places(f) + ' ' + f.fix.title + '.')}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from portlint.finding import root_cause
+from portlint.finding import SAME_HAZARD, root_cause
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
@@ -35,6 +35,22 @@ def _headline(f, color: bool) -> str:
     return f"{loc.path}:{loc.start_line}:{loc.start_column}: {code} {_marker(f)}{f.message}"
 
 
+def other_places(f) -> str:
+    """A grouped finding's other places in its file (one line a finding, every place that
+    must change still named): ` (again at 5:25, 6:25)`."""
+    again = [r.location for r in f.related
+             if r.message == SAME_HAZARD and r.location is not None and f.location is not None
+             and r.location.path == f.location.path]
+    if not again:
+        return ""
+    shown = ", ".join(f"{loc.start_line}:{loc.start_column}" for loc in again[:MAX_PLACES_SHOWN])
+    more = f" and {len(again) - MAX_PLACES_SHOWN} more" if len(again) > MAX_PLACES_SHOWN else ""
+    return f" (again at {shown}{more})"
+
+
+MAX_PLACES_SHOWN = 12  # of a grouped finding, on its concise line
+
+
 def _not_checked(result) -> list[str]:
     """`portlint doctor`'s checks that could not run here, one line each."""
     if not result.skipped:
@@ -44,7 +60,7 @@ def _not_checked(result) -> list[str]:
 
 
 def render_concise(result, context) -> str:
-    lines = [_headline(f, context.color) for f in result.findings]
+    lines = [_headline(f, context.color) + other_places(f) for f in result.findings]
     lines.extend(_not_checked(result))
     if not context.quiet:
         lines.append(_summary(result, context))
