@@ -231,7 +231,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                               for c in candidates if c.content is None and c.absolute not in context_after
                               if (signature := unchanged.signature(c.absolute)) is not None})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
-    elif fresh and cache_dir is not None and stdin is None and [Path(p).resolve() for p in paths] == [config.root.resolve()]:
+    elif fresh and cache_dir is not None and stdin is None and [os.path.realpath(p) for p in paths] == [
+            os.path.realpath(config.root)]:  # (`realpath`, not `resolve`: a link loop raises there)
         # (A scan that analysed nothing anew leaves what the last one kept as it was.)
         _keep_for_named_runs(candidates, outcomes, current, model, config, codes, cache_dir, build_cache)
     if config.deep:
