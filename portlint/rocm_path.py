@@ -955,7 +955,7 @@ class PythonNames:
         params = [*function.args.posonlyargs, *function.args.args]
         if len(params) > (1 if isinstance(func, ast.Attribute) else 0) or function.args.vararg or function.args.kwarg:
             return None
-        returns = [n.value for n in _own_nodes(function) if isinstance(n, ast.Return)]
+        returns = [n.value for n in own_nodes(function) if isinstance(n, ast.Return)]
         if not returns or any(r is None for r in returns):
             return None
         if _all_same(returns):
@@ -981,7 +981,7 @@ def _is_bool(node: ast.expr | None, value: bool) -> bool:
     return isinstance(node, ast.Constant) and node.value is value
 
 
-def _own_nodes(function: ast.AST):
+def own_nodes(function: ast.AST):
     """The nodes of a function's body, not those of functions nested in it."""
     stack = list(function.body)
     while stack:

@@ -304,13 +304,8 @@ _FLAG_METHODS = ("nvcc_args", "cxx_args")
 
 
 def _own_returns(function: ast.AST):
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Return):
-            yield node
-        stack.extend(c for c in ast.iter_child_nodes(node)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+    """The `return` statements of a function's body, not those of functions nested in it."""
+    return (node for node in rocm_path.own_nodes(function) if isinstance(node, ast.Return))
 
 
 def _returns_value(function: ast.AST) -> bool:

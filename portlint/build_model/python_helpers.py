@@ -111,9 +111,10 @@ class PythonHelpers:
 
     def _read_returns(self, call: ast.Call, helper: BuildScript, function: ast.AST, rocm: bool) -> list[ast.expr]:
         out: list[ast.expr] = []
-        for node in ast.walk(function):
-            if not isinstance(node, ast.Return) or node.value is None or helper.function_of(node) is not function \
-                    or helper.is_dead(node):
+        returns = sorted((n for n in rocm_path.own_nodes(function) if isinstance(n, ast.Return)),
+                         key=lambda n: (n.lineno, n.col_offset))
+        for node in returns:
+            if node.value is None or helper.is_dead(node):
                 continue
             single = self.string_of(helper, node.value, self.base)  # one path: `return os.path.join(a, b)`
             for leaf in [ast.copy_location(ast.Constant(single), node.value)] if single is not None \

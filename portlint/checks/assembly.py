@@ -105,7 +105,7 @@ _DIRECTIVE = re.compile(r"(?<![\w.])\.(reg|pred)\b")
 # Constraints of PTX operands with no counterpart elsewhere: "l" (64-bit) and "h" (16-bit) registers.
 PTX_CONSTRAINTS = frozenset({"l", "h"})
 
-_ASM = "(gnu_asm_expression) @asm"
+ASM_QUERY = "(gnu_asm_expression) @asm"
 _TEMPLATE_TYPES = ("string_literal", "concatenated_string", "raw_string_literal")
 _OPERANDS = "[(gnu_asm_output_operand constraint: (string_literal) @c) (gnu_asm_input_operand constraint: (string_literal) @c)]"
 
@@ -175,7 +175,7 @@ def check_inline_ptx(source: SourceFile) -> list[Finding]:
     # is reported once, at the macro, not at each use.
     in_macros = macro_bodies_root(source, (b"asm",))
     roots = (source.tree.root_node,) if in_macros is None else (source.tree.root_node, in_macros)
-    for asm in (asm for root in roots for asm in queries.nodes(CUDA, _ASM, root, "asm")):
+    for asm in (asm for root in roots for asm in queries.nodes(CUDA, ASM_QUERY, root, "asm")):
         recognised = recognise_ptx(asm, source)
         if recognised is None:
             continue
@@ -191,5 +191,5 @@ def check_inline_ptx(source: SourceFile) -> list[Finding]:
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
-    _ASM,
+    ASM_QUERY,
 )

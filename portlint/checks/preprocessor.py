@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import re
 
-from portlint import queries
 from portlint.checks.cpp import memoized
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -381,6 +380,7 @@ import re  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
 from portlint import queries  # noqa: E402
+from portlint.checks.assembly import ASM_QUERY  # noqa: E402
 from portlint.checks.cpp import integer_value, strip_parens, token_nodes  # noqa: E402
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
@@ -525,7 +525,7 @@ def _gate_kind(condition: Condition, source: SourceFile, comparisons) -> str | N
 
 def _inline_ptx_in(body: list) -> list:
     """The inline assembly statements under the nodes of an arm, in order."""
-    return [asm for node in body for asm in queries.nodes(CUDA, "(gnu_asm_expression) @asm", node, "asm")]
+    return [asm for node in body for asm in queries.nodes(CUDA, ASM_QUERY, node, "asm")]
 
 
 @needs(b"__CUDA_ARCH__")
