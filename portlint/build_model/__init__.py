@@ -16,10 +16,11 @@ import hashlib
 import os
 import posixpath
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from portlint.cache import BUILD_FILES
+from portlint.cache import BUILD_FILES, SCAN_ENVIRONMENTS
 from portlint.discover import suffix_of
 from portlint.workers import Budget, BudgetSpent
 from portlint.fileio import NotReadable, read_regular
@@ -230,9 +231,13 @@ class ScanEnvironments:
     """The macro environments a scan of the whole project worked out, kept for the runs on
     named files that follow it (a pre-commit hook after CI's full scan): one stat record of
     everything they depended on (every C-family file of the project, every file and
-    directory the walk read or listed), with each file's environment. While the record
-    holds, a named file's environment is the full scan's, read from the cache: no walk of
-    its includers."""
+    directory the walk read or listed), and the environments themselves in `SHARDS` entries
+    by path. While the record holds, a named file's environment is the full scan's, read
+    from its shard: no walk of its includers, and no loading of every other file's."""
+
+    # One entry per environment was most of what keeping them cost a full scan; one entry
+    # for all (4 MB in a large project) was most of what reading one cost a named run.
+    SHARDS = 64
 
     def __init__(self, cache, root: str, settings: str) -> None:
         self._cache, self._root, self._settings = cache, root, settings
@@ -240,8 +245,12 @@ class ScanEnvironments:
     def _record_kind(self) -> tuple[str, ...]:
         return ("scan environments", self._root, self._settings)
 
+    def _shard_key(self, path: str) -> str:
+        shard = zlib.crc32(path.encode("utf-8", "surrogateescape")) % self.SHARDS
+        return self._cache.key_for(*self._record_kind(), "shard", str(shard))
+
     def save(self, environments: Mapping[str, FileEnvironment], project: list[str], macros: BuildMacros) -> None:
-        from portlint import unchanged  # here: `unchanged` imports this package's macros module
+        from portlint import unchanged  # here: `unchanged` imports this package's macro modules
 
         record: unchanged.Snapshot = {}
         for path in dict.fromkeys((*project, *macros.files_read(), *macros.directories_listed())):
@@ -249,8 +258,15 @@ class ScanEnvironments:
             if signature[0] >= time.time_ns() - unchanged.RACY_NS:
                 return  # changed just now (it may change again, unseen): no record
             record[path] = (signature, True, None)
-        # One entry for all: a file written per environment was most of what keeping them cost.
-        record.update({path: (record[path][0], True, env) for path, env in environments.items() if path in record})
+        # The shards carry the record's stamp: a shard left from another scan is not this one's.
+        stamp = os.urandom(8).hex()
+        shards: dict[str, dict[str, FileEnvironment]] = {}
+        for path, env in environments.items():
+            if path in record:
+                shards.setdefault(self._shard_key(path), {})[path] = env
+        for key, shard in shards.items():
+            self._cache.put(key, ((stamp, shard), []), SCAN_ENVIRONMENTS)
+        record[_STAMP] = ((0, 0, 0), False, stamp)
         unchanged.save(self._cache, record, {}, *self._record_kind())
 
     def get(self, absolute: str, project: list[str]) -> FileEnvironment | None:
@@ -258,12 +274,20 @@ class ScanEnvironments:
         from portlint import unchanged
 
         record = unchanged.load(self._cache, *self._record_kind())
-        env = record.get(absolute, (None, None, None))[2]
-        if not isinstance(env, FileEnvironment) or any(path not in record for path in project):
-            return None  # not worked out by that scan, or a new file (it may include a header)
-        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
+        stamp = record.get(_STAMP, (None, None, None))[2]
+        if stamp is None or absolute not in record or any(path not in record for path in project):
+            return None  # no such scan, or a new file (it may include a header)
+        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items() if path != _STAMP):
             return None
-        return env
+        hit = self._cache.get(self._shard_key(absolute), SCAN_ENVIRONMENTS)
+        if hit is None or not isinstance(hit[0], tuple) or hit[0][0] != stamp:
+            return None
+        env = hit[0][1].get(absolute)
+        return env if isinstance(env, FileEnvironment) else None
+
+
+# The record's entry (no file's) for the stamp its shards carry.
+_STAMP = "<stamp>"
 
 
 def _build_files(project, config, whole_project: bool, cache) -> "BuildFiles":
