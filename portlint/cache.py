@@ -1,14 +1,16 @@
 """A content-addressed cache of per-file results, so an unchanged file is not parsed again.
 
 An entry is a checksum and the pickled (FileState, problems) of one file, keyed by the file's bytes, its
-shown and absolute paths, language and role, the macro environment the build model gave it
+absolute path, language and role, the macro environment the build model gave it
 (so editing a header re-checks the files that include it), the enabled rules, the
 configuration that changes per-file results, and portlint's version. Cross-file rules stay correct: they run every time on the
 facts stored in the entries, so a changed header re-checks every file that depends on it.
 Each entry also holds the key it was written for and its kind (a file's outcome, a snapshot,
 the build files' reading, a deep unit), checked on reading: an intact entry under another
 entry's name (copied, moved or swapped by hand or by a tool) is a miss, never another file's
-result. The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
+result. Paths as reports show them are relative to the working directory: an entry records
+the one it was written from, and a run from another (the project's root, then a folder
+above it) reads them moved to its own. The directory carries a CACHEDIR.TAG and a `.gitignore` of its own. Any trouble with the
 cache (unwritable, corrupt entry) makes portlint compute the result instead.
 """
 
@@ -17,14 +19,16 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
+import io
 import os
 import pickle
 import tempfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint import __version__, targets
+from portlint.source import moved_path
 
 DEFAULT_DIR = ".portlint_cache"
 # The kinds of entry (`Cache.get`, `Cache.put`): what an entry holds, checked with its key.
@@ -32,6 +36,7 @@ FILE = "file"  # (FileState, problems) of one file
 SNAPSHOT = "snapshot"  # `portlint.unchanged`: the stat-keyed results of a whole run
 BUILD_FILES = "build files"  # what the build files say, with what reading them observed
 DEEP_UNIT = "deep unit"  # libclang's result for one translation unit
+SCAN_ENVIRONMENTS = "scan environments"  # a shard of the macro environments a full scan worked out
 # Each entry starts with a CRC-32 of the pickle after it (with its length): a disk error, a
 # truncated write or an edit is caught before unpickling, which could otherwise fail or give
 # wrong results. A CRC is what archive formats check integrity with; a cryptographic digest
@@ -62,6 +67,8 @@ def _code_stamp() -> str:
 class Cache:
     directory: Path
     salt: str  # version, rules and configuration: a change starts a new set of entries
+    # Shown paths in entries are relative to it (`loads_written_from`).
+    working_directory: str = field(default_factory=os.getcwd, compare=False)
 
     @classmethod
     def open(cls, directory: Path, config, codes: tuple[str, ...], by_target: bool = True) -> "Cache":
@@ -87,7 +94,7 @@ class Cache:
 
     def key(self, source, environment=None) -> str:
         """`environment`: the file's macro environment (`FileEnvironment`), part of the key."""
-        parts = (self.salt, source.digest, source.path, str(source.absolute_path), source.language,
+        parts = (self.salt, source.digest, str(source.absolute_path), source.language,
                  str(source.build_script), environment.fingerprint if environment is not None else "")
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -102,7 +109,8 @@ class Cache:
     def get(self, key: str, kind: str):
         """The stored outcome of this `kind` (`FILE`, `SNAPSHOT`, ...), or None: missing,
         truncated, corrupt (the checksum says so before anything is unpickled), unreadable or
-        misplaced entries (written for another key or kind) are all recomputed, then rewritten."""
+        misplaced entries (written for another key or kind) are all recomputed, then rewritten.
+        An entry written from another working directory has its shown paths moved to this one's."""
         try:
             with open(self._entry(key), "rb") as fh:
                 blob = fh.read()
@@ -112,12 +120,13 @@ class Cache:
         if len(blob) <= CHECKSUM_BYTES or _checksum(payload) != checksum:
             return None
         try:
-            stored = _unpickle(payload)
+            stream = io.BytesIO(payload)
+            header = pickle.load(stream)
+            if not (isinstance(header, tuple) and len(header) == 4 and header[:3] == (_ENTRY, key, kind)):
+                return None
+            value = loads_written_from(stream, header[3], self.working_directory)
         except Exception:  # noqa: BLE001 - intact bytes of an incompatible pickle: recompute
             return None
-        if not (isinstance(stored, tuple) and len(stored) == 3 and stored[0] == key and stored[1] == kind):
-            return None
-        value = stored[2]
         return value if isinstance(value, tuple) and len(value) == 2 else None
 
     def put(self, key: str, value, kind: str) -> None:
@@ -128,7 +137,8 @@ class Cache:
         try:
             os.makedirs(os.path.dirname(entry), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
-            payload = pickle.dumps((key, kind, value), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = (pickle.dumps((_ENTRY, key, kind, self.working_directory), protocol=pickle.HIGHEST_PROTOCOL)
+                       + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
             with os.fdopen(fd, "wb") as out:
                 out.write(_checksum(payload) + payload)
             os.replace(tmp, entry)  # the cache's own directory: a link here is replaced, not followed
@@ -136,17 +146,43 @@ class Cache:
             pass
 
 
-def _unpickle(payload: bytes):
-    """`pickle.loads` with the cycle collector paused: an entry (a project's snapshot: a
-    quarter of a million objects) is all new objects that live on, which a collection in
-    the middle would traverse for nothing, a third of the load's time."""
+# An entry's header: this tag, its key, its kind and the working directory it was written from.
+_ENTRY = "portlint cache entry"
+
+
+def loads_written_from(stream, written_from: str, here: str | None = None):
+    """Unpickle the next object of `stream` (a file or bytes), pickled in a run whose working
+    directory was `written_from`. Shown paths (the first argument of a class marked by
+    `source.shown_path_first`) are relative to a working directory; in a run from another,
+    each is moved to it (`source.moved_path`)."""
+    if isinstance(stream, bytes):
+        stream = io.BytesIO(stream)
+    here = os.getcwd() if here is None else here
     collecting = gc.isenabled()
+    # The cycle collector paused: an entry (a project's snapshot: a quarter of a million
+    # objects) is all new objects that live on, which a collection in the middle would
+    # traverse for nothing, a third of the load's time.
     gc.disable()
     try:
-        return pickle.loads(payload)
+        if written_from == here:
+            return pickle.load(stream)
+        return _MovingUnpickler(stream, written_from, here).load()
     finally:
         if collecting:
             gc.enable()
+
+
+class _MovingUnpickler(pickle.Unpickler):
+    def __init__(self, stream, written_from: str, here: str) -> None:
+        super().__init__(stream)
+        self._written_from, self._here = written_from, here
+
+    def find_class(self, module: str, name: str):
+        cls = super().find_class(module, name)
+        if not getattr(cls, "shown_path_first", False):
+            return cls
+        written_from, here = self._written_from, self._here
+        return lambda path, *rest: cls(moved_path(path, written_from, here), *rest)
 
 
 def _checksum(payload: bytes) -> bytes:

@@ -40,7 +40,7 @@ from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile, shown_path_first
 from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ PROJECT_SHARE = 0.6
 PREFILTER = True
 
 
+@shown_path_first
 @dataclass(unsafe_hash=True)
 class Problem:
     """A file portlint could not fully read: one line for the user, never a traceback."""
@@ -74,6 +75,7 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
+@shown_path_first
 @dataclass
 class FileState:
     path: str
@@ -681,7 +683,15 @@ def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnv
     if isinstance(source, Problem):
         return source
     source.build = environment
-    return cache.get(cache.key(source, environment), FILE)
+    return _cached(cache, cache.key(source, environment), source)
+
+
+def _cached(cache: Cache, key: str, source: SourceFile):
+    """The file's cached outcome, or None. One written from another working directory has its
+    paths moved (`cache.loads_written_from`); a path shown otherwise now (through a link, or
+    `..`) is a miss."""
+    hit = cache.get(key, FILE)
+    return hit if hit is not None and getattr(hit[0], "path", None) == source.path else None
 
 
 def _in_workers(count: int, timeout: float) -> bool:
@@ -814,7 +824,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
         return source
     source.build = environment
     key = cache.key(source, environment) if cache is not None else ""
-    if cache is not None and (hit := cache.get(key, FILE)) is not None:
+    if cache is not None and (hit := _cached(cache, key, source)) is not None:
         return hit
     problems: list[Problem] = [Problem(source.path, source.decoding_note, note=True)] if source.decoding_note else []
     try:

@@ -9,6 +9,7 @@ from a CUDA-only one.
 from __future__ import annotations
 
 import bisect
+import os
 import pickle
 import re
 from collections.abc import Mapping, Set as AbstractSet
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from portlint import queries
+from portlint.cache import loads_written_from
 from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
@@ -133,6 +135,7 @@ class PackedFacts:
     names: frozenset[str]
     used: tuple[str, ...]  # the names launched or looked up, in source order
     data: bytes  # pickle of (functions, macros, warp_size_uses, launches, lookups)
+    written_from: str = ""  # the working directory its locations' paths are shown from
 
 
 def pack(facts: FileFacts) -> FileFacts:
@@ -143,7 +146,7 @@ def pack(facts: FileFacts) -> FileFacts:
     names = frozenset(fact.name for facts_of_kind in held for fact in facts_of_kind)
     used = tuple(dict.fromkeys(use.name for use in (*facts.launches, *facts.lookups)))
     return replace(facts, functions=[], macros=[], warp_size_uses=[], launches=[], lookups=[],
-                   packed=PackedFacts(names, used, pickle.dumps(held, pickle.HIGHEST_PROTOCOL)))
+                   packed=PackedFacts(names, used, pickle.dumps(held, pickle.HIGHEST_PROTOCOL), os.getcwd()))
 
 
 @dataclass
@@ -217,7 +220,7 @@ class ProjectIndex:
             if rank in self._unpacked:
                 continue  # its facts are about several names
             self._unpacked.add(rank)
-            functions, macros, file_uses, launches, lookups = pickle.loads(packed.data)
+            functions, macros, file_uses, launches, lookups = loads_written_from(packed.data, packed.written_from)
             self._warp_size_uses[rank].extend(file_uses)
             self._add_uses(rank, launches, lookups)
             for facts_of_kind, by_name in ((functions, self._functions), (macros, self._macros)):

@@ -10,10 +10,12 @@ import ast
 import bisect
 import hashlib
 import itertools
+import operator
+import posixpath
 import re
 import tomllib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -44,6 +46,37 @@ BUILD_SCRIPT = "build-script"
 files_parsed = 0
 
 
+def shown_path_first(cls):
+    """Class decorator for a dataclass whose first field is a path as reports show it
+    (relative to the working directory): it pickles positionally, and a cache entry read in
+    another working directory constructs it with that path made relative to the new one
+    (`cache.Cache.get`), so one file's result serves runs from the project's root and from a
+    folder above it."""
+    names = tuple(f.name for f in fields(cls) if f.init)
+    values = operator.attrgetter(*names)
+
+    def __reduce__(self):
+        # Positional, not a field dict: results cross from workers (and into the cache) by
+        # pickle, and a scan's locations number in the tens of thousands.
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__
+    cls.shown_path_first = True
+    return cls
+
+
+def moved_path(path: str, written_from: str, here: str) -> str:
+    """`path` as shown from the working directory `written_from`, shown from `here` instead:
+    relative below `here`, absolute elsewhere; names that are no path (`<project>`) as they are."""
+    if not path or path.startswith("<") or path == "-":
+        return path
+    absolute = posixpath.normpath(posixpath.join(written_from, path))
+    if absolute.startswith(here.rstrip("/") + "/"):
+        return absolute[len(here.rstrip("/")) + 1:]
+    return absolute
+
+
+@shown_path_first
 @dataclass(unsafe_hash=True)  # a value class (see the package's docstring)
 class Location:
     """A region of a file, kept both as bytes (for edits) and as lines/columns (for reports).
@@ -69,12 +102,6 @@ class Location:
     @property
     def has_region(self) -> bool:
         return self.start_line > 0
-
-    def __reduce__(self):
-        # Positional, not a field dict: results cross from workers (and into the cache) by
-        # pickle, and a scan's locations number in the tens of thousands.
-        return Location, (self.path, self.start_byte, self.end_byte, self.start_line, self.start_column,
-                          self.end_line, self.end_column, self.snippet)
 
 
 @dataclass

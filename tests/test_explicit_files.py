@@ -131,6 +131,48 @@ def test_a_full_scan_keeps_what_the_first_run_on_a_file_alone_needs(project: str
     assert walked, "the edited header was walked again"
 
 
+def _shown(result, prefix: str = "") -> set[tuple]:
+    """Every finding as a user reads it, with the paths of it and its related places as shown."""
+    return {(prefix + f.path, f.location.start_line, f.code, f.message,
+             tuple((prefix + r.location.path, r.location.start_line, r.message) for r in f.related))
+            for f in result.findings}
+
+
+@pytest.mark.parametrize("project", ["demo", "projects/ported_backends"])
+def test_a_run_from_the_folder_above_the_project_reads_what_the_full_scan_kept(project: str, tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """A full scan from the project's root (CI), then runs on its files each named from the
+    folder above the project (a hook or an editor started at a monorepo's top): nothing is
+    walked or analysed again, and each file's findings are the full scan's, with every path
+    (the finding's and its related places') shown from where the run started."""
+    from portlint import engine
+    from portlint.build_model import macros
+    from portlint.config import Config
+
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES / project, root)
+    (root / ".git").mkdir()
+    files = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    for path in (*(root / f for f in files), root):  # written a while ago: a file written just now is read again
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+    config = Config(root=root)
+    cache = tmp_path / "cache"
+    monkeypatch.chdir(root)
+    full = engine.scan([Path(".")], config, cache_dir=cache)
+    monkeypatch.chdir(tmp_path)
+    walked, analysed = [], []
+    real_walk, real_analyze = macros.BuildMacros._walk, engine.analyze_file
+    monkeypatch.setattr(macros.BuildMacros, "_walk", lambda self, path: walked.append(path) or real_walk(self, path))
+    monkeypatch.setattr(engine, "analyze_file", lambda c, *a, **k: analysed.append(c.path) or real_analyze(c, *a, **k))
+    for path in files:
+        alone = engine.scan([Path("p") / path], config, cache_dir=cache)
+        expected = {f for f in _shown(full, "p/") if f[0] == f"p/{path.as_posix()}"}
+        assert _shown(alone) == expected, path
+    assert walked == [] and analysed == [], (walked[:3], analysed[:3])
+    if project == "demo":
+        assert any(r[0] != f[0] for f in _shown(full) for r in f[4]), "a finding has related places in other files"
+
+
 def test_a_header_macro_reaches_a_file_scanned_alone(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
