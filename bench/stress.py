@@ -18,7 +18,8 @@ Rows:
   --whole-cccl to run it, alone on the machine, with --jobs 1).
 - files: 100,000 files in one folder (--files N).
 - shapes: 20,000 nested `#ifdef __CUDA_ARCH__`, a 20,000-arm `#elif` chain, a 5 MB line
-  of shuffles.
+  of shuffles, each also at a quarter of its size, with no time budget: ok when the full
+  size takes at most 5 times as long (linear: 4).
 - cache: fault injection on a fixture project: intact entries swapped, copied over others
   and moved (with and without the stat snapshots), entries damaged; every run's findings
   are compared with an uncached run's, and any traceback or internal error counts.
@@ -182,28 +183,34 @@ def files_row(work: Path, count: int) -> None:
     shutil.rmtree(folder.parent)
 
 
+# Each shape at a size (the count of its repeated piece): run at a quarter size and at the
+# full one, a linear cost takes about four times as long at the full size.
 SHAPES = {
-    "20,000 nested #ifdef __CUDA_ARCH__": b"#ifdef __CUDA_ARCH__\n" * 20000
-    + b"__device__ float f(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n" + b"#endif\n" * 20000,
-    "20,000-arm #elif chain on __CUDA_ARCH__": b"#if X\n" + b"".join(
-        b"#elif defined(__CUDA_ARCH__) && Y%d\nint a%d;\n" % (i, i) for i in range(20000)) + b"#endif\n",
-    "a 5 MB line of shuffles": b"__device__ float f(float v) { "
-    + b"v += __shfl_down_sync(0xffffffff, v, 1); " * (5 * 2**20 // 42) + b"return v; }\n",
+    "20,000 nested #ifdef __CUDA_ARCH__": (20000, lambda n: b"#ifdef __CUDA_ARCH__\n" * n
+        + b"__device__ float f(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n" + b"#endif\n" * n),
+    "20,000-arm #elif chain on __CUDA_ARCH__": (20000, lambda n: b"#if X\n" + b"".join(
+        b"#elif defined(__CUDA_ARCH__) && Y%d\nint a%d;\n" % (i, i) for i in range(n)) + b"#endif\n"),
+    "a 5 MB line of shuffles": (5 * 2**20 // 42, lambda n: b"__device__ float f(float v) { "
+        + b"v += __shfl_down_sync(0xffffffff, v, 1); " * n + b"return v; }\n"),
 }
+LINEAR = 5.0  # at most this many times the quarter size's time (4: linear; start-up time makes it less)
 
 
 def shape_rows(work: Path) -> None:
-    for name, data in SHAPES.items():
-        folder = work / "shape"
-        folder.mkdir()
-        (folder / "shape.cu").write_bytes(data)
-        run = portlint("shape.cu", "--no-cache", "--output-format", "concise", cwd=folder)
-        stopped = "skipped after" in run.stderr
-        row("shape", name, run, "FAIL" if stopped or not run.clean else "ok", run.summary[:60])
-        shutil.rmtree(folder)
+    for name, (count, shape) in SHAPES.items():
+        runs = []
+        for size in (count // 4, count):
+            folder = work / "shape"
+            folder.mkdir()
+            (folder / "shape.cu").write_bytes(shape(size))
+            runs.append(portlint("shape.cu", "--no-cache", "--output-format", "concise", "--timeout", "0", cwd=folder))
+            shutil.rmtree(folder)
+        quarter, full = runs
+        ratio = full.wall / max(quarter.wall, 1e-3)
+        verdict = "ok" if full.clean and quarter.clean and ratio <= LINEAR else "FAIL"
+        row("shape", name, full, verdict, f"{ratio:.1f}x the quarter size's {quarter.wall:.1f} s; " + full.summary[:40])
 
 
-# ---- a mixed-up cache ----------------------------------------------------------------------------
 def _findings(run: Run) -> list[str]:
     return sorted(line for line in run.stdout.splitlines() if ": " in line and line[:1] not in " |=")
 

@@ -461,6 +461,15 @@ def parse_ranges(lang: str, data: bytes, spans: list[tuple[int, int, tuple, tupl
     return _indexed(lang, parser.parse(data), data)
 
 
+def known_below(known, descendants) -> None:
+    """Record `descendants`, reached down from `known` (by fields, children), as nodes of
+    `known`'s tree: `_index_of` then finds them by id, where finding an unknown node costs
+    a descent from the root, its depth (the arms of a 20,000-arm `#elif` chain)."""
+    index = _index_of(known)
+    if index is not None:
+        index.ids.update(n.id for n in descendants)
+
+
 def _index_of(node) -> "_TreeIndex | None":
     """The index of the tree `node` belongs to: the first known node among it and its
     ancestors names it (node ids are unique among live trees). The nodes climbed through

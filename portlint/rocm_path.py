@@ -149,6 +149,7 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
         return model
     for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain"):
         arms: list[Arm] = []
+        arm_nodes = []
         node = chain
         while node is not None:
             directive = node.children[0].type if node.children else ""
@@ -168,8 +169,10 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
                     Condition(directive, node, cond, frozenset(_identifiers(cond, source)))
                 )
             arms.append(Arm(body_start, body_end, rocm, cuda))
+            arm_nodes.append(node)
             node = alternative if alternative is not None and alternative.type in _ALTERNATIVES else None
         model.add_chain(arms)
+        queries.known_below(chain, arm_nodes)  # rules ask where each condition stands
     if source.tree.root_node.has_error:
         _add_chains_the_tree_lost(source, model, environment, rocm_macros)
     return model
