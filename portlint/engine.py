@@ -164,8 +164,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                          if cache_dir is not None and explicit else None)
         context_kind = ("project context", config.root.resolve().as_posix())
         context_before = unchanged.load(context_cache, *context_kind) if explicit else {}
-        plan, signatures, left_out = (_project_context(candidates, around, context_before, budget)
-                                      if explicit and around else ([], {}, set()))
+        plan, signatures, left_out, held = (_project_context(candidates, around, context_before, budget)
+                                            if explicit and around else ([], {}, set(), False))
         context_files = [c for c in plan if isinstance(c, Candidate)]
         context_analysis = _start_analysis([], config, codes, jobs, cache, context_files, model, context_cache)
         context_outcomes = context_analysis.outcomes(budget.spent if budget is not None else None)
@@ -224,14 +224,18 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                               if path not in context_after and path != _CUT_SHORT and entry[2] is None
                               and unchanged.signature(path) == entry[0]})
         # The named files too: the next run on them (unchanged) keeps this context, and a run
-        # on another file takes their states as its context.
+        # on another file takes their states as its context. An unchanged one in a context
+        # that held keeps its entry (equal, if made in another working directory: not written again).
         named_states = {c.absolute: o[0] for c, o in zip(candidates, outcomes)
                         if not isinstance(o, Problem) and not any(p.internal for p in o[1])}
-        context_after.update({c.absolute: (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
-                                           _packed(replace(named_states[c.absolute], findings=[]))
-                                           if c.absolute in named_states else None)
+        context_after.update({c.absolute: previous if held and previous is not None and previous[0] == signature
+                              and previous[2] is not None and c.absolute in named_states
+                              else (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
+                                    _packed(replace(named_states[c.absolute], findings=[]))
+                                    if c.absolute in named_states else None)
                               for c in candidates if c.content is None and c.absolute not in context_after
-                              if (signature := unchanged.signature(c.absolute)) is not None})
+                              if (signature := unchanged.signature(c.absolute)) is not None
+                              for previous in (context_before.get(c.absolute),)})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
     elif fresh and cache_dir is not None and stdin is None and [os.path.realpath(p) for p in paths] == [
             os.path.realpath(config.root)]:  # (`realpath`, not `resolve`: a link loop raises there)
@@ -318,7 +322,7 @@ def _project_around(candidates: list[Candidate], config: Config) -> list[Candida
 
 def _project_context(candidates: list[Candidate], others: list[Candidate], before: unchanged.Snapshot,
                      budget: workers.Budget | None = None
-                     ) -> tuple[list[FileState | Candidate], dict[str, tuple], set[str]]:
+                     ) -> tuple[list[FileState | Candidate], dict[str, tuple], set[str], bool]:
     """With files named on the command line (a pre-commit hook passes the staged ones), the
     project's other files are context for the cross-file rules: a kernel's definition, a
     warp-size macro in a header, the CMake file that enables HIP. They are read, never
@@ -330,7 +334,8 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
     A file whose state the snapshot of an earlier run (`before`) still answers for is not read
     at all (`portlint.unchanged`). Also returns each context file's (signature, shapes
     others), for the next snapshot. Past the `budget`, the files not read yet are left out
-    (also returned: the snapshot keeps them so, and the runs that reuse it leave them out too)."""
+    (also returned: the snapshot keeps them so, and the runs that reuse it leave them out too).
+    Last, whether the snapshot held (its headers and build files unchanged)."""
     current = {c.absolute: _signature_of(c, before) for c in others}
     named = {c.absolute: (None if c.content is not None else unchanged.signature(c.absolute),
                             unchanged.shapes_others(c.absolute, c.language, c.build_script))
@@ -364,7 +369,7 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
             plan.append(_unparsed(source, wants_facts=True))
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
             plan.append(candidate)
-    return plan, current, left_out
+    return plan, current, left_out, bool(kept)
 
 
 # The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
