@@ -99,7 +99,7 @@ CAPABILITY_GATE = """\
 import torch
 
 def fast_path_supported():
-    return torch.cuda.get_device_capability()[0] >= 8
+    return torch.cuda.get_device_capability()[0] >= 9  # Hopper or newer: true on every AMD GPU
 """
 
 

@@ -61,6 +61,7 @@ def _extern_c_fix(fn: KernelDefinition, overloaded: bool) -> Fix:
 # R001, the source side of R003, R004, R005: runtime API calls and device queries.
 # Imported here, not at the top, so that this part stays an append to the module.
 import ast  # noqa: E402
+import operator  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 
@@ -110,6 +111,49 @@ def _function_key(node) -> int | None:
 
 # What an AMD GPU reports as its compute capability: its gfx version, on CDNA and RDNA alike.
 _AMD_VERSIONS = "(they report their gfx version: 9.4 on MI300, 10.3 and 11.0 on RDNA)"
+# (major, minor) as ROCm reports them: gfx908/gfx90a (MI100, MI200) 9.0, gfx942 (MI300) 9.4,
+# gfx950 (MI350) 9.5, gfx1030 (RDNA2) 10.3, gfx1100 (RDNA3) 11.0, gfx1200 (RDNA4) 12.0.
+_AMD_CAPABILITIES = ((9, 0), (9, 4), (9, 5), (10, 3), (11, 0), (12, 0))
+# A test every AMD GPU answers as an Ampere GPU (8.0) does ("8.0 or newer", "older than
+# Volta") picks the path NVIDIA's first generation with bf16, TF32 and async copies takes,
+# which the AMD GPUs ROCm supports have counterparts of: a note, where a test that sends
+# them to Hopper's or Blackwell's path (`major >= 9`, `== (9, 0)`), or away from Ampere's
+# (`major == 8`), or apart from one another, is a warning.
+_AMPERE = (8, 0)
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+            "!=": operator.ne}
+
+
+def _answers_as_ampere(kind: str, compare, constant, swapped: bool = False) -> bool:
+    """Does every AMD GPU answer `capability <compare> constant` (`constant <compare>
+    capability` when `swapped`) as an Ampere GPU does? `kind`: the form of the capability
+    (`_MAJOR`, `_COMBINED`: major * 10 + minor, or * 100 + minor * 10 for a constant of
+    200 or more, `_TUPLE`); `compare` a two-argument function; `constant` a number, a tuple,
+    or a frozenset of them for `in`."""
+    def answer(capability: tuple[int, int]):
+        major, minor = capability
+        if kind == _MAJOR:
+            value = major
+        elif kind == _TUPLE:
+            value = capability
+        else:
+            scale = max(constant) if isinstance(constant, frozenset) else constant
+            value = major * 100 + minor * 10 if isinstance(scale, int) and scale >= 200 else major * 10 + minor
+        return compare(constant, value) if swapped else compare(value, constant)
+
+    try:
+        on_ampere = answer(_AMPERE)
+        return all(answer(amd) == on_ampere for amd in _AMD_CAPABILITIES)
+    except TypeError:  # a constant of another shape than the capability
+        return False
+
+
+def _capability_message(test: str, as_on_ampere: bool) -> str:
+    if as_on_ampere:
+        return (f"Compute capability test `{test}` answers on every AMD GPU as on an Ampere GPU (8.0), since they "
+                "report their gfx version (9.4 on MI300, 10.3 and 11.0 on RDNA): check that what the Ampere path "
+                "relies on exists there.")
+    return f"Compute capability test `{test}` misreads AMD GPUs {_AMD_VERSIONS}."
 R001_CPP_ADVICE = ("Branch on the AMD architecture first: compare `prop.gcnArchName` "
                    "(e.g. `gfx942`) under `#ifdef USE_ROCM`, then test `major`/`minor` for CUDA")
 R001_PYTHON_ADVICE = ("Check `torch.version.hip` first and choose the ROCm path by "
@@ -243,6 +287,9 @@ class _CapabilityScan:
         if candidates and _numbers_amd_devices(source):
             return []
         guards: dict[int | None, list[int]] = {}
+        in_condition: dict[int, list] = {}  # the tests of each outermost condition
+        for compare in candidates:
+            in_condition.setdefault(_outermost_condition(compare).id, []).append(compare)
         for compare in candidates:
             top = _outermost_condition(compare)
             function = enclosing_function(compare)
@@ -252,11 +299,35 @@ class _CapabilityScan:
             if top.id in reported or any(at < top.end_byte for at in guards[key]):
                 continue
             reported.add(top.id)
-            findings.append(at_node(
-                source, compare,
-                f"Compute capability test `{_short(source.node_text(compare))}` misreads AMD GPUs {_AMD_VERSIONS}.",
-                Fix.advice(R001_CPP_ADVICE)))
+            as_on_ampere = all(self._answered_as_on_ampere(c) for c in in_condition[top.id])
+            findings.append(at_node(source, compare, _capability_message(_short(source.node_text(compare)), as_on_ampere),
+                                    Fix.advice(R001_CPP_ADVICE), severity=Severity.NOTE if as_on_ampere else None))
         return findings
+
+    def _answered_as_on_ampere(self, compare) -> bool:
+        operator_node = compare.child_by_field_name("operator")
+        how = _COMPARE.get(self.source.node_text(operator_node)) if operator_node is not None else None
+        if how is None:
+            return False
+        left, right = compare.child_by_field_name("left"), compare.child_by_field_name("right")
+        for subject, other, swapped in ((left, right, False), (right, left, True)):
+            kind = self._kind(subject)
+            if kind in (_MAJOR, _COMBINED):
+                value = self._constant_value(other)
+                return value is not None and _answers_as_ampere(kind, how, value, swapped)
+        return False
+
+    def _constant_value(self, node) -> int | None:
+        node = _strip_casts(node)
+        if node is None:
+            return None
+        if node.type == "number_literal":
+            return integer_value(node, self.source)
+        if node.type != "identifier":
+            return None
+        if self.constants is None:
+            self.constants = IntegerConstants(self.source)
+        return self.constants.value(node)
 
     def _guards(self, scope, key: int | None) -> list[int]:
         """Where `scope` reads the AMD architecture (`gcnArchName`) or tests the platform (`is_hip`)."""
@@ -448,6 +519,8 @@ def _is_test_module(path: str) -> bool:
 # R001 in Python: torch.cuda.get_device_capability() and get_device_properties().major.
 _PYTHON_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_PYTHON_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+                   ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
 
 class _PythonCapabilityScan:
@@ -501,10 +574,13 @@ class _PythonCapabilityScan:
                     self.returns.setdefault(function.name, set()).update(self.kinds(node.value, function))
         guard_spots = [(self.scope_of(g), self.source.python_range(g)[0]) for g in guards]
         findings, reported = [], set()
-        for compare in sorted(compares, key=lambda c: (c.lineno, c.col_offset)):
+        tests = [c for c in sorted(compares, key=lambda c: (c.lineno, c.col_offset))
+                 if self._is_capability_test(c, self.scope_of(c))]
+        in_condition: dict[int, list[ast.Compare]] = {}  # the tests of each outermost expression
+        for compare in tests:
+            in_condition.setdefault(id(self._top_expression(compare)), []).append(compare)
+        for compare in tests:
             scope = self.scope_of(compare)
-            if not self._is_capability_test(compare, scope):
-                continue
             top = self._top_expression(compare)
             limit = self.source.python_range(top)[1]
             if id(top) in reported or any(s is scope and at < limit for s, at in guard_spots):
@@ -512,9 +588,11 @@ class _PythonCapabilityScan:
             reported.add(id(top))
             start, end = self.source.python_range(compare)
             text = self.source.data[start:end].decode("utf-8", errors="replace")
-            message = f"Compute capability test `{_short(text)}` misreads AMD GPUs {_AMD_VERSIONS}."
+            message = _capability_message(_short(text), False)
             severity = None
-            if _is_test_module(self.source.path):
+            if all(self._answered_as_on_ampere(c, scope) for c in in_condition[id(top)]):
+                message, severity = _capability_message(_short(text), True), Severity.NOTE
+            elif _is_test_module(self.source.path):
                 # A test's gate decides which tests run (and with what tolerance) on AMD, not
                 # what the ported code computes.
                 message = message[:-1] + "; in a test module it decides which tests run there."
@@ -596,6 +674,36 @@ class _PythonCapabilityScan:
                     if isinstance(op, (ast.In, ast.NotIn)) and not swapped and self._is_constant_set(other, kind):
                         return True
         return False
+
+    def _answered_as_on_ampere(self, compare: ast.Compare, scope: ast.AST) -> bool:
+        if len(compare.ops) != 1:
+            return False
+        op = compare.ops[0]
+        for subject, other, swapped in ((compare.left, compare.comparators[0], False),
+                                        (compare.comparators[0], compare.left, True)):
+            kinds = self.kinds(subject, scope) & {_TUPLE, _MAJOR, _COMBINED}
+            if len(kinds) != 1:
+                continue
+            kind = kinds.pop()
+            if isinstance(op, (ast.In, ast.NotIn)) and not swapped:
+                node = self._resolve(other)
+                values = frozenset(self._constant_of(e) for e in getattr(node, "elts", ()))
+                if not values or None in values:
+                    return False
+                inside = _answers_as_ampere(kind, lambda v, c: v in c, values)
+                return inside  # (`not in` gives the opposite answer on both, or the same on both)
+            how = _PYTHON_COMPARE.get(type(op))
+            value = self._constant_of(other)
+            return how is not None and value is not None and _answers_as_ampere(kind, how, value, swapped)
+        return False
+
+    def _constant_of(self, node: ast.AST):
+        """An int, or a tuple of ints, written in place or named at module level."""
+        node = self._resolve(node)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            values = tuple(_int_constant(e) for e in node.elts)
+            return values if values and None not in values else None
+        return _int_constant(node)
 
     def _resolve(self, node: ast.AST) -> ast.AST:
         if isinstance(node, ast.Name) and node.id in self.constants:
