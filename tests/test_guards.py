@@ -84,7 +84,10 @@ def test_arch_gate_with_a_working_fallback_is_a_note_and_without_one_a_warning(t
     """, "P002") == ["note", "warning", "warning", "warning", "warning"]
 
 
-def test_version_guard_with_a_compiled_alternative_is_a_note(tmp_path):
+def test_version_guard_is_a_note_and_a_toolchain_test_a_warning(tmp_path):
+    """A threshold on a version macro, which reads as 0 on ROCm, builds there what an older
+    toolkit builds (with or without an arm in its place): code the project keeps. A test of
+    the toolchain itself (`#ifdef __CUDACC__`, `#if CUDA_VERSION`) no toolkit answers so."""
     assert _severities(tmp_path, """
         #if CUDART_VERSION >= 12000  // gate
         #define STREAM_FLAGS 1
@@ -94,7 +97,16 @@ def test_version_guard_with_a_compiled_alternative_is_a_note(tmp_path):
         #if CUDA_VERSION >= 11000  // gate
         #define HAS_GRAPHS 1
         #endif
-    """, "P003") == ["note", "warning"]
+        #if CUDA_VERSION < 12000  // gate
+        #define OLD_API 1
+        #endif
+        #if CUDA_VERSION  // gate
+        #define ON_CUDA 1
+        #endif
+        #if defined(__CUDACC__) && __CUDACC_VER_MAJOR__ >= 11  // gate
+        #define HAS_CUDA11 1
+        #endif
+    """, "P003") == ["note", "note", "note", "warning", "warning"]
 
 
 def test_version_guard_decided_by_a_backend_switch_is_silent(tmp_path):

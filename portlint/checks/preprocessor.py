@@ -664,6 +664,26 @@ def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: 
     return False
 
 
+# Toolkit versions, newest first, tried for the one whose answer ROCm's matches.
+_TOOLKITS = (13000, 12080, 12000, 11080, 11000, 10020, 10000, 9020, 9000, 8000, 7050, 7000, 6050, 6000, 5050, 5000)
+
+
+def _as_a_toolkit(condition: Condition, source: SourceFile, macros, on_rocm: bool) -> int | None:
+    """The newest CUDA toolkit version whose answer to a condition on version macros only
+    (`CUDA_VERSION >= 11000`, `CUDART_VERSION < 12000`) is ROCm's, where they read as 0: ROCm
+    then builds what that toolkit builds, code the project keeps for it. None for a test of
+    the toolchain itself (`__CUDACC__`, `#if CUDA_VERSION`), which no NVIDIA toolkit answers
+    as ROCm does."""
+    if not macros <= set(_VERSION_VALUES) or CUDA_ARCH in condition.macros:
+        return None
+    for version in _TOOLKITS:
+        values = {m: (version // 1000 if m.endswith("_MAJOR__") else version % 1000 // 10 if m.endswith("_MINOR__")
+                      else 0 if m.endswith("_BUILD__") else version) for m in macros}
+        if truth(evaluate(condition, source, rocm=True, values=values)) == on_rocm:
+            return version
+    return None
+
+
 def _nvcc_only_fix(macro: str, condition: Condition, source: SourceFile, taken_on_rocm: bool) -> Fix:
     hip = NVCC_ONLY_MACROS[macro]
     platform = _PLATFORM_TEST.get(hip, hip)
@@ -691,16 +711,22 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
         severity = None
-        if on_rocm:
+        fallback = None if on_rocm else _fallback_on_rocm(condition, source)
+        toolkit = _as_a_toolkit(condition, source, macros, on_rocm)
+        if fallback is not None:
+            line = source.line_of(fallback.start_byte) + 1
+            message = (f"`{macro}` is undefined on ROCm, so this branch is left out there and the "
+                       f"arm at line {line} is compiled instead; check that it is right for HIP.")
+            severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
+        elif toolkit is not None:
+            what = "this branch is compiled there" if on_rocm else "this branch is left out there"
+            message = (f"`{macro}` reads as 0 on ROCm, so {what}, as with CUDA {toolkit // 1000}.{toolkit % 1000 // 10}: "
+                       "check that the code the project keeps for that toolkit is right for HIP.")
+            severity = Severity.NOTE  # what an older (or newer) toolkit builds: code the project keeps
+        elif on_rocm:
             message = f"`{macro}` is undefined on ROCm, so this non-CUDA branch is compiled there."
         else:
             message = f"`{macro}` is undefined on ROCm, so this branch is left out there."
-            fallback = _fallback_on_rocm(condition, source)
-            if fallback is not None:
-                line = source.line_of(fallback.start_byte) + 1
-                message = (f"`{macro}` is undefined on ROCm, so this branch is left out there and the "
-                           f"arm at line {line} is compiled instead; check that it is right for HIP.")
-                severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
         findings.append(at_node(source, culprit, message, _nvcc_only_fix(macro, condition, source, on_rocm),
                                 severity=severity))
     return findings + _value_uses(source)
