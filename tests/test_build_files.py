@@ -325,8 +325,9 @@ def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path
 
 
 def test_an_unreached_list_file_that_compiles_with_sycl_is_not_the_rocm_build(tmp_path: Path) -> None:
+    # (The top adds a folder the walk cannot name: any unreached list file may be read.)
     root = _project(tmp_path, {
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX)\n",
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX)\nadd_subdirectory(${P_BACKEND})\n",
         "sycl/CMakeLists.txt": 'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -fsycl")\nadd_library(p_sycl a.cpp)\n',
         "sycl/a.cpp": '#include "a.hpp"\n',
         "sycl/a.hpp": "#pragma once\n",

@@ -121,3 +121,61 @@ def test_sources_of_a_project_function_only_cuda_branches_call(tmp_path: Path) -
     assert "only CUDA-only branches call" in result.not_built[str(tmp_path / "nv" / "reduce.cu")]
     (tmp_path / "CMakeLists.txt").write_text(lists + "add_nv_benchmark(bench_everywhere)\n")
     assert {f.code for f in scan([tmp_path], tmp_path, select=("W",)).findings} == {"W001", "W002"}
+
+
+VENDORED_TOP = """\
+cmake_minimum_required(VERSION 3.21)
+project(mylib LANGUAGES CXX)
+if(MYLIB_WITH_HIP)
+  enable_language(HIP)
+  set(CMAKE_HIP_ARCHITECTURES gfx90a)
+  add_compile_definitions(USE_ROCM)
+endif()
+{add}
+"""
+VENDORED_LISTS = "add_example(gemm_example gemm_example.cu)\ntarget_compile_options(gemm_example PRIVATE -Xptxas=-v)\n"
+
+
+def _vendored(tmp_path: Path, add: str) -> set[tuple[str, str]]:
+    """A library whose build globs its kernels, beside vendored example code that came with
+    its own CMakeLists.txt (no `project()`): the example names its source."""
+    (tmp_path / "CMakeLists.txt").write_text(VENDORED_TOP.format(add=add))
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "CMakeLists.txt").write_text(
+        "file(GLOB KERNELS ${CMAKE_CURRENT_SOURCE_DIR}/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/vendored/*_kernel.cu)\n"
+        "add_library(mylib ${KERNELS})\n")
+    (tmp_path / "src" / "vendored").mkdir(exist_ok=True)
+    (tmp_path / "src" / "vendored" / "CMakeLists.txt").write_text(VENDORED_LISTS)
+    (tmp_path / "src" / "vendored" / "gemm_example.cu").write_text(KERNEL)
+    (tmp_path / "src" / "vendored" / "reduce_kernel.cu").write_text(KERNEL)
+    return {(Path(f.path).name, f.code) for f in scan([tmp_path], tmp_path, select=("W", "B001")).findings}
+
+
+def test_a_vendored_list_file_no_build_adds_is_not_the_rocm_builds(tmp_path: Path) -> None:
+    """Every `add_subdirectory` of the build is followed and none reaches `src/vendored`: its
+    list file's flags never reach hip-clang and the source it names is not compiled. The
+    kernel beside it that the library's own glob takes is, and stays reported."""
+    assert _vendored(tmp_path, "add_subdirectory(src)") == {("reduce_kernel.cu", "W001"),
+                                                            ("reduce_kernel.cu", "W002")}
+
+
+def test_a_list_file_may_be_read_where_the_walk_lost_a_folder(tmp_path: Path) -> None:
+    """`add_subdirectory(${MYLIB_EXTRA_DIR})`: a folder the walk cannot name may be the
+    vendored one, so its list file and its source are reported as before."""
+    found = _vendored(tmp_path, "add_subdirectory(src)\nadd_subdirectory(${MYLIB_EXTRA_DIR})")
+    assert {("gemm_example.cu", "W001"), ("CMakeLists.txt", "B001"), ("reduce_kernel.cu", "W001")} <= found
+
+
+def test_folders_added_with_subdirs_are_followed(tmp_path: Path) -> None:
+    """`subdirs(backend)`, CMake's older `add_subdirectory`, read only in the CUDA variant's
+    branch: the backend's toolkit paths are the CUDA build's."""
+    (tmp_path / "backend").mkdir()
+    (tmp_path / "backend" / "CMakeLists.txt").write_text(
+        'include_directories("${CUDAToolkit_INCLUDE_DIRS}")\ntarget_link_libraries(mylib PRIVATE CUDA::cudart)\n')
+    top = VENDORED_TOP.format(add="add_library(mylib core.cpp)\nif(MYLIB_WITH_CUDA)\n  SUBDIRS(backend)\nendif()")
+    (tmp_path / "CMakeLists.txt").write_text(top)
+    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
+    assert {f.code for f in scan([tmp_path], tmp_path).findings if "backend" in f.path} == set()
+    (tmp_path / "CMakeLists.txt").write_text(top.replace("if(MYLIB_WITH_CUDA)\n  SUBDIRS(backend)\nendif()",
+                                                         "SUBDIRS(backend)"))
+    assert {f.code for f in scan([tmp_path], tmp_path).findings if "backend" in f.path} >= {"B004", "C003"}

@@ -105,6 +105,9 @@ class _Build:
     rocm_compiled: set[str] = field(default_factory=set)
     cuda_sources: dict[str, str] = field(default_factory=dict)  # path -> where a CUDA-only path names it
     unresolved: bool = False  # a ROCm source list it could not read: it decides nothing
+    # An `add_subdirectory`/`include` on the ROCm side it could not follow (`${dir}` unknown,
+    # a list file that does not parse): a list file it did not reach may still be read.
+    lists_unresolved: bool = False
     unread_lists: dict[str, str] = field(default_factory=dict)  # CMake files only CUDA builds read
     hipify: bool = False  # PyTorch's extension builder: it hipifies what it compiles
     # path -> why: sources the build files surely give the CUDA build only, even where the
@@ -245,9 +248,11 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for builder in builders:
         _add_builder(builder, collector)
     reached: set[str] = set()
+    trees: list[_Build] = []
     for path in _cmake_entries(candidates, root, fs, alone):
         tree = _CMakeTree(path, collector)
         tree.read()
+        trees.append(tree.build)
         reached.update((str(path), *tree.reached))
     unreached = _unreached_lists(candidates, reached, collector)
     rocm_only = _rocm_only_lists(unreached)
@@ -258,10 +263,12 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         if str(path) not in reached:
             tree = _CMakeTree(path, collector)
             tree.read()
+            trees.append(tree.build)
             reached.update((str(path), *tree.reached))
     if nested:
         unreached = [(path, source) for path, source in unreached if str(path) not in reached]
     _other_directories_define(unreached, rocm_only, collector)
+    unadded = _added_by_no_build(unreached, rocm_only, trees, collector)
     for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
         tree.read()
@@ -290,6 +297,10 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                 candidates_not_built[path] = why
     for path, where in _in_cuda_only_folders(candidates, not_built).items():
         candidates_not_built.setdefault(path, where)
+    # A list file no build adds, and the sources it names (those a build compiles are popped below).
+    not_built.update(unadded)
+    for path, reason in _named_in(unadded, unreached, fs, collector.shown).items():
+        candidates_not_built.setdefault(path, reason)
     for path, reason in cuda_only_setups.items():
         (candidates_not_built if suffix_of(os.path.basename(path)).lower() in CUDA_SUFFIXES else not_built)[path] = reason
     compiled = set().union(*(b.rocm_sources for b in collector.builds)) if collector.builds else set()
@@ -414,6 +425,39 @@ def _unreached_lists(candidates, reached: set[str], collector: _Collector) -> li
             if source is not None and not source.tree.root_node.has_error:
                 found.append((path, source))
     return sorted(found, key=lambda pair: pair[0])
+
+
+def _added_by_no_build(unreached: list[tuple[Path, SourceFile]], rocm_only: list[Path], trees: list["_Build"],
+                       collector: _Collector) -> dict[str, str]:
+    """List files no CMake build reads, when every build's walk followed each `add_subdirectory`
+    and `include` it met on the ROCm side: vendored code that came with its own CMakeLists.txt
+    (a library's examples, an upstream test tree), which no ROCm build configures. Not a
+    project of its own (a nested project has its own driver) nor a ROCm-only list file."""
+    if not trees or any(b.lists_unresolved for b in trees):
+        return {}
+    return {str(path): f"no list file of the build ({trees[0].name} and below) adds it"
+            for path, source in unreached if path not in rocm_only and not _declares_project(source)}
+
+
+def _named_in(lists: Mapping[str, str], unreached: list[tuple[Path, SourceFile]], fs: Observed,
+              shown) -> dict[str, str]:
+    """The sources the list files `lists` name (a word of any command that is a file beside
+    the list or below it with a compiled suffix: `add_executable(demo demo.cu)`, a project's
+    own `add_example(demo demo.cu)`). Not the rest of their folders: the build may compile
+    those through a glob of its own."""
+    found = {}
+    for path, source in unreached:
+        if str(path) not in lists:
+            continue
+        reason = f"named only in {shown(path)}, which no list file of the build adds"
+        for command in commands(source):
+            for word in command.words(source):
+                if "$" in word or suffix_of(os.path.basename(word)).lower() not in COMPILED_SUFFIXES:
+                    continue
+                full = os.path.normpath(os.path.join(path.parent, word))
+                if full.startswith(str(path.parent) + os.sep) and fs.is_file(full):
+                    found.setdefault(full, reason)
+    return found
 
 
 def _rocm_only_lists(unreached: list[tuple[Path, SourceFile]]) -> list[Path]:
@@ -1147,14 +1191,17 @@ class _CMakeTree:
             before = self.reached.get(key)
             self.reached[key] = (rocm_path._or(before[0], rocm) if before else rocm, before[1] if before else where)
         self.walks += 1
-        if key in self.active or len(self.active) >= MAX_CMAKE_DEPTH or self.walks > MAX_CMAKE_WALKS:
-            return  # an include cycle, or a tree that reads the same lists over and over
+        if key in self.active:
+            return  # an include cycle
+        if len(self.active) >= MAX_CMAKE_DEPTH or self.walks > MAX_CMAKE_WALKS:
+            self.build.lists_unresolved = True  # a tree that reads the same lists over and over
+            return
         source = self.collector.read_list(path)
         if source is None:
             return
         if source.tree.root_node.has_error:
             # The scan reports the parse error on the file; its source lists decide nothing.
-            self.build.unresolved = True
+            self.build.unresolved = self.build.lists_unresolved = True
         directory = str(path.parent)
         here = {"CMAKE_CURRENT_LIST_DIR": CMakeValue((directory,)), "CMAKE_CURRENT_LIST_FILE": CMakeValue((key,))}
         if path.name == "CMakeLists.txt":
@@ -1167,7 +1214,7 @@ class _CMakeTree:
             walk.on_command = lambda *a: self._command(source, path.parent, walk, *a)
             source.rocm_path = walk.run(rocm, cuda)
         except RecursionError:
-            self.build.unresolved = True
+            self.build.unresolved = self.build.lists_unresolved = True
         finally:
             self.active.pop()
 
@@ -1180,6 +1227,27 @@ class _CMakeTree:
             if os.path.isabs(folder) and self.collector.fs.is_file(candidate):
                 return candidate
         return None
+
+    def _follow(self, name: str, text: str, directory: Path, rocm: Value, cuda: Value, rocm_env: dict,
+                cuda_env: dict, where: str) -> None:
+        """Walk the list file `add_subdirectory(text)` or `include(text)` reads."""
+        items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
+        if not complete or not items:
+            if rocm is not False and name == "add_subdirectory":
+                self.build.unresolved = True  # a ROCm build reads lists we cannot find
+            if rocm is not False:
+                self.build.lists_unresolved = True
+            return
+        target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
+        if name == "add_subdirectory":
+            target = target / "CMakeLists.txt"
+            self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
+        elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
+            self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
+        elif target.suffix != ".cmake" and re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
+            module = self._module(items[0], rocm_env if rocm is not False else cuda_env)
+            if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
+                self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
 
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
@@ -1212,22 +1280,12 @@ class _CMakeTree:
                                                           and re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]:
                     env[variable] = CMakeValue((str(directory),))
             return
-        if name in ("add_subdirectory", "include") and texts:
-            items, complete = cmake_expand(texts[0], rocm_env if rocm is not False else cuda_env)
-            if not complete or not items:
-                if rocm is not False and name == "add_subdirectory":
-                    self.build.unresolved = True  # a ROCm build reads lists we cannot find
-                return
-            target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
-            if name == "add_subdirectory":
-                target = target / "CMakeLists.txt"
-                self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
-            elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
-                self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
-            elif target.suffix != ".cmake" and re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
-                module = self._module(items[0], rocm_env if rocm is not False else cuda_env)
-                if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
-                    self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
+        if name in ("add_subdirectory", "subdirs", "include") and texts:
+            # `subdirs(a b)`: CMake's older `add_subdirectory`, for each folder it names.
+            folders = [t for t in texts if t not in ("EXCLUDE_FROM_ALL", "PREORDER")] if name == "subdirs" else texts[:1]
+            for text in folders:
+                self._follow("include" if name == "include" else "add_subdirectory", text, directory, rocm, cuda,
+                             rocm_env, cuda_env, where)
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
