@@ -152,9 +152,9 @@ _ENTRY = "portlint cache entry"
 
 def loads_written_from(stream, written_from: str, here: str | None = None):
     """Unpickle the next object of `stream` (a file or bytes), pickled in a run whose working
-    directory was `written_from`. Shown paths (the first argument of a class marked by
-    `source.shown_path_first`) are relative to a working directory; in a run from another,
-    each is moved to it (`source.moved_path`)."""
+    directory was `written_from`. Shown paths (the fields `source.shows_paths` marks) are
+    relative to a working directory; in a run from another, each is moved to it
+    (`source.moved_path`)."""
     if isinstance(stream, bytes):
         stream = io.BytesIO(stream)
     here = os.getcwd() if here is None else here
@@ -179,10 +179,12 @@ class _MovingUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str):
         cls = super().find_class(module, name)
-        if not getattr(cls, "shown_path_first", False):
+        shown = getattr(cls, "shown_path_positions", ())
+        if not shown:
             return cls
         written_from, here = self._written_from, self._here
-        return lambda path, *rest: cls(moved_path(path, written_from, here), *rest)
+        return lambda *values: cls(*(moved_path(v, written_from, here) if i in shown else v
+                                     for i, v in enumerate(values)))
 
 
 def _checksum(payload: bytes) -> bytes:

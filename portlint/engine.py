@@ -40,7 +40,7 @@ from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile, shown_path_first
+from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile, shows_paths
 from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ PROJECT_SHARE = 0.6
 PREFILTER = True
 
 
-@shown_path_first
+@shows_paths("path")
 @dataclass(unsafe_hash=True)
 class Problem:
     """A file portlint could not fully read: one line for the user, never a traceback."""
@@ -75,7 +75,7 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
-@shown_path_first
+@shows_paths("path")
 @dataclass
 class FileState:
     path: str

@@ -46,23 +46,25 @@ BUILD_SCRIPT = "build-script"
 files_parsed = 0
 
 
-def shown_path_first(cls):
-    """Class decorator for a dataclass whose first field is a path as reports show it
+def shows_paths(*shown: str):
+    """Class decorator for a dataclass whose fields `shown` hold paths as reports show them
     (relative to the working directory): it pickles positionally, and a cache entry read in
-    another working directory constructs it with that path made relative to the new one
-    (`cache.Cache.get`), so one file's result serves runs from the project's root and from a
-    folder above it."""
-    names = tuple(f.name for f in fields(cls) if f.init)
-    values = operator.attrgetter(*names)
+    another working directory constructs it with those paths made relative to the new one
+    (`cache.loads_written_from`), so one file's result serves runs from the project's root
+    and from a folder above it."""
+    def decorate(cls):
+        names = tuple(f.name for f in fields(cls) if f.init)
+        values = operator.attrgetter(*names)
 
-    def __reduce__(self):
-        # Positional, not a field dict: results cross from workers (and into the cache) by
-        # pickle, and a scan's locations number in the tens of thousands.
-        return cls, values(self)
+        def __reduce__(self):
+            # Positional, not a field dict: results cross from workers (and into the cache)
+            # by pickle, and a scan's locations number in the tens of thousands.
+            return cls, values(self)
 
-    cls.__reduce__ = __reduce__
-    cls.shown_path_first = True
-    return cls
+        cls.__reduce__ = __reduce__
+        cls.shown_path_positions = tuple(names.index(name) for name in shown)
+        return cls
+    return decorate
 
 
 def moved_path(path: str, written_from: str, here: str) -> str:
@@ -76,7 +78,7 @@ def moved_path(path: str, written_from: str, here: str) -> str:
     return absolute
 
 
-@shown_path_first
+@shows_paths("path")
 @dataclass(unsafe_hash=True)  # a value class (see the package's docstring)
 class Location:
     """A region of a file, kept both as bytes (for edits) and as lines/columns (for reports).

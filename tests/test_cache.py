@@ -253,3 +253,26 @@ def test_entries_under_another_entrys_name_are_misses(tmp_path: Path) -> None:
                     entry.unlink()
         for name, paths in scans.items():
             assert found(paths, cache) == expected[name], f"trial {trial}: {move} {first.name} {second.name}, {name}"
+
+
+def test_an_entry_read_in_another_working_directory_shows_paths_from_there(tmp_path: Path, monkeypatch) -> None:
+    """What one run stored with paths shown from the project's root, a run started in the
+    folder above it reads with each shown path (of any class that holds one: a finding's
+    places, a deep-mode unit and what it cleared) moved there; outside both, absolute."""
+    from portlint.cache import FILE, Cache
+    from portlint.deep.checks import Cleared, UnitResult
+    from portlint.source import Location
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    cache = Cache(tmp_path / "cache", "salt")
+    here = Location("src/a.cu", 0, 4, 1, 1, 1, 5)
+    elsewhere = Location(str(tmp_path.parent / "other.cu"), 0, 1, 1, 1, 1, 2)
+    cache.put("k", (UnitResult("src/a.cu", cleared=[Cleared("W001", "src/a.h", 3, 9)]), [here, elsewhere]), FILE)
+    monkeypatch.chdir(tmp_path)
+    unit, places = Cache(tmp_path / "cache", "salt").get("k", FILE)
+    assert (unit.path, unit.cleared[0].path) == ("proj/src/a.cu", "proj/src/a.h")
+    assert [p.path for p in places] == ["proj/src/a.cu", str(tmp_path.parent / "other.cu")]
+    monkeypatch.chdir(root / "..")
+    assert Cache(tmp_path / "cache", "salt").get("k", FILE)[0].path == "proj/src/a.cu"

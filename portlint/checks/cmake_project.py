@@ -41,7 +41,7 @@ from portlint.checks.cmake_ast import (
 )
 from portlint.fix import Edit
 from portlint.rocm_path import RocmPathModel, Status, project_languages
-from portlint.source import Location, SourceFile, shown_path_first
+from portlint.source import Location, SourceFile, shows_paths
 
 # ---- where an argument's flags go (sink kinds) ---------------------------------------------
 COMPILE = "compile"  # every compiler of a target or directory: add_compile_options, COMPILE_OPTIONS
@@ -192,7 +192,7 @@ class Place:
     edit_location: Location | None = None
 
 
-@shown_path_first
+@shows_paths("path")
 @dataclass
 class CMakeFacts:
     path: str

@@ -32,7 +32,7 @@ from portlint.finding import Finding, Related, finding
 from portlint.fix import Edit, Fix
 from portlint.project import LAUNCH_APIS, MODULE_LOOKUPS, NAME_EXPRESSIONS
 from portlint.rocm_path import Status
-from portlint.source import CUDA, Location, SourceFile
+from portlint.source import CUDA, Location, SourceFile, shows_paths
 
 # Lane arithmetic: operator -> the value that means "32 lanes" (as in W001).
 _LANE_OPERATORS = {clang.REM: 32, clang.DIV: 32, clang.AND: 31, clang.SHR: 5, clang.EQ: 31, clang.NE: 31}
@@ -65,6 +65,7 @@ class Job:
     hipified: bool = False  # the ROCm build hipifies the unit (`BuildFiles.hipified`)
 
 
+@shows_paths("path")
 @dataclass(unsafe_hash=True)
 class Cleared:
     """A region where clang shows a fast-mode finding of `code` to be wrong."""
@@ -90,6 +91,7 @@ class Lookup:
     location: Location
 
 
+@shows_paths("path")
 @dataclass
 class UnitResult:
     path: str  # display path of the translation unit's file
