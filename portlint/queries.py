@@ -461,13 +461,13 @@ def parse_ranges(lang: str, data: bytes, spans: list[tuple[int, int, tuple, tupl
     return _indexed(lang, parser.parse(data), data)
 
 
-def known_below(known, descendants) -> None:
-    """Record `descendants`, reached down from `known` (by fields, children), as nodes of
-    `known`'s tree: `_index_of` then finds them by id, where finding an unknown node costs
-    a descent from the root, its depth (the arms of a 20,000-arm `#elif` chain)."""
-    index = _index_of(known)
+def known_in(tree: tree_sitter.Tree, nodes) -> None:
+    """Record `nodes`, reached down through `tree` (by fields, children), as its nodes:
+    `_index_of` then finds them by id, where finding an unknown node costs a descent from
+    the root, its depth (the arms of a 20,000-arm `#elif` chain, each one level deeper)."""
+    index = _INDEXES.get(tree.root_node.id)
     if index is not None:
-        index.ids.update(n.id for n in descendants)
+        index.ids.update(n.id for n in nodes)
 
 
 def _index_of(node) -> "_TreeIndex | None":

@@ -172,7 +172,7 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             arm_nodes.append(node)
             node = alternative if alternative is not None and alternative.type in _ALTERNATIVES else None
         model.add_chain(arms)
-        queries.known_below(chain, arm_nodes)  # rules ask where each condition stands
+        queries.known_in(source.tree, arm_nodes)  # rules ask where each condition stands
     if source.tree.root_node.has_error:
         _add_chains_the_tree_lost(source, model, environment, rocm_macros)
     return model
