@@ -177,3 +177,23 @@ def test_a_shim_that_hard_wires_32_is_reported_once_at_the_shim(tmp_path: Path) 
     assert shim.message.startswith("ROCm-only code defines `WARP_SIZE` as 32")
     assert "3 uses in 3 files" in shim.message and shim.severity is Severity.ERROR
     assert {Path(r.location.path).name for r in shim.related} == {"reduce.cu", "lanes.cu", "tile.cu"}
+
+
+def test_a_shuffle_wrapper_is_as_wide_as_the_width_its_rocm_arm_passes(tmp_path: Path) -> None:
+    """The project's `warp_shuffle_down` passes `THREADS_PER_WARP` as the width on ROCm: a
+    reduction through it stays in 32-lane groups, and the constant is a note (the fixture
+    runs on the lane emulator: 64 lanes give CUDA's sums). With no width in its ROCm arm,
+    a kernel that keeps every lane's partial sum reads across the halves of a wavefront."""
+    fixture = (Path(__file__).parent.parent / "fixtures" / "W001" / "ok_shuffle_wrapper.cu").read_text()
+    (tmp_path / "ok.cu").write_text(fixture)
+    found = engine.scan([tmp_path], Config(root=tmp_path, select=("W001",))).findings
+    assert [f.severity for f in found] == [Severity.NOTE]
+    every_lane = fixture.replace("if (threadIdx.x % THREADS_PER_WARP == 0) out[id / THREADS_PER_WARP] = total;",
+                                 "out[id] = total;")
+    (tmp_path / "ok.cu").write_text(every_lane)
+    assert [f.severity for f in engine.scan([tmp_path], Config(root=tmp_path, select=("W001",))).findings] == [
+        Severity.NOTE]
+    (tmp_path / "ok.cu").write_text(every_lane.replace("__shfl_down(value, delta, THREADS_PER_WARP)",
+                                                       "__shfl_down(value, delta)"))
+    found = engine.scan([tmp_path], Config(root=tmp_path, select=("W001",))).findings
+    assert found and Severity.NOTE not in {f.severity for f in found}

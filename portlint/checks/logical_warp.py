@@ -139,11 +139,14 @@ class LogicalWarps:
                 self._by_name.setdefault(name, []).append(found)
         self._starts = [f.function.start_byte for f in self._ordered]
         from portlint.checks.wavefront import _calls_named  # the one finder of calls by name
+        wrapped = []  # calls of shuffle wrappers this file defines: their bodies say how wide they are
         for call, name, args in _calls_named(root, source, _CROSS_LANE_WORDS, _is_cross_lane, methods=True):
             owner = self._function(call)
             if owner is None or self._dead(call):
                 continue
-            if name.startswith(".") or _is_shuffle_name(name):
+            if not name.startswith(".") and _is_shuffle_name(name) and name in self._by_name:
+                wrapped.append((owner, call, name, args))
+            elif name.startswith(".") or _is_shuffle_name(name):
                 self._shuffle(owner, call, name, args)
             else:
                 owner.observers.append(Observer(call, f"`{name}` votes over the whole wavefront"))
@@ -164,6 +167,12 @@ class LogicalWarps:
             width = _literal(parts[1]) if len(parts) > 1 else None
             if len(parts) < 2 or "warpSize" in parts[1] or (width is not None and width > 32):
                 owner.observers.append(Observer(node, "a warp collective over the whole wavefront"))
+        narrow = self._narrow_wrappers(wrapped)
+        for owner, call, name, args in wrapped:
+            if name in narrow:
+                owner.segment_shuffles.append(call)  # `warp_shuffle_down(v, 1)` whose body passes a width of 32
+            else:
+                self._shuffle(owner, call, name, args)
         defined = set(self._by_name)
         for call in calls(source):
             name = callee_name(call, source)
@@ -201,6 +210,26 @@ class LogicalWarps:
                                  if _GEOMETRY.search(source.node_text(r))), None)
                 if returned is not None:
                     function.observers.append(Observer(returned, _OUT_OF_VIEW))
+
+    def _narrow_wrappers(self, wrapped: list) -> set[str]:
+        """The shuffle wrappers this file defines (`warp_shuffle_down`, each overload and
+        specialization) whose every definition stays in 32 lanes on ROCm: it observes nothing
+        and each shuffle it makes does (`__shfl_down(x, idx, THREADS_PER_WARP)` in the HIP arm;
+        the CUDA arm is dead there) or calls such a wrapper. Worked out as the largest such
+        set, so a specialization that calls the generic wrapper of its name stays in it."""
+        calls_of: dict[int, set[str]] = {}
+        for owner, _, name, _ in wrapped:
+            calls_of.setdefault(id(owner), set()).add(name)
+        narrow = {name for _, _, name, _ in wrapped if all(
+            not d.observers and (d.segment_shuffles or id(d) in calls_of) for d in self._by_name[name])}
+        changed = True
+        while changed:
+            changed = False
+            for name in list(narrow):
+                if any(not calls_of.get(id(d), set()) <= narrow for d in self._by_name[name]):
+                    narrow.discard(name)
+                    changed = True
+        return narrow
 
     def _shuffle(self, owner: FunctionWarp, call, name: str, args: list) -> None:
         from portlint.checks.wavefront import shuffle_width_index
