@@ -61,6 +61,10 @@ class _Group(click.Group):
     def invoke(self, ctx):
         gc.set_threshold(*GC_THRESHOLDS)
         try:
+            os.getcwd()  # paths are shown, and cached results kept, relative to it
+        except OSError as exc:
+            raise Failure(f"the working directory is gone ({exc.strerror}): start portlint from one that exists")
+        try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (click would exit 1)
             click.echo("portlint: interrupted", err=True)

@@ -54,7 +54,7 @@ def shows_paths(*shown: str):
     and from a folder above it."""
     def decorate(cls):
         names = tuple(f.name for f in fields(cls) if f.init)
-        values = operator.attrgetter(*names)
+        values = operator.attrgetter(*names) if len(names) > 1 else lambda self: (getattr(self, names[0]),)
 
         def __reduce__(self):
             # Positional, not a field dict: results cross from workers (and into the cache)

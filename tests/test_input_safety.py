@@ -242,3 +242,20 @@ def test_an_incomplete_scan_never_says_no_hazards(project: Path, monkeypatch) ->
     assert result.returncode == 2
     assert "internal error in W002: ValueError: a rule's bug" in result.stderr.decode()
     assert b"No port hazards found" not in result.stdout and b"The scan is incomplete" in result.stdout
+
+
+def test_a_working_directory_that_is_gone_is_one_line_and_exit_two(project: Path, tmp_path: Path) -> None:
+    """A shell left in a folder another process deleted: portlint shows paths and keeps its
+    cache relative to the working directory, so it says so in one line and stops."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", "import os, sys; os.rmdir(sys.argv[1]); "
+                             "sys.argv = ['portlint', 'scan', sys.argv[2]]; "
+                             "from portlint.cli import run; run()", str(gone), str(project)],
+                            cwd=gone, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.decode().splitlines() == ["portlint: error: the working directory is gone (No such file or directory): "
+                                         "start portlint from one that exists"]
+    assert b"Traceback" not in out + err
