@@ -224,18 +224,13 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                               if path not in context_after and path != _CUT_SHORT and entry[2] is None
                               and unchanged.signature(path) == entry[0]})
         # The named files too: the next run on them (unchanged) keeps this context, and a run
-        # on another file takes their states as its context. An unchanged one in a context
-        # that held keeps its entry (equal, if made in another working directory: not written again).
+        # on another file takes their states as its context.
         named_states = {c.absolute: o[0] for c, o in zip(candidates, outcomes)
                         if not isinstance(o, Problem) and not any(p.internal for p in o[1])}
-        context_after.update({c.absolute: previous if held and previous is not None and previous[0] == signature
-                              and previous[2] is not None and c.absolute in named_states
-                              else (signature, unchanged.shapes_others(c.absolute, c.language, c.build_script),
-                                    _packed(replace(named_states[c.absolute], findings=[]))
-                                    if c.absolute in named_states else None)
+        context_after.update({c.absolute: _named_entry(c, signature, named_states.get(c.absolute),
+                                                       context_before.get(c.absolute) if held else None)
                               for c in candidates if c.content is None and c.absolute not in context_after
-                              if (signature := unchanged.signature(c.absolute)) is not None
-                              for previous in (context_before.get(c.absolute),)})
+                              if (signature := unchanged.signature(c.absolute)) is not None})
         unchanged.save(context_cache, context_after, context_before, *context_kind)
     elif fresh and cache_dir is not None and stdin is None and [os.path.realpath(p) for p in paths] == [
             os.path.realpath(config.root)]:  # (`realpath`, not `resolve`: a link loop raises there)
@@ -370,6 +365,16 @@ def _project_context(candidates: list[Candidate], others: list[Candidate], befor
         else:  # facts that cannot wait (a warp-size definition): parsed, as in a full scan
             plan.append(candidate)
     return plan, current, left_out, bool(kept)
+
+
+def _named_entry(candidate: Candidate, signature, state: FileState | None, previous) -> tuple:
+    """A named file's entry in the context snapshot. Unchanged since the entry of a context
+    that held (`previous`), it keeps that entry: equal, though packed in another working
+    directory, so the snapshot is not written again for it."""
+    if state is not None and previous is not None and previous[0] == signature and previous[2] is not None:
+        return previous
+    return (signature, unchanged.shapes_others(candidate.absolute, candidate.language, candidate.build_script),
+            _packed(replace(state, findings=[])) if state is not None else None)
 
 
 # The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
