@@ -179,3 +179,26 @@ def test_folders_added_with_subdirs_are_followed(tmp_path: Path) -> None:
     (tmp_path / "CMakeLists.txt").write_text(top.replace("if(MYLIB_WITH_CUDA)\n  SUBDIRS(backend)\nendif()",
                                                          "SUBDIRS(backend)"))
     assert {f.code for f in scan([tmp_path], tmp_path).findings if "backend" in f.path} >= {"B004", "C003"}
+
+
+def test_a_project_find_module_found_from_a_cuda_only_branch(tmp_path: Path) -> None:
+    """`find_package(MyCudaLibs)` reads the project's `FindMyCudaLibs.cmake` from its
+    `CMAKE_MODULE_PATH`, where the call stands: called only in the CUDA backend's branch,
+    its toolkit paths and links are the CUDA build's. Called on every build's path, they
+    are the ROCm build's too."""
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "FindMyCudaLibs.cmake").write_text(
+        'find_path(MYCUDA_INCLUDE cuda_runtime.h HINTS "${CUDA_TOOLKIT_ROOT_DIR}/include")\n'
+        "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
+    lists = ("cmake_minimum_required(VERSION 3.21)\n"
+             "project(mylib LANGUAGES CXX)\n"
+             'list(APPEND CMAKE_MODULE_PATH "${PROJECT_SOURCE_DIR}/cmake")\n'
+             "add_library(mylib core.cpp)\n"
+             "if(MYLIB_ENABLE_CUDA)\n  find_package(MyCudaLibs REQUIRED)\nelseif(MYLIB_ENABLE_HIP)\n"
+             "  enable_language(HIP)\n  set(CMAKE_HIP_ARCHITECTURES gfx90a)\n  add_compile_definitions(USE_ROCM)\nendif()\n")
+    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(lists)
+    assert {f.code for f in scan([tmp_path], tmp_path).findings if "cmake" in f.path} == set()
+    (tmp_path / "CMakeLists.txt").write_text(lists.replace(
+        "if(MYLIB_ENABLE_CUDA)\n  find_package(MyCudaLibs REQUIRED)\nelseif", "find_package(MyCudaLibs REQUIRED)\nif"))
+    assert {f.code for f in scan([tmp_path], tmp_path).findings if "cmake" in f.path} >= {"B004", "C003"}

@@ -1280,6 +1280,12 @@ class _CMakeTree:
                                                           and re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]:
                     env[variable] = CMakeValue((str(directory),))
             return
+        if name == "find_package" and texts and re.fullmatch(r"[A-Za-z0-9_.+-]+", texts[0]):
+            # Module mode reads the project's own `Find<Name>.cmake` where the call stands (in
+            # its scope, as `include` does): one a CUDA-only branch finds is the CUDA build's.
+            module = self._module(f"Find{texts[0]}", rocm_env if rocm is not False else cuda_env)
+            if module is not None:
+                self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
         if name in ("add_subdirectory", "subdirs", "include") and texts:
             # `subdirs(a b)`: CMake's older `add_subdirectory`, for each folder it names.
             folders = [t for t in texts if t not in ("EXCLUDE_FROM_ALL", "PREORDER")] if name == "subdirs" else texts[:1]
