@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import scan
 
 KERNEL = """\
@@ -77,12 +79,15 @@ def test_sources_passed_under_a_cuda_keyword_beside_its_hip_twin(tmp_path: Path)
     assert ("reduce.cu", "W001") in _findings(tmp_path, untwinned, "# sources are named by the top-level call\n")
 
 
-def test_a_project_module_included_by_name_from_a_cuda_only_branch(tmp_path: Path) -> None:
-    """`include(SetupCUDA)` finds `SetupCUDA.cmake` on the project's `CMAKE_MODULE_PATH`
-    (built from `<PROJECT>_SOURCE_DIR`): read from the CUDA backend's branch only, its
-    toolkit paths are the CUDA build's, not a ROCm hazard."""
+@pytest.mark.parametrize("module, call", [("SetupCUDA.cmake", "include(SetupCUDA)"),
+                                          ("FindMyCudaLibs.cmake", "find_package(MyCudaLibs REQUIRED)")])
+def test_a_project_module_read_from_a_cuda_only_branch(tmp_path: Path, module: str, call: str) -> None:
+    """`include(SetupCUDA)` reads `SetupCUDA.cmake`, and `find_package(MyCudaLibs)` reads
+    `FindMyCudaLibs.cmake`, from the project's `CMAKE_MODULE_PATH` (built from
+    `<PROJECT>_SOURCE_DIR`) where the call stands: called only in the CUDA backend's branch,
+    the module's toolkit paths and links are the CUDA build's, not a ROCm hazard."""
     (tmp_path / "cmake").mkdir()
-    (tmp_path / "cmake" / "SetupCUDA.cmake").write_text(
+    (tmp_path / "cmake" / module).write_text(
         'find_program(MYLIB_NVCC nvcc HINTS "${CUDA_HOME}/bin")\n'
         "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
     (tmp_path / "cmake" / "SetupHIP.cmake").write_text(
@@ -91,14 +96,14 @@ def test_a_project_module_included_by_name_from_a_cuda_only_branch(tmp_path: Pat
              "project(mylib LANGUAGES CXX)\n"
              'set(CMAKE_MODULE_PATH "${mylib_SOURCE_DIR}/cmake" ${CMAKE_MODULE_PATH})\n'
              "add_library(mylib core.cpp)\n"
-             "if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif(MYLIB_ENABLE_HIP)\n  include(SetupHIP)\n"
+             f"if(MYLIB_ENABLE_CUDA)\n  {call}\nelseif(MYLIB_ENABLE_HIP)\n  include(SetupHIP)\n"
              "  add_compile_definitions(USE_ROCM)\nendif()\n")
     (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
     (tmp_path / "CMakeLists.txt").write_text(lists)
     assert {f.code for f in scan([tmp_path], tmp_path).findings} == set()
     # The same module read on every build's path is the ROCm build's too.
-    (tmp_path / "CMakeLists.txt").write_text(lists.replace("if(MYLIB_ENABLE_CUDA)\n  include(SetupCUDA)\nelseif",
-                                                           "include(SetupCUDA)\nif"))
+    (tmp_path / "CMakeLists.txt").write_text(lists.replace(f"if(MYLIB_ENABLE_CUDA)\n  {call}\nelseif",
+                                                           f"{call}\nif"))
     assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}
 
 
@@ -180,25 +185,3 @@ def test_folders_added_with_subdirs_are_followed(tmp_path: Path) -> None:
                                                          "SUBDIRS(backend)"))
     assert {f.code for f in scan([tmp_path], tmp_path).findings if "backend" in f.path} >= {"B004", "C003"}
 
-
-def test_a_project_find_module_found_from_a_cuda_only_branch(tmp_path: Path) -> None:
-    """`find_package(MyCudaLibs)` reads the project's `FindMyCudaLibs.cmake` from its
-    `CMAKE_MODULE_PATH`, where the call stands: called only in the CUDA backend's branch,
-    its toolkit paths and links are the CUDA build's. Called on every build's path, they
-    are the ROCm build's too."""
-    (tmp_path / "cmake").mkdir()
-    (tmp_path / "cmake" / "FindMyCudaLibs.cmake").write_text(
-        'find_path(MYCUDA_INCLUDE cuda_runtime.h HINTS "${CUDA_TOOLKIT_ROOT_DIR}/include")\n'
-        "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
-    lists = ("cmake_minimum_required(VERSION 3.21)\n"
-             "project(mylib LANGUAGES CXX)\n"
-             'list(APPEND CMAKE_MODULE_PATH "${PROJECT_SOURCE_DIR}/cmake")\n'
-             "add_library(mylib core.cpp)\n"
-             "if(MYLIB_ENABLE_CUDA)\n  find_package(MyCudaLibs REQUIRED)\nelseif(MYLIB_ENABLE_HIP)\n"
-             "  enable_language(HIP)\n  set(CMAKE_HIP_ARCHITECTURES gfx90a)\n  add_compile_definitions(USE_ROCM)\nendif()\n")
-    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
-    (tmp_path / "CMakeLists.txt").write_text(lists)
-    assert {f.code for f in scan([tmp_path], tmp_path).findings if "cmake" in f.path} == set()
-    (tmp_path / "CMakeLists.txt").write_text(lists.replace(
-        "if(MYLIB_ENABLE_CUDA)\n  find_package(MyCudaLibs REQUIRED)\nelseif", "find_package(MyCudaLibs REQUIRED)\nif"))
-    assert {f.code for f in scan([tmp_path], tmp_path).findings if "cmake" in f.path} >= {"B004", "C003"}
