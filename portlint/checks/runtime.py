@@ -318,6 +318,7 @@ class _CapabilityScan:
         return False
 
     def _constant_value(self, node) -> int | None:
+        """A number written in place or named by a constant (`constexpr int kMinMajor = 8;`)."""
         node = _strip_casts(node)
         if node is None:
             return None
@@ -367,18 +368,11 @@ class _CapabilityScan:
         return False
 
     def _is_capability_constant(self, node, kind: str) -> bool:
-        node = _strip_casts(node)
-        if node is None:
-            return False
-        if node.type == "number_literal":
-            return _is_capability_value(integer_value(node, self.source), kind)
-        if node.type != "identifier":
-            return False
-        if _ARCH_CONSTANT.search(self.source.node_text(node)):
-            return True
-        if self.constants is None:
-            self.constants = IntegerConstants(self.source)
-        return _is_capability_value(self.constants.value(node), kind)  # `constexpr int kMinMajor = 8;`
+        stripped = _strip_casts(node)
+        if stripped is not None and stripped.type == "identifier" and _ARCH_CONSTANT.search(
+                self.source.node_text(stripped)):
+            return True  # `HOPPER_CC`, `kSM80`: named for an architecture, whatever its value
+        return _is_capability_value(self._constant_value(node), kind)
 
     @bounded(None)
     def _kind(self, node) -> str | None:
@@ -690,8 +684,8 @@ class _PythonCapabilityScan:
                 values = frozenset(self._constant_of(e) for e in getattr(node, "elts", ()))
                 if not values or None in values:
                     return False
-                inside = _answers_as_ampere(kind, lambda v, c: v in c, values)
-                return inside  # (`not in` gives the opposite answer on both, or the same on both)
+                # (`not in` flips the answer on AMD and on Ampere alike: the same verdict)
+                return _answers_as_ampere(kind, lambda v, c: v in c, values)
             how = _PYTHON_COMPARE.get(type(op))
             value = self._constant_of(other)
             return how is not None and value is not None and _answers_as_ampere(kind, how, value, swapped)
