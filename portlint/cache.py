@@ -17,7 +17,6 @@ cache (unwritable, corrupt entry) makes portlint compute the result instead.
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
 import io
 import os
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint import __version__, targets
-from portlint.source import moved_path
+from portlint.shown_paths import loads_written_from
 
 DEFAULT_DIR = ".portlint_cache"
 # The kinds of entry (`Cache.get`, `Cache.put`): what an entry holds, checked with its key.
@@ -110,7 +109,8 @@ class Cache:
         """The stored outcome of this `kind` (`FILE`, `SNAPSHOT`, ...), or None: missing,
         truncated, corrupt (the checksum says so before anything is unpickled), unreadable or
         misplaced entries (written for another key or kind) are all recomputed, then rewritten.
-        An entry written from another working directory has its shown paths moved to this one's."""
+        An entry written from another working directory has its shown paths moved to this one's
+        (`shown_paths.loads_written_from`)."""
         try:
             with open(self._entry(key), "rb") as fh:
                 blob = fh.read()
@@ -148,43 +148,6 @@ class Cache:
 
 # An entry's header: this tag, its key, its kind and the working directory it was written from.
 _ENTRY = "portlint cache entry"
-
-
-def loads_written_from(stream, written_from: str, here: str | None = None):
-    """Unpickle the next object of `stream` (a file or bytes), pickled in a run whose working
-    directory was `written_from`. Shown paths (the fields `source.shows_paths` marks) are
-    relative to a working directory; in a run from another, each is moved to it
-    (`source.moved_path`)."""
-    if isinstance(stream, bytes):
-        stream = io.BytesIO(stream)
-    here = os.getcwd() if here is None else here
-    collecting = gc.isenabled()
-    # The cycle collector paused: an entry (a project's snapshot: a quarter of a million
-    # objects) is all new objects that live on, which a collection in the middle would
-    # traverse for nothing, a third of the load's time.
-    gc.disable()
-    try:
-        if written_from == here:
-            return pickle.load(stream)
-        return _MovingUnpickler(stream, written_from, here).load()
-    finally:
-        if collecting:
-            gc.enable()
-
-
-class _MovingUnpickler(pickle.Unpickler):
-    def __init__(self, stream, written_from: str, here: str) -> None:
-        super().__init__(stream)
-        self._written_from, self._here = written_from, here
-
-    def find_class(self, module: str, name: str):
-        cls = super().find_class(module, name)
-        shown = getattr(cls, "shown_path_positions", ())
-        if not shown:
-            return cls
-        written_from, here = self._written_from, self._here
-        return lambda *values: cls(*(moved_path(v, written_from, here) if i in shown else v
-                                     for i, v in enumerate(values)))
 
 
 def _checksum(payload: bytes) -> bytes:

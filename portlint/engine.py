@@ -40,7 +40,8 @@ from portlint.project import FileFacts, ProjectIndex, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile, shows_paths
+from portlint.shown_paths import shows_paths
+from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
@@ -698,7 +699,7 @@ def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnv
 
 def _cached(cache: Cache, key: str, source: SourceFile):
     """The file's cached outcome, or None. One written from another working directory has its
-    paths moved (`cache.loads_written_from`); a path shown otherwise now (through a link, or
+    paths moved (`shown_paths.loads_written_from`); a path shown otherwise now (through a link, or
     `..`) is a miss."""
     hit = cache.get(key, FILE)
     return hit if hit is not None and getattr(hit[0], "path", None) == source.path else None

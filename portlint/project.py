@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from portlint import queries
-from portlint.cache import loads_written_from
 from portlint.finding import Finding, Related
 from portlint.fix import Fix
 from portlint.rocm_path import RocmPathModel, Status
+from portlint.shown_paths import loads_written_from
 from portlint.source import CUDA, Location, SourceFile
 
 if TYPE_CHECKING:

@@ -10,18 +10,17 @@ import ast
 import bisect
 import hashlib
 import itertools
-import operator
-import posixpath
 import re
 import tomllib
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 from portlint import hipify, queries
+from portlint.shown_paths import shows_paths
 
 if TYPE_CHECKING:
     from portlint.build_model.macros import FileEnvironment
@@ -44,38 +43,6 @@ BUILD_SCRIPT = "build-script"
 
 # How many files this process has parsed, tree-sitter or `ast` (the cache tests count them).
 files_parsed = 0
-
-
-def shows_paths(*shown: str):
-    """Class decorator for a dataclass whose fields `shown` hold paths as reports show them
-    (relative to the working directory): it pickles positionally, and a cache entry read in
-    another working directory constructs it with those paths made relative to the new one
-    (`cache.loads_written_from`), so one file's result serves runs from the project's root
-    and from a folder above it."""
-    def decorate(cls):
-        names = tuple(f.name for f in fields(cls) if f.init)
-        values = operator.attrgetter(*names) if len(names) > 1 else lambda self: (getattr(self, names[0]),)
-
-        def __reduce__(self):
-            # Positional, not a field dict: results cross from workers (and into the cache)
-            # by pickle, and a scan's locations number in the tens of thousands.
-            return cls, values(self)
-
-        cls.__reduce__ = __reduce__
-        cls.shown_path_positions = tuple(names.index(name) for name in shown)
-        return cls
-    return decorate
-
-
-def moved_path(path: str, written_from: str, here: str) -> str:
-    """`path` as shown from the working directory `written_from`, shown from `here` instead:
-    relative below `here`, absolute elsewhere; names that are no path (`<project>`) as they are."""
-    if not path or path.startswith("<") or path == "-":
-        return path
-    absolute = posixpath.normpath(posixpath.join(written_from, path))
-    if absolute.startswith(here.rstrip("/") + "/"):
-        return absolute[len(here.rstrip("/")) + 1:]
-    return absolute
 
 
 @shows_paths("path")

@@ -41,7 +41,8 @@ from portlint.checks.cmake_ast import (
 )
 from portlint.fix import Edit
 from portlint.rocm_path import RocmPathModel, Status, project_languages
-from portlint.source import Location, SourceFile, shows_paths
+from portlint.shown_paths import shows_paths
+from portlint.source import Location, SourceFile
 
 # ---- where an argument's flags go (sink kinds) ---------------------------------------------
 COMPILE = "compile"  # every compiler of a target or directory: add_compile_options, COMPILE_OPTIONS

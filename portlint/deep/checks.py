@@ -32,7 +32,8 @@ from portlint.finding import Finding, Related, finding
 from portlint.fix import Edit, Fix
 from portlint.project import LAUNCH_APIS, MODULE_LOOKUPS, NAME_EXPRESSIONS
 from portlint.rocm_path import Status
-from portlint.source import CUDA, Location, SourceFile, shows_paths
+from portlint.shown_paths import shows_paths
+from portlint.source import CUDA, Location, SourceFile
 
 # Lane arithmetic: operator -> the value that means "32 lanes" (as in W001).
 _LANE_OPERATORS = {clang.REM: 32, clang.DIV: 32, clang.AND: 31, clang.SHR: 5, clang.EQ: 31, clang.NE: 31}
