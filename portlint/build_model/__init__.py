@@ -178,6 +178,30 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
 _MISSING = (0, -1, 0)
 
 
+def _stat_record(paths, kept=lambda path: None):
+    """A stat record of `paths` (`unchanged.Snapshot`: each path's signature, `_MISSING`
+    where nothing is, and what `kept(path)` gives it to keep), or None when one of them
+    changed just now (it may change again, unseen)."""
+    from portlint import unchanged  # here: `unchanged` imports this package's macros module
+
+    record = {}
+    for path in paths:
+        signature = unchanged.signature(path) or _MISSING  # an include looked for and not found: still looked for
+        if signature[0] >= time.time_ns() - unchanged.RACY_NS:
+            return None
+        record[path] = (signature, True, kept(path))
+    return record
+
+
+def _record_holds(record, project: list[str]) -> bool:
+    """Is every file of the project in `record` (a new one may include a header), and every
+    path in it as it was? Entries named `<...>` are no file's."""
+    from portlint import unchanged
+
+    return all(path in record for path in project) and all(
+        (unchanged.signature(path) or _MISSING) == entry[0] for path, entry in record.items() if not path.startswith("<"))
+
+
 class KeptEnvironments:
     """The macro environments of named files, kept between runs with a stat record of what
     each depended on: every C-family file of the project (any may come to include a named
@@ -205,11 +229,7 @@ class KeptEnvironments:
         if entry is None or not (isinstance(entry[2], tuple) and isinstance(entry[2][0], FileEnvironment)):
             env = self._scanned.get(absolute, self._project) if self._scanned is not None else None
             return (env, (0, ())) if env is not None else None
-        if any(path not in record for path in self._project):
-            return None  # a new file: it may include the header
-        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items()):
-            return None
-        return record[absolute][2]
+        return record[absolute][2] if _record_holds(record, self._project) else None
 
     def put(self, absolute: str, env: FileEnvironment, macros: BuildMacros,
             cut_short: tuple[float, tuple[str, ...]] = (0, ())) -> None:
@@ -218,13 +238,9 @@ class KeptEnvironments:
         if absolute not in self._named:
             return
         paths = dict.fromkeys((*self._project, *macros.files_read(), *macros.directories_listed(), absolute))
-        record: unchanged.Snapshot = {}
-        for path in paths:
-            signature = unchanged.signature(path) or _MISSING  # an include looked for and not found: still looked for
-            if signature[0] >= time.time_ns() - unchanged.RACY_NS:
-                return  # changed just now (it may change again, unseen): no record
-            record[path] = (signature, True, (env, cut_short) if path == absolute else None)
-        unchanged.save(self._cache, record, {}, *self._kind(absolute))
+        record = _stat_record(paths, lambda path: (env, cut_short) if path == absolute else None)
+        if record is not None:
+            unchanged.save(self._cache, record, {}, *self._kind(absolute))
 
 
 class ScanEnvironments:
@@ -241,6 +257,8 @@ class ScanEnvironments:
 
     def __init__(self, cache, root: str, settings: str) -> None:
         self._cache, self._root, self._settings = cache, root, settings
+        self._stamp: str | None = None  # the record's, once it is known to hold (`get`)
+        self._shards: dict[str, dict] = {}  # key -> shard, as read
 
     def _record_kind(self) -> tuple[str, ...]:
         return ("scan environments", self._root, self._settings)
@@ -252,12 +270,9 @@ class ScanEnvironments:
     def save(self, environments: Mapping[str, FileEnvironment], project: list[str], macros: BuildMacros) -> None:
         from portlint import unchanged  # here: `unchanged` imports this package's macro modules
 
-        record: unchanged.Snapshot = {}
-        for path in dict.fromkeys((*project, *macros.files_read(), *macros.directories_listed())):
-            signature = unchanged.signature(path) or _MISSING
-            if signature[0] >= time.time_ns() - unchanged.RACY_NS:
-                return  # changed just now (it may change again, unseen): no record
-            record[path] = (signature, True, None)
+        record = _stat_record(dict.fromkeys((*project, *macros.files_read(), *macros.directories_listed())))
+        if record is None:
+            return
         # The shards carry the record's stamp: a shard left from another scan is not this one's.
         stamp = os.urandom(8).hex()
         shards: dict[str, dict[str, FileEnvironment]] = {}
@@ -270,19 +285,22 @@ class ScanEnvironments:
         unchanged.save(self._cache, record, {}, *self._record_kind())
 
     def get(self, absolute: str, project: list[str]) -> FileEnvironment | None:
-        """The full scan's environment of `absolute`, if nothing it depended on changed."""
+        """The full scan's environment of `absolute`, if nothing it depended on changed. The
+        record is read and checked once a run (`project` is the run's); shards as asked."""
         from portlint import unchanged
 
-        record = unchanged.load(self._cache, *self._record_kind())
-        stamp = record.get(_STAMP, (None, None, None))[2]
-        if stamp is None or absolute not in record or any(path not in record for path in project):
-            return None  # no such scan, or a new file (it may include a header)
-        if any((unchanged.signature(path) or _MISSING) != entry[0] for path, entry in record.items() if path != _STAMP):
-            return None
-        hit = self._cache.get(self._shard_key(absolute), SCAN_ENVIRONMENTS)
-        if hit is None or not isinstance(hit[0], tuple) or hit[0][0] != stamp:
-            return None
-        env = hit[0][1].get(absolute)
+        if self._stamp is None:
+            record = unchanged.load(self._cache, *self._record_kind())
+            stamp = record.get(_STAMP, (None, None, None))[2]
+            self._stamp = stamp if isinstance(stamp, str) and _record_holds(record, project) else ""
+        key = self._shard_key(absolute)
+        if not self._stamp:
+            return None  # no such scan, or something it depended on changed
+        if key not in self._shards:
+            hit = self._cache.get(key, SCAN_ENVIRONMENTS)
+            valid = hit is not None and isinstance(hit[0], tuple) and hit[0][0] == self._stamp
+            self._shards[key] = hit[0][1] if valid else {}
+        env = self._shards[key].get(absolute)
         return env if isinstance(env, FileEnvironment) else None
 
 
