@@ -8,9 +8,16 @@ no hazard. A name hipify has no HIP counterpart for is left as it is and still i
 Which files are hipified is the build model's word (`BuildFiles.hipified`); this module
 holds the name table and answers for one name.
 
-The table is data (`data/hipify_names.tsv`, written by `scripts/gen_hipify_table.py` from
-HIPIFY's documented tables of supported APIs; its first line names the version). Headers,
-namespaces and macros below follow the include and identifier maps PyTorch's hipify
+Two hipifies rename different names, so the build model says which one a build runs
+(`BuildFiles.hipify_tools`):
+- HIPIFY's hipify-perl and hipify-clang (`HIPIFY`): its table is data
+  (`data/hipify_names.tsv`, written by `scripts/gen_hipify_table.py` from HIPIFY's documented
+  tables of supported APIs; its first line names the version).
+- PyTorch's hipify (`TORCH`), which extensions are built with: it replaces the whole words of
+  its own map, which knows names HIPIFY's tables do not (`CUBLAS_GEMM_DEFAULT_TENSOR_OP`) and
+  lacks some they have (`data/torch_hipify_names.tsv`, written by
+  `scripts/gen_torch_hipify_table.py` from the map a PyTorch release ships).
+Headers, namespaces and macros below follow the include and identifier maps PyTorch's hipify
 publishes (`torch/utils/hipify/cuda_to_hip_mappings.py`, PyTorch 2.5).
 """
 
@@ -20,6 +27,10 @@ from functools import cache
 from pathlib import Path
 
 _TABLE = Path(__file__).resolve().parent / "data" / "hipify_names.tsv"
+_TORCH_TABLE = Path(__file__).resolve().parent / "data" / "torch_hipify_names.tsv"
+
+HIPIFY = "hipify"  # hipify-perl, hipify-clang
+TORCH = "torch"  # torch/utils/hipify (PyTorch extensions, `hipify_python`, ROCm's hipify_torch)
 
 # `#include` paths hipify rewrites (the CUDA header -> the one hip-clang then reads).
 HEADERS: dict[str, str] = {
@@ -91,10 +102,33 @@ def _names() -> dict[str, str]:
     return table
 
 
-def hip_name(cuda_name: str) -> str | None:
-    """The name hipify writes for `cuda_name`; None where it has no HIP counterpart (the
-    name stays as it is) or is no CUDA API name hipify knows."""
-    return _names().get(cuda_name) or None
+@cache
+def _torch_names() -> dict[str, str]:
+    """PyTorch's map, less the renames to a name HIP does not have: those it marks
+    unsupported, unless HIPIFY's tables give the name a HIP counterpart too (the mark is
+    sometimes stale: `cublasGemmEx` -> `hipblasGemmEx`)."""
+    hipify_names = _names()
+    hip_names = set(hipify_names.values())
+    table: dict[str, str] = {}
+    with _TORCH_TABLE.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.startswith("#"):
+                cuda, hip, flag = line.rstrip("\n").split("\t")
+                if flag != "unsupported" or hip in hip_names or hipify_names.get(cuda):
+                    table[cuda] = hip
+    return table
+
+
+def hip_name(cuda_name: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
+    """The name hip-clang reads for `cuda_name` once the build's hipify `tools` ran; None
+    where one of them leaves the name as it is, or renames it to one HIP lacks."""
+    found = None
+    for tool in sorted(tools):
+        hip = _torch_names().get(cuda_name) if tool == TORCH else _names().get(cuda_name)
+        if not hip:
+            return None
+        found = found or hip
+    return found
 
 
 def documented(cuda_name: str) -> bool:
@@ -102,9 +136,32 @@ def documented(cuda_name: str) -> bool:
     return cuda_name in _names()
 
 
-def hip_header(include_path: str) -> str | None:
-    """The header hipify makes of `#include <include_path>`, or None (left as it is)."""
+def hip_header(include_path: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
+    """The header hip-clang reads for `#include <include_path>` once the build's hipify
+    `tools` ran, or None (one of them leaves it as it is)."""
+    found = None
+    for tool in sorted(tools):
+        hip = _torch_header(include_path) if tool == TORCH else _hipify_header(include_path)
+        if hip is None:
+            return None
+        found = found or hip
+    return found
+
+
+def _hipify_header(include_path: str) -> str | None:
     mapped = HEADERS.get(include_path)
     if mapped is not None:
         return mapped
     return next((hip for folder, hip in HEADER_FOLDERS.items() if include_path.startswith(folder)), None)
+
+
+def _torch_header(include_path: str) -> str | None:
+    # PyTorch's map names most headers as they are, `cuda.h` only with the include before it
+    # (`include <cuda.h`), so that other words ending in `cuda.h` stay; `nccl.h` in brackets.
+    table = _torch_names()
+    mapped = table.get(include_path)
+    if mapped is None and (spelled := table.get(f"include <{include_path}")):
+        mapped = spelled.removeprefix("include <")
+    if mapped is None and (bracketed := table.get(f"<{include_path}>")):
+        mapped = bracketed.strip("<>")
+    return mapped

@@ -195,11 +195,11 @@ class SourceFile:
     def hipified_name(self, name: str) -> str | None:
         """The name hip-clang reads for `name` in a hipified file (`cublasSgemm` ->
         `hipblasSgemm`); None where the file is not hipified or hipify leaves the name."""
-        return hipify.hip_name(name) if self.hipified else None
+        return hipify.hip_name(name, self.build.hipified) if self.hipified else None
 
     def hipified_header(self, include_path: str) -> str | None:
         """The header hip-clang reads for `#include <include_path>` in a hipified file."""
-        return hipify.hip_header(include_path) if self.hipified else None
+        return hipify.hip_header(include_path, self.build.hipified) if self.hipified else None
 
     def rocm_defines_function(self, name: str, offset: int) -> bool:
         """Does ROCm-compiled project code define `name` (`__vsub4` in a HIP arm, a shim

@@ -87,6 +87,42 @@ def test_a_name_hipify_cannot_map_is_still_a_hazard(tmp_path: Path) -> None:
     assert "CUBLAS_GEMM_ALGO0" in found[0].message and "cublasGemmAlgo_t" not in found[0].message
 
 
+TORCH_SETUP = ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+               "setup(name='ops', ext_modules=[CUDAExtension('ops', ['src/ops.cu'])])\n")
+# `CUBLAS_GEMM_DEFAULT_TENSOR_OP`: PyTorch's hipify writes `HIPBLAS_GEMM_DEFAULT`, HIPIFY's
+# tables give it no counterpart. `<cub/warp/warp_reduce.cuh>`: HIPIFY maps every CUB header,
+# PyTorch's map only those it lists. `cublasSgemm_64`: in HIPIFY's tables, not in PyTorch's map.
+TWO_HIPIFIES = """\
+#include <cublas_v2.h>
+#include <cub/warp/warp_reduce.cuh>
+
+cublasStatus_t gemm(cublasHandle_t h, int n, const __half* a, __half* c) {
+  const float one = 1.f;
+  return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16F, n, a, CUDA_R_16F, n, &one,
+                      c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+}
+cublasStatus_t wide(cublasHandle_t h, long n, const float* a, float* c) {
+  const float one = 1.f;
+  return cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, a, n, &one, c, n);
+}
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # A PyTorch extension: PyTorch's hipify renames the GEMM algorithm but leaves the CUB
+    # header it does not list and the 64-bit cuBLAS call.
+    ({"setup.py": TORCH_SETUP}, [(2, "warp_reduce.cuh"), (11, "cublasSgemm_64")]),
+    # A hipify-perl step: HIPIFY maps the header and the 64-bit call, not the algorithm.
+    ({"CMakeLists.txt": CMAKE_HIP.format(step="execute_process(COMMAND hipify-perl -inplace src/ops.cu)")},
+     [(7, "CUBLAS_GEMM_DEFAULT_TENSOR_OP")]),
+])
+def test_each_hipify_renames_its_own_names(tmp_path: Path, build: dict[str, str], expected) -> None:
+    root = _project(tmp_path, {**build, "src/ops.cu": TWO_HIPIFIES})
+    found = sorted(scan([root], root, select=("L001",)).findings, key=lambda f: f.location.start_line)
+    assert [f.location.start_line for f in found] == [line for line, _ in expected]
+    assert all(name in f.message for f, (_, name) in zip(found, expected))
+
+
 def test_hipify_reaches_the_extension_and_its_headers_not_the_other_builds(tmp_path: Path) -> None:
     """A project with a CMake C++ library and a PyTorch extension: the extension's sources
     and the headers they include are hipified; the library's own sources are not."""
@@ -104,6 +140,13 @@ def test_hipify_reaches_the_extension_and_its_headers_not_the_other_builds(tmp_p
 
 
 def test_name_table() -> None:
+    torch = frozenset({hipify.TORCH})
+    assert hipify.hip_name("CUBLAS_GEMM_DEFAULT_TENSOR_OP", torch) == "HIPBLAS_GEMM_DEFAULT"
+    assert hipify.hip_name("cublasGemmEx", torch) == "hipblasGemmEx"  # marked unsupported, but HIP has it
+    assert hipify.hip_name("cublasSgemm", torch | {hipify.HIPIFY}) == "hipblasSgemm"
+    assert hipify.hip_name("cublasSgemm_64", torch | {hipify.HIPIFY}) is None  # PyTorch's leaves it
+    assert hipify.hip_header("cuda.h", torch) == "hip/hip_runtime.h"
+    assert hipify.hip_header("nccl.h", torch) == "rccl/rccl.h"
     assert hipify.hip_name("cublasSgemm") == "hipblasSgemm"
     assert hipify.hip_name("curand_init") == "hiprand_init"
     assert hipify.hip_name("__CUDACC__") == "__HIPCC__"

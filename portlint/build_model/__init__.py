@@ -155,7 +155,7 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
                          project_headers, read=read, not_built=files.not_built,
                          unread=list(dict.fromkeys((*includers, *scanned))),
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
-                         hipified=True if files.hipify_all else files.hipified,
+                         hipified=True if files.hipify_all else files.hipified, hipify_tools=files.hipify_tools,
                          rocm_compiled=files.rocm_compiled, budget=budget,
                          includers_of=includers_of if around is not None else None)
     kept = scanned_whole = None

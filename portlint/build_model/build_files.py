@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from portlint import queries, rocm_path
+from portlint import hipify, queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
 from portlint.build_model.macros import HEADER_SUFFIXES, backend_selectors
@@ -47,7 +47,7 @@ MAX_CMAKE_DEPTH = 64  # add_subdirectory/include nesting; deeper is a cycle or a
 MAX_CMAKE_WALKS = 2000  # list files read per CMake tree (the same one may be included many times)
 # hipify-perl, hipify-clang, PyTorch's `hipify_python` / `torch.utils.hipify`, a project's
 # `hipify.py` wrapper of it.
-_HIPIFY_TOOL = re.compile(r"(?:^|[/\\.\s])hipify(?:-perl|-clang|_python|\.py)?(?:$|[\s.])")
+_HIPIFY_TOOL = re.compile(r"(?:^|[/\\.\s])hipify(-perl|-clang|_python|\.py)?(?:$|[\s.])")
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
@@ -84,6 +84,9 @@ class BuildFiles:
     # then judge the hipified text (`portlint.hipify`).
     hipified: frozenset[str] = frozenset()
     hipify_all: bool = False
+    # Which hipify the ROCm build runs (`portlint.hipify.HIPIFY`, `.TORCH`): HIPIFY's
+    # hipify-perl/-clang and PyTorch's hipify rename different sets of names.
+    hipify_tools: frozenset[str] = frozenset()
     # Sources a ROCm build surely compiles (`_Build.rocm_compiled`), hipified or not.
     rocm_compiled: frozenset[str] = frozenset()
     # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
@@ -138,10 +141,16 @@ class _Collector:
         self.offload_archs: dict[str, None] = {}  # in the order named
         self.max_threads: set[int] = set()
         self.hipify_step = False  # a build step runs hipify on the sources (see BuildFiles.hipified)
+        self.hipify_tools: set[str] = set()  # which hipify those steps run (see BuildFiles.hipify_tools)
 
     def note_commands(self, words) -> None:
         """A command a build runs (a CMake `COMMAND`, a Makefile recipe): does it hipify?"""
-        self.hipify_step |= any(_HIPIFY_TOOL.search(word) for word in words)
+        for word in words:
+            if found := _HIPIFY_TOOL.search(word):
+                self.hipify_step = True
+                # hipify-perl and hipify-clang are HIPIFY's; a bare `hipify`, `hipify_python`
+                # or a project's `hipify.py` wrapper run PyTorch's.
+                self.hipify_tools.add(hipify.HIPIFY if found.group(1) in ("-perl", "-clang") else hipify.TORCH)
 
     def read_list(self, path: Path) -> SourceFile | None:
         """A CMake list file, read and parsed once per scan: the walks and the checks for
@@ -330,7 +339,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       rocm_undefines=frozenset(collector.rocm_undefines),
                       build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
                                               | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
-                      hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)))
+                      hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
+                      hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)))
 
 
 def _extension_helpers(candidates, fs: Observed) -> bool:
@@ -372,6 +382,14 @@ def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
     torch_builds = [b for b in collector.builds if b.hipify and b.built_on_rocm]
     others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
     return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
+
+
+def _hipify_tools(collector: _Collector, torch_extension: bool) -> frozenset[str]:
+    """Which hipify the ROCm build runs: its hipify steps', and PyTorch's for an extension."""
+    tools = set(collector.hipify_tools)
+    if torch_extension or any(b.hipify for b in collector.builds):
+        tools.add(hipify.TORCH)
+    return frozenset(tools)
 
 
 def _hipified_key(path: str) -> tuple[str, str]:
@@ -1270,6 +1288,7 @@ class _CMakeTree:
                 self.collector.note_commands(texts)
             elif name.lower().startswith("hipify"):  # a project's or hipify_torch's CMake `hipify(...)`
                 self.collector.hipify_step = True
+                self.collector.hipify_tools.add(hipify.TORCH)
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name == "project" and texts:

@@ -236,10 +236,11 @@ class FileEnvironment:
     # Names those build files define for other builds only (a CUDA-only arm): the ROCm
     # build does not define them (`BuildFiles.other_builds_define`).
     rocm_undefined: frozenset[str] = frozenset()
-    # The ROCm build hipifies this file before compiling it (`BuildFiles.hipified`): rules
-    # judge the names hipify maps as their HIP counterparts (`portlint.hipify`), and the
-    # macros it renames (`__CUDACC__`) are in `rocm_defines` as their HIP names are.
-    hipified: bool = False
+    # The hipify tools the ROCm build runs on this file before compiling it
+    # (`BuildFiles.hipified`, `.hipify_tools`; empty: not hipified): rules judge the names
+    # they map as their HIP counterparts (`portlint.hipify`), and the macros they rename
+    # (`__CUDACC__`) are in `rocm_defines` as their HIP names are.
+    hipified: frozenset[str] = frozenset()
     # A ROCm build surely compiles this file (a source it lists, or a header one includes)
     # and does not hipify it: hip-clang reads its includes as written.
     compiled_as_written: bool = False
@@ -486,6 +487,7 @@ class BuildMacros:
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
                  rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
                  hipified: bool | frozenset[str] = frozenset(), rocm_compiled: frozenset[str] = frozenset(),
+                 hipify_tools: frozenset[str] = frozenset({hipify.HIPIFY}),
                  budget=None, includers_of: Mapping[str, Iterable[str]] | None = None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
@@ -498,6 +500,7 @@ class BuildMacros:
         # headers are hipified with them: `hipified`).
         self._hipified_sources = hipified
         self._hipified: dict[str, bool] = {}
+        self._hipify_tools = hipify_tools or frozenset({hipify.HIPIFY})
         # Sources a ROCm build surely compiles; their headers are compiled with them.
         self._rocm_compiled_sources = rocm_compiled
         self._rocm_compiled: dict[str, bool] = {}
@@ -1007,7 +1010,8 @@ class BuildMacros:
             h for h in hipify.TOOLKIT_HEADERS if h.encode() in data and self.resolve(path, h, True) is not None
         ) if as_written else frozenset()
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
-                               self._rocm_undefined | self.backend_selectors(), hipified, as_written, project_headers)
+                               self._rocm_undefined | self.backend_selectors(),
+                               self._hipify_tools if hipified else frozenset(), as_written, project_headers)
 
     def backend_selectors(self) -> frozenset[str]:
         """The project's CUDA backend selectors: macros whose name says CUDA where a twin the
