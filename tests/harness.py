@@ -14,6 +14,7 @@ from portlint.fix import plan_fixes, run_fix_passes
 EXPECT = re.compile(r"(?://|#)\s*(todo-expect|expect):\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 # A note the rule gives on code that is right on AMD (a 32-lane logical warp): allowed in ok cases.
 NOTE = re.compile(r"(?://|#)\s*note:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
+RELATED = re.compile(r"(?://|#)\s*related:\s*([A-Z]\d{3}(?:\s*,\s*[A-Z]\d{3})*)")
 SUFFIX_BY_LANG = {"cuda": "x.cu", "cmake": "CMakeLists.txt", "python": "setup.py", "make": "Makefile"}
 
 
@@ -67,6 +68,12 @@ def expectations(path: Path, code: str) -> tuple[set[tuple[str, int]], set[tuple
             if code in codes:
                 (todo if m.group(1) == "todo-expect" else expected).add((path.name, number))
     return expected, todo
+
+
+def related_expectations(path: Path, code: str) -> set[tuple[str, int]]:
+    """(file name, line) of the `// related: CODE` markers for `code` in one file."""
+    return {(path.name, number) for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+            for m in RELATED.finditer(line) if code in {c.strip() for c in m.group(1).split(",")}}
 
 
 def note_expectations(path: Path, code: str) -> set[tuple[str, int]]:

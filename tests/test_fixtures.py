@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import expectations, fix_until_stable, note_expectations, scan
+from harness import expectations, fix_until_stable, note_expectations, related_expectations, scan
 from portlint.finding import Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -88,6 +88,13 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     extra = sorted(found - expected - todo)
     details = "\n".join(f"  {f.path}:{f.location.start_line}: {f.code} {f.message}" for f in result.findings)
     assert not missing and not extra, f"missing {missing}, unexpected {extra}\nfindings:\n{details}"
+    # `// related: CODE`: a place one of the rule's findings shows as related.
+    related_expected = set().union(*(
+        {((path.relative_to(copy).as_posix() if copy.is_dir() else path.name), line)
+         for _, line in related_expectations(path, code)} for path in _files(copy)))
+    shown = {((Path(r.location.path).relative_to(copy).as_posix() if copy.is_dir() else Path(r.location.path).name),
+              r.location.start_line) for f in result.findings if f.code == code for r in f.related}
+    assert related_expected <= shown, f"not related: {sorted(related_expected - shown)}\nfindings:\n{details}"
     if case.name.startswith("bad"):
         assert found, "a bad case must produce findings"
 

@@ -154,3 +154,23 @@ def test_a_suppressed_hazard_of_a_cutlass_file_is_not_brought_back(tmp_path) -> 
         result = scan([tmp_path / "tile.cu"], tmp_path, select=select)
         assert all(not r.message.startswith("W002") for f in result.findings for r in f.related)
         assert [f.code for f in result.findings if f.code == "W002"] == [] and result.suppressed == 1
+
+
+def test_uses_without_the_include_are_one_finding_per_library_at_the_first_live_line(tmp_path) -> None:
+    # The header comes through a project header: the file's uses of cuRAND are one root cause.
+    # A use in a CUDA-only arm is no part of it, not even the first one.
+    (tmp_path / "rng.cu").write_text("""\
+#include "rng_utils.h"
+#ifndef __HIP_PLATFORM_AMD__
+void seed_host(curandGenerator_t* g) { curandCreateGenerator(g, CURAND_RNG_PSEUDO_DEFAULT); }
+#endif
+__global__ void fill(float* out, unsigned long long seed) {
+  curandStatePhilox4_32_10_t state;
+  curand_init(seed, threadIdx.x, 0, &state);
+  out[threadIdx.x] = curand_uniform(&state);
+}
+""")
+    found = scan([tmp_path], tmp_path, select=("L001",)).findings
+    assert [f.location.start_line for f in found] == [6]
+    assert [r.location.start_line for r in found[0].related] == [7, 8]
+    assert "on 2 more lines" in found[0].message

@@ -419,8 +419,8 @@ def _api_names(source: SourceFile, own_names: set[str]) -> dict[str, dict[int, l
             name = source.node_text(node)
             lib = library_for_name(name)
             if lib is None or not _uses_change(lib) or name in own_names or _is_member(node) \
-                    or _in_preprocessor_test(source, node.start_byte):
-                continue
+                    or _in_preprocessor_test(source, node.start_byte) or not _is_live(source, node.start_byte):
+                continue  # (the file's uses are one finding: one in a CUDA-only arm is none of it)
             if source.rocm_defines_function(name, node.start_byte) or source.hipified_name(name) is not None:
                 # The ROCm build renames it (`#define cublasSgemm hipblasSgemm`, hipify) or a
                 # shim header defines it over the ROCm library (`typedef hipblasFillMode_t cublasFillMode_t;`).
@@ -437,24 +437,33 @@ def _in_preprocessor_test(source: SourceFile, offset: int) -> bool:
 
 
 def _api_uses(source: SourceFile, uses: dict[str, dict[int, list]], aliases: dict[str, Fix]) -> list[Finding]:
-    """One finding per line and library of `uses` (`_api_names`)."""
+    """One finding per library of `uses` (`_api_names`): the file's dependency on the library
+    is one root cause, however many lines name its API. At the first such line, the others
+    as related places."""
     findings = []
     for lib_name, lines in uses.items():
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
-        for nodes in lines.values():
-            findings.append(_api_use(source, lib, nodes, aliases.get(lib_name)))
+        findings.append(_api_use(source, lib, [lines[line] for line in sorted(lines)], aliases.get(lib_name)))
     return findings
 
 
-def _api_use(source: SourceFile, lib: CudaLibrary, nodes: list, alias: Fix | None) -> Finding:
-    nodes = sorted({n.start_byte: n for n in nodes}.values(), key=lambda n: n.start_byte)
-    names = [source.node_text(n) for n in nodes]
+def _api_use(source: SourceFile, lib: CudaLibrary, lines: list[list], alias: Fix | None) -> Finding:
+    lines = [sorted({n.start_byte: n for n in nodes}.values(), key=lambda n: n.start_byte) for nodes in lines]
+    first = lines[0]
+    names = [source.node_text(n) for n in first]
     shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
     message = (f"{shown} {'names' if len(set(names)) == 1 else 'name'} the {lib.name} API; "
                + (f"ROCm has no {lib.name}, its port is {lib.counterpart}." if lib.counterpart
                   else f"ROCm has no {lib.name}."))
-    return finding(source, nodes[0].start_byte, nodes[-1].end_byte, message,
-                   _rename_fix(source, lib, names, alias), severity=lib.severity)
+    related = []
+    for nodes in lines[1:]:
+        used = ", ".join(f"`{n}`" for n in dict.fromkeys(map(source.node_text, nodes)))
+        related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), f"{used} used here"))
+    if related:
+        message += f" The file names its API on {len(related)} more line{'s' if len(related) != 1 else ''} (related locations)."
+    every_name = [source.node_text(n) for nodes in lines for n in nodes]
+    return finding(source, first[0].start_byte, first[-1].end_byte, message,
+                   _rename_fix(source, lib, every_name, alias), severity=lib.severity, related=tuple(related))
 
 
 # Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API).
@@ -592,7 +601,7 @@ def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[
 
 
 def _is_live(source: SourceFile, offset: int) -> bool:
-    # Only to pick which occurrence to report once; the engine itself drops dead findings.
+    # To pick which occurrences make one finding; the engine itself drops dead findings.
     return source.rocm_path is None or source.rocm_path.is_live(offset)
 
 
