@@ -282,6 +282,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.findings.append(replace(f, severity=severity))
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
+    if len(unported_candidates) > 1:
+        result.findings = _fold_unported_headers(result.findings, result.files)
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     # The build model's, last: reading the build files and walking the includes (both here, not in workers).
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
@@ -547,6 +549,62 @@ def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[F
                 Related(h.location, f"{h.code}: {h.message}") for h in sorted(others, key=lambda h: h.location.start_byte)))
         out.append(f)
     return out + [h for path, others in held.items() if path not in folded for h in others]
+
+
+def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"]) -> list[Finding]:
+    """A header written on a library ROCm has no port of (its include is an L001 error),
+    included by another file written on it, is part of that file's root cause: the code
+    written on the library, which the port replaces or keeps from the ROCm build as a whole.
+    Its finding goes with the includer's, as related places, down to a file nothing so
+    written includes (a kernel's source), one finding for the whole of it."""
+    unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
+    by_absolute = {os.path.normpath(str(files[path].absolute)): path for path in unported if path in files}
+    by_name: dict[str, list[str]] = {}
+    for absolute in by_absolute:
+        by_name.setdefault(os.path.basename(absolute), []).append(absolute)
+    includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
+    for absolute, path in sorted(by_absolute.items(), key=lambda item: item[1]):
+        try:
+            data = read_regular(absolute, MAX_FILE_BYTES)
+        except (OSError, NotReadable):
+            continue
+        for name, _ in included_names(data):
+            header = _unported_header(absolute, name, by_absolute, by_name)
+            if header is not None and header != path:
+                includer_of.setdefault(header, path)
+    if not includer_of:
+        return findings
+    members: dict[str, list[str]] = {}  # the root's path -> the headers folded into its finding
+    for header in includer_of:
+        root, seen = header, {header}
+        while root in includer_of and includer_of[root] not in seen:  # (an include cycle stops where it closes)
+            root = includer_of[root]
+            seen.add(root)
+        if root != header:
+            members.setdefault(root, []).append(header)
+    folded = {header for headers in members.values() for header in headers}
+    out = []
+    for f in findings:
+        if f.path in folded and unported.get(f.path) is f:
+            continue
+        if unported.get(f.path) is f and f.path in members:
+            gone = [unported[h] for h in sorted(members[f.path])]
+            f = replace(f, related=f.related + tuple(
+                r for g in gone for r in (Related(g.location, f"{g.code}: {g.message}"), *g.related)))
+        out.append(f)
+    return out
+
+
+def _unported_header(including: str, name: str, unported: dict[str, str],
+                     by_name: dict[str, list[str]]) -> str | None:
+    """The shown path of the file in `unported` (absolute path -> shown path; `by_name`: the
+    absolute paths by file name) that `#include "name"` in `including` reads: beside it, or
+    the one whose path ends in `name`."""
+    beside = os.path.normpath(os.path.join(os.path.dirname(including), name))
+    if beside in unported:
+        return unported[beside]
+    tail = os.sep + os.path.normpath(name)
+    return next((unported[a] for a in sorted(by_name.get(os.path.basename(name), ())) if a.endswith(tail)), None)
 
 
 def _includes_unported_library(state: FileState) -> bool:

@@ -174,3 +174,22 @@ __global__ void fill(float* out, unsigned long long seed) {
     assert [f.location.start_line for f in found] == [6]
     assert [r.location.start_line for r in found[0].related] == [7, 8]
     assert "on 2 more lines" in found[0].message
+
+
+def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_path) -> None:
+    # A kernel written on CUTLASS and its own CUTLASS-based headers are one root cause (the
+    # port replaces the kernel as a whole): one error, at the kernel's source, the headers'
+    # includes as related places. A header nothing written on CUTLASS includes stands alone.
+    files = {
+        "attn/kernel.cu": '#include <cutlass/gemm/gemm.h>\n#include "tile/tile.h"\n__global__ void k() {}\n',
+        "attn/tile/tile.h": '#pragma once\n#include <cutlass/array.h>\n#include "iter.h"\n',
+        "attn/tile/iter.h": '#pragma once\n#include <cutlass/layout/matrix.h>\n#include "tile.h"\n',
+        "attn/epilogue.h": '#pragma once\n#include <cutlass/epilogue/thread/linear_combination.h>\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = sorted(scan([tmp_path], tmp_path, select=("L001",)).findings, key=lambda f: f.path)
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("epilogue.h", 2), ("kernel.cu", 1)]
+    related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[1].related}
+    assert {("tile.h", 2), ("iter.h", 2)} <= related
