@@ -848,10 +848,10 @@ def file_key(source: SourceFile) -> str:
 
 def _collect_includes_and_constants(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> None:
     """Includes and constants, for the sizes the rules' facts (`facts.open_sizes`, set
-    before) read from other files."""
+    before) read from other files, and the warp-size constants its uses see (W001)."""
     facts.path = file_key(source)
     is_header = posixpath.splitext(facts.path)[1].lower() in HEADER_SUFFIXES
-    if (is_header or facts.open_sizes) and b"#include" in source.data:
+    if (is_header or facts.open_sizes or facts.warp_size_uses) and b"#include" in source.data:
         facts.includes = _included_paths(source, model)
     if is_header and any(marker in source.data for marker in (b"#define", b"const", b"enum")):
         facts.constants = _file_constants(source, model, facts.path)

@@ -133,6 +133,23 @@ def test_each_definition_counts_the_uses_that_see_it(tmp_path: Path) -> None:
     assert [_rel(r.location.path, tmp_path) for r in uses[("b/k.cu", 2)].related] == ["b/k.cu"]
 
 
+def test_a_cxx_constant_is_seen_through_the_includes_of_the_file_using_it(tmp_path: Path) -> None:
+    # Two extensions, each with a `constexpr` warp size in its own header: a use sees the
+    # header its file includes (the build model tracks `#define`s, not C++ constants), so
+    # the other header, which nothing that computes with it includes, does not list it.
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "lanes.h").write_text("#pragma once\nconstexpr int kWarpSize = 32;\n")
+    (tmp_path / "a" / "k.cu").write_text('#include "lanes.h"\n'
+                                         '__global__ void ka(int* o) { o[threadIdx.x / kWarpSize] = __ballot(1); }\n')
+    (tmp_path / "b" / "copy.cu").write_text('#include "lanes.h"\n__global__ void kb(int* o, const int* i) { o[0] = i[0]; }\n')
+    result = _scan(tmp_path)
+    definitions = {_rel(f.path, tmp_path): f for f in result.findings if "fixes the warp size" in f.message}
+    assert "1 use in 1 file" in definitions["a/lanes.h"].message
+    assert [_rel(r.location.path, tmp_path) for r in definitions["a/lanes.h"].related] == ["a/k.cu"]
+    assert "compute with it" not in definitions["b/lanes.h"].message and not definitions["b/lanes.h"].related
+
+
 def test_a_constant_that_only_logical_warps_use_is_a_note(tmp_path: Path) -> None:
     # The logical-warp model: lanes and warps of 32 that no shuffle across 32 lanes, vote or
     # `warpSize` observes are a deliberate grouping, right on AMD: one note at the definition,

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 
 from portlint import queries
@@ -24,7 +26,7 @@ from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
-from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse
+from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse, included_files
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
@@ -453,7 +455,7 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         computing = [u for u in uses_of.get(key, ()) if (u.context in _REPORTED_USES or u.context == _UNOBSERVED)
                      and u.status is not Status.PORT]
         uses = [u for u in computing if u.context in _REPORTED_USES]
-        seen_by = _definitions_seen(definitions, computing)
+        seen_by = _definitions_seen(definitions, computing, index)
         for definition in definitions:
             own = [u for u in uses if definition in seen_by[id(u)]]
             logical = [u for u in computing if u.context == _UNOBSERVED and definition in seen_by[id(u)]]
@@ -505,17 +507,30 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
     return findings
 
 
-def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSizeUse]) -> dict[int, list]:
+def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSizeUse],
+                      index: ProjectIndex) -> dict[int, list]:
     """id(use) -> the definitions of its name it sees: the `#define` the build model says it
     sees; else (a C++ constant, a file the model does not reach) those of its own file; else
-    all of them. So each of several files' own `WARP_SIZE 32` counts only its own uses."""
+    those of the files it includes; else all of them. So each of several files' own
+    `WARP_SIZE 32` counts only its own uses, and a header nothing of the use's includes (a
+    test's, another extension's) is not its root cause."""
     by_macro = {d.macro: d for d in definitions if d.macro is not None}
     seen = {}
     for use in uses:
         macro = by_macro.get(use.sees) if use.sees is not None else None
         same_file = [d for d in definitions if d.location.path == use.location.path]
+        if macro is None and not same_file and len(definitions) > 1:
+            reached = set(included_files(index, _index_key(use.location.path)))
+            same_file = [d for d in definitions if _index_key(d.location.path) in reached]
         seen[id(use)] = [macro] if macro is not None else same_file or definitions
     return seen
+
+
+def _index_key(shown: str) -> str:
+    """The project index's name of a file (`project.file_key`: its absolute path) from the
+    path a finding shows (relative to the working directory)."""
+    return posixpath.normpath(posixpath.join(os.getcwd().replace(os.sep, "/"), shown)) \
+        if not posixpath.isabs(shown) else posixpath.normpath(shown)
 
 
 def _shim_message(name: str, kind: str, value: int) -> str:
