@@ -107,6 +107,34 @@ def test_a_project_module_read_from_a_cuda_only_branch(tmp_path: Path, module: s
     assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}
 
 
+def test_a_cuda_module_beside_its_rocm_twin_that_a_backend_macro_reads_by_name(tmp_path: Path) -> None:
+    """`find_package(TPL${NAME} MODULE)` in a macro each backend calls with its name: no walk
+    can follow it, but `FindTPLCUDA.cmake` beside `FindTPLROCM.cmake` is the CUDA backend's
+    module, as `X_ENABLE_CUDA` beside `X_ENABLE_HIP` is its switch; so is what it includes.
+    Without the twin, nothing says which build reads it."""
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "FindTPLCUDA.cmake").write_text(
+        "include(${CMAKE_CURRENT_LIST_DIR}/NvToolkit.cmake)\n"
+        "target_link_libraries(mylib PRIVATE CUDA::cudart)\n")
+    (tmp_path / "cmake" / "NvToolkit.cmake").write_text('find_program(MYLIB_NVCC nvcc HINTS "${CUDA_HOME}/bin")\n')
+    (tmp_path / "cmake" / "FindTPLROCM.cmake").write_text("find_package(hip REQUIRED)\n")
+    (tmp_path / "core.cpp").write_text("int core() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(mylib LANGUAGES CXX)\n"
+        'set(CMAKE_MODULE_PATH "${mylib_SOURCE_DIR}/cmake" ${CMAKE_MODULE_PATH})\n'
+        "add_library(mylib core.cpp)\n"
+        "macro(mylib_import_tpl NAME)\n  if(MYLIB_ENABLE_${NAME})\n    find_package(TPL${NAME} REQUIRED MODULE)\n"
+        "  endif()\nendmacro()\nmylib_import_tpl(CUDA)\nmylib_import_tpl(ROCM)\n"
+        "if(MYLIB_ENABLE_ROCM)\n  enable_language(HIP)\n  set(CMAKE_HIP_ARCHITECTURES gfx90a)\n"
+        "  add_compile_definitions(USE_ROCM)\nendif()\n")
+    result = scan([tmp_path], tmp_path)
+    assert [f.code for f in result.findings] == []
+    assert "FindTPLROCM.cmake" in result.not_built[str(tmp_path / "cmake" / "FindTPLCUDA.cmake")]
+    assert str(tmp_path / "cmake" / "NvToolkit.cmake") in result.not_built
+    (tmp_path / "cmake" / "FindTPLROCM.cmake").unlink()
+    assert {f.code for f in scan([tmp_path], tmp_path).findings} >= {"B004", "C003"}
+
+
 def test_sources_of_a_project_function_only_cuda_branches_call(tmp_path: Path) -> None:
     """`function(add_nv_benchmark ...) add_library(... nv/reduce.cu)` called only under the
     CUDA backend's switch: its sources are the CUDA build's. Called from a branch a ROCm

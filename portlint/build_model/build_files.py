@@ -278,6 +278,14 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         unreached = [(path, source) for path, source in unreached if str(path) not in reached]
     _other_directories_define(unreached, rocm_only, collector)
     unadded = _added_by_no_build(unreached, rocm_only, trees, collector)
+    for path, twin in _cuda_twin_modules(candidates, reached).items():
+        # The CUDA backend's module beside its ROCm twin, which no walk reached (a backend
+        # function reads it by a computed name): the CUDA build's, and what it includes too.
+        tree = _CMakeTree(path, collector, cuda_only=True)
+        tree.read()
+        for read_also in [p for p in tree.build.unread_lists if p in reached]:
+            del tree.build.unread_lists[read_also]  # the ROCm build's walk reads it too
+        tree.build.unread_lists[str(path)] = f"the CUDA backend's module, beside {twin} for ROCm, and no list file reads it"
     for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
         tree.read()
@@ -443,6 +451,27 @@ def _unreached_lists(candidates, reached: set[str], collector: _Collector) -> li
             if source is not None and not source.tree.root_node.has_error:
                 found.append((path, source))
     return sorted(found, key=lambda pair: pair[0])
+
+
+def _cuda_twin_modules(candidates, reached: set[str]) -> dict[Path, str]:
+    """CMake modules (`.cmake`, not `CMakeLists.txt`) no walk reached whose name says CUDA
+    where a module beside them says HIP or ROCm in its place (`FindTPLCUDA.cmake` beside
+    `FindTPLROCM.cmake`), each with that twin's name: as with a backend switch's twin
+    (`macros.backend_selectors`), the ROCm build reads the twin."""
+    modules = {Path(c.absolute) for c in candidates if c.language == CMAKE and c.absolute.endswith(".cmake")}
+    found = {}
+    for path in sorted(modules):
+        if str(path) in reached:
+            continue
+        for cuda, twins in (("CUDA", ("HIP", "ROCM")), ("Cuda", ("Hip", "Rocm")), ("cuda", ("hip", "rocm"))):
+            if cuda not in path.stem:
+                continue
+            twin = next((path.with_name(path.name.replace(cuda, t)) for t in twins
+                         if path.with_name(path.name.replace(cuda, t)) in modules), None)
+            if twin is not None:
+                found[path] = twin.name
+                break
+    return found
 
 
 def _added_by_no_build(unreached: list[tuple[Path, SourceFile]], rocm_only: list[Path], trees: list["_Build"],
@@ -1160,9 +1189,10 @@ class _CMakeTree:
     """One CMake project from its top CMakeLists.txt: every list file it reads, with the
     variables each build holds, following `add_subdirectory` and `include`."""
 
-    def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False):
+    def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False, cuda_only: bool = False):
         self.top, self.collector = top, collector
         self.rocm_only = rocm_only  # a list file only a ROCm build reads (`_rocm_only_lists`)
+        self.cuda_only = cuda_only  # one only the CUDA build reads (`_cuda_twin_modules`)
         self.build = _Build(collector.shown(top))
         self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
         self.active: list[str] = []
@@ -1177,7 +1207,7 @@ class _CMakeTree:
         top_dir = str(self.collector.root.resolve() if self.rocm_only else self.top.parent)
         env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
                "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,))}
-        self._walk(self.top, True, not self.rocm_only, dict(env), dict(env), "")
+        self._walk(self.top, not self.cuda_only, not self.rocm_only, dict(env), dict(env), "")
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
