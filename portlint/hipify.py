@@ -62,6 +62,7 @@ HEADERS: dict[str, str] = {
     "cusolverDn.h": "hipsolver/hipsolver.h",
     "cub/cub.cuh": "hipcub/hipcub.hpp",
     "nccl.h": "rccl/rccl.h",
+    "nvrtc.h": "hip/hiprtc.h",
     "nvToolsExt.h": "roctracer/roctx.h",
     "nvtx3/nvToolsExt.h": "roctracer/roctx.h",
 }

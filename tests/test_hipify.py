@@ -242,3 +242,30 @@ def test_header_a_hipified_source_includes_under_cudacc_is_compiled_on_rocm(
     root = _project(tmp_path, {**build, "src/ops.cu": '#include "routing.h"\n__global__ void k(float* p) {}\n',
                                "src/routing.h": ROUTING_HEADER, "src/device/atomics.cuh": DEVICE_HEADER})
     assert (("atomics.cuh", 2, "N007") in _codes(root, select=("N007",))) is compiled
+
+
+NVRTC = """\
+#include <nvrtc.h>
+#include <string>
+
+std::string compile(const char* text) {
+  nvrtcProgram program;
+  nvrtcCreateProgram(&program, text, "k.cu", 0, nullptr, nullptr);
+  nvrtcCompileProgram(program, 0, nullptr);
+  size_t size = 0;
+  nvrtcGetPTXSize(program, &size);
+  std::string code(size, '\\0');
+  nvrtcGetPTX(program, code.data());
+  return code;
+}
+"""
+
+
+@pytest.mark.parametrize("step, expected", [
+    ("", [1, 6, 7, 9, 11]),  # compiled as written: NVRTC, which emits NVIDIA code
+    ("execute_process(COMMAND hipify-perl -inplace src/ops.cu)", []),  # hipify writes hipRTC's header and calls
+])
+def test_runtime_compilation_is_judged_as_hipify_leaves_it(tmp_path: Path, step: str, expected: list[int]) -> None:
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_HIP.format(step=step), "src/ops.cu": NVRTC})
+    found = scan([root], root, select=("R004",)).findings
+    assert sorted(f.location.start_line for f in found) == expected

@@ -994,7 +994,8 @@ def check_ptx_module_load(source: SourceFile) -> list[Finding]:
     for match in queries.matches(CUDA, _R004_QUERY, source.tree.root_node):
         if "include" in match:
             path = include_path(match["path"][0], source)
-            if has_nvrtc and path.rsplit("/", 1)[-1] == "nvrtc.h":
+            if has_nvrtc and path.rsplit("/", 1)[-1] == "nvrtc.h" and source.hipified_header(path) is None:
+                # (hipify writes hipRTC's header: it compiles for the GPU it runs on)
                 findings.append(at_node(
                     source, match["path"][0],
                     "`nvrtc.h` is NVIDIA's runtime compiler; it emits PTX, which AMD GPUs cannot run.",
@@ -1003,6 +1004,8 @@ def check_ptx_module_load(source: SourceFile) -> list[Finding]:
         call, callee = match["call"][0], match["api"][0]
         api = source.node_text(callee)
         if api in _NVRTC_CALLS:
+            if source.hipified_name(api) is not None:
+                continue  # hipify makes it the hipRTC call
             hiprtc = _NVRTC_CALLS[api]
             advice = (f"Port to hipRTC: `{hiprtc}`, with `--offload-arch=gfx90a` in place of `-arch=compute_XX`"
                       if api == "nvrtcCompileProgram" else f"Port to hipRTC: call `{hiprtc}` instead")
