@@ -214,6 +214,21 @@ def test_a_builder_that_makes_sycl_extensions_is_not_built_on_rocm(tmp_path: Pat
     assert _files(_loud(root)) == {"norm_xpu.cpp"}
 
 
+def test_headers_a_sycl_builder_finds_in_its_include_paths_are_its_own(tmp_path: Path) -> None:
+    """The SYCL builder's sources find their headers in its `include_paths()`: a header only
+    they include there is theirs, not the ROCm build's, though ROCm never reads that list."""
+    root = _copy(tmp_path)
+    (root / "op_builder" / "sycl_base.py").write_text(SYCL_BASE)
+    (root / "op_builder" / "xpu_norm.py").write_text(
+        SYCL_OP + '\n    def include_paths(self):\n        return ["csrc/xpu/includes"]\n')
+    (root / "csrc" / "xpu" / "includes").mkdir(parents=True)
+    (root / "csrc" / "xpu" / "norm_xpu.cpp").write_text('#include "norm_utils.h"\nint norm() { return 0; }\n')
+    (root / "csrc" / "xpu" / "includes" / "norm_utils.h").write_text(
+        '#pragma once\n#include <cudnn.h>\ninline cudnnStatus_t make(cudnnHandle_t* h) { return cudnnCreate(h); }\n')
+    assert _not_built(root)["csrc/xpu/includes/norm_utils.h"] == "included only by files not compiled for ROCm"
+    assert _loud(root) == []
+
+
 def test_a_rocm_aware_script_that_compiles_nothing_is_no_rocm_build_beside_it(tmp_path: Path) -> None:
     """The sub-build is CUDA-only only beside a build that compiles for ROCm: a root setup.py
     that only mentions ROCm (a pure-Python package) leaves the nvcc probe reported."""

@@ -132,6 +132,9 @@ class _Collector:
         self.rocm_defines: dict[str, str | None] = {}
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
+        # Include directories only builds ROCm never runs name (a SYCL builder's): where the
+        # sources of those builds find their headers.
+        self.other_include_dirs: list[str] = []
         self.rocm_build = False  # see BuildFiles.rocm_build
         self.rocm_may_define: set[str] = set()  # names defined where the ROCm build surely or maybe goes
         self.defined_elsewhere: set[str] = set()  # names defined for other builds (see BuildFiles)
@@ -331,7 +334,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in [p for p in candidates_not_built if _hipified_key(p) in generated]:
         del candidates_not_built[path]
     if candidates_not_built:
-        not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs, config,
+        not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs,
+                                       collector.other_include_dirs, config,
                                        fs, whole_project))
     # Builder classes build with PyTorch's extension builder too, wherever setup.py calls them.
     torch_extension = any(b.built_on_rocm for b in builders) or any(
@@ -722,6 +726,8 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
             build.rocm_sources.update(p for p in builder.rocm_sources if Path(p).suffix.lower() in COMPILED_SUFFIXES)
         for path in builder.include_dirs:
             collector.add_include_dir(path)
+    else:
+        collector.other_include_dirs.extend(p for p in builder.include_dirs if p not in collector.other_include_dirs)
     where = f"{builder.where} `{builder.name}.sources()`" if builder.built_on_rocm else f"{builder.where}: {builder.not_on_rocm}"
     for path in every:
         if path not in build.rocm_sources:
@@ -1469,9 +1475,10 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path, fs: Ob
 
 # ---- includes -----------------------------------------------------------------------------
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
-                  config, fs: Observed, whole_project: bool) -> dict[str, str]:
+                  other_include_dirs: list[str], config, fs: Observed, whole_project: bool) -> dict[str, str]:
     """The candidates (path -> why no ROCm build compiles it), and headers only they include,
-    that no possibly-compiled file includes."""
+    that no possibly-compiled file includes. Those candidates find their headers in the
+    include directories of the builds ROCm never runs too (`other_include_dirs`)."""
     files = _project_c_files(candidates, root, config, fs, whole_project)
     files.update(candidates_not_built)  # named by a build file even if discovery left them out
     graph = _IncludeGraph(include_dirs, fs)
@@ -1481,6 +1488,8 @@ def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, 
     for path, reason in candidates_not_built.items():
         if path not in compiled and fs.is_file(path):
             out[path] = reason
+    if other_include_dirs:
+        graph = _IncludeGraph([*other_include_dirs, *include_dirs], fs)
     for path in graph.closure(list(out)):
         if path not in compiled and path not in out:
             out[path] = "included only by files not compiled for ROCm"
