@@ -193,3 +193,13 @@ def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_pa
     assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("epilogue.h", 2), ("kernel.cu", 1)]
     related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[1].related}
     assert {("tile.h", 2), ("iter.h", 2)} <= related
+
+
+def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
+    (tmp_path / "ranges.h").write_text(
+        "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"
+        "namespace engine::nvtx {\nstruct Range {\n  explicit Range(const char* n) { nvtxRangePushA(n); }\n"
+        "  ~Range() { nvtxRangePop(); }\n};\n}  // namespace engine::nvtx\n")
+    (tmp_path / "use.cpp").write_text('#include "ranges.h"\nvoid step() { engine::nvtx::Range r("step"); }\n')
+    found = scan([tmp_path], tmp_path, select=("L001",)).findings
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("ranges.h", 2)]

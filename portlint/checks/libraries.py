@@ -520,8 +520,10 @@ def _uses_change(lib: CudaLibrary) -> bool:
 
 
 def _is_member(node) -> bool:
-    """`obj.cublasHandle` or `ptr->cublas_handle`: a field of the project's own struct."""
-    return node.type == "field_identifier"
+    """`obj.cublasHandle` or `ptr->cublas_handle`: a field of the project's own struct; or a
+    namespace (`namespace engine::nvtx {`, `nvtx::Range`): API names are functions, types
+    and constants (CUB's namespace is `_namespace_names`')."""
+    return node.type in ("field_identifier", "namespace_identifier")
 
 
 def _rename_fix(source: SourceFile, lib: CudaLibrary, names: list[str], alias: Fix | None) -> Fix:
