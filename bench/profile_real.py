@@ -87,6 +87,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("--cprofile", type=int, metavar="N", help="also print cProfile's top N functions")
+    parser.add_argument("--sort", default="cumulative", help="cProfile's order: cumulative (default) or tottime")
     parser.add_argument("--top", type=int, default=30, help="phases listed (default 30)")
     parser.add_argument("--cache-dir", type=Path, help="scan with this cache (a warm scan, when filled)")
     args = parser.parse_args()
@@ -114,7 +115,7 @@ def main() -> int:
     rules = sum(s for p, s in SPENT.items() if p.startswith("rule "))
     print(f"  {'all per-file rules':<40}{rules:>8.2f}{rules / cpu * 100:>7.1f}%")
     if profiler:
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.cprofile)
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.cprofile)
     return 0
 
 

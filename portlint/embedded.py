@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
-from portlint.source import CUDA, SourceFile
+from portlint.source import CUDA, SourceFile, module_nodes
 from portlint.triggers import needs
 
 # Loader -> where its source text is: (positional index, keyword names).
@@ -64,7 +64,7 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
     tree = source.python_ast
     constants = _module_strings(tree)
     found = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         loader = _callee(node)
@@ -201,12 +201,12 @@ def _lookups(source: SourceFile, by_call: dict[int, EmbeddedKernel]):
     out = []
     bound: dict[str, EmbeddedKernel] = {}
     tree = source.python_ast
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and id(node.value) in by_call:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound[target.id] = by_call[id(node.value)]
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         kernel = by_call.get(id(node))

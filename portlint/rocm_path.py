@@ -23,7 +23,7 @@ from enum import Enum
 
 from portlint import queries
 from portlint.nesting import bounded
-from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile, module_nodes
 
 # The macro environments and the `#if` logic live in the build model; the names stay here
 # for the rules that read them.
@@ -769,7 +769,7 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
     elif_heads: set[int] = set()
     following = _statements_following_ifs(tree)
     resolve = PythonNames(tree)
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.If) and id(node) not in elif_heads:
             arms = []
             current = node
@@ -808,7 +808,7 @@ _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 def _statements_following_ifs(tree: ast.AST) -> dict[int, list[ast.stmt]]:
     """For each `if` statement (by id), the statements after it in its block."""
     following: dict[int, list[ast.stmt]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         for _, block in ast.iter_fields(node):
             if isinstance(block, list):
                 for i, stmt in enumerate(block):
@@ -916,7 +916,7 @@ class PythonNames:
         self._functions: dict[str, list[ast.AST]] = {}
         # name -> [(value, the `if` whose body holds the assignment, or None)]
         self._assigned: dict[str, list[tuple[ast.expr | None, ast.If | None]]] = {}
-        nodes = list(ast.walk(tree))
+        nodes = module_nodes(tree)
         guards = {id(child): node for node in nodes if isinstance(node, ast.If) for child in node.body}
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -238,6 +238,28 @@ class SourceFile:
         )
 
 
+def module_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of a parsed module, in `ast.walk`'s order, listed once: the build model and
+    the Python rules each go through a whole module several times, and `ast.walk`'s
+    generator costs more than the work done at each node."""
+    nodes = tree.__dict__.get("_portlint_nodes")
+    if nodes is None:
+        nodes = tree._portlint_nodes = list(ast.walk(tree))
+    return nodes
+
+
+def module_parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for every node of a parsed module but the module (made once)."""
+    parents = tree.__dict__.get("_portlint_parents")
+    if parents is None:
+        parents = {}
+        for node in module_nodes(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+        tree._portlint_parents = parents
+    return parents
+
+
 def parse_python(data: bytes, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse`, without the warnings Python prints about the scanned code itself (an
     invalid escape like `'\\O'` in a setup.py is the project's business, not a line of ours)."""

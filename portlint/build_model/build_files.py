@@ -36,7 +36,7 @@ from portlint.checks.setup_py import rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
-from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile, module_nodes
 
 # Sources a build compiles (headers are reached through `#include`).
 COMPILED_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
@@ -822,7 +822,7 @@ def _run_time_builds(candidates, collector: _Collector) -> set[str] | None:
             script = BuildScript(source)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        loaded = {alias.asname or alias.name for node in ast.walk(script.tree) if isinstance(node, ast.ImportFrom)
+        loaded = {alias.asname or alias.name for node in module_nodes(script.tree) if isinstance(node, ast.ImportFrom)
                   and (node.module or "").endswith("cpp_extension") for alias in node.names if alias.name == "load"}
         for call in script.all_calls():
             name = dotted_name(call.func) or ""
@@ -857,7 +857,7 @@ def _environment_archs(script: BuildScript) -> list[str]:
     """What the script sets PYTORCH_ROCM_ARCH to where a ROCm build runs:
     `os.environ["PYTORCH_ROCM_ARCH"] = "gfx90a;gfx942"`, `os.environ.setdefault(...)`."""
     found = []
-    for node in ast.walk(script.tree):
+    for node in module_nodes(script.tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
             target, value = node.targets[0], node.value
             name = target.slice.value if isinstance(target.slice, ast.Constant) else None

@@ -26,7 +26,7 @@ from pathlib import Path
 from portlint import rocm_path
 from portlint.build_model.observed import Observed
 from portlint.checks.python_build import BuildScript, callee_name, dotted_name, string_template
-from portlint.source import PYTHON, SourceFile
+from portlint.source import PYTHON, SourceFile, module_nodes
 
 MAX_DEPTH = 2  # setup.py -> helper -> helper
 MAX_MODULE_BYTES = 2 * 1024 * 1024
@@ -197,7 +197,7 @@ class PythonHelpers:
             return None
         head, _, rest = name.partition(".")
         if id(script) not in self._imports:
-            self._imports[id(script)] = [n for n in ast.walk(script.tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+            self._imports[id(script)] = [n for n in module_nodes(script.tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
         for module, member in _imported(self._imports[id(script)], head, rest):
             path = self._module_path(script, module)
             if path is None:

@@ -29,7 +29,7 @@ from enum import Enum
 from portlint import rocm_path
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
-from portlint.source import SourceFile
+from portlint.source import SourceFile, module_nodes, module_parents
 
 EXTENSION_CALLS = frozenset({"CUDAExtension", "CppExtension", "Extension"})
 # `glob.glob(...)`, `glob(...)`, `Path(...).glob(...)`, `.rglob(...)`: lists of files.
@@ -126,16 +126,13 @@ class BuildScript:
         self.source = source
         self.tree = source.python_ast
         self.model = model if model is not None else source.rocm_path or rocm_path.build(source)
-        self._parents: dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self._parents[id(child)] = node
+        self._parents: dict[int, ast.AST] = module_parents(self.tree)
         self._functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self._bindings: dict[str, list[_Binding]] = {}
         self._calls: list[ast.Call] = []
         # `from torch.utils.cpp_extension import CUDAExtension as ExtensionBuilder` builds too.
         self._extension_names = set(EXTENSION_CALLS)
-        for node in ast.walk(self.tree):
+        for node in module_nodes(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Call):
@@ -267,9 +264,9 @@ class BuildScript:
 
     def string_constants(self) -> list[StringArg]:
         """Every string literal and f-string of the file outside CUDA-only code, in order."""
-        inside_fstring = {id(v) for n in ast.walk(self.tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+        inside_fstring = {id(v) for n in module_nodes(self.tree) if isinstance(n, ast.JoinedStr) for v in n.values}
         out = []
-        for node in ast.walk(self.tree):
+        for node in module_nodes(self.tree):
             if id(node) in inside_fstring:
                 continue
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(node, ast.JoinedStr):
@@ -279,7 +276,7 @@ class BuildScript:
 
     def names(self) -> list[ast.AST]:
         """Every read of a name (`CUDA_HOME`) and attribute (`torch.version.hip`), in order."""
-        nodes = [n for n in ast.walk(self.tree)
+        nodes = [n for n in module_nodes(self.tree)
                  if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or isinstance(n, ast.Attribute)]
         return sorted(nodes, key=lambda n: self.range(n)[0])
 

@@ -73,7 +73,7 @@ from portlint.checks.cpp import (  # noqa: E402
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
 from portlint.nesting import bounded  # noqa: E402
-from portlint.source import CUDA, PYTHON, SourceFile  # noqa: E402
+from portlint.source import CUDA, PYTHON, SourceFile, module_nodes, module_parents  # noqa: E402
 
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Word pairs that make a name a test for a ROCm build or run: `is_hip`, `kIsRocm`, `USE_ROCM`.
@@ -525,23 +525,20 @@ class _PythonCapabilityScan:
     def __init__(self, source: SourceFile):
         self.source = source
         self.tree = source.python_ast
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
+        self._parents = module_parents(self.tree)
         self.bindings: dict[ast.AST, dict[str, set[str]]] = {}
         self.constants: dict[str, ast.expr] = {}  # module-level NAME = value
         self.returns: dict[str, set[str]] = {}  # function name -> forms of what it returns
 
     def scope_of(self, node: ast.AST) -> ast.AST:
-        node = self.parents.get(node)
+        node = self._parents.get(id(node))
         while node is not None and not isinstance(node, _PYTHON_SCOPES):
-            node = self.parents.get(node)
+            node = self._parents.get(id(node))
         return node if node is not None else self.tree
 
     def run(self) -> list[Finding]:
         assignments, returns, compares, guards = [], [], [], []
-        for node in ast.walk(self.tree):
+        for node in module_nodes(self.tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 assignments.append(node)
             elif isinstance(node, ast.Return) and node.value is not None:
@@ -596,9 +593,9 @@ class _PythonCapabilityScan:
         return findings
 
     def _top_expression(self, node: ast.AST) -> ast.AST:
-        parent = self.parents.get(node)
+        parent = self._parents.get(id(node))
         while isinstance(parent, ast.expr):
-            node, parent = parent, self.parents.get(parent)
+            node, parent = parent, self._parents.get(id(parent))
         return node
 
     def _bind(self, node) -> None:

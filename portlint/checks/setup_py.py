@@ -18,7 +18,7 @@ from portlint.checks.python_build import BuildScript, StringArg, callee_name, do
 from portlint.finding import Finding, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import python_condition
-from portlint.source import SourceFile
+from portlint.source import SourceFile, module_nodes
 
 ROCM_NVCC_LIST = "['-O3', '-DUSE_ROCM', '--offload-arch=gfx90a']"
 
@@ -206,7 +206,7 @@ def _env_assignments(script: BuildScript):
     """(variable, value) for `os.environ["NVCC_APPEND_FLAGS"] = v` (`+=`), `.setdefault(K, v)`,
     `.update(K=v)`, `os.putenv(K, v)` and `{"NVCC_APPEND_FLAGS": v}` dicts (an `env=` mapping),
     outside CUDA-only code."""
-    for node in ast.walk(script.tree):
+    for node in module_nodes(script.tree):
         if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Call, ast.Dict)) or script.is_dead(node):
             continue
         if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -274,7 +274,7 @@ def nvcc_paths(script: BuildScript) -> list[ast.expr]:
     `"/usr/local/cuda/bin/nvcc"` (a string whose first word is the path; prose that mentions
     one is not). Y002 reports them; B004 leaves the CUDA roots inside them alone."""
     out = []
-    for node in ast.walk(script.tree):
+    for node in module_nodes(script.tree):
         parent = script.parent(node)
         if isinstance(node, ast.Call) and callee_name(node) in PATH_JOINS and node.args:
             last = string_template(node.args[-1])
@@ -411,7 +411,7 @@ class _ToolkitProbes:
     def _cuda_version_reads(self):
         """Reads of `torch.version.cuda` (or a name assigned it) as a string."""
         script = self.script
-        alias_ids = {t.id for n in ast.walk(script.tree) if isinstance(n, ast.Assign) and dotted_name(n.value) == CUDA_VERSION
+        alias_ids = {t.id for n in module_nodes(script.tree) if isinstance(n, ast.Assign) and dotted_name(n.value) == CUDA_VERSION
                      for t in n.targets if isinstance(t, ast.Name)}
         out = []
         for node in script.names():
@@ -505,7 +505,7 @@ class _ToolkitProbes:
         calls = [c for c in script.all_calls() if callee_name(c) == function.name]
         referenced = any(isinstance(n, ast.Name) and n.id == function.name and isinstance(n.ctx, ast.Load)
                          and not (isinstance(script.parent(n), ast.Call) and script.parent(n).func is n)
-                         for n in ast.walk(script.tree))
+                         for n in module_nodes(script.tree))
         # A call under a test of what it passes (`if CUDA_HOME is not None: probe(CUDA_HOME)`) is guarded.
         result = referenced or not calls or any(
             not script.is_dead(c) and not self.guarded(c, _argument_names(c)) and self.reached(c) for c in calls)
@@ -584,7 +584,7 @@ def _argument_names(call: ast.Call) -> set[str]:
 def _import_names(tree: ast.AST) -> dict[str, str]:
     """Local name -> what it imports (`sp` -> `subprocess`, `check_output` -> `subprocess.check_output`)."""
     out = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -885,7 +885,7 @@ def _ends_with_any(dotted: str | None, names: frozenset[str]) -> bool:
 
 
 def _mentions_build_extension(script: BuildScript) -> bool:
-    for node in ast.walk(script.tree):
+    for node in module_nodes(script.tree):
         if isinstance(node, ast.Name) and node.id == "BuildExtension":
             return True
         if isinstance(node, ast.Attribute) and node.attr == "BuildExtension":
@@ -901,7 +901,7 @@ def _defines_rocm_macro(script: BuildScript) -> bool:
         for token, _ in arg.tokens():
             if token.startswith("-D") and re.split(r"[=\s]", token[2:], 1)[0] in ROCM_DEFINES:
                 return True
-    for node in ast.walk(script.tree):
+    for node in module_nodes(script.tree):
         if (isinstance(node, (ast.Tuple, ast.List)) and 1 <= len(node.elts) <= 2
                 and isinstance(node.elts[0], ast.Constant) and node.elts[0].value in ROCM_DEFINES
                 and not script.is_dead(node)):
@@ -1053,7 +1053,7 @@ def _decided_without(script: BuildScript, node: ast.AST) -> bool:
 
 def _mentions_rocm_root(source: SourceFile) -> bool:
     """A ROCm root named in code (a name or a string), not only in a comment."""
-    for node in ast.walk(source.python_ast):
+    for node in module_nodes(source.python_ast):
         text = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
                 else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str)
                 else node.name if isinstance(node, ast.alias) else None)
