@@ -139,7 +139,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     around = _project_around(candidates, config) if named else None
     build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around, build_cache, budget)
+        # A scan of the project's root discovered all of it: what the build reads is then known.
+        whole = not named and [os.path.realpath(p) for p in paths] == [os.path.realpath(config.root)]
+        model = build_model.build(candidates, config, around, build_cache, budget, whole=whole)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)

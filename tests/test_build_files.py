@@ -820,3 +820,22 @@ def test_build_helpers_that_recurse_or_take_rest_arguments_decide_nothing(tmp_pa
     # which the helper returns there, is not taken for the CUDA arm's alone.
     rest = _project(tmp_path / "rest", {**files, "tools/h.py": "def more(*sources):\n    return list(sources)\n"})
     assert _not_built(rest) == {}
+
+
+def test_a_scan_of_a_folder_of_projects_reuses_its_build_files(tmp_path: Path, monkeypatch) -> None:
+    """The root holds only project folders (no file of its own): a scan of it still
+    discovered all of it, so the next scan reuses what the build files said."""
+    from portlint import engine
+    from portlint.build_model import build_files
+
+    top = tmp_path / "projects"
+    _selecting_project(top / "p")
+    _written_a_while_ago(top / "p")
+    config = Config(root=top, select=("W001",))
+    reads = []
+    real = build_files.read_build_files
+    monkeypatch.setattr(build_files, "read_build_files", lambda *a, **k: reads.append(1) or real(*a, **k))
+    first = engine.scan([top], config, cache_dir=tmp_path / "cache")
+    second = engine.scan([top], config, cache_dir=tmp_path / "cache")
+    assert len(reads) == 1
+    assert {Path(p).name for p in second.not_built} == {Path(p).name for p in first.not_built} == {"gemm_nv.cu", "nv_only.cuh"}

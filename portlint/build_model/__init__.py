@@ -120,13 +120,14 @@ class BuildModel:
         return self.macros.problems
 
 
-def build(candidates, config, around=None, cache=None, budget: Budget | None = None) -> BuildModel:
+def build(candidates, config, around=None, cache=None, budget: Budget | None = None, whole: bool = False) -> BuildModel:
     """The build model of one scan, from the discovered files (before any is analysed).
     `around`: with files named on the command line, the project's other files (discovered
     from its root): a file alone sees the headers and build scripts a full scan would.
     `cache` (`portlint.cache.Cache`) keeps what the build files say between runs. `budget`:
-    of the project's share of a run on named files (its includers, the walk of their macros)."""
-    files = _build_files([*candidates, *(around or ())], config, around is not None, cache)
+    of the project's share of a run on named files (its includers, the walk of their macros).
+    `whole`: `candidates` are every file of the project (a scan of its root)."""
+    files = _build_files([*candidates, *(around or ())], config, around is not None or whole, cache)
     scanned: list[str] = []
     for c in candidates:
         if c.language == _C_FAMILY:
