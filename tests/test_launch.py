@@ -127,3 +127,31 @@ def test_driver_launch_block_is_its_three_arguments(tmp_path):
     (finding,) = result.findings
     assert "`32, 3, 1` (96 threads)" in finding.message and finding.severity.value == "note"
     assert (finding.location.start_column, finding.location.end_column) == (30, 38)  # `32, 3, 1`
+
+
+ROWS_OF_32 = """\
+    #include <cooperative_groups.h>
+    namespace cg = cooperative_groups;
+    __global__ void row_sums(const float* in, float* out, int cols) {{
+      float v = in[(blockIdx.x * 8 + threadIdx.y) * cols + threadIdx.x];
+      {reduce}
+      if (threadIdx.x == 0) out[blockIdx.x * 8 + threadIdx.y] = v;
+    }}
+    void launch(const float* in, float* out, int rows, int cols) {{
+      row_sums<<<rows / 8, dim3(32, 8)>>>(in, out, cols);
+    }}
+"""
+
+
+def test_rows_narrower_than_a_wavefront_matter_only_where_the_kernel_observes_its_width(tmp_path):
+    from portlint.finding import Severity
+
+    # Each row reduces in a tile of 32 lanes: a wavefront holds two rows, each reduced alone.
+    tiled = "auto row = cg::tiled_partition<32>(cg::this_thread_block());\n" \
+            "      for (int o = 16; o > 0; o /= 2) v += row.shfl_down(v, o);"
+    result = assert_findings(ROWS_OF_32.format(reduce=tiled), "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    assert result.findings[0].severity is Severity.NOTE
+    # A broadcast without a width reads lane 0 of the wavefront: row y + 1 gets row y's value.
+    wide = "v -= __shfl(v, 0);"
+    result = assert_findings(ROWS_OF_32.format(reduce=wide), "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    assert result.findings[0].severity is Severity.WARNING

@@ -22,6 +22,7 @@ from portlint.checks.cpp import (
     has_argument_list, identifiers_named, macro_bodies_root, memoized, open_constants, return_functions, strip_parens,
     token_nodes,
 )
+from portlint.checks.logical_warp import warp_model
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.nesting import bounded
@@ -589,6 +590,13 @@ class LaunchContext:
                 blocks.within_limit.append((launch, shape))
         return blocks
 
+    def observes_by_rows(self, kernel: str) -> bool:
+        """Does the kernel `kernel`, defined here, use warp operations whose result depends on
+        the wavefront's width (the logical-warp model's observers)? Only then does a block
+        whose rows are narrower than a wavefront compute otherwise on AMD: a tile of 32, a
+        xor shuffle inside 32 lanes, group each row's lanes alone."""
+        return kernel in self.warp_functions and warp_model(self.source).function_observes(kernel) is not False
+
     @cached_property
     def warp_functions(self) -> set[str]:
         """Names of functions defined here that use warp-level operations, directly or
@@ -822,7 +830,7 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
         if context.has_device_query(context.function_of(launch)):
             continue
         judged = judge_block(shape.dims, lambda: kernel is not None
-                             and source.node_text(launch.kernel) in context.warp_functions)
+                             and context.observes_by_rows(source.node_text(launch.kernel)))
         if judged is None:
             continue
         block = _dim3_of_fields(strip_parens(launch.block), source)
@@ -934,7 +942,7 @@ def _template_argument_sites(source: SourceFile, context: LaunchContext, launch:
         if dims is None or None in dims or _is_port(tuple(used), source):
             continue
         judged = judge_block(dims, lambda: launch.kernel is not None
-                             and source.node_text(launch.kernel) in context.warp_functions)
+                             and context.observes_by_rows(source.node_text(launch.kernel)))
         if judged is not None:
             text = f"{source.node_text(launch.block)}` of `{' '.join(source.node_text(template).split())}"
             found.append(_Site(arguments_node, text, dims, *judged, None, [launch.call]))
@@ -1165,7 +1173,7 @@ def open_launches(source: SourceFile) -> list[OpenLaunch]:
         if kernel is not None:
             known, bound = context.launch_bound(kernel, context.constants.expression)
             facts.update(kernel=source.node_text(launch.kernel), bound=bound, bound_known=known,
-                         warp_ops=source.node_text(launch.kernel) in context.warp_functions)
+                         warp_ops=context.observes_by_rows(source.node_text(launch.kernel)))
         found.append(OpenLaunch(**facts))
     return found
 
