@@ -292,3 +292,29 @@ def test_a_mask_macro_another_file_defines_is_a_note_at_its_uses(tmp_path):
     assert definition.path.endswith("common.cuh") and definition.severity is Severity.ERROR
     assert note.path.endswith("ops.cu") and note.severity is Severity.NOTE and note.location.start_line == 3
     assert [r.location.start_line for r in note.related] == [4]
+
+
+TAIL_HELPER = """\
+    template <typename T>
+    __device__ T block_tail(T* scratch, T total) {{
+      const int tid = threadIdx.x;
+      {guard}{{
+        total = total + scratch[tid + 32];
+        for (int i = 16; i > 0; i >>= 1) total = total + __shfl_down(total, i, 32);
+      }}
+      return total;
+    }}
+"""
+
+
+def test_a_helper_whose_shuffles_run_on_the_first_32_threads_keeps_its_result_there(tmp_path):
+    # Nothing here calls the helper: its callers are out of view. Run by the block's first 32
+    # threads only, its result lives in lanes 0-31 on any wavefront (the lane emulator runs
+    # fixture W001/ok_block_into_lanes.cu so): notes. Run by every lane, with no lane taken
+    # within 32, a caller may read it as the wavefront's: warnings.
+    guarded = assert_findings(TAIL_HELPER.format(guard="if (tid < 32) "), "cuda", "W001", "W004",
+                              tmp_path=tmp_path, select=("W001", "W004"))
+    assert {f.severity for f in guarded.findings} == {Severity.NOTE}
+    everyone = assert_findings(TAIL_HELPER.format(guard=""), "cuda", "W004", tmp_path=tmp_path,
+                               select=("W001", "W004"))
+    assert everyone.findings[0].severity is Severity.WARNING

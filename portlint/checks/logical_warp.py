@@ -84,6 +84,9 @@ _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?si
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
+# A test that keeps the block's first 32 threads (`tid < 32`, `threadIdx.x <= 31`).
+_FIRST_32_THREADS = re.compile(r"^\(?\s*(?:tid|tx|threadIdx\.x|thread_?(?:id|idx)|local_?(?:id|tid))\s*(?:<\s*32|<=\s*31)\s*\)?$",
+                               re.IGNORECASE)
 _CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
 
 
@@ -190,7 +193,8 @@ class LogicalWarps:
                 owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
         # A helper that no function here calls hands its shuffled value, or a lane or warp index
         # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
-        # logical warp stated where it is used), nothing says they read it per 32 lanes.
+        # logical warp stated where it is used) or shuffles on the block's first 32 threads
+        # only, nothing says they read it per 32 lanes.
         called = {callee for function in self.functions.values() for callee in function.callees}
         returns: dict[int, list] = {}  # function id -> its return statements (one query per file)
         if any(not f.segment_shuffles and not f.observers for f in self.functions.values()) and \
@@ -203,13 +207,30 @@ class LogicalWarps:
             if function.name in called or any(c.type == "__global__" for c in function.function.children):
                 continue
             body = source.data[function.function.start_byte:function.function.end_byte]
-            if function.segment_shuffles and not _LANE_OF_32.search(body):
+            if function.segment_shuffles and not _LANE_OF_32.search(body) and \
+                    not all(self._in_first_32_threads(call) for call in function.segment_shuffles):
                 function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW))
             elif not function.segment_shuffles and not function.observers:
                 returned = next((r for r in returns.get(function.function.id, ())
                                  if _GEOMETRY.search(source.node_text(r))), None)
                 if returned is not None:
                     function.observers.append(Observer(returned, _OUT_OF_VIEW))
+
+    def _in_first_32_threads(self, call) -> bool:
+        """Is `call` run only by the block's first 32 threads (`if (tid < 32)`, `threadIdx.x <
+        32`: the tail of a shared-memory tree)? Its result then lives in lanes 0-31 alone, on
+        a 32- and a 64-lane wavefront alike: what a caller reads of it is CUDA's."""
+        for node in ancestors_of(call):
+            if node.type in ("if_statement", "while_statement"):
+                condition = node.child_by_field_name("condition")
+                if condition is not None and _FIRST_32_THREADS.search(self.source.node_text(condition)) \
+                        and call.start_byte >= condition.end_byte:
+                    consequence = node.child_by_field_name("consequence") or node.child_by_field_name("body")
+                    if consequence is not None and consequence.start_byte <= call.start_byte < consequence.end_byte:
+                        return True
+            elif node.type == "function_definition":
+                return False
+        return False
 
     def _narrow_wrappers(self, wrapped: list) -> set[str]:
         """The shuffle wrappers this file defines (`warp_shuffle_down`, each overload and
