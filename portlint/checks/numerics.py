@@ -73,6 +73,7 @@ class _HalfUse:
     node: object
     message: str
     build: Callable[[], Fix]
+    severity: Severity | None = None  # None: the rule's; a note where only ROCm 5 differs
 
 
 class _HalfScan:
@@ -168,13 +169,16 @@ class _HalfScan:
         members = [strip_parens(o) for o in operands if self.half2_of(strip_parens(o)) is not None]
         consumed.update(m.id for m in members)
         type_name = "__half" if kind == "half" else "__half2"
-        if members:
-            message = self._member_message(members[0])
-        elif _rocm_build_keeps_half_operators(source, node.start_byte):
+        keeps_operators = _rocm_build_keeps_half_operators(source, node.start_byte)
+        severity = None
+        if members and keeps_operators:
+            # HIP's operators are there: only ROCm 5's raw-bit members compute otherwise.
+            message, severity = self._member_message(members[0]), Severity.NOTE
+        elif keeps_operators:
             return
         else:
             message = f"`{written}` on `{type_name}` needs half operators, which ROCm PyTorch builds switch off."
-        self.uses.append(_HalfUse(node, message, lambda: self._operation_fix(node, op, kind, operands)))
+        self.uses.append(_HalfUse(node, message, lambda: self._operation_fix(node, op, kind, operands), severity))
 
     def _operation_fix(self, node, op: str, kind: str, operands) -> Fix:
         texts = [self.rewritten(o) for o in operands]
@@ -190,14 +194,15 @@ class _HalfScan:
         return Fix.safe(f"Replace with `{replacement}`", Edit.replace(node, replacement))
 
     def _member_message(self, member) -> str:
-        return f"`{self.source.node_text(member)}` is raw `unsigned short` bits of `__half2` in HIP 5."
+        return (f"`{self.source.node_text(member)}` is raw `unsigned short` bits of `__half2` in ROCm 5 "
+                "(ROCm 6.0 made the members `__half`).")
 
     def member(self, member) -> None:
         """A `__half2` member read or written outside half arithmetic."""
         half2 = self.half2_of(member)
         if half2 is not None:
             self.uses.append(_HalfUse(member, self._member_message(member),
-                                      lambda: self._member_fix(member, half2)))
+                                      lambda: self._member_fix(member, half2), Severity.NOTE))
 
     def _member_fix(self, member, half2: str) -> Fix:
         source = self.source
@@ -246,7 +251,9 @@ class _HalfScan:
             fix = first.build() if not rest else self._statement_fix(uses)
             related = tuple(Related(self.source.location(u.node.start_byte, u.node.end_byte), u.message)
                             for u in rest)
-            findings.append(at_node(self.source, first.node, first.message, fix, related=related))
+            # A statement with a use every ROCm release computes otherwise is the rule's warning.
+            severity = Severity.NOTE if all(u.severity is Severity.NOTE for u in uses) else None
+            findings.append(at_node(self.source, first.node, first.message, fix, related=related, severity=severity))
         return findings
 
     def _statement_fix(self, uses: list[_HalfUse]) -> Fix:
