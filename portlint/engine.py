@@ -566,11 +566,7 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
         by_name.setdefault(os.path.basename(absolute), []).append(absolute)
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
     for absolute, path in sorted(by_absolute.items(), key=lambda item: item[1]):
-        try:
-            data = read_regular(absolute, MAX_FILE_BYTES)
-        except (OSError, NotReadable):
-            continue
-        for name, _ in included_names(data):
+        for name, _ in _file_includes(absolute, files[path].digest) or ():
             header = _unported_header(absolute, name, by_absolute, by_name)
             if header is not None and header != path:
                 includer_of.setdefault(header, path)
@@ -609,17 +605,25 @@ def _unported_header(including: str, name: str, unported: dict[str, str],
     return next((unported[a] for a in sorted(by_name.get(os.path.basename(name), ())) if a.endswith(tail)), None)
 
 
+@functools.lru_cache(maxsize=4096)
+def _file_includes(absolute: str, digest: str) -> tuple[tuple[str, int], ...] | None:
+    """The `#include` names of a file, each with its directive's offset, read once for the
+    rules that fold findings by what a file includes; None when it cannot be read or changed
+    since the scan read it (its bytes no longer hash to `digest`)."""
+    try:
+        data = read_regular(absolute, MAX_FILE_BYTES)
+    except (OSError, NotReadable):
+        return None
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
+    return tuple(included_names(data))
+
+
 def _includes_unported_library(state: FileState) -> bool:
     """Does the file include, where the ROCm build compiles it, a header of a library ROCm has
     no port of (CUTLASS)? Then it cannot compile for ROCm as written: the port replaces or
     leaves out what it holds, and that include is its one root cause."""
-    try:
-        data = read_regular(state.absolute, MAX_FILE_BYTES)
-    except (OSError, NotReadable):
-        return False
-    if hashlib.sha256(data).hexdigest() != state.digest:
-        return False  # changed since it was read
-    for name, offset in included_names(data):
+    for name, offset in _file_includes(str(state.absolute), state.digest) or ():
         library = library_for_header(name)
         if library is not None and library.counterpart is None and _status(state.ranges, offset) is Status.LIVE:
             return True
