@@ -107,3 +107,17 @@ def test_a_switch_that_skips_a_build_is_not_a_platform_test(switch, tmp_path) ->
         if not {switch}:
             CUDAExtension("k", ["k.cu"], extra_compile_args={{"nvcc": ["--use_fast_math"]}})
         """, "python", "Y001", tmp_path=tmp_path, select=("Y001",))
+
+
+def test_a_flag_hipcc_ignores_at_no_cost_is_a_note(tmp_path) -> None:
+    from harness import scan
+    from portlint.finding import Severity
+
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(name='ops', ext_modules=[CUDAExtension('ops', ['ops.cu'], extra_compile_args={\n"
+        "    'nvcc': ['-O3', '-lineinfo', '-Xcompiler', '-fopenmp', '--use_fast_math']})])\n")
+    found = {f.message.split("`")[3]: f.severity for f in scan([tmp_path], tmp_path, select=("Y001",)).findings}
+    # Line tables lost: a note. `-Xcompiler`, whose host flag may matter, and the fast-math
+    # spelling clang rejects, are warnings.
+    assert found == {"-lineinfo": Severity.NOTE, "-Xcompiler": Severity.WARNING, "--use_fast_math": Severity.WARNING}

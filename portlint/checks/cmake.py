@@ -535,7 +535,7 @@ def _cuda_flag_finding(facts: CMakeFacts, flag: Flag, nvcc: nvcc_flags.NvccFlag,
 
 
 def _flag_severity(nvcc: nvcc_flags.NvccFlag) -> Severity | None:
-    return Severity.ERROR if nvcc.picks_target else None
+    return nvcc.severity()
 
 
 # ---- C001: the CUDA language with no HIP path -----------------------------------------------

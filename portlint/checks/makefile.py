@@ -15,7 +15,7 @@ from portlint.checks import nvcc_flags
 from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
 from portlint.checks.libraries import CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name
 from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
-from portlint.finding import Finding, Severity, finding
+from portlint.finding import Finding, finding
 from portlint.fix import Edit, Fix
 from portlint.source import SourceFile
 
@@ -205,7 +205,7 @@ def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
         findings.append(finding(
             source, word.start, word.end,
             f"`{token}` reaches hipcc, {flag.effect.format(flag='it')}.",
-            Fix.advice(title), severity=Severity.ERROR if flag.picks_target else None))
+            Fix.advice(title), severity=flag.severity()))
     return findings
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portlint.finding import Severity
+
 
 @dataclass(unsafe_hash=True)
 class NvccFlag:
@@ -17,6 +19,17 @@ class NvccFlag:
     rocm: str  # what to do for hipcc instead, an imperative with code
     replacement: str | None = None  # a mechanical ROCm spelling of the whole token
     picks_target: bool = False  # names an NVIDIA GPU target (an error: no gfx code results)
+
+    @property
+    def harmless(self) -> bool:
+        """hipcc ignores it and nothing but line tables, a diagnostic or speed is lost
+        (`-lineinfo`, `-use_fast_math`): advice, a note, not a hazard."""
+        return self.effect == _IGNORES and self.spelling.split("=", 1)[0] in _HARMLESS_WHEN_IGNORED
+
+    def severity(self, otherwise=None):
+        """An error where it picks an NVIDIA target, a note where dropping it is harmless,
+        else `otherwise` (the rule's)."""
+        return Severity.ERROR if self.picks_target else Severity.NOTE if self.harmless else otherwise
 
 
 _DROP = "drop it"
@@ -63,6 +76,9 @@ _NAMED = {
     "--machine": (_REJECTS, f"{_DROP} (clang builds 64-bit code by default; `-m64` where needed)"),
     "-Wno-deprecated-gpu-targets": (_IGNORES, _DROP),
 }
+# Flags hipcc ignores whose loss changes no result: line tables, a warning, fast math's speed.
+_HARMLESS_WHEN_IGNORED = frozenset({"-lineinfo", "-use_fast_math", "-expt-relaxed-constexpr",
+                                    "-Wno-deprecated-gpu-targets"})
 _TARGET_NAMES = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 # Whole tokens with a mechanical ROCm spelling.
 _REPLACEMENTS = {

@@ -73,8 +73,7 @@ def _nvcc_flag_finding(source: SourceFile, arg: StringArg, index: int, flag: nvc
                          Edit(arg.start, arg.end, arm))
     else:
         fix = Fix.advice(f"Branch on `torch.version.hip` and, for hipcc, {flag.rocm}: {branch}")
-    severity = Severity.ERROR if flag.picks_target else None
-    return _flag_finding(source, arg, index, token, message, fix, severity=severity)
+    return _flag_finding(source, arg, index, token, message, fix, severity=flag.severity())
 
 
 def _hip_test_name(source: SourceFile) -> str | None:
@@ -122,7 +121,7 @@ def check_nvcc_only_flag(source: SourceFile) -> list[Finding]:
                 f"On ROCm `extra_cuda_cflags` go to hipcc, {flag.effect.format(flag=f'`{flag.spelling}`')}.",
                 Fix.advice(f"Branch on `torch.version.hip` and, for hipcc, {flag.rocm}: "
                            f"`extra_cuda_cflags={ROCM_NVCC_LIST} if torch.version.hip else [...]`"),
-                severity=Severity.ERROR if flag.picks_target else Severity.WARNING))
+                severity=flag.severity(Severity.WARNING)))
     link_args = [a for call in script.calls(JIT_LOADERS) for a in script.strings(script.argument(call, "extra_ldflags"))]
     link_args += [a for call in script.extension_calls() for a in script.strings(script.argument(call, "extra_link_args"))]
     for arg, index, flag in flags(sorted(link_args, key=lambda a: a.start)):
@@ -175,7 +174,8 @@ def _cmake_flag_findings(script: BuildScript, seen: set[tuple[int, int]]) -> lis
             else:
                 message = f"nvcc-only `{token}` in `{variable}`; ROCm builds need `CMAKE_HIP_FLAGS`."
                 advice = f"Pass `-DCMAKE_HIP_FLAGS=...` on the ROCm path; for hipcc, {flag.rocm}"
-            severity = Severity.ERROR if flag.picks_target and variable in HIP_FLAG_VARIABLES else Severity.WARNING
+            severity = Severity.NOTE if flag.harmless else \
+                Severity.ERROR if flag.picks_target and variable in HIP_FLAG_VARIABLES else Severity.WARNING
             out.append(_flag_finding(script.source, arg, token_start, token, message, Fix.advice(advice),
                                      severity=severity))
     return out
