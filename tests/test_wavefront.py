@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from harness import assert_findings, fix_until_stable, scan
 
 from portlint.finding import Severity
 from portlint.fix import Applicability
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def _only(result):
@@ -318,3 +321,15 @@ def test_a_helper_whose_shuffles_run_on_the_first_32_threads_keeps_its_result_th
     everyone = assert_findings(TAIL_HELPER.format(guard=""), "cuda", "W004", tmp_path=tmp_path,
                                select=("W001", "W004"))
     assert everyone.findings[0].severity is Severity.WARNING
+
+
+def test_a_tile_sized_by_a_template_parameter_is_as_wide_as_its_instantiations(tmp_path):
+    # `thread_block_tile<kTile>`: the file's launches give kTile 16 and 32, so the broadcast
+    # stays in the tile (fixture W001/ok_template_tile.cu runs both on the lane emulator). A
+    # launch whose width is not a constant here leaves the tile's width unknown: the
+    # broadcast may span the wavefront, and the `% 32` beside it is reported.
+    kernel = (FIXTURES / "W001" / "ok_template_tile.cu").read_text()
+    unknown = kernel.replace("centre_on_first<32><<<", "centre_on_first<kAny><<<").replace(
+        "void centre(", "template <int kAny>\nvoid centre(")
+    result = assert_findings(unknown, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    assert result.findings[0].severity is not Severity.NOTE

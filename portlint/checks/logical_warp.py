@@ -12,7 +12,8 @@ wavefront having 64 lanes (an *observer*):
   the whole wavefront;
 - `warpSize` read beside the 32 (lanes or per-warp slots counted by the hardware warp);
 - a cub/hipCUB warp collective without a logical width (the hardware warp);
-- a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer;
+- a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer (a
+  tile sized by a template parameter is as wide as the widest this file instantiates it with);
 - a call of a warp-named function this file does not define (its body is out of view).
 
 Per function, the model keeps its own observers; the logical width the code declares (a
@@ -373,11 +374,43 @@ class LogicalWarps:
                     if size is None:
                         continue
                     value = self._value(size)
+                    if value is None and size.type in ("identifier", "type_identifier"):
+                        value = self._instantiated(function, source.node_text(size))
                     if value is not None:
                         return value <= 32
                     if warp_size_names and _names_warp_size(size, source):
                         return True
         return False
+
+    def _instantiated(self, function, name: str) -> int | None:
+        """The largest value this file's instantiations of `function`'s template
+        (`softmax<16, 64><<<g, b>>>(...)`, `reduce<8>(x)`) give its template parameter `name`
+        (`thread_block_tile<tbSize>`); None where one gives something else, or none is seen."""
+        template = function.parent
+        if template is None or template.type != "template_declaration":
+            return None
+        parameters = template.child_by_field_name("parameters")
+        position = next((i for i, p in enumerate(c for c in (parameters.named_children if parameters else ())
+                                                 if c.type != "comment")
+                         if any(n.type == "identifier" and self.source.node_text(n) == name for n in p.named_children)),
+                        None)
+        declarator = function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        own = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if position is None or own is None or own.type != "identifier":
+            return None
+        found = []
+        for node in identifiers_named(self.source, self.source.node_text(own)):
+            instance = node.parent
+            if instance is None or instance.type != "template_function" or instance.child_by_field_name("name") != node:
+                continue
+            given = [a for a in instance.child_by_field_name("arguments").named_children if a.type != "comment"]
+            value = self._value(given[position]) if position < len(given) else None
+            if value is None:
+                return None
+            found.append(value)
+        return max(found) if found else None
 
     def _dead(self, node) -> bool:
         """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
