@@ -116,6 +116,7 @@ class LogicalWarps:
         self._scope: dict[int, tuple[Observer, ...]] = {}
         self._spaces: dict[int, bool] = {}  # function id -> host code
         self._tree_uses: dict[tuple[int, str], tuple[list[int], list]] = {}
+        self._instances: dict[tuple[int, str], int | None] = {}  # (function id, parameter) -> widest value
         self.hardware_width = max(t.wave_size for t in targets.active())
         self._build()
 
@@ -386,6 +387,12 @@ class LogicalWarps:
         """The largest value this file's instantiations of `function`'s template
         (`softmax<16, 64><<<g, b>>>(...)`, `reduce<8>(x)`) give its template parameter `name`
         (`thread_block_tile<tbSize>`); None where one gives something else, or none is seen."""
+        key = (function.id, name)
+        if key not in self._instances:
+            self._instances[key] = self._widest_instance(function, name)
+        return self._instances[key]
+
+    def _widest_instance(self, function, name: str) -> int | None:
         template = function.parent
         if template is None or template.type != "template_declaration":
             return None
