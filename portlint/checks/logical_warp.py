@@ -85,9 +85,6 @@ _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?si
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
-# A test that keeps the block's first 32 threads (`tid < 32`, `threadIdx.x <= 31`).
-_FIRST_32_THREADS = re.compile(r"^\(?\s*(?:tid|tx|threadIdx\.x|thread_?(?:id|idx)|local_?(?:id|tid))\s*(?:<\s*32|<=\s*31)\s*\)?$",
-                               re.IGNORECASE)
 _CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
 
 
@@ -222,17 +219,12 @@ class LogicalWarps:
         """Is `call` run only by the block's first 32 threads (`if (tid < 32)`, `threadIdx.x <
         32`: the tail of a shared-memory tree)? Its result then lives in lanes 0-31 alone, on
         a 32- and a 64-lane wavefront alike: what a caller reads of it is CUDA's."""
-        for node in ancestors_of(call):
-            if node.type in ("if_statement", "while_statement"):
-                condition = node.child_by_field_name("condition")
-                if condition is not None and _FIRST_32_THREADS.search(self.source.node_text(condition)) \
-                        and call.start_byte >= condition.end_byte:
-                    consequence = node.child_by_field_name("consequence") or node.child_by_field_name("body")
-                    if consequence is not None and consequence.start_byte <= call.start_byte < consequence.end_byte:
-                        return True
-            elif node.type == "function_definition":
-                return False
-        return False
+        from portlint.checks.wavefront import enclosing_warp_guard, thread_variables
+        function = enclosing_function(call)
+        if function is None:
+            return False
+        return enclosing_warp_guard(call, self.source, thread_variables(function, self.source),
+                                    holds=lambda body, _: body.start_byte <= call.start_byte < body.end_byte) is not None
 
     def _narrow_wrappers(self, wrapped: list) -> set[str]:
         """The shuffle wrappers this file defines (`warp_shuffle_down`, each overload and

@@ -487,7 +487,7 @@ _INITIALISED = "(init_declarator declarator: (identifier) @name value: (_) @valu
 _REASSIGNED = "[(assignment_expression left: (identifier) @name) (update_expression argument: (identifier) @name)]"
 
 
-def _thread_variables(function, source: SourceFile) -> frozenset[str]:
+def thread_variables(function, source: SourceFile) -> frozenset[str]:
     """Locals set once from a thread index (`int t = threadIdx.x;`), not loop counters."""
     reassigned = {source.node_text(n) for n in queries.nodes(CUDA, _REASSIGNED, function, "name")}
     names: set[str] = set()
@@ -931,7 +931,7 @@ class _WarpSizeScan:
         if function is None:
             return frozenset()
         if function.id not in self._thread_vars:
-            self._thread_vars[function.id] = _thread_variables(function, self.source)
+            self._thread_vars[function.id] = thread_variables(function, self.source)
         return self._thread_vars[function.id]
 
     def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False) -> None:
@@ -1207,7 +1207,7 @@ class _WarpSizeScan:
                     self.report(expr, f"`{_short(source.node_text(expr))}` takes one 32-lane warp for the last "
                                       "reduction steps; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
             elif op == "+" and value == 32 and _is_thread_expr(left, source, thread_vars) and _is_subscript_index(expr):
-                guard = _enclosing_warp_guard(expr, source, thread_vars)
+                guard = enclosing_warp_guard(expr, source, thread_vars)
                 array = strip_parens(expr.parent.parent.child_by_field_name("argument"))
                 if guard is not None or (array is not None and _is_volatile(array, function, source)):
                     self.report(expr, f"`{_short(source.node_text(expr.parent.parent))}` folds the value 32 threads "
@@ -1263,8 +1263,12 @@ def _is_subscript_index(expr) -> bool:
             and parent.parent.type == "subscript_expression")
 
 
-def _enclosing_warp_guard(node, source: SourceFile, thread_vars):
-    """The `tid < 32` of an `if` around `node` whose body is warp-synchronous, else None."""
+def enclosing_warp_guard(node, source: SourceFile, thread_vars, holds=None):
+    """The `tid < 32` (or `tid <= 31`: the block's first 32 threads) of an `if` around `node`
+    whose body `holds(body, function)` (default: is warp-synchronous), else None."""
+    if holds is None:
+        def holds(body, function):
+            return _warp_synchronous(body, function, source)
     function = enclosing_function(node)
     for parent in ancestors_of(node):
         if parent.type == "function_definition":
@@ -1277,7 +1281,7 @@ def _enclosing_warp_guard(node, source: SourceFile, thread_vars):
             value = integer_value(strip_parens(comparison.child_by_field_name("right")), source)
             if ((op, value) in (("<", 32), ("<=", 31))
                     and _is_thread_expr(comparison.child_by_field_name("left"), source, thread_vars)
-                    and _warp_synchronous(parent.child_by_field_name("consequence"), function, source)):
+                    and holds(parent.child_by_field_name("consequence"), function)):
                 return comparison
     return None
 
