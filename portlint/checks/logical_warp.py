@@ -393,23 +393,16 @@ class LogicalWarps:
                                                  if c.type != "comment")
                          if any(n.type == "identifier" and self.source.node_text(n) == name for n in p.named_children)),
                         None)
-        declarator = function.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
+        declarator = _function_declarator(function)
         own = declarator.child_by_field_name("declarator") if declarator is not None else None
         if position is None or own is None or own.type != "identifier":
             return None
-        found = []
-        for node in identifiers_named(self.source, self.source.node_text(own)):
-            instance = node.parent
-            if instance is None or instance.type != "template_function" or instance.child_by_field_name("name") != node:
-                continue
-            given = [a for a in instance.child_by_field_name("arguments").named_children if a.type != "comment"]
-            value = self._value(given[position]) if position < len(given) else None
-            if value is None:
-                return None
-            found.append(value)
-        return max(found) if found else None
+        instances = [node.parent for node in identifiers_named(self.source, self.source.node_text(own))
+                     if node.parent is not None and node.parent.type == "template_function"
+                     and node.parent.child_by_field_name("name") == node]
+        return self._largest(
+            _nth([a for a in i.child_by_field_name("arguments").named_children if a.type != "comment"], position)
+            for i in instances)
 
     def _dead(self, node) -> bool:
         """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
@@ -428,16 +421,19 @@ class LogicalWarps:
         if width.type != "identifier" or owner.name is None:
             return None
         position = _parameter_position(owner.function, self.source.node_text(width), self.source)
-        passed = []
-        for call in calls(self.source):
-            if callee_name(call, self.source) != owner.name:
-                continue
-            args = arguments(call)
-            value = self._value(args[position]) if position is not None and position < len(args) else None
+        return self._largest(_nth(arguments(call), position) for call in calls(self.source)
+                             if callee_name(call, self.source) == owner.name)
+
+    def _largest(self, given) -> int | None:
+        """The largest constant among `given` (nodes; None for one missing); None where one
+        is no constant, or nothing is given."""
+        found = []
+        for node in given:
+            value = self._value(node) if node is not None else None
             if value is None:
                 return None
-            passed.append(value)
-        return max(passed) if passed else None
+            found.append(value)
+        return max(found) if found else None
 
     @functools.cached_property
     def _callers(self) -> dict[str, list[FunctionWarp]]:
@@ -649,10 +645,20 @@ def _function_name(function, source: SourceFile) -> str | None:
     return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
 
 
-def _parameter_position(function, name: str, source: SourceFile) -> int | None:
+def _function_declarator(function):
+    """The `function_declarator` of a definition, below its pointer or reference declarators."""
     declarator = function.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
+def _nth(nodes: list, position: int | None):
+    return nodes[position] if position is not None and position < len(nodes) else None
+
+
+def _parameter_position(function, name: str, source: SourceFile) -> int | None:
+    declarator = _function_declarator(function)
     parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
     for position, parameter in enumerate(p for p in (parameters.named_children if parameters else ())
                                          if p.type != "comment"):
