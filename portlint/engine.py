@@ -36,7 +36,7 @@ from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
-from portlint.project import FileFacts, ProjectIndex, pack
+from portlint.project import FileFacts, ProjectIndex, by_basename, include_targets, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -560,16 +560,14 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
     Its finding goes with the includer's, as related places, down to a file nothing so
     written includes (a kernel's source), one finding for the whole of it."""
     unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
-    by_absolute = {os.path.normpath(str(files[path].absolute)): path for path in unported if path in files}
-    by_name: dict[str, list[str]] = {}
-    for absolute in by_absolute:
-        by_name.setdefault(os.path.basename(absolute), []).append(absolute)
+    by_absolute = {Path(files[path].absolute).as_posix(): path for path in unported if path in files}
+    named = by_basename(by_absolute)
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
     for absolute, path in sorted(by_absolute.items(), key=lambda item: item[1]):
         for name, _ in _file_includes(absolute, files[path].digest) or ():
-            header = _unported_header(absolute, name, by_absolute, by_name)
-            if header is not None and header != path:
-                includer_of.setdefault(header, path)
+            targets = sorted(include_targets(absolute, name, by_absolute, named))
+            if targets and by_absolute[targets[0]] != path:
+                includer_of.setdefault(by_absolute[targets[0]], path)
     if not includer_of:
         return findings
     members: dict[str, list[str]] = {}  # the root's path -> the headers folded into its finding
@@ -591,18 +589,6 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
                 r for g in gone for r in (Related(g.location, f"{g.code}: {g.message}"), *g.related)))
         out.append(f)
     return out
-
-
-def _unported_header(including: str, name: str, unported: dict[str, str],
-                     by_name: dict[str, list[str]]) -> str | None:
-    """The shown path of the file in `unported` (absolute path -> shown path; `by_name`: the
-    absolute paths by file name) that `#include "name"` in `including` reads: beside it, or
-    the one whose path ends in `name`."""
-    beside = os.path.normpath(os.path.join(os.path.dirname(including), name))
-    if beside in unported:
-        return unported[beside]
-    tail = os.sep + os.path.normpath(name)
-    return next((unported[a] for a in sorted(by_name.get(os.path.basename(name), ())) if a.endswith(tail)), None)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -934,21 +934,30 @@ def included_files(index: ProjectIndex, path: str) -> list[str]:
 
 
 def _include_targets(index: ProjectIndex, including: str, include: str) -> list[str]:
-    """Where `#include "include"` in file `including` leads: beside the including file, else
-    any scanned file whose path ends with it (the scan root, `-I` directories)."""
+    if "basenames" not in index._memo:
+        index._memo["basenames"] = by_basename(index.files)
+    return include_targets(including, include, index.files, index._memo["basenames"])
+
+
+def by_basename(paths) -> dict[str, list[str]]:
+    """Absolute posix paths by their file name (for `include_targets`)."""
+    names: dict[str, list[str]] = {}
+    for known in paths:
+        names.setdefault(posixpath.basename(known), []).append(known)
+    return names
+
+
+def include_targets(including: str, include: str, known, named: Mapping[str, list[str]]) -> list[str]:
+    """Where `#include "include"` in file `including` leads among the files `known`
+    (absolute posix paths; `named`: them by file name, `by_basename`): beside the including
+    file, else any whose path ends with it (the scan root, `-I` directories)."""
     beside = posixpath.normpath(posixpath.join(posixpath.dirname(including), include))
-    if beside in index.files:
+    if beside in known:
         return [beside]
     wanted = posixpath.normpath(include)
     if wanted.startswith(".."):
         return []
-    if "basenames" not in index._memo:
-        names: dict[str, list[str]] = {}
-        for known in index.files:
-            names.setdefault(posixpath.basename(known), []).append(known)
-        index._memo["basenames"] = names
-    return [known for known in index._memo["basenames"].get(posixpath.basename(wanted), ())
-            if known.endswith("/" + wanted)]
+    return [path for path in named.get(posixpath.basename(wanted), ()) if path.endswith("/" + wanted)]
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
