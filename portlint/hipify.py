@@ -123,9 +123,15 @@ def _torch_names() -> dict[str, str]:
 def hip_name(cuda_name: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
     """The name hip-clang reads for `cuda_name` once the build's hipify `tools` ran; None
     where one of them leaves the name as it is, or renames it to one HIP lacks."""
+    return _by_every(tools, lambda: _names().get(cuda_name), lambda: _torch_names().get(cuda_name))
+
+
+def _by_every(tools: frozenset[str], by_hipify, by_torch) -> str | None:
+    """What every one of `tools` makes of a name or header (HIPIFY's word where they
+    differ), or None where one leaves it as it is."""
     found = None
     for tool in sorted(tools):
-        hip = _torch_names().get(cuda_name) if tool == TORCH else _names().get(cuda_name)
+        hip = by_torch() if tool == TORCH else by_hipify()
         if not hip:
             return None
         found = found or hip
@@ -140,13 +146,7 @@ def documented(cuda_name: str) -> bool:
 def hip_header(include_path: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
     """The header hip-clang reads for `#include <include_path>` once the build's hipify
     `tools` ran, or None (one of them leaves it as it is)."""
-    found = None
-    for tool in sorted(tools):
-        hip = _torch_header(include_path) if tool == TORCH else _hipify_header(include_path)
-        if hip is None:
-            return None
-        found = found or hip
-    return found
+    return _by_every(tools, lambda: _hipify_header(include_path), lambda: _torch_header(include_path))
 
 
 def _hipify_header(include_path: str) -> str | None:
