@@ -28,7 +28,7 @@ from typing import Mapping
 from portlint import hipify, queries, rocm_path
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
-from portlint.build_model.macros import HEADER_SUFFIXES, backend_selectors
+from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_selectors
 from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
 from portlint.build_model.python_helpers import PythonHelpers
@@ -467,11 +467,12 @@ def _cuda_twin_modules(candidates, reached: set[str]) -> dict[Path, str]:
     for path in sorted(modules):
         if str(path) in reached:
             continue
-        for cuda, twins in (("CUDA", ("HIP", "ROCM")), ("Cuda", ("Hip", "Rocm")), ("cuda", ("hip", "rocm"))):
+        for case in (str.upper, str.capitalize, str.lower):  # `FindTPLCUDA`, `CudaToolkit`, `setup_cuda`
+            cuda = case("CUDA")
             if cuda not in path.stem:
                 continue
-            twin = next((path.with_name(path.name.replace(cuda, t)) for t in twins
-                         if path.with_name(path.name.replace(cuda, t)) in modules), None)
+            twin = next((t for t in (path.with_name(path.name.replace(cuda, case(w))) for w in BACKEND_TWINS["CUDA"])
+                         if t in modules), None)
             if twin is not None:
                 found[path] = twin.name
                 break

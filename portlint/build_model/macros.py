@@ -1067,7 +1067,7 @@ class BuildMacros:
 # A CUDA word in a backend switch's name and the words its ROCm twin says instead: the
 # platform itself, and each CUDA library beside its HIP wrapper and ROCm library (the pairs
 # hipify maps: cuSPARSE -> hipSPARSE over rocSPARSE, NCCL -> RCCL, NVTX -> roctx).
-_BACKEND_TWINS: dict[str, tuple[str, ...]] = {
+BACKEND_TWINS: dict[str, tuple[str, ...]] = {
     "CUDA": ("HIP", "ROCM"),
     "CUBLAS": ("HIPBLAS", "ROCBLAS"),
     "CUBLASLT": ("HIPBLASLT",),
@@ -1080,7 +1080,7 @@ _BACKEND_TWINS: dict[str, tuple[str, ...]] = {
     "NCCL": ("RCCL",),
     "NVTX": ("ROCTX",),
 }
-_PLATFORM_WORDS = sorted({w for cuda, twins in _BACKEND_TWINS.items() for w in (cuda, *twins)}, key=len, reverse=True)
+_PLATFORM_WORDS = sorted({w for cuda, twins in BACKEND_TWINS.items() for w in (cuda, *twins)}, key=len, reverse=True)
 # A preprocessor or CMake name with a platform or library word in it (`KOKKOS_ENABLE_CUDA`,
 # `HYPRE_USING_ROCSPARSE`): the candidates `backend_selectors` pairs up.
 PLATFORM_NAME = re.compile(r"\b(?=\w*(?:%s))[A-Za-z]\w*" % "|".join(_PLATFORM_WORDS))
@@ -1101,7 +1101,7 @@ def backend_selectors(tested: Iterable[str]) -> set[str]:
             continue
         words = name.split("_")
         for i, word in enumerate(words):
-            twins = _BACKEND_TWINS.get(word)
+            twins = BACKEND_TWINS.get(word)
             if twins and any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in twins):
                 found.add(name)
                 break
