@@ -101,6 +101,18 @@ class WarpSizeUse:
     sees: tuple[str, int] | None = None
 
 
+@dataclass(unsafe_hash=True)
+class MaskMacroUse:
+    """A `_sync` intrinsic's mask named by a macro (`__shfl_down_sync(FULL_MASK, ...)`), on
+    the ROCm path: what makes a header's 32-lane mask macro compute (W002)."""
+
+    name: str
+    file: str  # `file_key` of the file, to find what it includes
+    location: Location
+    intrinsic: str
+    status: Status
+
+
 @dataclass
 class FileFacts:
     functions: list[KernelDefinition] = field(default_factory=list)
@@ -116,6 +128,7 @@ class FileFacts:
     open_sizes: list = field(default_factory=list)  # rules' facts that name such constants (`OpenLaunch`, ...)
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
+    mask_uses: list[MaskMacroUse] = field(default_factory=list)
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
@@ -163,6 +176,7 @@ class ProjectIndex:
     _macros: dict[str, list[MacroDefinition]] = field(default_factory=dict)
     _c_linkage: set[str] = field(default_factory=set)
     _files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
+    _mask_uses: dict[str, list[MaskMacroUse]] = field(default_factory=dict)  # by the macro's name
     # Warp-size uses, one list per file in the order files were added (`warp_size_uses_of`).
     _warp_size_uses: list[list[WarpSizeUse]] = field(default_factory=list)
     # Launches and lookups by name, each with its file's place in that order (`uses_of`);
@@ -253,6 +267,8 @@ class ProjectIndex:
         self.warp_size_definitions.extend(facts.warp_size_definitions)
         rank = len(self._warp_size_uses)
         self._warp_size_uses.append(list(facts.warp_size_uses))
+        for use in facts.mask_uses:
+            self._mask_uses.setdefault(use.name, []).append(use)
         if facts.packed is not None:
             for name in facts.packed.names:
                 self._packed.setdefault(name, []).append((rank, facts.packed))
@@ -302,6 +318,11 @@ class ProjectIndex:
         for name in names:
             self._unpack(name)
         return [use for uses in self._warp_size_uses for use in uses if use.name in names]
+
+    def mask_uses_of(self, name: str) -> list[MaskMacroUse]:
+        """The `_sync` masks that name the macro `name`, in every file (deferred ones loaded)."""
+        self._demand(name)
+        return self._mask_uses.get(name, [])
 
     def open_facts(self, kind: type) -> list:
         """The per-file facts of one kind whose sizes name constants of other files. Rules
@@ -846,12 +867,20 @@ def file_key(source: SourceFile) -> str:
     return source.absolute_path.as_posix() if source.absolute_path is not None else source.path
 
 
+def index_key(shown: str) -> str:
+    """The index's name of a file (`file_key`: its absolute path) from the path a finding
+    shows (relative to the working directory)."""
+    return posixpath.normpath(posixpath.join(os.getcwd().replace(os.sep, "/"), shown)) \
+        if not posixpath.isabs(shown) else posixpath.normpath(shown)
+
+
 def _collect_includes_and_constants(source: SourceFile, model: RocmPathModel, facts: FileFacts) -> None:
     """Includes and constants, for the sizes the rules' facts (`facts.open_sizes`, set
-    before) read from other files, and the warp-size constants its uses see (W001)."""
+    before) read from other files, and the warp-size constants and mask macros its uses see
+    (W001, W002)."""
     facts.path = file_key(source)
     is_header = posixpath.splitext(facts.path)[1].lower() in HEADER_SUFFIXES
-    if (is_header or facts.open_sizes or facts.warp_size_uses) and b"#include" in source.data:
+    if (is_header or facts.open_sizes or facts.warp_size_uses or facts.mask_uses) and b"#include" in source.data:
         facts.includes = _included_paths(source, model)
     if is_header and any(marker in source.data for marker in (b"#define", b"const", b"enum")):
         facts.constants = _file_constants(source, model, facts.path)

@@ -86,7 +86,7 @@ REGISTRY = {
     "R006": {CUDA: runtime.check_positional_graph_params_init},
     "R007": {CUDA: runtime.check_cuda_toolkit_header},
     "W001": {CUDA: wavefront.check_hardcoded_warp_size, PROJECT: wavefront_size.check_warp_size_through_project},
-    "W002": {CUDA: wavefront.check_narrow_full_mask},
+    "W002": {CUDA: wavefront.check_narrow_full_mask, PROJECT: wavefront.check_full_mask_macros_through_project},
     "W003": {CUDA: wavefront.check_truncated_lane_mask},
     "W004": {CUDA: wavefront_ops.check_shuffle_width_32},
     "W005": {CUDA: wavefront_ops.check_syncwarp_independent_scheduling},

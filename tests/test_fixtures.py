@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -108,11 +109,12 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     for got, want in zip(_files(copy), _files(fixed), strict=True):
         assert got.read_bytes() == want.read_bytes(), f"{got.name} differs from {want}"
     after = scan([copy], tmp_path, select=(code,))
-    unfixable = [f for f in result.findings if not f.fix.is_applicable]
-    assert len(after.findings) == len(unfixable), (
-        "after --fix only the findings without a fix may remain: "
-        f"{[(f.path, f.location.start_line, f.message) for f in after.findings]}"
-    )
+    # Only findings without a fix may remain; those that follow from a fixed root cause (a
+    # use of a mask macro whose definition was fixed) go with it.
+    # (Lines move with the fixes: findings are compared by file and message.)
+    unfixable = Counter((Path(f.path).name, f.message) for f in result.findings if not f.fix.is_applicable)
+    remaining = Counter((Path(f.path).name, f.message) for f in after.findings)
+    assert remaining <= unfixable, f"after --fix only the findings without a fix may remain: {remaining - unfixable}"
     snapshot = [p.read_bytes() for p in _files(copy)]
     assert fix_until_stable([copy], tmp_path, (code,)) == 0
     assert [p.read_bytes() for p in _files(copy)] == snapshot, "a second --fix changed the files"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 
 from portlint import project
-from portlint.checks import launch, memory
+from portlint.checks import launch, memory, wavefront
 from portlint.checks.cmake_project import collect as collect_cmake
 from portlint.checks.wavefront_size import collect_warp_sizes
 from portlint.project import FileFacts, file_key
@@ -32,6 +32,7 @@ def _eager_facts() -> dict[str, Trigger]:
             # `_warp_constant_kind` reads as a size, log2 or lane mask, which need `warp`, or
             # `lane` and `mask`.
             nocase(b"warp"), all_of(nocase(b"lane"), nocase(b"mask")),
+            wavefront.FULL_MASK_MACRO_TOKENS,  # W002's mask macros, for their includers' uses
             *launch.LAUNCH_TOKENS,  # launches, open launch sizes
             b"__shared__", *memory.SET_ATTRIBUTE_TOKENS,  # open shared memory sizes
             *(api.encode() for api in project._APIS),  # module lookups, name expressions
@@ -59,5 +60,7 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
         return facts
     if source.language == CUDA:
         facts.warp_size_definitions, facts.warp_size_uses = collect_warp_sizes(source, model)
-        facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source)]
+        facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source),
+                            *wavefront.open_mask_macros(source)]
+        facts.mask_uses = wavefront.mask_macro_uses(source)
     return project.collect_own(source, model, facts)

@@ -21,7 +21,8 @@ from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
-from portlint.source import CUDA, SourceFile
+from portlint.project import MaskMacroUse, ProjectIndex, included_files, index_key
+from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import Trigger, all_of, any_of, in_name, needs, nocase
 
 FULL_MASK_64 = "~0ull"
@@ -68,20 +69,44 @@ _LANE_MASK_WORDS = frozenset({"full", "warp", "all", "final", "lane", "lanes", "
 _MACRO_MASK_VALUE = re.compile(r"\(*\s*(0[xX][fF]{8}|4294967295)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)\s*\)*")
 
 
-def _full_mask_macros(source: SourceFile) -> list[Finding]:
+@dataclass(frozen=True)
+class OpenMaskMacro:
+    """A header's 32-lane mask macro that no code of its own on the ROCm path uses: W002's
+    finding at it stands only where a file that includes the header passes it to a `_sync`
+    intrinsic (`check_full_mask_macros_through_project`)."""
+
+    file: str  # `file_key` of the header
+    name: str
+    location: Location  # the macro's name (`ProjectIndex.open_facts` keeps a reported file's)
+    finding: Finding
+
+
+def _full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
     """`#define FULL_MASK 0xffffffff` (32 lanes) and `#define FULL_MASK 0xffffffffull` (64 bits
-    wide, 32 lanes set): every mask built from it misses lanes 32-63."""
+    wide, 32 lanes set): every mask built from it misses lanes 32-63. Each as (its name, the
+    finding, whether code of this file on the ROCm path uses it). Silent where another definition of the name a ROCm
+    build may take holds all 64 lanes: the name is then a per-platform mask (`#if WARP_SIZE ==
+    64` ... `#else`), and this value the one for 32-lane targets."""
+    return memoized(source, "wavefront.full_mask_macros", _find_full_mask_macros)
+
+
+def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
+    if b"define" not in source.data or not _ALL_32_BITS.search(source.data):
+        return []
     findings = []
     root = source.tree.root_node
     defines = list(_MASK_MACRO.finditer(source.data))
     live: dict[str, int] = {}  # name -> definitions a ROCm build may take
+    wide: set[str] = set()  # names a ROCm build may define as all 64 lanes
     for m in defines:
         if source.rocm_path.status(m.start()) is not Status.DEAD:
             name = m.group(1).decode(errors="replace")
             live[name] = live.get(name, 0) + 1
+            if _MACRO_ALL_64_LANES.fullmatch(_MACRO_COMMENT.sub("", m.group(2).decode(errors="replace")).strip()):
+                wide.add(name)
     for m in defines:
         name = m.group(1).decode(errors="replace")
-        if not set(_words(name)) & _LANE_MASK_WORDS:
+        if not set(_words(name)) & _LANE_MASK_WORDS or name in wide:
             continue
         node = root.descendant_for_byte_range(m.start(1), m.end(1))
         definition = node.parent if node is not None else None
@@ -95,15 +120,78 @@ def _full_mask_macros(source: SourceFile) -> list[Finding]:
         # The edit covers the value alone: a comment after it stays.
         at = source.data.find(text.encode(), value_node.start_byte, value_node.end_byte)
         edit = Edit(at, at + len(text.encode()), FULL_MASK_64)
-        wide = "ll" in value.group(2).lower()
+        is_wide = "ll" in value.group(2).lower()
         message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
-                   if wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
+                   if is_wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
+        uses = _mask_uses(source, name, definition)
         # In code only the ROCm build compiles, the mask is the port's own (a shim's): wrong
         # there too, unless another definition for other AMD targets (wave32) stands beside it.
-        findings.append(at_node(source, node, message, Fix.unsafe(
+        findings.append((name, at_node(source, node, message, Fix.unsafe(
             f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
-            edit), in_port=live.get(name, 0) == 1, related=_mask_uses(source, name, definition)))
+            edit), in_port=live.get(name, 0) == 1, related=uses), bool(uses)))
     return findings
+
+
+_ALL_32_BITS = re.compile(rb"(?i)0xf{8}|4294967295")
+# A macro body that sets all 64 lanes: `0xffffffffffffffff`, `~0ull`, `(~0ULL)`.
+_MACRO_ALL_64_LANES = re.compile(
+    r"\(*\s*(?:0[xX][fF]{16}(?:[uU]?[lL]{0,2}|[lL]{0,2}[uU]?)|18446744073709551615[uU]?[lL]{0,2}"
+    r"|~\s*0+(?:[uU][lL]{2}|[lL]{2}[uU]))\s*\)*")
+
+
+def open_mask_macros(source: SourceFile) -> list[OpenMaskMacro]:
+    """The project facts of W002: the file's mask macros that no code of its own uses (those
+    of a header, mostly), for the files that include it to judge."""
+    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    return [OpenMaskMacro(key, name, finding.location, finding)
+            for name, finding, used in _full_mask_macros(source) if not used]
+
+
+def mask_macro_uses(source: SourceFile) -> list[MaskMacroUse]:
+    """The project facts of W002: each `_sync` call on the ROCm path whose mask is a macro
+    named as a mask (`FULL_MASK`), which a header may define; where a shim drops the mask, none."""
+    if not _MASKED_CALL.search(source.data):
+        return []
+    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    found = []
+    for call, name, args in masked_intrinsic_calls(source):
+        mask = strip_parens(args[0]) if args else None
+        if mask is None or mask.type != "identifier" or "mask" not in _words(source.node_text(mask)) \
+                or source.rocm_path.status(call.start_byte) is Status.DEAD \
+                or source.shim_drops_argument(name, 0, call.start_byte):
+            continue
+        found.append(MaskMacroUse(source.node_text(mask), key, source.location(mask.start_byte, mask.end_byte), name,
+                                  source.rocm_path.status(call.start_byte)))
+    return found
+
+
+# A masked intrinsic's name (`__shfl_down_sync`, `__ballot_sync`, `__syncwarp`, not `__syncthreads`).
+_MASKED_CALL = re.compile(rb"[a-z]_sync\b|__syncwarp\b")
+
+
+def check_full_mask_macros_through_project(index: ProjectIndex) -> list[Finding]:
+    """A mask macro its own file does not use (a header's) is a hazard where a file that
+    includes it passes it to a `_sync` intrinsic on the ROCm path (those calls related); where
+    no file does (the uses sit in CUDA-only arms, or there are none), nothing computes with it.
+    A use whose includes reach no definition of the name (an include path the model lacks)
+    counts for every definition."""
+    findings = []
+    for fact in index.open_facts(OpenMaskMacro):
+        uses = index.mask_uses_of(fact.name)
+        seeing = [u for u in uses if fact.file in included_files(index, u.file)]
+        if not seeing and uses:
+            defined_in = {fact.file, *(index_key(m.location.path) for m in index.macros.get(fact.name, ()))}
+            seeing = [u for u in uses if u.file not in defined_in
+                      and not defined_in.intersection(included_files(index, u.file))]
+        if seeing:
+            findings.append(replace(fact.finding, related=fact.finding.related + tuple(
+                Related(u.location, f"`{u.name}` is the mask of `{u.intrinsic}` here")
+                for u in seeing[:_MAX_RELATED_MASK_USES])))
+    return findings
+
+
+# Enough related uses to find each file that computes with a mask; SARIF stays small.
+_MAX_RELATED_MASK_USES = 50
 
 
 def _mask_uses(source: SourceFile, name: str, definition) -> tuple[Related, ...]:
@@ -116,7 +204,7 @@ def _mask_uses(source: SourceFile, name: str, definition) -> tuple[Related, ...]
 
 
 _MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
-_FULL_MASK_MACRO_BYTES = all_of(b"define", nocase(b"mask"), nocase(b"0xffffffff", b"4294967295"))
+FULL_MASK_MACRO_TOKENS = all_of(b"define", nocase(b"mask"), nocase(b"0xffffffff", b"4294967295"))
 
 
 # The shuffles without a mask: `(value, delta or lane, width)` on HIP, as CUDA's deprecated forms.
@@ -160,9 +248,10 @@ def _reads_as_mask(node, source: SourceFile) -> bool:
         or text in ("~0ull", "~0ul", "~0llu", "~0lu")
 
 
-@needs(b"_sync", _FULL_MASK_MACRO_BYTES, all_of(b"__shfl", nocase(b"mask", b"0xffffffff", b"~0")))
+@needs(b"_sync", FULL_MASK_MACRO_TOKENS, all_of(b"__shfl", nocase(b"mask", b"0xffffffff", b"~0")))
 def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
-    findings = _full_mask_macros(source) if b"define" in source.data else []
+    # A definition no code here uses is the project check's (`open_mask_macros`).
+    findings = [finding for _, finding, used in _full_mask_macros(source) if used]
     if b"__shfl" in source.data:
         findings += _mask_as_shuffled_value(source)
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import os
-import posixpath
 import re
 
 from portlint import queries
@@ -26,7 +24,7 @@ from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
-from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse, included_files
+from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse, included_files, index_key
 from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import all_of, any_of, needs, nocase
@@ -522,17 +520,10 @@ def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSize
         macro = by_macro.get(use.sees) if use.sees is not None else None
         same_file = [d for d in definitions if d.location.path == use.location.path]
         if macro is None and not same_file and len(definitions) > 1:
-            reached = set(included_files(index, _index_key(use.location.path)))
-            same_file = [d for d in definitions if _index_key(d.location.path) in reached]
+            reached = set(included_files(index, index_key(use.location.path)))
+            same_file = [d for d in definitions if index_key(d.location.path) in reached]
         seen[id(use)] = [macro] if macro is not None else same_file or definitions
     return seen
-
-
-def _index_key(shown: str) -> str:
-    """The project index's name of a file (`project.file_key`: its absolute path) from the
-    path a finding shows (relative to the working directory)."""
-    return posixpath.normpath(posixpath.join(os.getcwd().replace(os.sep, "/"), shown)) \
-        if not posixpath.isabs(shown) else posixpath.normpath(shown)
 
 
 def _shim_message(name: str, kind: str, value: int) -> str:
