@@ -46,6 +46,10 @@ ROCM_DEFINED = frozenset(
      "HIP_VERSION", "__HIP_ROCclr__", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR"}
 )
 ROCM_UNKNOWN = frozenset({"__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGCN_WAVEFRONT_SIZE"})
+# hip-clang is clang: what the ROCm build compiles as HIP meets clang's arms of a compiler
+# chain (`#elif defined(__clang__)`). A CUDA build may also be clang (nvcc's host compiler,
+# clang's CUDA mode), so on CUDA these stay unknown.
+HIP_CLANG_DEFINED = frozenset({"__clang__", "__llvm__"})
 CUDA_DEFINED = frozenset(
     {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
      "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
@@ -170,7 +174,7 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
     key = (rocm_macros, rocm_defines, cuda_defines, rocm_undefined)
     if key not in _BASES:
         rocm_names = ROCM_DEFINED | rocm_macros
-        rocm_defined = {**dict.fromkeys(rocm_names), **dict(rocm_defines)}
+        rocm_defined = {**dict.fromkeys(rocm_names | HIP_CLANG_DEFINED), **dict(rocm_defines)}
         cuda_defined = {**dict.fromkeys(CUDA_DEFINED), **dict(cuda_defines)}
         rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | rocm_undefined) - rocm_defined.keys(),
                     NVIDIA_ARCH_FEATURE)
