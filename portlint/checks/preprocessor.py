@@ -651,16 +651,14 @@ _CUDA_VERSIONS = (9000, 10000, 11000, 11080, 12000, 12080, 13000)
 def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: bool) -> bool:
     """Would ROCm's answer change if the NVIDIA-only macros had NVIDIA's values? Not where
     the rest of the condition decides alone (`defined(X_USE_CUSPARSE) && CUSPARSE_VERSION >=
-    11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason."""
-    # `__CUDA_ARCH__` beside them is NVIDIA's too: tried with them, as an nvcc device pass has both.
-    archs = (None, 300, 600, 700, 800, 900) if CUDA_ARCH in condition.macros else (None,)
+    11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason.
+    Nor where `__CUDA_ARCH__`, undefined on ROCm as ever, decides (`defined(CUDA_VERSION) &&
+    __CUDA_ARCH__ >= 700`): that is P001's or P002's root cause, reported once, there."""
     for version in _CUDA_VERSIONS:
         values = {m: (version // 1000 if m.endswith("_MAJOR__") else 0 if m.endswith(("_MINOR__", "_BUILD__"))
                       else 1 if m.startswith("__") else version) for m in macros}
-        for arch in archs:
-            probe = values if arch is None else {**values, CUDA_ARCH: arch}
-            if truth(evaluate(condition, source, rocm=True, values=probe)) != on_rocm:  # None: it may
-                return True
+        if truth(evaluate(condition, source, rocm=True, values=values)) != on_rocm:  # None: it may
+            return True
     return False
 
 
