@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from portlint import queries
@@ -427,7 +427,6 @@ class CMakeWalk:
             elif child.type == "body" and pending is not None:
                 arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
                 pending = None
-        self.model.add_chain([arm for arm, _ in arms])
         # Which arm each build runs, as `add_chain` reads the chain.
         rocm_before: Value = False
         cuda_before: Value = False
@@ -446,6 +445,10 @@ class CMakeWalk:
         if len(hip) == 1:  # (two such arms: either may be the ROCm build's)
             hip = hip[0]
             rocm_takes = [True if i == hip else False if _truth(r) is None else r for i, r in enumerate(rocm_takes)]
+            # The model reads the chain so too: the other undecidable arms are the CUDA build's.
+            arms = [(replace(arm, rocm=False) if i != hip and _truth(r) is False and _truth(arm.rocm) is None
+                     else arm, body) for i, ((arm, body), r) in enumerate(zip(arms, rocm_takes))]
+        self.model.add_chain([arm for arm, _ in arms])
         for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
         stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
@@ -465,14 +468,14 @@ class CMakeWalk:
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)
-        require HIP (`requires_hip`)?"""
+        build HIP (`builds_hip`)?"""
         pending = list(body.children)
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
                 name = self.source.node_text(name_node).lower() if name_node is not None else ""
-                if requires_hip(name, _cmake_words(args, self.source) if args is not None else []):
+                if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
                     return True
             elif node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)
@@ -601,6 +604,32 @@ def requires_hip(name: str, words: list[str]) -> bool:
     """`names_hip`, and the build cannot go on without HIP: an optional `find_package(hip
     QUIET)` only probes for it."""
     return names_hip(name, words) and (name != "find_package" or "REQUIRED" in words[1:])
+
+
+# What only a ROCm build's arm does: choose gfx targets, link HIP's or ROCm's own CMake
+# targets, compile `.hip` sources, define the ROCm build's macros.
+_HIP_TARGET_VARIABLES = frozenset({"CMAKE_HIP_ARCHITECTURES", "HIP_ARCHITECTURES", "GPU_TARGETS", "AMDGPU_TARGETS"})
+_HIP_LINK_TARGET = re.compile(r"hip::(?:host|device|amdhip64|hiprtc)|roc::\w+")
+_SOURCE_LISTS = frozenset({"add_executable", "add_library", "target_sources", "hip_add_library",
+                           "hip_add_executable"})
+
+
+def builds_hip(name: str, words: list[str]) -> bool:
+    """Does this CMake command show its arm to be the ROCm build's: it requires HIP
+    (`requires_hip`), sets gfx targets (`set(CMAKE_HIP_ARCHITECTURES ...)`), links `hip::device`
+    or a `roc::` target, compiles a `.hip` source, or defines `USE_ROCM` or another macro only
+    a ROCm build defines? (A CUDA build does none of these.)"""
+    if requires_hip(name, words):
+        return True
+    if name == "set":
+        return bool(words) and words[0] in _HIP_TARGET_VARIABLES
+    if name in ("target_link_libraries", "link_libraries"):
+        return any(_HIP_LINK_TARGET.fullmatch(w) for w in words)
+    if name in _SOURCE_LISTS:
+        return any(w.lower().endswith(".hip") for w in words[1:])
+    if name in ("add_definitions", "add_compile_definitions"):
+        return any(w.removeprefix("-D").split("=", 1)[0] in ROCM_DEFINED for w in words)
+    return False
 
 
 def project_languages(words: list[str]) -> list[int]:
