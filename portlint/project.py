@@ -129,6 +129,7 @@ class FileFacts:
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     warp_size_uses: list[WarpSizeUse] = field(default_factory=list)
     mask_uses: list[MaskMacroUse] = field(default_factory=list)
+    use_rocm_test: Location | None = None  # the first `#if` that tests `USE_ROCM` (B003)
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
@@ -323,6 +324,12 @@ class ProjectIndex:
         """The `_sync` masks that name the macro `name`, in every file (deferred ones loaded)."""
         self._demand(name)
         return self._mask_uses.get(name, [])
+
+    def use_rocm_tests(self) -> dict[str, Location]:
+        """`file_key` -> the first `#if` testing `USE_ROCM`, for each C-family file that has
+        one (deferred files loaded)."""
+        self._demand("USE_ROCM")
+        return {key: facts.use_rocm_test for key, facts in self._files.items() if facts.use_rocm_test is not None}
 
     def open_facts(self, kind: type) -> list:
         """The per-file facts of one kind whose sizes name constants of other files. Rules

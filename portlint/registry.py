@@ -39,7 +39,7 @@ REGISTRY = {
     "B001": {MAKE: makefile.check_nvcc_only_flag, PROJECT: cmake.check_nvcc_only_flag,
              BUILD_SCRIPT: setup_py.check_nvcc_only_flag},
     "B002": {BUILD_SCRIPT: setup_py.check_lto_mixed_compilers, PROJECT: cmake.check_lto_mixed_compilers},
-    "B003": {CMAKE: cmake.check_missing_use_rocm, BUILD_SCRIPT: setup_py.check_missing_use_rocm},
+    "B003": {PROJECT: cmake.check_missing_use_rocm_in_project, BUILD_SCRIPT: setup_py.check_missing_use_rocm},
     "B004": {CMAKE: cmake.check_cuda_toolkit_path, BUILD_SCRIPT: setup_py.check_cuda_toolkit_path,
              MAKE: makefile.check_cuda_toolkit_path},
     "B005": {MAKE: makefile.check_nvcc_only_makefile},

@@ -15,7 +15,14 @@ from portlint.fix import Applicability
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
+def _read_use_rocm(tmp_path) -> None:
+    """A source beside the list file that tests `USE_ROCM`: B003 reports only where one does."""
+    (tmp_path / "ops.cu").write_text("#ifdef USE_ROCM\nint ops_on_rocm;\n#endif\n", encoding="utf-8")
+
+
 def _fixed(tmp_path, src: str, code: str) -> str:
+    if code == "B003":
+        _read_use_rocm(tmp_path)
     path = tmp_path / "CMakeLists.txt"
     path.write_text(textwrap.dedent(src), encoding="utf-8")
     fix_until_stable([path], tmp_path, (code,))
@@ -71,6 +78,7 @@ def test_use_rocm_goes_into_the_rocm_arm_of_an_elseif_chain(tmp_path) -> None:
 
 
 def test_use_rocm_after_a_last_line_without_newline(tmp_path) -> None:
+    _read_use_rocm(tmp_path)
     path = tmp_path / "CMakeLists.txt"
     path.write_text("project(ops LANGUAGES CXX HIP)", encoding="utf-8")
     fix_until_stable([path], tmp_path, ("B003",))
@@ -78,6 +86,7 @@ def test_use_rocm_after_a_last_line_without_newline(tmp_path) -> None:
 
 
 def test_genex_definition_for_hip_sources_counts_as_defining_use_rocm(tmp_path) -> None:
+    _read_use_rocm(tmp_path)
     assert_findings("""\
         project(ops LANGUAGES CXX HIP)
         add_compile_definitions($<$<COMPILE_LANGUAGE:HIP>:USE_ROCM>)
@@ -86,6 +95,7 @@ def test_genex_definition_for_hip_sources_counts_as_defining_use_rocm(tmp_path) 
 
 
 def test_target_named_hip_is_not_a_rocm_definition(tmp_path) -> None:
+    _read_use_rocm(tmp_path)
     assert_findings("""\
         project(ops LANGUAGES CXX HIP)
         target_compile_definitions(hip_ops PRIVATE NDEBUG)

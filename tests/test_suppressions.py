@@ -51,7 +51,7 @@ def test_per_file_ignores(tmp_path: Path) -> None:
 
 # Files whose findings stand on lines of every kind: C with macros continued by backslashes,
 # CMake, Python (a build script), and a line that already silences another rule.
-SILENCED = ["W002/bad.cu", "A001/bad_macros.cu", "B003/bad.cmake", "R001/bad.py"]
+SILENCED = ["W002/bad.cu", "A001/bad_macros.cu", "C003/bad.cmake", "R001/bad.py"]
 
 
 @pytest.mark.parametrize("fixture", SILENCED)

@@ -8,7 +8,9 @@ flag set in `cmake/flags.cmake` reach HIP compiles?) are project checks on the f
 
 from __future__ import annotations
 
+import posixpath
 import re
+from dataclasses import dataclass, replace
 
 from portlint import queries
 from portlint.checks import nvcc_flags
@@ -266,7 +268,39 @@ _CUDA_SELECTOR = re.compile(r"(?:^|_)(?:USE|WITH|ENABLE|HAVE|BUILD)_CUDA$")
 _DEFINE_USE_ROCM = "add_compile_definitions(USE_ROCM)"
 
 
-def check_missing_use_rocm(source: SourceFile) -> list[Finding]:
+@dataclass(frozen=True)
+class OpenMissingUseRocm:
+    """B003's finding in a CMake project file, which stands where a C-family file under its
+    folder tests `USE_ROCM` (`check_missing_use_rocm_in_project`): without one, nothing
+    reads the macro the build does not define."""
+
+    folder: str  # the list file's folder, as `project.file_key` names files
+    location: Location  # the finding's (`ProjectIndex.open_facts` keeps a reported file's)
+    finding: Finding
+
+
+def missing_use_rocm(source: SourceFile) -> list[OpenMissingUseRocm]:
+    """The project facts of B003 (`_missing_use_rocm`)."""
+    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    return [OpenMissingUseRocm(posixpath.dirname(key), f.location, f) for f in _missing_use_rocm(source)]
+
+
+def check_missing_use_rocm_in_project(index: ProjectIndex) -> list[Finding]:
+    """B003 where a source the CMake project holds tests `USE_ROCM` (its `#ifdef USE_ROCM` then
+    takes the CUDA branch on ROCm), with the first such test related."""
+    facts = index.open_facts(OpenMissingUseRocm)
+    if not facts:
+        return []
+    tests = index.use_rocm_tests()
+    findings = []
+    for fact in facts:
+        inside = [tests[key] for key in sorted(tests) if key.startswith(fact.folder.rstrip("/") + "/")]
+        if inside:
+            findings.append(replace(fact.finding, related=(Related(inside[0], "`USE_ROCM` is tested here"),)))
+    return findings
+
+
+def _missing_use_rocm(source: SourceFile) -> list[Finding]:
     data = source.data
     if not any(b in data for b in (b"HIP", b"hip", b"ROCM", b"rocm", b"ROCm")):
         return []

@@ -13,10 +13,11 @@ from functools import cache
 
 from portlint import project
 from portlint.checks import launch, memory, wavefront
+from portlint.checks.cmake import missing_use_rocm
 from portlint.checks.cmake_project import collect as collect_cmake
 from portlint.checks.wavefront_size import collect_warp_sizes
 from portlint.project import FileFacts, file_key
-from portlint.rocm_path import RocmPathModel
+from portlint.rocm_path import RocmPathModel, Status
 from portlint.source import CMAKE, CUDA, SourceFile
 from portlint.triggers import ALWAYS, Probe, Trigger, all_of, any_of, nocase
 
@@ -57,10 +58,15 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
     facts = FileFacts()
     if source.language == CMAKE:
         facts.cmake = collect_cmake(source, model)
+        facts.open_sizes = missing_use_rocm(source)
         return facts
     if source.language == CUDA:
         facts.warp_size_definitions, facts.warp_size_uses = collect_warp_sizes(source, model)
         facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source),
                             *wavefront.open_mask_macros(source)]
         facts.mask_uses = wavefront.mask_macro_uses(source)
+        if b"USE_ROCM" in source.data:
+            test = next((c.condition for c in model.conditions if "USE_ROCM" in c.macros
+                         and model.status(c.node.start_byte) is not Status.DEAD), None)
+            facts.use_rocm_test = source.location(test.start_byte, test.end_byte) if test is not None else None
     return project.collect_own(source, model, facts)
