@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from portlint import hipify
 from portlint.checks.cpp import memoized
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -634,6 +635,27 @@ def _toolchain_only(body: list, source: SourceFile, taken_on_rocm: bool) -> bool
     return True
 
 
+# What the CUDA language adds to C++: its qualifiers, built-in variables, barrier and launch.
+_CUDA_LANGUAGE = re.compile(
+    rb"(?<!\w)(?:__host__|__device__|__global__|__shared__|__constant__|__managed__|__launch_bounds__"
+    rb"|threadIdx|blockIdx|blockDim|gridDim|warpSize|__syncthreads|__syncwarp)(?!\w)|<<<|#\s*include\s*[<\"]cuda")
+_CUDA_API_WORD = re.compile(rb"(?<!\w)cu[A-Za-z]\w*")
+
+
+def _holds_cuda_language(condition: Condition, source: SourceFile) -> bool:
+    """Does the arm `condition` controls hold CUDA code (a qualifier, a built-in variable, a
+    launch, a CUDA header, a CUDA API name)? `__NVCC__` names nvcc, the compiler, not the
+    language (clang compiling CUDA leaves it undefined too): an arm without CUDA code in it is
+    about nvcc's front end (its pragmas, its workarounds, the project's name for the
+    compiler), and hip-clang, another compiler, rightly skips it or takes the other arm."""
+    body = _arm_body(condition)
+    if not body:
+        return False
+    text = source.data[body[0].start_byte:body[-1].end_byte]
+    return bool(_CUDA_LANGUAGE.search(text)) or any(
+        hipify.documented(m.group().decode()) for m in _CUDA_API_WORD.finditer(text))
+
+
 def _first_identifier(root, names, source: SourceFile):
     stack = [root]
     while stack:
@@ -706,6 +728,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # the macro does not decide what ROCm compiles
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
+        if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
+            continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
         severity = None
