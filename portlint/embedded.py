@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD
+from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD, TORCH_EXTENSION_SOURCE
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile, module_nodes
@@ -52,6 +52,8 @@ class EmbeddedKernel:
         source = SourceFile(host.path, CUDA, self.text.encode("utf-8"), host.absolute_path)
         if self.loader in _RUNTIME_COMPILED:
             source.build = EMPTY_IN_ROCM_BUILD  # what it passes is known: nothing
+        else:
+            source.build = TORCH_EXTENSION_SOURCE  # `load_inline`: PyTorch's builder, hipify included
         return source
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from portlint.finding import Severity
@@ -52,12 +53,31 @@ def test_half_operators_are_reported_unless_the_projects_own_rocm_build_keeps_th
     assert found == {"cmake_hip": [], "torch": ["N001"], "torch_undefines": [], "none": ["N001"]}
 
 
+def test_half_operators_warn_where_a_pytorch_build_shows(tmp_path: Path) -> None:
+    """PyTorch's ROCm extension builds switch HIP's half operators off; other ROCm builds keep
+    them. With PyTorch's headers (or its hipify) in view an operator is a warning; where the
+    build is unknown and nothing shows PyTorch, a note."""
+    from harness import assert_findings
+
+    body = """\
+        __device__ bool larger(__half a, __half b) { return a < b; }
+        """
+    plain = assert_findings("#include <cuda_fp16.h>\n" + textwrap.dedent(body), "cuda", "N001",
+                            tmp_path=tmp_path, select=("N001",))
+    assert plain.findings[0].severity is Severity.NOTE
+    (tmp_path / "x.cu").unlink()
+    torch = assert_findings("#include <ATen/ATen.h>\n#include <cuda_fp16.h>\n" + textwrap.dedent(body), "cuda",
+                            "N001", tmp_path=tmp_path, select=("N001",))
+    assert torch.findings[0].severity is Severity.WARNING
+
+
 def test_half2_members_are_one_finding_per_statement_with_one_rewrite(tmp_path: Path) -> None:
     """Every `__half2` member a statement reads or writes is one root cause: one finding at
     the first use, the others related, and one rewrite built from the inner rewrites."""
     from harness import assert_findings, fix_until_stable
 
     source = """\
+        #include <torch/extension.h>
         #include <cuda_fp16.h>
         __device__ __half2 larger_high(__half2 p, __half2 q) {
           __half2 m = p;
@@ -71,14 +91,15 @@ def test_half2_members_are_one_finding_per_statement_with_one_rewrite(tmp_path: 
         """
     result = assert_findings(source, "cuda", "N001", "N001", tmp_path=tmp_path, select=("N001",))
     store, spread = sorted(result.findings, key=lambda f: f.location.start_line)
-    assert (store.location.start_line, store.location.start_column) == (4, 3)
-    assert [(r.location.start_line, r.location.start_column) for r in store.related] == [(4, 10), (4, 23), (4, 29)]
+    assert (store.location.start_line, store.location.start_column) == (5, 3)
+    assert [(r.location.start_line, r.location.start_column) for r in store.related] == [(5, 10), (5, 23), (5, 29)]
     assert [r.message for r in store.related][-1] == ("`p.y` is raw `unsigned short` bits of `__half2` in ROCm 5 "
                                                       "(ROCm 6.0 made the members `__half`).")
-    # `p.y < q.y` needs half operators on any ROCm release (a PyTorch-style build switches
-    # them off): the rule's warning. Reading members alone differs on ROCm 5 only: a note.
+    # `p.y < q.y` needs half operators on any ROCm release (a PyTorch extension's build, which
+    # the include shows, switches them off): the rule's warning. Reading members alone differs
+    # on ROCm 5 only: a note.
     assert (store.severity, spread.severity) == (Severity.WARNING, Severity.NOTE)
-    assert [(r.location.start_line, r.location.start_column) for r in spread.related] == [(9, 23)]
+    assert [(r.location.start_line, r.location.start_column) for r in spread.related] == [(10, 23)]
     assert spread.fix.is_applicable and len(spread.fix.edits) == 2
 
     assert fix_until_stable([tmp_path / "x.cu"], tmp_path, ("N001",), unsafe=False) == 2

@@ -301,6 +301,9 @@ class FileEnvironment:
 
 EMPTY = FileEnvironment()
 EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
+# A PyTorch extension's source as its builder compiles it on ROCm (`load_inline`): hipified by
+# PyTorch's map, with the builder's defines (which the model does not list).
+TORCH_EXTENSION_SOURCE = FileEnvironment(hipified=frozenset({hipify.TORCH}))
 
 
 # ---- reading directives --------------------------------------------------------------------

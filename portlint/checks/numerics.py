@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from portlint import queries
+from portlint import hipify, queries
 from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.checks.cpp import (
     DEVICE_CODE, INCLUDES, STRING_PIECES, Declared, ancestors_of, arguments, callee_name, calls_named, declared_type_name,
@@ -62,6 +62,16 @@ def _rocm_build_keeps_half_operators(source: SourceFile, offset: int) -> bool:
     if env is None or not env.rocm_build or "__HIP_NO_HALF_OPERATORS__" in env.rocm_defines:
         return False
     return env.state("__HIP_NO_HALF_OPERATORS__", offset, rocm=True) in (None, UNDEFINED)
+
+
+_TORCH_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"](?:torch|ATen|c10)/')
+
+
+def in_pytorch_build(source: SourceFile) -> bool:
+    """Does a PyTorch extension's builder compile this file on ROCm, as far as it shows: its
+    ROCm build runs PyTorch's hipify on it, or it includes PyTorch's headers?"""
+    env = source.build
+    return (env is not None and hipify.TORCH in env.hipified) or bool(_TORCH_INCLUDE.search(source.data))
 
 
 @dataclass
@@ -178,6 +188,11 @@ class _HalfScan:
             return
         else:
             message = f"`{written}` on `{type_name}` needs half operators, which ROCm PyTorch builds switch off."
+            if not in_pytorch_build(source):
+                # The build is not known and nothing shows a PyTorch one: another ROCm build
+                # keeps HIP's operators, so the operator fails only if PyTorch builds it.
+                message = message[:-1] + "; nothing here shows a PyTorch build, whose flags alone remove them."
+                severity = Severity.NOTE
         self.uses.append(_HalfUse(node, message, lambda: self._operation_fix(node, op, kind, operands), severity))
 
     def _operation_fix(self, node, op: str, kind: str, operands) -> Fix:
