@@ -401,29 +401,53 @@ _FP8_TYPE = re.compile(r"^__nv_fp8(?:x[24])?_e(?:4m3|5m2)$")
 FP8_HEADERS = ("cuda_fp8.h", "cuda_fp8.hpp")
 
 
-@needs(b"__nv_fp8", b"cuda_fp8")
+@needs(b"__nv_fp8")
 def check_fp8_format(source: SourceFile) -> list[Finding]:
-    data = source.data
-    findings = []
-    if b"__nv_fp8" in data:
-        for node in token_nodes(source, b"__nv_fp8"):
-            name = source.node_text(node)
-            if not _FP8_TYPE.match(name) or source.rocm_defines_function(name, node.start_byte):
-                continue  # not the type, or a shim header aliases it to the HIP type the port chose
-            hip = name.replace("__nv_", "__hip_")
-            findings.append(at_node(
-                source, node, f"`{name}` is OCP fp8; MI300 (gfx942) computes in the FNUZ encoding.",
-                Fix.advice(f"Use `{hip}_fnuz` on gfx942 and `{hip}` on gfx950 and gfx12 "
-                           "(`<hip/hip_fp8.h>`); convert stored data at the boundary")))
-    if b"cuda_fp8" in data:
-        for include, path_node in includes(source):
-            header = include_path(path_node, source)
-            if header.rsplit("/", 1)[-1] in FP8_HEADERS:
-                findings.append(at_node(
-                    source, include, f"`{header}` types are OCP fp8; MI300 (gfx942) uses FNUZ.",
-                    Fix.advice("Include `<hip/hip_fp8.h>` and pick the fp8 type per target: "
-                               "`__hip_fp8_e4m3_fnuz` on gfx942, `__hip_fp8_e4m3` on gfx950")))
-    return findings
+    """One finding per file that computes in CUDA's OCP fp8 types where the ROCm build
+    compiles it: at its `#include <cuda_fp8.h>` (the root cause), else at the first use, the
+    uses related. An include whose types nothing here uses on the ROCm path (the port aliases
+    its own per-target type in the ROCm arm) is silent: the encoding is the uses' question."""
+    model = source.rocm_path
+    uses = []
+    aliased: dict[str, int] = {}  # a name this file aliases in code only ROCm compiles -> where
+    for node in token_nodes(source, b"__nv_fp8"):
+        name = source.node_text(node)
+        if not _FP8_TYPE.match(name) or source.rocm_defines_function(name, node.start_byte):
+            continue  # not the type, or a shim header aliases it to the HIP type the port chose
+        if _names_alias(node) and model is not None and model.status(node.start_byte) is Status.PORT:
+            aliased.setdefault(name, node.start_byte)  # `using __nv_fp8_e4m3 = __hip_fp8_e4m3_fnuz;`
+            continue
+        if aliased.get(name, len(source.data)) < node.start_byte:
+            continue  # the port chose the encoding above
+        if model is None or model.status(node.start_byte) is Status.LIVE:  # (a port's alias stands in ROCm-only code)
+            uses.append((node, name))
+    if not uses:
+        return []
+    headers = [(include, include_path(path_node, source)) for include, path_node in includes(source)
+               if include_path(path_node, source).rsplit("/", 1)[-1] in FP8_HEADERS
+               and (model is None or model.status(include.start_byte) is Status.LIVE)]
+    related = tuple(Related(source.location(n.start_byte, n.end_byte), f"`{name}` is OCP fp8 here")
+                    for n, name in (uses if headers else uses[1:]))
+    if headers:
+        include, header = headers[0]
+        return [at_node(source, include, f"`{header}` types are OCP fp8; MI300 (gfx942) uses FNUZ.",
+                        Fix.advice("Include `<hip/hip_fp8.h>` and pick the fp8 type per target: "
+                                   "`__hip_fp8_e4m3_fnuz` on gfx942, `__hip_fp8_e4m3` on gfx950"), related=related)]
+    node, name = uses[0]
+    hip = name.replace("__nv_", "__hip_")
+    return [at_node(source, node, f"`{name}` is OCP fp8; MI300 (gfx942) computes in the FNUZ encoding.",
+                    Fix.advice(f"Use `{hip}_fnuz` on gfx942 and `{hip}` on gfx950 and gfx12 "
+                               "(`<hip/hip_fp8.h>`); convert stored data at the boundary"), related=related)]
+
+
+def _names_alias(node) -> bool:
+    """Is `node` the name an alias declaration defines (`using NAME = T;`, `typedef T NAME;`)?"""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "alias_declaration":
+        return parent.child_by_field_name("name") == node
+    return parent.type == "type_definition" and node == parent.child_by_field_name("declarator")
 
 
 # =========================================================================================
