@@ -530,18 +530,26 @@ def _inline_ptx_in(body: list) -> list:
 
 
 @needs(b"__CUDA_ARCH__")
+def _architecture_gate(condition: Condition, source: SourceFile):
+    """(the `__CUDA_ARCH__` comparisons, the gate's kind) where P002 reports the condition,
+    else None (P003 leaves such a condition to it)."""
+    comparisons = _arch_comparisons(condition.condition, source)
+    if not comparisons:
+        return None
+    kind = _gate_kind(condition, source, comparisons)
+    return (comparisons, kind) if kind is not None else None
+
+
 def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
     """P002: an `#if` on the NVIDIA architecture number decides AMD's path by accident."""
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
         return []
     findings = []
     for condition in _unported_guards(source, (CUDA_ARCH,)):
-        comparisons = _arch_comparisons(condition.condition, source)
-        if not comparisons:
+        gate = _architecture_gate(condition, source)
+        if gate is None:
             continue
-        kind = _gate_kind(condition, source, comparisons)
-        if kind is None:
-            continue
+        comparisons, kind = gate
         culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
         gate = _one_line(culprit, source)
         severity = None
@@ -674,13 +682,16 @@ def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: 
     """Would ROCm's answer change if the NVIDIA-only macros had NVIDIA's values? Not where
     the rest of the condition decides alone (`defined(X_USE_CUSPARSE) && CUSPARSE_VERSION >=
     11000`, with `X_USE_CUSPARSE` the CUDA backend's switch): the macro is not the reason.
-    Nor where `__CUDA_ARCH__`, undefined on ROCm as ever, decides (`defined(CUDA_VERSION) &&
-    __CUDA_ARCH__ >= 700`): that is P001's or P002's root cause, reported once, there."""
+    `__CUDA_ARCH__` beside them is NVIDIA's too: tried with them, as an nvcc device pass
+    has both (where P002 reports the architecture gate, that is the one finding)."""
+    archs = (None, 300, 600, 700, 800, 900) if CUDA_ARCH in condition.macros else (None,)
     for version in _CUDA_VERSIONS:
         values = {m: (version // 1000 if m.endswith("_MAJOR__") else 0 if m.endswith(("_MINOR__", "_BUILD__"))
                       else 1 if m.startswith("__") else version) for m in macros}
-        if truth(evaluate(condition, source, rocm=True, values=values)) != on_rocm:  # None: it may
-            return True
+        for arch in archs:
+            probe = values if arch is None else {**values, CUDA_ARCH: arch}
+            if truth(evaluate(condition, source, rocm=True, values=probe)) != on_rocm:  # None: it may
+                return True
     return False
 
 
@@ -726,6 +737,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
         on_cuda = truth(evaluate(condition, source, rocm=False))
         if on_rocm is None or on_rocm == on_cuda or not _decides_on_rocm(condition, source, macros, on_rocm):
             continue  # the macro does not decide what ROCm compiles
+        if CUDA_ARCH in condition.macros and _architecture_gate(condition, source) is not None:
+            continue  # `defined(CUDA_VERSION) && __CUDA_ARCH__ >= 700`: P002's gate, one root cause
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
