@@ -50,6 +50,10 @@ ROCM_UNKNOWN = frozenset({"__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGCN_WAVE
 # chain (`#elif defined(__clang__)`). A CUDA build may also be clang (nvcc's host compiler,
 # clang's CUDA mode), so on CUDA these stay unknown.
 HIP_CLANG_DEFINED = frozenset({"__clang__", "__llvm__"})
+# Other compilers' names for themselves, which hip-clang never defines (on CUDA, nvcc's front
+# end or its host compiler may be any of them).
+NOT_HIP_CLANG = frozenset({"__EDG__", "__NVCOMPILER", "__PGI", "__PGIC__", "__INTEL_COMPILER", "__ICC",
+                           "__INTEL_LLVM_COMPILER", "__IBMCPP__", "__xlC__", "__SUNPRO_CC", "__CRAYC"})
 CUDA_DEFINED = frozenset(
     {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
      "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
@@ -176,7 +180,7 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
         rocm_names = ROCM_DEFINED | rocm_macros
         rocm_defined = {**dict.fromkeys(rocm_names | HIP_CLANG_DEFINED), **dict(rocm_defines)}
         cuda_defined = {**dict.fromkeys(CUDA_DEFINED), **dict(cuda_defines)}
-        rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | rocm_undefined) - rocm_defined.keys(),
+        rocm = Base(rocm_defined, ROCM_UNKNOWN, (CUDA_ONLY | NOT_HIP_CLANG | rocm_undefined) - rocm_defined.keys(),
                     NVIDIA_ARCH_FEATURE)
         # A configured ROCm macro or a ROCm `-D` is not defined on CUDA, unless CUDA's defines it too.
         cuda_undefined = (rocm_names | ROCM_UNKNOWN | {n for n, _ in rocm_defines}) - cuda_defined.keys()
