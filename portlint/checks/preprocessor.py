@@ -228,6 +228,8 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # another test decides it on ROCm (`|| defined(MYLIB_ROCM)`, a macro the ROCm build defines)
         if _in_host_function(condition, source):
             continue  # no device pass compiles it, on CUDA either: both builds take the host branch
+        if _leaves_out_declarations_only(condition, source):
+            continue  # `#ifdef __CUDA_ARCH__` around device functions: hip-clang says where one is missed
         if condition.directive in IFDEF_DIRECTIVES:
             findings.append(_ifdef_finding(condition, source))
             continue
@@ -664,6 +666,39 @@ def _holds_cuda_language(condition: Condition, source: SourceFile) -> bool:
         hipify.documented(m.group().decode()) for m in _CUDA_API_WORD.finditer(text))
 
 
+def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> bool:
+    """Is `condition` an `#if`/`#ifdef` with no other arm, false on ROCm, around declarations
+    and definitions of functions (members included) that nothing else in the file declares or
+    names where the ROCm build compiles? Leaving those out changes nothing there (the CUDA-only
+    features a port drops on purpose: CUDA graphs, a CUB helper); code elsewhere that calls one
+    does not compile, and hip-clang says where. An overload or specialization declared beside
+    it may be chosen in its place: not these."""
+    if truth(evaluate(condition, source, rocm=True)) is not False or len(_chain(condition, source)) != 1 \
+            or condition.node.child_by_field_name("alternative") is not None:
+        return False
+    body = _arm_body(condition)
+    names = set()
+    for node in body:
+        if node.type == "comment":
+            continue
+        while node.type == "template_declaration":
+            node = node.named_children[-1]
+        declarator = node.child_by_field_name("declarator") if node.type in (
+            "function_definition", "declaration", "field_declaration") else None
+        while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+            declarator = declarator.child_by_field_name("declarator") or declarator.named_children[-1]
+        if declarator is None or declarator.type != "function_declarator":
+            return False
+        names.add(source.node_text(declarator.child_by_field_name("declarator")))
+    if not names:
+        return False
+    start, end = body[0].start_byte, body[-1].end_byte
+    model = source.rocm_path
+    return not any(not start <= node.start_byte < end and source.node_text(node) in names
+                   and model.status(node.start_byte) is not Status.DEAD
+                   for name in names for node in token_nodes(source, name.encode()))
+
+
 def _first_identifier(root, names, source: SourceFile):
     stack = [root]
     while stack:
@@ -743,6 +778,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
+        if not on_rocm and _leaves_out_declarations_only(condition, source):
+            continue  # `#if defined(__CUDACC__)` around CUDA-only functions: hip-clang says where one is missed
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
         severity = None
