@@ -265,6 +265,20 @@ def _in_host_function(condition: Condition, source: SourceFile) -> bool:
 _IN_LAMBDA = object()
 
 
+def _in_gpu_only_function(condition: Condition, source: SourceFile) -> bool:
+    """Is the conditional inside a function only a GPU compiler compiles: a kernel (`__global__`)
+    or one that launches kernels (`k<<<grid, block>>>(...)`)? There the arm without NVIDIA's
+    macros is no plain C++ compiler's: only hip-clang takes it."""
+    function = _enclosing_function(condition.node)
+    if function is None or function is _IN_LAMBDA:
+        return False
+    if any(child.type == "__global__" for child in function.children):
+        return True
+    body = function.child_by_field_name("body")
+    return body is not None and b"<<<" in source.data[body.start_byte:body.end_byte] and bool(
+        queries.nodes(CUDA, "(kernel_call_syntax) @launch", body, "launch"))
+
+
 def _enclosing_function(node):
     """The function definition `node` is in, `_IN_LAMBDA` if a lambda comes first, else None.
     From the tree's spans of those nodes (`queries.nearest_ancestor`), not a climb to the root
@@ -778,6 +792,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
+        if on_rocm and _in_gpu_only_function(condition, source):
+            continue  # `#if !defined(CUDA_VERSION)` in a function that launches kernels: HIP's arm
         if not on_rocm and _leaves_out_declarations_only(condition, source):
             continue  # `#if defined(__CUDACC__)` around CUDA-only functions: hip-clang says where one is missed
         culprit = _first_identifier(condition.condition, macros, source)
