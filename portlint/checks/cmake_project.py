@@ -295,13 +295,13 @@ class _Collector:
             kind, text, source.location(node.start_byte, node.end_byte), self.status, detail, edit,
             source.location(edit.start, edit.end) if edit is not None else None))
 
-    def _value(self, arg) -> Value:
-        return make_value(self.source, arg, self.status)
+    def _values(self, args) -> list[Value]:
+        return make_values(self.source, args, self.status)
 
     def _sinks(self, kind: str, args, sources: tuple[str, ...] = (), via: str | None = None) -> None:
         via = via or self.command.name
-        for arg in args:
-            self.facts.sinks.append(Sink(kind, via, self._value(arg), sources))
+        for value in self._values(args):
+            self.facts.sinks.append(Sink(kind, via, value, sources))
 
     def _language(self, arg, language: str, command: str) -> None:
         shown = f"{command}(HIP)" if command == "enable_language" else "project(... HIP)"
@@ -322,7 +322,7 @@ class _Collector:
         name_arg = command.args[0] if command.name in ("set", "option") else command.args[1]
         self.facts.assignments.append(Assignment(
             variable, source.location(name_arg.start_byte, name_arg.end_byte),
-            tuple(self._value(v) for v in values), self.status))
+            tuple(self._values(values)), self.status))
         bare = variable[4:-1] if variable.startswith("ENV{") and variable.endswith("}") else variable
         value_words = [word(v, source) for v in values]
         if bare in HIP_ARCH_NAMES:
@@ -388,10 +388,24 @@ class _Collector:
                 self._place(IPO, args[key], prop)
 
 
-def make_value(source: SourceFile, arg, status: Status) -> Value:
-    text = source.node_text(arg)
+def make_values(source: SourceFile, args, status: Status) -> list[Value]:
+    """The values of a command's arguments. A generator expression may span several
+    (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda` `--expt-relaxed-constexpr>`): CMake joins
+    the arguments with `;` before it evaluates them, so its condition covers each."""
+    texts = [source.node_text(arg) for arg in args]
+    joined = ";".join(texts)
+    regions = _language_regions(joined) if "$<" in joined else []
+    values, offset = [], 0
+    for arg, text in zip(args, texts):
+        values.append(_make_value(source, arg, status, text, regions, offset))
+        offset += len(text) + 1
+    return values
+
+
+def _make_value(source: SourceFile, arg, status: Status, text: str, regions, offset: int) -> Value:
+    """One argument's value; `regions` are the command's (`make_values`), `offset` where the
+    argument starts in their text."""
     base = arg.start_byte
-    regions = _language_regions(text) if "$<" in text else []
     words = list(_WORD.finditer(text))
     flags = []
     for i, m in enumerate(words):
@@ -400,10 +414,10 @@ def make_value(source: SourceFile, arg, status: Status) -> Value:
             continue
         start, end = byte_offset(base, text, m.start()), byte_offset(base, text, m.end())
         following = words[i + 1].group() if i + 1 < len(words) else ""
-        flags.append(Flag(token, source.location(start, end), _languages_at(regions, m.start()), following))
+        flags.append(Flag(token, source.location(start, end), _languages_at(regions, offset + m.start()), following))
     refs = ()
     if "${" in text:
-        refs = tuple((name, _languages_at(regions, len(source.data[base:start].decode("utf-8", errors="replace"))))
+        refs = tuple((name, _languages_at(regions, offset + len(source.data[base:start].decode("utf-8", errors="replace"))))
                      for name, start in referenced_variables_within(source, arg.start_byte, arg.end_byte))
     return Value(source.location(arg.start_byte, arg.end_byte), refs, tuple(flags), status)
 
