@@ -684,6 +684,7 @@ def _group(files: list[CMakeFacts]) -> list[Project]:
             if target is not None and target is not f:
                 (includes if place.kind == INCLUDE else subdirectories).append((f, target, place.status))
 
+    by_path_key = {f.path: f for f in files}
     # Variable scopes: a CMakeLists.txt heads one; included files join their includer's.
     head: dict[str, CMakeFacts] = {f.path: f for f in files if _is_lists_file(f)}
     changed = True
@@ -693,10 +694,16 @@ def _group(files: list[CMakeFacts]) -> list[Project]:
             if source.path in head and target.path not in head:
                 head[target.path] = head[source.path]
                 changed = True
+    # A list file nothing includes (an initial cache, `cmake -C host-config.cmake`; a module
+    # read through a variable) joins the nearest CMakeLists' scope, whose reads see its
+    # variables; its own reads see only its own: several such files are alternatives.
+    standalone = set()
     for f in files:
         if f.path not in head:
             above = _nearest_lists(_dir(f), lists_by_dir, include_self=True)
             head[f.path] = above if above is not None else f
+            if above is not None:
+                standalone.add(f.path)
     parent: dict[str, CMakeFacts] = {}
     for source, target, _ in subdirectories:
         scope, child = head[source.path], head[target.path]
@@ -720,6 +727,8 @@ def _group(files: list[CMakeFacts]) -> list[Project]:
             up = parent.get(at)
             at = up.path if up is not None else None
         visible[scope] = chain
+    for path in standalone:
+        visible[path] = [by_path_key[path]]
 
     # Where each file is included from decides its status as a whole.
     file_status: dict[str, Status] = {}
@@ -761,7 +770,7 @@ def _group(files: list[CMakeFacts]) -> list[Project]:
             loose.extend(tree)
     if loose:
         projects.append(loose)
-    scope_of = {f.path: head[f.path].path for f in files}
+    scope_of = {f.path: f.path if f.path in standalone else head[f.path].path for f in files}
     return [Project(tree, file_status, scope_of, visible) for tree in projects]
 
 
