@@ -545,7 +545,6 @@ def _inline_ptx_in(body: list) -> list:
     return [asm for node in body for asm in queries.nodes(CUDA, ASM_QUERY, node, "asm")]
 
 
-@needs(b"__CUDA_ARCH__")
 def _architecture_gate(condition: Condition, source: SourceFile):
     """(the `__CUDA_ARCH__` comparisons, the gate's kind) where P002 reports the condition,
     else None (P003 leaves such a condition to it)."""
@@ -556,6 +555,7 @@ def _architecture_gate(condition: Condition, source: SourceFile):
     return (comparisons, kind) if kind is not None else None
 
 
+@needs(b"__CUDA_ARCH__")
 def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
     """P002: an `#if` on the NVIDIA architecture number decides AMD's path by accident."""
     if b"__CUDA_ARCH__" not in source.data or source.rocm_path is None:
