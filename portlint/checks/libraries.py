@@ -337,7 +337,15 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
             findings.append(at_node(source, first_path_node, _include_message(lib, first_path), fix,
                                     severity=lib.severity, related=related))
             continue
-        for lib, include, path_node, path in sites:
+        # The port swaps each include (a line to change, a finding each); the lines naming the
+        # API follow from the first (related places), but those naming an API the counterpart
+        # lacks, each its own finding.
+        finding_, unfolded = _library_finding(source, lib, sites[:1], fix, uses.pop(lib.name, {}),
+                                              namespaces.pop(lib.name, ()))
+        findings.append(finding_)
+        if unfolded:
+            uses[lib.name] = unfolded
+        for lib, include, path_node, path in sites[1:]:
             findings.append(at_node(source, path_node, _include_message(lib, path), fix, severity=lib.severity))
 
     findings += _api_uses(source, uses, aliases)
