@@ -955,6 +955,15 @@ def _shuffles_in_function(node, source: SourceFile) -> bool:
         if function.start_byte <= call.start_byte < function.end_byte)
 
 
+def _xor_only(loop, counter: str, source: SourceFile) -> bool:
+    """Do the loop's shuffles by `counter` all exchange by xor (`__shfl_xor_sync(m, v, i)`,
+    `tile.shfl_xor(v, i)`)?"""
+    body = loop.child_by_field_name("body")
+    shuffles = [callee for _, callee, args in _calls_named(body, source, _SHUFFLE_WORD, _is_shuffle, methods=True)
+                if any(_mentions(a, counter, source) for a in args)] if body is not None else []
+    return bool(shuffles) and all("xor" in callee for callee in shuffles)
+
+
 def _shuffles_a_group(loop, source: SourceFile) -> bool:
     """Does the loop shuffle through a cooperative group's methods (`tile.shfl_up(v, i)`)?"""
     body = loop.child_by_field_name("body")
@@ -1209,7 +1218,12 @@ class _WarpSizeScan:
                                            Edit.replace(start, "warpSize / 2")), error=True, in_macro=in_macro)
             elif step == "double" and integer_value(start, source) == 1:
                 bound = _loop_bound(loop, name, source)
-                if bound is not None:
+                if bound is not None and _xor_only(loop, name, source):
+                    # `for (i = 1; i < 32; i <<= 1) v = f(v, __shfl_xor(v, i))`: a lane's partner
+                    # differs in a bit below 32, in its own 32 lanes on any width: a transform
+                    # over groups of 32 that a 64-lane wavefront computes twice, alike.
+                    self.logical.add(bound[0])
+                elif bound is not None:
                     literal, replacement = bound
                     fix = _warp_size_fix(literal, source, in_macro, f"Replace `{source.node_text(literal)}` "
                                          f"with `{replacement}`", Edit.replace(literal, replacement))
