@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from portlint import queries
+from portlint import queries, targets
 from portlint.nesting import bounded
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile, module_nodes
 
@@ -334,6 +334,10 @@ _ORDERINGS = frozenset({"LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL", "STRLE
                         "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS", "VERSION_GREATER",
                         "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL"})
 _VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
+# CMake's own host variables (`if(APPLE)`, `if(WIN32)`): macOS has no ROCm; Windows has it
+# only for the Radeon targets of AMD's HIP SDK (`targets.windows_possible`).
+_CMAKE_HOSTS_NOT_ON_ROCM = frozenset({"APPLE"})
+_CMAKE_WINDOWS = frozenset({"WIN32", "MSVC", "MINGW", "CYGWIN"})
 
 
 def cmake_truth(text: str) -> bool | None:
@@ -451,10 +455,35 @@ class CMakeWalk:
         self.model.add_chain([arm for arm, _ in arms])
         for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
             self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+        taken = [i for i, r in enumerate(rocm_takes) if _truth(_and(rocm, r)) is True]
+        if len(taken) == 1:
+            # A switch's variables (`set(BUILD_CPU ON)` in the CPU backend's arm) that the arm
+            # the ROCm build takes leaves alone are unset there: the project sets them, the user
+            # does not (an `option` or a cache entry the user may give is another matter).
+            for i, (_, body) in enumerate(arms):
+                if i != taken[0]:
+                    for name in self._plain_sets(body):
+                        rocm_env.setdefault(name, CMakeValue(()))
         stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
         rocm_stops = any(_truth(r) is True for r, _ in stops)
         cuda_stops = any(_truth(c) is True for _, c in stops)
         return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
+
+    def _plain_sets(self, body) -> set[str]:
+        """The variables an arm sets with a plain `set(NAME value)` (not a cache entry),
+        nested `if`s included."""
+        found, pending = set(), list(body.children)
+        while pending:
+            node = pending.pop()
+            if node.type == "normal_command":
+                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+                if name_node is not None and self.source.node_text(name_node).lower() == "set" and args is not None:
+                    words = _cmake_words(args, self.source)
+                    if words and "CACHE" not in words[1:] and "PARENT_SCOPE" not in words[1:]:
+                        found.add(words[0])
+            elif node.type not in ("function_def", "macro_def"):
+                pending.extend(node.children)
+        return found
 
     def _stops(self, body) -> bool:
         """Does the arm end the configure run (`message(FATAL_ERROR ...)` among its commands)?"""
@@ -722,6 +751,8 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         if values[0] is not None and values[1] is not None:
             return values
         name = atom[0].removeprefix("${").removesuffix("}")
+        if name in _CMAKE_HOSTS_NOT_ON_ROCM or (name in _CMAKE_WINDOWS and not targets.windows_possible()):
+            return False, values[1]  # `if(WIN32)`, `if(APPLE)`: a host ROCm does not build on
         fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
         return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
     return _platform_atom(" ".join(atom), extra)
@@ -892,6 +923,9 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
         # `CUDA_HOME`, `CUDA_VERSION`, `os.getenv("CUDA_HOME")`: torch finds no CUDA root on a
         # ROCm build host (nvcc absent), so these are None there.
         return False, True
+    host = _host_platform_test(test)
+    if host is not None:
+        return host, None
     try:
         text = ast.unparse(test)
     except RecursionError:  # `ast.unparse` recurses: a test some hundred operators deep is unknown
@@ -907,6 +941,31 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
         if definition is not None:
             return _eval_python(definition, extra, resolve, depth + 1)
     return value
+
+
+# A build script's tests of the host it runs on: `sys.platform == "win32"`, `os.name == "nt"`,
+# `platform.system() == "Windows"`, torch's `IS_WINDOWS`, macOS's `"darwin"`.
+_HOST_SUBJECTS = frozenset({"sys.platform", "os.name", "platform.system()"})
+_WINDOWS_NAMES = frozenset({"win32", "nt", "windows", "cygwin", "msys"})
+_MACOS_NAMES = frozenset({"darwin"})
+
+
+def _host_platform_test(test: ast.expr) -> bool | None:
+    """The ROCm build's answer to a test of the host platform where it is certain (False for
+    "is it macOS?", and for "is it Windows?" unless a target runs there), else None."""
+    names = _MACOS_NAMES | (frozenset() if targets.windows_possible() else _WINDOWS_NAMES)
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        return False if name == "IS_WINDOWS" and "nt" in names else (False if name == "IS_MACOS" else None)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
+            and len(test.args) == 1 and isinstance(test.args[0], ast.Constant) and isinstance(test.args[0].value, str):
+        subject, prefix = ast.unparse(test.func.value), test.args[0].value.lower()
+        return False if subject == "sys.platform" and prefix and any(n.startswith(prefix) for n in names) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str) \
+            and ast.unparse(test.left) in _HOST_SUBJECTS and test.comparators[0].value.lower() in names:
+        return isinstance(test.ops[0], ast.NotEq)
+    return None
 
 
 # Names a build script holds the CUDA toolkit's root or version in.

@@ -110,6 +110,14 @@ def active() -> tuple[Target, ...]:
     return _active or select()
 
 
+def windows_possible() -> bool:
+    """Can the ROCm build of the scan's targets run on Windows? AMD's HIP SDK for Windows
+    supports Radeon GPUs (the wave32 parts, gfx10 to gfx12); ROCm for Instinct GPUs (gfx9) is
+    Linux's. Before the targets are chosen (the build model reads the build files first), it
+    may."""
+    return not _active or any(t.wave_size == 32 for t in _active)
+
+
 def widest_wave() -> Target:
     """The target with the largest wavefront: a block must fill its waves."""
     return max(active(), key=lambda t: t.wave_size)

@@ -292,3 +292,27 @@ def test_nvcc_flag_lists_have_one_owner(tmp_path) -> None:
         list(APPEND CUDA_NVCC_FLAGS -gencode arch=compute_80,code=sm_80 -lineinfo)
         """, "cmake", "B001", "B001", "C001", tmp_path=tmp_path, select=("B001", "C001"))
     assert {f.code: f.location.start_line for f in result.findings} == {"C001": 3, "B001": 4}
+
+
+def test_a_switch_variable_the_rocm_arm_does_not_set_is_unset_there(tmp_path) -> None:
+    """`set(WITH_CUBLAS ON)` only in the CUDA backend's arm: the ROCm build, which takes the
+    HIP arm, never sets it, so `if(WITH_CUBLAS)` is false there (the project sets it, not the
+    user; an `option` the user may pass would stay open)."""
+    src = """\
+        project(ops LANGUAGES CXX)
+        set(BACKEND "cuda" CACHE STRING "cuda or hip")
+        if(BACKEND STREQUAL "hip")
+          enable_language(HIP)
+          set(CMAKE_HIP_ARCHITECTURES gfx90a)
+        elseif(BACKEND STREQUAL "cuda")
+          set(WITH_CUBLAS ON)
+        endif()
+        add_library(ops ops.cpp)
+        if(WITH_CUBLAS)
+          target_link_libraries(ops PRIVATE CUDA::cublas)
+        endif()
+        """
+    assert_findings(src, "cmake", tmp_path=tmp_path, select=("C003",))
+    (tmp_path / "CMakeLists.txt").unlink()
+    assert_findings(src.replace("set(WITH_CUBLAS ON)", 'option(WITH_CUBLAS "link cuBLAS" ON)'), "cmake", "C003",
+                    tmp_path=tmp_path, select=("C003",))

@@ -98,3 +98,30 @@ def test_opt_in_through_a_macro_is_judged_against_the_target_lds(tmp_path: Path)
     cdna3 = scan(tmp_path, "--select", "M001", "--target", "gfx942")
     assert "k.cu:3:" in cdna3.output and "98304 bytes" in cdna3.output and "on gfx942 a block has 64 KiB" in cdna3.output
     assert "M001" not in scan(tmp_path, "--select", "M001", "--target", "gfx950").output  # 160 KiB of LDS
+
+
+def test_windows_and_macos_arms_are_judged_by_the_hosts_the_targets_run_on(tmp_path):
+    """ROCm for the Instinct GPUs (the default gfx90a and gfx942) runs on Linux, and no ROCm
+    runs on macOS: code a build takes only on those hosts is none of its business. AMD's HIP
+    SDK for Windows supports the Radeon parts, so with `--target gfx1100` the Windows arms
+    count again, in C, in CMake and in a build script."""
+    from harness import scan as harness_scan
+
+    (tmp_path / "blas.cpp").write_text(
+        "#ifdef _WIN32\n#include <cublas_v2.h>\n#endif\n#ifdef __APPLE__\n#include <cufft.h>\n#endif\n",
+        encoding="utf-8")
+    (tmp_path / "setup.py").write_text(
+        "import sys\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = CUDAExtension('ops', ['ops.cu'], libraries=['cublas'] if sys.platform == 'win32' else [])\n",
+        encoding="utf-8")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(ops LANGUAGES CXX HIP)\nset(CMAKE_HIP_ARCHITECTURES gfx90a)\nadd_library(ops ops.hip)\n"
+        "if(WIN32)\n  target_link_libraries(ops PRIVATE CUDA::cublas)\nendif()\n"
+        "if(APPLE)\n  target_link_libraries(ops PRIVATE CUDA::cufft)\nendif()\n", encoding="utf-8")
+
+    def found(**config):
+        result = harness_scan([tmp_path], tmp_path, select=("L001", "C003"), **config)
+        return sorted((Path(f.path).name, f.location.start_line) for f in result.findings)
+
+    assert found() == []
+    assert found(targets=("gfx1100",)) == [("CMakeLists.txt", 5), ("blas.cpp", 2), ("setup.py", 3)]

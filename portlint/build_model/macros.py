@@ -34,7 +34,7 @@ from itertools import compress
 from operator import is_not
 from typing import Iterable, Mapping, NamedTuple
 
-from portlint import hipify
+from portlint import hipify, targets
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
 from portlint.build_model.system_headers import is_system_header
 from portlint.fileio import refused_by_os
@@ -50,6 +50,17 @@ ROCM_UNKNOWN = frozenset({"__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGCN_WAVE
 # chain (`#elif defined(__clang__)`). A CUDA build may also be clang (nvcc's host compiler,
 # clang's CUDA mode), so on CUDA these stay unknown.
 HIP_CLANG_DEFINED = frozenset({"__clang__", "__llvm__"})
+# Host platforms a ROCm build never compiles for: macOS has no ROCm, and Windows has AMD's HIP
+# SDK for Radeon GPUs only (`targets.windows_possible`). Read for a file's own conditions
+# once the scan's targets are known (`FileEnvironment.scope`), not in the build model's walk.
+MACOS_MACROS = frozenset({"__APPLE__", "__MACH__"})
+WINDOWS_MACROS = frozenset({"_WIN32", "_WIN64", "_MSC_VER", "__MINGW32__", "__MINGW64__", "__CYGWIN__"})
+
+
+def platforms_not_on_rocm() -> frozenset[str]:
+    return MACOS_MACROS if targets.windows_possible() else MACOS_MACROS | WINDOWS_MACROS
+
+
 # Other compilers' names for themselves, which hip-clang never defines (on CUDA, nvcc's front
 # end or its host compiler may be any of them).
 NOT_HIP_CLANG = frozenset({"__EDG__", "__NVCOMPILER", "__PGI", "__PGIC__", "__INTEL_COMPILER", "__ICC",
@@ -278,7 +289,8 @@ class FileEnvironment:
     def scope(self, offset: int, rocm: bool, rocm_macros: Iterable[str] = (),
               values: Mapping[str, int] | None = None) -> ScopeAt:
         """What the ROCm (or CUDA) build knows just before byte `offset` of the file."""
-        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines, self.rocm_undefined)
+        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines,
+                                     self.rocm_undefined | platforms_not_on_rocm())
         return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values)
 
     # ---- shims: what rules call before judging a CUDA name -------------------------------
