@@ -505,9 +505,15 @@ def check_compute_capability_check(source: SourceFile) -> list[Finding]:
 
 
 def _is_test_module(path: str) -> bool:
-    """A module pytest collects tests from (`test_*.py`, `*_test.py`) or its `conftest.py`."""
+    """A module pytest collects tests from (`test_*.py`, `*_test.py`) or its `conftest.py`, or
+    a benchmark script (`benchmark_*.py`, `bench_*.py`, a module under `benchmarks/`): its
+    gates decide what runs and is measured, not what the ported code computes."""
     name = os.path.basename(path)
-    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+    if not name.endswith(".py"):
+        return False
+    folders = set(path.replace("\\", "/").split("/")[:-1])
+    return (name == "conftest.py" or name.startswith(("test_", "benchmark_", "bench_")) or name.endswith("_test.py")
+            or bool(folders & {"benchmarks", "benchmark"}))
 
 
 # R001 in Python: torch.cuda.get_device_capability() and get_device_properties().major.
@@ -586,7 +592,7 @@ class _PythonCapabilityScan:
             elif _is_test_module(self.source.path):
                 # A test's gate decides which tests run (and with what tolerance) on AMD, not
                 # what the ported code computes.
-                message = message[:-1] + "; in a test module it decides which tests run there."
+                message = message[:-1] + "; in a test or benchmark module it decides what runs there."
                 severity = Severity.NOTE
             findings.append(finding(self.source, start, end, message, Fix.advice(R001_PYTHON_ADVICE),
                                     severity=severity))
