@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD, TORCH_EXTENSION_SOURCE
 from portlint.finding import Finding, Related, Severity, finding
+from portlint.rocm_path import Status
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile, module_nodes
 from portlint.triggers import needs
@@ -72,6 +73,8 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
         loader = _callee(node)
         if loader not in _LOADERS:
             continue
+        if source.rocm_path is not None and source.rocm_path.status(source.python_range(node)[0]) is Status.DEAD:
+            continue  # a call the ROCm build never makes (a test skipped there, a CUDA-only branch)
         for literal in _source_literals(node, loader, constants):
             found.append(_embedded(source, literal, loader, node))
     return sorted(found, key=lambda k: k.literal_start)

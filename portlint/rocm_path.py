@@ -859,7 +859,36 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
                 Arm(*source.python_range(node.body), *value),
                 Arm(*source.python_range(node.orelse), True, True),
             ])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+            runs = _runs_under_skip_decorators(node, rocm_macros, resolve)
+            if runs != (True, True):
+                model.add_chain([Arm(*_stmts_range(source, node.body), *runs)])
     return model
+
+
+# A test skipped on a condition (`@pytest.mark.skipif(cond)`, `@unittest.skipIf(cond)`) or run
+# only under one (`@unittest.skipUnless(cond)`).
+_SKIP_IF = frozenset({"skipif", "skipIf"})
+_SKIP_UNLESS = frozenset({"skipUnless"})
+
+
+def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "PythonNames") -> tuple[Value, Value]:
+    """Whether each build runs a test its decorators may skip: `@pytest.mark.skipif(
+    cupy.cuda.runtime.is_hip, ...)` is never run on ROCm. (True, True) without such a decorator."""
+    rocm: Value = True
+    cuda: Value = True
+    for decorator in node.decorator_list:
+        if not isinstance(decorator, ast.Call) or not decorator.args:
+            continue
+        name = decorator.func.attr if isinstance(decorator.func, ast.Attribute) else \
+            decorator.func.id if isinstance(decorator.func, ast.Name) else ""
+        if name not in _SKIP_IF and name not in _SKIP_UNLESS:
+            continue
+        r, c = _eval_python(decorator.args[0], rocm_macros, resolve)
+        if name in _SKIP_IF:
+            r, c = _not(r), _not(c)
+        rocm, cuda = _and(rocm, r), _and(cuda, c)
+    return rocm, cuda
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -934,6 +963,9 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
         # None on ROCm builds of torch; a CPU-only torch cannot build a CUDAExtension at all.
         return False, True
     value = _platform_atom(text, extra)
+    if value == (None, None) and isinstance(test, ast.Attribute):
+        # `cupy.cuda.runtime.is_hip`: the module path is a namespace, the attribute the test.
+        value = _platform_atom(test.attr, extra)
     if value == (None, None) and resolve is not None:
         # The project's own helpers and flags: `def _is_hip(): return torch.version.hip is not
         # None`, `use_cuda = not IS_ROCM` (each defined once in the file).
