@@ -178,8 +178,15 @@ def library_for_link_name(name: str) -> CudaLibrary | None:
     return _BY_LINK_NAME.get(name) or _BY_LINK_NAME.get(name.removesuffix("_static"))
 
 
+# PyTorch's own headers keep CUDA names in their paths (`torch/csrc/cuda/nccl.h` wraps NCCL,
+# or RCCL in a ROCm build of PyTorch, which installs the same paths): not the library's.
+_PYTORCH_HEADER_ROOTS = ("torch/", "ATen/", "c10/", "caffe2/")
+
+
 def library_for_header(path: str) -> CudaLibrary | None:
     """The library whose header `path` (as written in `#include`) is, if any."""
+    if path.startswith(_PYTORCH_HEADER_ROOTS):
+        return None
     for lib in CUDA_LIBRARIES:
         for pattern in lib.headers:
             if fnmatch.fnmatchcase(path, pattern):
