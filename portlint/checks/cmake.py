@@ -504,6 +504,11 @@ def _destinations(reach: Reach, flag: Flag, project: Project, hipcc_cxx: bool) -
         return {d for lang, d in (("HIP", _HIP), ("CUDA", _CUDA)) if lang in languages}
     if reach.kind == SOURCE and project.hip_sources.intersection(reach.sources):
         return {_HIP}
+    if reach.kind == SOURCE and reach.sources and all(s.lower().endswith(".cu") for s in reach.sources) \
+            and not any(place.text.startswith("hip_add_") for _, place in project.places(HIP_SOURCES)):
+        # CMake compiles a `.cu` source as CUDA; HIP compiles it only when told (`LANGUAGE
+        # HIP`, FindHIP's `hip_add_library`), or compiles a hipified copy of another name.
+        return {_CUDA}
     return {_ANY}
 
 
