@@ -713,8 +713,15 @@ def _block_tables(data: bytes):
         start, end = before.span(1)
         if start > 0 and (data[start - 1:start].isalnum() or data[start - 1] == 0x5F):
             continue  # longer than the window: no table name pattern matches it
-        if _BLOCK_TABLE_NAME.fullmatch(data, start, end):
+        if _BLOCK_TABLE_NAME.fullmatch(data, start, end) and not _counts_blocks(data[start:end].decode()):
             yield start, end
+
+
+def _counts_blocks(name: str) -> bool:
+    """`depth_to_max_blocks`, `num_blocks`, `grid_blocks`: a number of blocks (a grid), not a
+    block's size, which a name says with size, dim or threads (`kBlockSizes`, `block_dims`)."""
+    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
+    return "blocks" in words and not any(w.startswith(("size", "dim", "thread")) for w in words)
 
 
 def judge_block(dims: tuple, warp_ops) -> tuple[Severity, str] | None:
