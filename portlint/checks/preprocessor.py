@@ -688,7 +688,8 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
     names where the ROCm build compiles? Leaving those out changes nothing there (the CUDA-only
     features a port drops on purpose: CUDA graphs, a CUB helper); code elsewhere that calls one
     does not compile, and hip-clang says where. An overload or specialization declared beside
-    it may be chosen in its place: not these."""
+    it may be chosen in its place (a `template <>` specialization, an overload of a toolchain
+    function such as `__ldcs` or `atomicAdd`): not these."""
     if truth(evaluate(condition, source, rocm=True)) is not False or len(_chain(condition, source)) != 1 \
             or condition.node.child_by_field_name("alternative") is not None:
         return False
@@ -698,6 +699,9 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
         if node.type == "comment":
             continue
         while node.type == "template_declaration":
+            parameters = node.child_by_field_name("parameters")
+            if parameters is not None and not parameters.named_children:
+                return False  # `template <>`: a specialization, chosen in the primary's place
             node = node.named_children[-1]
         declarator = node.child_by_field_name("declarator") if node.type in (
             "function_definition", "declaration", "field_declaration") else None
@@ -705,7 +709,10 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
             declarator = declarator.child_by_field_name("declarator") or declarator.named_children[-1]
         if declarator is None or declarator.type != "function_declarator":
             return False
-        names.add(source.node_text(declarator.child_by_field_name("declarator")))
+        name = source.node_text(declarator.child_by_field_name("declarator")).split("<", 1)[0].strip()
+        if hipify.documented(name):
+            return False  # an overload of the toolchain's own (`__ldcs` for bf16, `atomicAdd`)
+        names.add(name)
     if not names:
         return False
     start, end = body[0].start_byte, body[-1].end_byte
