@@ -985,6 +985,13 @@ _MACOS_NAMES = frozenset({"darwin"})
 def _host_platform_test(test: ast.expr) -> bool | None:
     """The ROCm build's answer to a test of the host platform where it is certain (False for
     "is it macOS?", and for "is it Windows?" unless a target runs there), else None."""
+    try:
+        return _host_platform_answer(test)
+    except RecursionError:  # `ast.unparse` of an expression some hundred levels deep
+        return None
+
+
+def _host_platform_answer(test: ast.expr) -> bool | None:
     names = _MACOS_NAMES | (frozenset() if targets.windows_possible() else _WINDOWS_NAMES)
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.id if isinstance(test, ast.Name) else test.attr

@@ -702,6 +702,8 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
             parameters = node.child_by_field_name("parameters")
             if parameters is not None and not parameters.named_children:
                 return False  # `template <>`: a specialization, chosen in the primary's place
+            if not node.named_children:
+                return False
             node = node.named_children[-1]
         declarator = node.child_by_field_name("declarator") if node.type in (
             "function_definition", "declaration", "field_declaration") else None
@@ -709,7 +711,10 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
             declarator = declarator.child_by_field_name("declarator") or declarator.named_children[-1]
         if declarator is None or declarator.type != "function_declarator":
             return False
-        name = source.node_text(declarator.child_by_field_name("declarator")).split("<", 1)[0].strip()
+        declared = declarator.child_by_field_name("declarator")
+        if declared is None:
+            return False  # a declarator the parse lost
+        name = source.node_text(declared).split("<", 1)[0].strip()
         if hipify.documented(name):
             return False  # an overload of the toolchain's own (`__ldcs` for bf16, `atomicAdd`)
         names.add(name)
