@@ -863,6 +863,17 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
             runs = _runs_under_skip_decorators(node, rocm_macros, resolve)
             if runs != (True, True):
                 model.add_chain([Arm(*_stmts_range(source, node.body), *runs)])
+    # A builder class whose `is_compatible()` is False on ROCm (DeepSpeed's op builders): the
+    # ROCm build never calls its other methods. (After the `if`s: its own tests read them.)
+    for node in module_nodes(tree):
+        if isinstance(node, ast.ClassDef):
+            compatible = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "is_compatible"),
+                              None)
+            if compatible is not None and returns_false_on_rocm(
+                    compatible, resolve, lambda s: model.status(source.python_range(s)[0]) is Status.DEAD):
+                for member in node.body:
+                    if member is not compatible:
+                        model.add_chain([Arm(*source.python_range(member), False, None)])
     return model
 
 
@@ -1109,6 +1120,32 @@ def _is_default(node: ast.expr | None) -> bool:
 
 def _is_bool(node: ast.expr | None, value: bool) -> bool:
     return isinstance(node, ast.Constant) and node.value is value
+
+
+def returns_false_on_rocm(function: ast.AST, names: "PythonNames", is_dead) -> bool:
+    """Does the method (a builder's `is_compatible()`) surely return False on ROCm? Its body,
+    in order, reaches a `return False` a ROCm build surely takes (`if self.is_rocm_pytorch():
+    return False`, a `return not <ROCm test>`) before any `return` of something else;
+    `is_dead(statement)`: the file's model says a ROCm build skips it."""
+    for statement in function.body:
+        if is_dead(statement):
+            continue
+        if isinstance(statement, ast.If):
+            rocm, _ = python_condition(statement.test, names=names)
+            arm = statement.body if rocm is True else statement.orelse if rocm is False else None
+            if arm and isinstance(arm[-1], ast.Return) and falsy_constant(arm[-1].value):
+                return True
+        if isinstance(statement, ast.Return):
+            return falsy_constant(statement.value) or python_condition(statement.value, names=names)[0] is False
+        if any(isinstance(node, ast.Return) and not falsy_constant(node.value)
+               for node in own_nodes(ast.Module(body=[statement], type_ignores=[]))):
+            return False  # it may return True before
+    return False
+
+
+def falsy_constant(node: ast.expr | None) -> bool:
+    """`return`, `return None`, `return False`, `return 0`: nothing true."""
+    return node is None or (isinstance(node, ast.Constant) and not node.value)
 
 
 def own_nodes(function: ast.AST):

@@ -310,11 +310,7 @@ def _own_returns(function: ast.AST):
 
 def _returns_value(function: ast.AST) -> bool:
     """Does the method return something (not an abstract `pass` or `raise NotImplementedError`)?"""
-    return any(r.value is not None and not _falsy(r.value) for r in _own_returns(function))
-
-
-def _falsy(node: ast.expr | None) -> bool:
-    return node is None or (isinstance(node, ast.Constant) and not node.value)
+    return any(r.value is not None and not rocm_path.falsy_constant(r.value) for r in _own_returns(function))
 
 
 def _makes_only_sycl(found: tuple[_Module, ast.AST] | None) -> bool:
@@ -328,19 +324,5 @@ def _makes_only_sycl(found: tuple[_Module, ast.AST] | None) -> bool:
 
 
 def _false_on_rocm(module: _Module, function: ast.AST) -> bool:
-    """Does `is_compatible()` surely return False on ROCm? Its body, in order, reaches a
-    `return False` a ROCm build surely takes (`if self.is_rocm_pytorch(): return False`, a
-    `return not <ROCm test>`) before any `return` of something else."""
-    for statement in function.body:
-        if module.rocm.is_dead(statement):
-            continue
-        if isinstance(statement, ast.If):
-            rocm, _ = rocm_path.python_condition(statement.test, names=module.names)
-            arm = statement.body if rocm is True else statement.orelse if rocm is False else None
-            if arm and isinstance(arm[-1], ast.Return) and _falsy(arm[-1].value):
-                return True
-        if isinstance(statement, ast.Return):
-            return _falsy(statement.value) or rocm_path.python_condition(statement.value, names=module.names)[0] is False
-        if any(not _falsy(r.value) for r in _own_returns(ast.Module(body=[statement], type_ignores=[]))):
-            return False  # it may return True before
-    return False
+    """Does `is_compatible()` surely return False on ROCm (`rocm_path.returns_false_on_rocm`)?"""
+    return rocm_path.returns_false_on_rocm(function, module.names, module.rocm.is_dead)
