@@ -12,6 +12,7 @@ properties), never a new hard-coded 64.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -115,7 +116,12 @@ def windows_possible() -> bool:
     supports Radeon GPUs (the wave32 parts, gfx10 to gfx12); ROCm for Instinct GPUs (gfx9) is
     Linux's. Before the targets are chosen (the build model reads the build files first), it
     may."""
-    return not _active or any(t.wave_size == 32 for t in _active)
+    return _windows_possible(_active)
+
+
+@functools.lru_cache(maxsize=8)
+def _windows_possible(chosen: tuple[Target, ...]) -> bool:
+    return not chosen or any(t.wave_size == 32 for t in chosen)
 
 
 def widest_wave() -> Target:

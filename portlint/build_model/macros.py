@@ -57,8 +57,11 @@ MACOS_MACROS = frozenset({"__APPLE__", "__MACH__"})
 WINDOWS_MACROS = frozenset({"_WIN32", "_WIN64", "_MSC_VER", "__MINGW32__", "__MINGW64__", "__CYGWIN__"})
 
 
+_NOT_ON_ROCM = (MACOS_MACROS, MACOS_MACROS | WINDOWS_MACROS)
+
+
 def platforms_not_on_rocm() -> frozenset[str]:
-    return MACOS_MACROS if targets.windows_possible() else MACOS_MACROS | WINDOWS_MACROS
+    return _NOT_ON_ROCM[0] if targets.windows_possible() else _NOT_ON_ROCM[1]
 
 
 # Other compilers' names for themselves, which hip-clang never defines (on CUDA, nvcc's front
@@ -266,6 +269,8 @@ class FileEnvironment:
     # CUDA toolkit headers (`hipify.TOOLKIT_HEADERS`) this file includes that a project file
     # of the same path stands in for (a compatibility header): the ROCm build finds those.
     project_headers: frozenset[str] = frozenset()
+    # `rocm_undefined` with the host platforms' macros, by platform set (`scope`).
+    _undefined: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -289,8 +294,11 @@ class FileEnvironment:
     def scope(self, offset: int, rocm: bool, rocm_macros: Iterable[str] = (),
               values: Mapping[str, int] | None = None) -> ScopeAt:
         """What the ROCm (or CUDA) build knows just before byte `offset` of the file."""
-        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines,
-                                     self.rocm_undefined | platforms_not_on_rocm())
+        platforms = platforms_not_on_rocm()
+        undefined = self._undefined.get(platforms)
+        if undefined is None:  # (one union per file and platform set: `bases` keys on it)
+            undefined = self._undefined[platforms] = self.rocm_undefined | platforms
+        rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines, undefined)
         return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values)
 
     # ---- shims: what rules call before judging a CUDA name -------------------------------

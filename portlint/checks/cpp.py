@@ -797,6 +797,10 @@ def open_constants(source) -> OpenConstants:
 _NAME_TOKENS = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier"})
 
 
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_IDENTIFIER_BYTES_ONE = frozenset(bytes([b]) for b in _IDENTIFIER_BYTES)
+
+
 def token_nodes(source, needle: bytes) -> list:
     """Leaf nodes of the main tree that start with `needle` (`__managed__`, `__nv_fp8_e4m3`),
     in source order; never in comments, strings or macro bodies.
@@ -804,9 +808,13 @@ def token_nodes(source, needle: bytes) -> list:
     A byte search, then the tree at each hit: far cheaper than a query over every
     identifier when the word is rare.
     """
-    found, root = [], source.tree.root_node
-    start = source.data.find(needle)
+    found, root, data = [], source.tree.root_node, source.data
+    word = needle[:1] in _IDENTIFIER_BYTES_ONE
+    start = data.find(needle)
     while start != -1:
+        if word and start > 0 and data[start - 1] in _IDENTIFIER_BYTES:
+            start = data.find(needle, start + len(needle))
+            continue  # inside a longer word (`f` in `#ifdef`): no token starts here, and the tree is not asked
         node = root.descendant_for_byte_range(start, start + len(needle))
         is_name = node is not None and (not node.is_named or node.type in _NAME_TOKENS)
         if is_name and node.start_byte == start and node.child_count == 0:

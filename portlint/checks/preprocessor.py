@@ -690,8 +690,7 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
     does not compile, and hip-clang says where. An overload or specialization declared beside
     it may be chosen in its place (a `template <>` specialization, an overload of a toolchain
     function such as `__ldcs` or `atomicAdd`): not these."""
-    if truth(evaluate(condition, source, rocm=True)) is not False or len(_chain(condition, source)) != 1 \
-            or condition.node.child_by_field_name("alternative") is not None:
+    if condition.node.child_by_field_name("alternative") is not None or len(_chain(condition, source)) != 1:
         return False
     body = _arm_body(condition)
     names = set()
@@ -718,7 +717,7 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
         if hipify.documented(name):
             return False  # an overload of the toolchain's own (`__ldcs` for bf16, `atomicAdd`)
         names.add(name)
-    if not names:
+    if not names or truth(evaluate(condition, source, rocm=True)) is not False:
         return False
     start, end = body[0].start_byte, body[-1].end_byte
     model = source.rocm_path
