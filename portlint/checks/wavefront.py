@@ -84,9 +84,10 @@ class OpenMaskMacro:
 def _full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
     """`#define FULL_MASK 0xffffffff` (32 lanes) and `#define FULL_MASK 0xffffffffull` (64 bits
     wide, 32 lanes set): every mask built from it misses lanes 32-63. Each as (its name, the
-    finding, whether code of this file on the ROCm path uses it). Silent where another definition of the name a ROCm
-    build may take holds all 64 lanes: the name is then a per-platform mask (`#if WARP_SIZE ==
-    64` ... `#else`), and this value the one for 32-lane targets."""
+    finding, whether code of this file on the ROCm path uses it). Silent where another
+    definition of the name a ROCm build may take holds all 64 lanes: the name is then a
+    per-platform mask (`#if WARP_SIZE == 64` ... `#else`), and this value the one for 32-lane
+    targets."""
     return memoized(source, "wavefront.full_mask_macros", _find_full_mask_macros)
 
 
