@@ -62,7 +62,7 @@ from portlint.checks.cmake_project import (
 )
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Edit, Fix
-from portlint.project import ProjectIndex
+from portlint.project import ProjectIndex, file_key
 from portlint.rocm_path import Status
 from portlint.source import CMAKE, Location, SourceFile
 
@@ -281,7 +281,7 @@ class OpenMissingUseRocm:
 
 def missing_use_rocm(source: SourceFile) -> list[OpenMissingUseRocm]:
     """The project facts of B003 (`_missing_use_rocm`)."""
-    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    key = file_key(source)
     return [OpenMissingUseRocm(posixpath.dirname(key), f.location, f) for f in _missing_use_rocm(source)]
 
 

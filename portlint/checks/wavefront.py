@@ -21,7 +21,7 @@ from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
 from portlint.nesting import bounded
 from portlint.rocm_path import Status
-from portlint.project import MaskMacroUse, ProjectIndex, included_files, index_key
+from portlint.project import MaskMacroUse, ProjectIndex, file_key, included_files, index_key
 from portlint.source import CUDA, Location, SourceFile
 from portlint.triggers import Trigger, all_of, any_of, in_name, needs, nocase
 
@@ -143,7 +143,7 @@ _MACRO_ALL_64_LANES = re.compile(
 def open_mask_macros(source: SourceFile) -> list[OpenMaskMacro]:
     """The project facts of W002: the file's mask macros that no code of its own uses (those
     of a header, mostly), for the files that include it to judge."""
-    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    key = file_key(source)
     return [OpenMaskMacro(key, name, finding.location, finding)
             for name, finding, used in _full_mask_macros(source) if not used]
 
@@ -153,7 +153,7 @@ def mask_macro_uses(source: SourceFile) -> list[MaskMacroUse]:
     named as a mask (`FULL_MASK`), which a header may define; where a shim drops the mask, none."""
     if not _MASKED_CALL.search(source.data):
         return []
-    key = source.absolute_path.as_posix() if source.absolute_path is not None else source.path
+    key = file_key(source)
     found = []
     for call, name, args in masked_intrinsic_calls(source):
         mask = strip_parens(args[0]) if args else None
