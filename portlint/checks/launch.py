@@ -590,12 +590,17 @@ class LaunchContext:
                 blocks.within_limit.append((launch, shape))
         return blocks
 
-    def observes_by_rows(self, kernel: str) -> bool:
+    def observes_by_rows(self, kernel: str) -> bool | tuple[str, ...]:
         """Does the kernel `kernel`, defined here, use warp operations whose result depends on
         the wavefront's width (the logical-warp model's observers)? Only then does a block
         whose rows are narrower than a wavefront compute otherwise on AMD: a tile of 32, a
-        xor shuffle inside 32 lanes, group each row's lanes alone."""
-        return kernel in self.warp_functions and warp_model(self.source).function_observes(kernel) is not False
+        xor shuffle inside 32 lanes, group each row's lanes alone. Where only widths named
+        from headers decide (`thread_block_tile<TILE_DIM>`), their names: the project pass
+        reads them (`observed_with_headers`)."""
+        if kernel not in self.warp_functions:
+            return False
+        observation = warp_model(self.source).function_observation(kernel)
+        return observation if isinstance(observation, tuple) else observation is not False
 
     @cached_property
     def warp_functions(self) -> set[str]:
@@ -1142,7 +1147,9 @@ class OpenLaunch:
     set_at: tuple[Related, ...]  # the dim3 variable the block was read from
     port: bool  # the block is set in ROCm-only code
     queried: bool = False  # the launching function asks the device for its limits
-    warp_ops: bool = False  # the launched kernel, defined in this file, uses warp operations
+    # The launched kernel, defined in this file, uses warp operations that observe the wavefront's
+    # width: True, False, or the names of header widths that decide (`observes_by_rows`).
+    warp_ops: bool | tuple[str, ...] = False
     # For K002, when this file defines the launched kernel:
     kernel: str | None = None
     bound: Expr | None = None  # its `__launch_bounds__`; None without one
@@ -1151,11 +1158,30 @@ class OpenLaunch:
 
 def _open_dims(context: LaunchContext, launch: Launch, shape: BlockShape | None, kernel):
     """(dims, sources) of a launch the project pass has to finish, else None: its block
-    names a header's constant, or the launched kernel's bound does."""
+    names a header's constant, or the launched kernel's bound does, or whether the kernel's
+    warp operations observe the wavefront hangs on a header's width (for a block of rows)."""
     if shape is None or shape.threads is None:
         return context.open_shape(launch, launch.block)
     bound = context.launch_bound(kernel, context.constants.expression)[1] if kernel is not None else None
-    return (shape.dims, shape.sources) if isinstance(bound, tuple) else None
+    if isinstance(bound, tuple):
+        return shape.dims, shape.sources
+    x = shape.dims[0]
+    if kernel is not None and isinstance(x, int) and x % targets.widest_wave().wave_size and \
+            isinstance(context.observes_by_rows(context.source.node_text(launch.kernel)), tuple):
+        return shape.dims, shape.sources
+    return None
+
+
+def observed_with_headers(index: ProjectIndex, fact) -> bool:
+    """`fact.warp_ops` with the header widths it names read: an operation whose width the
+    headers make 32 or less stays in its row's lanes."""
+    if not isinstance(fact.warp_ops, tuple):
+        return fact.warp_ops
+    for name in fact.warp_ops:
+        value, _ = index.resolve(fact.file, ("name", name.rsplit("::", 1)[-1]))
+        if value is None or value > 32:
+            return True
+    return False
 
 
 def open_launches(source: SourceFile) -> list[OpenLaunch]:
@@ -1240,7 +1266,7 @@ def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding
                 findings.append(finding_at(fact, message, fix, tuple(dict.fromkeys(
                     related + defined_at(bound_definitions))), severity=Severity.ERROR))
                 continue
-        judged = None if fact.queried else judge_block(dims, lambda: fact.warp_ops)
+        judged = None if fact.queried else judge_block(dims, lambda: observed_with_headers(index, fact))
         if judged is None:
             continue
         if fact.set_at:

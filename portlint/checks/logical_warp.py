@@ -58,6 +58,10 @@ class Observer:
 
     node: object  # the call or the `warpSize` name
     reason: str  # `__ballot_sync votes over the whole wavefront`
+    # A width this file names but does not define (`thread_block_tile<TILE_DIM>`, a shuffle's
+    # `WIDTH` from a header): the operation stays in 32 lanes, and so observes nothing, if the
+    # headers make it 32 or less. The project pass reads it (`function_observation`).
+    open_width: str | None = None
 
     def related(self, source: SourceFile) -> Related:
         return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
@@ -114,6 +118,7 @@ class LogicalWarps:
         self._spaces: dict[int, bool] = {}  # function id -> host code
         self._tree_uses: dict[tuple[int, str], tuple[list[int], list]] = {}
         self._instances: dict[tuple[int, str], int | None] = {}  # (function id, parameter) -> widest value
+        self._open_tiles: dict[int, str] = {}  # group call id -> the tile size it names, undefined here
         self.hardware_width = max(t.wave_size for t in targets.active())
         self._build()
 
@@ -253,15 +258,16 @@ class LogicalWarps:
         if name.startswith("."):  # a cooperative group's own shuffle or vote
             if self.narrow_group(call):
                 return
+            tile = self._open_tiles.get(call.id)
             if name in _GROUP_VOTES:
-                owner.observers.append(Observer(call, f"`{name[1:]}` of a group as wide as the wavefront"))
+                owner.observers.append(Observer(call, f"`{name[1:]}` of a group as wide as the wavefront", tile))
             elif kind != "xor":
-                owner.observers.append(Observer(call, f"`{name[1:]}` in a group as wide as the wavefront"))
+                owner.observers.append(Observer(call, f"`{name[1:]}` in a group as wide as the wavefront", tile))
             else:
                 owner.segment_shuffles.append(call)
             return
         index = shuffle_width_index(name)
-        width = None
+        width, open_width = None, None
         if index is not None and len(args) > index:
             width = self._value(args[index])
             if width is None and source.node_text(args[index]).strip() != "warpSize":
@@ -269,6 +275,10 @@ class LogicalWarps:
             if width is None and _names_warp_size(args[index], source):
                 owner.segment_shuffles.append(call)
                 return  # `THREADS_PER_WARP` from a header: its definition is judged with its uses
+            named = strip_parens(args[index])
+            if width is None and named.type in ("identifier", "qualified_identifier") and \
+                    source.node_text(named) != "warpSize" and self._passed_width(owner, named) is None:
+                open_width = source.node_text(named)
         if width is not None and width <= 32:
             owner.segment_shuffles.append(call)
             return
@@ -281,7 +291,7 @@ class LogicalWarps:
                                                    offset_index is not None and len(args) > offset_index else None,
                                                    offset):
             return  # (its result stays in the function: nothing for callers out of view)
-        owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes"))
+        owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes", open_width))
 
     def _root_only_tree(self, call, offset_node, offset: int | None) -> bool:
         """A down-shuffle tree from 16 or less whose sum only the tree's root reads (`if (lane
@@ -373,6 +383,8 @@ class LogicalWarps:
                         return value <= 32
                     if warp_size_names and _names_warp_size(size, source):
                         return True
+                    if size.type in ("identifier", "type_identifier", "qualified_identifier"):
+                        self._open_tiles[call.id] = source.node_text(size)
         return False
 
     def _instantiated(self, function, name: str) -> int | None:
@@ -471,6 +483,20 @@ class LogicalWarps:
         if not defined:
             return None
         return any(self.observers(f.function.child_by_field_name("body") or f.function) for f in defined)
+
+    def function_observation(self, name: str) -> bool | None | tuple[str, ...]:
+        """As `function_observes`, with one more answer: the names of widths undefined here
+        (sorted) when only operations whose width is such a name observe, so that the
+        project pass decides with the headers' values (`observed_with_headers`)."""
+        defined = self._by_name.get(name)
+        if not defined:
+            return None
+        found = [o for f in defined for o in self.observers(f.function.child_by_field_name("body") or f.function)]
+        if not found:
+            return False
+        if any(o.open_width is None for o in found):
+            return True
+        return tuple(sorted({o.open_width for o in found}))
 
     def _host(self, function) -> bool:
         """A function of host code (`function_space`: `__host__`, or unqualified with nothing
