@@ -84,6 +84,9 @@ _CROSS_LANE_WORDS = re.compile(rb"(?i:shfl|shuffle|ballot|activemask)|__any|__al
 _VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
 _GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
 _WARP_NAME = re.compile(r"(?i)warp")
+# A project's warp barrier (`magma_syncwarp`, `warp_sync`): the lanes that reach it wait for
+# one another, on 32 lanes or 64 alike; it reads no lane's value, so it observes no width.
+_WARP_BARRIER = re.compile(r"(?i)(?:sync_?warp|warp_?sync|warp_?barrier)$")
 # A lane taken within 32 lanes (`tid & 31`, `tid % 32`): a logical warp stated in place.
 _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?size)\w*")
 # Lane or warp geometry of 32 lanes in a returned value.
@@ -193,7 +196,8 @@ class LogicalWarps:
                 owner.observers.append(Observer(call, f"launches `{name}`, a kernel out of view"))
             elif name in defined:
                 owner.callees.add(name)
-            elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__"):
+            elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__") \
+                    and not _WARP_BARRIER.search(name):
                 owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
         # A helper that no function here calls hands its shuffled value, or a lane or warp index
         # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the

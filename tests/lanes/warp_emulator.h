@@ -773,6 +773,9 @@ template <typename M>
 void __syncwarp(M mask) {
   lanes::detail::vote(lanes::detail::Kind::SyncWarp, true, lanes::detail::mask_value(mask), 0);
 }
+// AMD's wavefront barrier (what a port's warp barrier becomes on HIP): `__syncwarp` of the
+// wavefront's active lanes.
+inline void __builtin_amdgcn_wave_barrier() { __syncwarp(__activemask()); }
 // The calling thread's lane (HIP's `__lane_id()`).
 inline unsigned __lane_id() { return static_cast<unsigned>(lanes::detail::self().lane); }
 
