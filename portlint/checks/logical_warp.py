@@ -291,11 +291,35 @@ class LogicalWarps:
         if kind == "xor" and (offset is None or offset < 32):
             owner.segment_shuffles.append(call)
             return  # `lane ^ offset` stays in its 32 lanes
+        offset_node = args[offset_index] if offset_index is not None and len(args) > offset_index else None
+        if kind == "up" and self._scan_in_first_32_threads(call, offset_node, offset):
+            owner.segment_shuffles.append(call)
+            return
         if kind == "down" and self._root_only_tree(call, args[offset_index] if offset is None and
                                                    offset_index is not None and len(args) > offset_index else None,
                                                    offset):
             return  # (its result stays in the function: nothing for callers out of view)
         owner.observers.append(Observer(call, f"`{name}` without a width of 32 reaches across 32 lanes", open_width))
+
+    def _scan_in_first_32_threads(self, call, offset_node, offset: int | None) -> bool:
+        """An up shuffle run by the block's first 32 threads only (`if (tid < 32)`) by an
+        offset below 32 (a constant, or a loop counter doubling from 1): each lane reads a lower
+        lane, so it never leaves lanes 0-31, which alone run it on 64 lanes too. (A down tree
+        there reads lanes 32 and up, which do not run it: the emulator calls those reads
+        undefined on 64 lanes, though only lanes that hold no sum make them.)"""
+        if not self._in_first_32_threads(call):
+            return False
+        if offset is not None:
+            return 0 < offset < 32
+        from portlint.checks.wavefront import _loop_counter, _loop_step
+        loop = next((a for a in ancestors_of(call) if a.type in ("for_statement", "function_definition")), None)
+        if loop is None or loop.type != "for_statement" or offset_node is None:
+            return False
+        counter = _loop_counter(loop, self.source)
+        if counter is None or self.source.node_text(strip_parens(offset_node)) != counter[0]:
+            return False
+        start = self._value(counter[1])
+        return _loop_step(loop, counter[0], self.source) == "double" and start is not None and start >= 1
 
     def _root_only_tree(self, call, offset_node, offset: int | None) -> bool:
         """A down-shuffle tree from 16 or less whose sum only the tree's root reads (`if (lane

@@ -270,8 +270,24 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
             continue  # the ROCm build's shim drops the mask
         mask = strip_parens(args[0])
         text = source.node_text(mask)
-        title = f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)"
         doubt = full_mask_doubt(call, name, source)
+        guard = _first_32_threads_guard(call, source)
+        if guard is not None:
+            # The branch runs lanes 0-31 alone, on 64 lanes too: the mask's lanes are right,
+            # and `~0ull` would name lanes that never arrive (HIP checks `mask == __ballot(true)`).
+            if _is_64_bit_literal(mask, source):
+                continue
+            title = f"Write `{FULL_MASK_32_LANES_64_BIT}`: the same 32 lanes, as a 64-bit mask"
+            edit = Edit.replace(mask, FULL_MASK_32_LANES_64_BIT)
+            findings.append(at_node(
+                source, mask,
+                f"Mask `{text}` is 32 bits wide; HIP's `_sync` intrinsics take a 64-bit mask (`static_assert`). "
+                f"Its lanes are right: `{_short(source.node_text(guard))}` runs lanes 0-31 alone.",
+                Fix.unsafe(f"{title}; {doubt}", edit) if doubt else Fix.safe(title, edit),
+                related=(Related(source.location(guard.start_byte, guard.end_byte),
+                                 "only the block's first 32 threads run this branch"),)))
+            continue
+        title = f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)"
         findings.append(at_node(
             source, mask,
             f"Mask `{text}` covers 32 lanes; AMD wavefronts have 64.",
@@ -279,6 +295,23 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
             else Fix.safe(title, Edit.replace(mask, FULL_MASK_64)),
         ))
     return findings + _uses_of_masks_defined_elsewhere(source, elsewhere)
+
+
+FULL_MASK_32_LANES_64_BIT = "0xffffffffull"
+
+
+def _first_32_threads_guard(call, source: SourceFile):
+    """The `tid < 32` of an `if` whose branch holds `call` (the block's first 32 threads), else None."""
+    function = enclosing_function(call)
+    if function is None:
+        return None
+    return enclosing_warp_guard(call, source, thread_variables(function, source),
+                                holds=lambda body, _: body.start_byte <= call.start_byte < body.end_byte)
+
+
+def _is_64_bit_literal(node, source: SourceFile) -> bool:
+    """`0xffffffffull`, `0xFFFFFFFFULL`: a literal whose suffix makes it 64 bits."""
+    return node.type == "number_literal" and source.node_text(node).lower().endswith(("ull", "llu", "ul", "lu", "ll"))
 
 
 def _mask_macro_from_elsewhere(node, call, source: SourceFile):

@@ -12,7 +12,7 @@ from portlint.checks.cpp import (
     integer_value, open_constants, statement_of, strip_parens,
 )
 from portlint.checks.wavefront import (
-    HOST_ADVICE, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
+    HOST_ADVICE, _first_32_threads_guard, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index, tile_size,
 )
 from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
@@ -248,6 +248,14 @@ def _branch_condition(node, source: SourceFile):
     return found
 
 
+def _lanes_of_first_32_threads(call, mask, condition, source: SourceFile) -> bool:
+    """Is `mask` lanes 0-31 (`0xffffffff`) and the branch `condition` splits on the block's
+    first 32 threads (`tid < 32`)? Those are the lanes that run it, on 32 lanes and 64 alike."""
+    guard = _first_32_threads_guard(call, source)
+    return guard is not None and integer_value(strip_parens(mask), source) == 0xFFFFFFFF \
+        and condition.start_byte <= guard.start_byte and guard.end_byte <= condition.end_byte
+
+
 def _single_lane(node, source: SourceFile) -> bool:
     """Is `node` in the then-branch of `if (lane == 0)`, `if (threadIdx.x == 0)`, `if (!tid)`?"""
     # As in `_branch_condition`: the answer above an `if` is kept per (if, from its consequence).
@@ -325,6 +333,8 @@ def check_syncwarp_independent_scheduling(source: SourceFile) -> list[Finding]:
         for call, name, args in masked_intrinsic_calls(source):
             full = not args if name == "__syncwarp" else bool(args) and _is_full_mask(args[0], source)
             condition = _branch_condition(call, source) if full else None
+            if condition is not None and name != "__syncwarp" and _lanes_of_first_32_threads(call, args[0], condition, source):
+                condition = None  # `0xffffffff` under `tid < 32`: the mask names exactly the lanes that run it
             if condition is not None:
                 shown = " ".join(source.node_text(condition).split())
                 findings.append(at_node(
