@@ -1066,7 +1066,8 @@ class _WarpSizeScan:
             self._thread_vars[function.id] = thread_variables(function, self.source)
         return self._thread_vars[function.id]
 
-    def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False) -> None:
+    def report(self, node, message: str, fix: Fix, error: bool, in_macro: bool = False,
+               also: tuple[Related, ...] = ()) -> None:
         """Report the 32 at `node` where the logical-warp model sees something observe the
         hardware width, with those observers related; where nothing does, a logical warp's
         note (`LogicalWarpNotes`, one per function)."""
@@ -1081,7 +1082,7 @@ class _WarpSizeScan:
                              "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
         self.findings.append(at_node(self.source, node, message, fix, severity=severity,
-                                     related=model.related(node, in_macro)))
+                                     related=also + model.related(node, in_macro)))
 
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:
@@ -1246,6 +1247,9 @@ class _WarpSizeScan:
                 continue
             start = _loop_counter(loop, source)[1]
             step = _loop_step(loop, name, source)
+            if step == "halve" and integer_value(start, source) == 16 and not in_macro and \
+                    enclosing_warp_guard(loop, source, self.thread_vars(loop, False)) is not None:
+                continue  # the last steps of a block reduction on its first 32 threads: `last_warp_reductions`'
             if step == "halve" and integer_value(start, source) == 16:
                 self.report(start, "Shuffle loop starts at `16`, half a 32-lane warp; AMD wavefronts have 64.",
                             _warp_size_fix(start, source, in_macro, "Start the loop at `warpSize / 2`",
@@ -1326,6 +1330,10 @@ class _WarpSizeScan:
         steps. A 64-lane wavefront needs the tree to stop at 64 and all 64 lanes in the warp part.
         A guard whose body only folds between block barriers assumes no warp: silent."""
         source = self.source
+        # Per function, the places that size the last steps by 32: the `tid < 32` that takes
+        # the warp, the `a[tid + 32]` folds, the tree's `s > 32`. One root cause: one finding,
+        # at the guard (else the tree's stop), the others related.
+        sites: dict[int, list[tuple[str, object, str]]] = {}
         # The literals of `lane_arithmetic` (found once per file, just before), of which these
         # shapes use 31 and 32: no search of the text of its own.
         for expr in operations_with_literal(source, root, frozenset(_LANE_ARITHMETIC.values())):
@@ -1338,23 +1346,44 @@ class _WarpSizeScan:
             if function is None:
                 continue
             thread_vars = self.thread_vars(expr, False)
+            found = sites.setdefault(function.id, [])
             if (op, value) in (("<", 32), ("<=", 31)) and _is_thread_expr(left, source, thread_vars):
                 body = _guarded_body(expr)
                 if body is not None and _warp_synchronous(body, function, source):
-                    self.report(expr, f"`{_short(source.node_text(expr))}` takes one 32-lane warp for the last "
-                                      "reduction steps; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+                    found.append(("guard", expr, f"`{_short(source.node_text(expr))}` takes one 32-lane warp for "
+                                                 "the last reduction steps; AMD wavefronts have 64."))
             elif op == "+" and value == 32 and _is_thread_expr(left, source, thread_vars) and _is_subscript_index(expr):
                 guard = enclosing_warp_guard(expr, source, thread_vars)
                 array = strip_parens(expr.parent.parent.child_by_field_name("argument"))
                 if guard is not None or (array is not None and _is_volatile(array, function, source)):
-                    self.report(expr, f"`{_short(source.node_text(expr.parent.parent))}` folds the value 32 threads "
-                                      "up, as if the last warp had 32 lanes; AMD wavefronts have 64.",
-                                Fix.advice(_LAST_WARP_ADVICE), False)
+                    found.append(("fold", expr, f"`{_short(source.node_text(expr.parent.parent))}` folds the value "
+                                                "32 threads up, as if the last warp had 32 lanes; AMD wavefronts have 64."))
             elif op in (">", ">=") and value == 32 and left.type == "identifier":
                 loop = _tree_loop(expr, source.node_text(left), source, thread_vars)
                 if loop is not None and _has_warp_phase(function, source):
-                    self.report(expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, leaving "
-                                      "one 32-lane warp; AMD wavefronts have 64.", Fix.advice(_LAST_WARP_ADVICE), False)
+                    found.append(("stop", expr, f"The shared-memory tree stops at `{_short(source.node_text(expr))}`, "
+                                                "leaving one 32-lane warp; AMD wavefronts have 64."))
+        fix = Fix.advice(_LAST_WARP_ADVICE)
+        model = _logical_warp.warp_model(source)
+        for found in sites.values():
+            if not found:
+                continue
+            if not model.observes(found[0][1]):
+                for _, node, message in found:  # each a place of the function's logical-warp note
+                    self.report(node, message, fix, False)
+                continue
+            primary = next((s for s in found if s[0] == "guard"), None) or \
+                next((s for s in found if s[0] == "stop"), None) or found[0]
+            also = tuple(Related(source.location(node.start_byte, node.end_byte), _LAST_WARP_RELATED[kind])
+                         for kind, node, _ in found if node is not primary[1])
+            self.report(primary[1], primary[2], fix, False, also=also)
+
+
+_LAST_WARP_RELATED = {
+    "guard": "the last steps take the block's first 32 threads here",
+    "fold": "and fold the value 32 threads up here",
+    "stop": "the tree leaves 32 lanes' worth of values here",
+}
 
 
 # A block's row and column of threads, written out (`threadIdx.y`, `hipThreadIdx_x`).
