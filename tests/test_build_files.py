@@ -293,6 +293,37 @@ def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(
     assert {Path(f.path).name for f in scan([root], root).findings if f.code == "L001"} == {"a.cu", "b.cu"}
 
 
+def test_a_configured_headers_cmakedefine_follows_the_variables_each_build_sets(tmp_path: Path) -> None:
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_ENABLE_HIP "HIP backend" OFF)
+            if(P_ENABLE_HIP)
+              enable_language(HIP)
+              set(P_HAVE_HIP 1)
+            else()
+              enable_language(CUDA)
+              set(P_HAVE_CUDA 1)
+            endif()
+            configure_file(${CMAKE_SOURCE_DIR}/config.h.in ${CMAKE_BINARY_DIR}/config.h)
+            add_library(p a.cu)
+            """,
+        "config.h.in": "#cmakedefine P_HAVE_CUDA\n#cmakedefine P_HAVE_HIP\n#cmakedefine01 P_HAVE_HIP\n",
+        "a.cu": _cublas_if("defined(P_HAVE_CUDA)"),
+    }
+    root = _project(tmp_path / "ported", files)
+    build = _read(root)
+    # The CUDA build's arm sets P_HAVE_CUDA: the header defines it there alone.
+    assert build.other_builds_define == {"P_HAVE_CUDA"}
+    assert "P_HAVE_HIP" in build.rocm_defines
+    assert "a.cu" not in {Path(f.path).name for f in scan([root], root).findings}
+    # Set on both paths, it is defined on ROCm too: the cuBLAS call is reported.
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("set(P_HAVE_HIP 1)", "set(P_HAVE_HIP 1)\n  set(P_HAVE_CUDA 1)")
+    root = _project(tmp_path / "both", files)
+    assert {(Path(f.path).name, f.code) for f in scan([root], root).findings} >= {("a.cu", "L001")}
+
+
 def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:
     ptx = ('#ifndef P_AMD\n__device__ unsigned lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); '
            'return l; }\n#endif\n')

@@ -1192,6 +1192,10 @@ _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "tar
 _COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
 
+# `#cmakedefine NAME ...` and `#cmakedefine01 NAME` in a template `configure_file` fills in.
+_CMAKEDEFINE = re.compile(rb"^[ \t]*#[ \t]*cmakedefine(01)?[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+
+
 class _CMakeTree:
     """One CMake project from its top CMakeLists.txt: every list file it reads, with the
     variables each build holds, following `add_subdirectory` and `include`."""
@@ -1273,6 +1277,31 @@ class _CMakeTree:
         finally:
             self.active.pop()
 
+    def _configured_defines(self, text: str, directory: Path, rocm: Value, cuda: Value, rocm_env: dict,
+                            cuda_env: dict) -> None:
+        """`configure_file(config.h.in config.h)`: each `#cmakedefine NAME` of the template is a
+        define of the header it writes where the build holds a true `NAME` (`#cmakedefine01
+        NAME`: always, as 0 or 1). A build holding it false or unset leaves it undefined, so a
+        name only the CUDA build sets (`set(LIB_HAVE_CUDA 1)` in its arm) is another build's."""
+        items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
+        if not complete or not items:
+            return
+        template = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
+        data = self.collector.fs.read(template, MAX_BUILD_FILE_BYTES, keep=True) if \
+            self.collector.fs.is_file(template) else None
+        for match in _CMAKEDEFINE.finditer(data or b""):
+            always, variable = match.group(1) == b"01", match.group(2).decode()
+            for side, taken, env in ((True, rocm, rocm_env), (False, cuda, cuda_env)):
+                value = env.get(variable)
+                truth = None  # unknown: an option's default, a value set on an undecided path
+                if value is not None and value.definite:
+                    # `if(VAR)`'s truth: any value but CMake's false constants is true.
+                    truth = bool(value.items) and rocm_path.cmake_truth(value.text) is not False
+                if always:
+                    self.collector.define_for(side, taken, variable if truth is None else f"{variable}={int(truth)}")
+                elif truth:
+                    self.collector.define_for(side, taken, variable)
+
     def _module(self, name: str, env: dict) -> Path | None:
         """The project's own `NAME.cmake` that `include(NAME)` reads: the first on the
         `CMAKE_MODULE_PATH` the build holds (CMake's own modules are not the project's)."""
@@ -1342,6 +1371,9 @@ class _CMakeTree:
             module = self._module(f"Find{texts[0]}", rocm_env if rocm is not False else cuda_env)
             if module is not None:
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
+        if name == "configure_file" and len(texts) >= 2:
+            self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
+            return
         if name in ("add_subdirectory", "subdirs", "include") and texts:
             # `subdirs(a b)`: CMake's older `add_subdirectory`, for each folder it names.
             folders = [t for t in texts if t not in ("EXCLUDE_FROM_ALL", "PREORDER")] if name == "subdirs" else texts[:1]
