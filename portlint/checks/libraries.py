@@ -266,6 +266,17 @@ _OWN_NAMES = """
  (type_definition declarator: (type_identifier) @name)
  (alias_declaration name: (type_identifier) @name)]
 """
+# Variables, parameters and template parameters the file names itself (`cusparseHandle_t
+# cusparseHandle`, `template <typename curandState>`): a name that only looks like the API.
+_OWN_VARIABLES = """
+[(init_declarator declarator: (identifier) @name)
+ (init_declarator declarator: (pointer_declarator declarator: (identifier) @name))
+ (declaration declarator: (identifier) @name)
+ (declaration declarator: (pointer_declarator declarator: (identifier) @name))
+ (parameter_declaration declarator: (identifier) @name)
+ (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @name))
+ (type_parameter_declaration (type_identifier) @name)]
+"""
 _API_BYTES = tuple(p.encode() for p, _ in _API_PREFIXES)
 _CONSTANT_BYTES = tuple(p.encode() for p, _ in _CONSTANT_PREFIXES)
 _HEADER_BYTES = (b"cublas", b"cufft", b"cusparse", b"cusolver", b"curand", b"cudnn", b"nccl", b"cub/",
@@ -306,6 +317,7 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
                    and hipify.documented(name := source.node_text(n)) and (lib := library_for_name(name))}
     if implemented:
         own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
+    own_names |= {source.node_text(n) for n in queries.nodes(CUDA, _OWN_VARIABLES, root, "name")}
     uses = _api_names(source, own_names)
     namespaces = _namespace_names(source, own_names)
     aliases: dict[str, Fix] = {}  # library -> the one fix of its include and of every use
