@@ -82,6 +82,9 @@ class WarpSizeDefinition:
     status: Status
     # A `#define`: (absolute path, offset of its line), the build model's name for it.
     macro: tuple[str, int] | None = None
+    # A local's scope (the end of its block): the definitions of one name in the arms of one
+    # `#if` there are one constant, per platform (`#if defined(RDNA)` 32 `#else` 64).
+    scope_end: int | None = None
 
 
 @dataclass(unsafe_hash=True)

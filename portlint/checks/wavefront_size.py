@@ -235,11 +235,15 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
     scopes: list[tuple[str, int, int, Location]] = []  # local definitions: (name, start, end, location)
     uses = []
     root = source.tree.root_node
-    kinds: dict[bytes, str | None] = {}
+    kinds: dict[bytes, str | None] = {b"warpSize": _SIZE}
+    # `warpSize` is the device's own (64 on AMD) unless the file defines a name of its own
+    # that shadows it (`const int warpSize = 32;` in host code that shapes blocks): then its
+    # uses here are that definition's.
+    builtin_uses: list = []
     for match in _candidate_names(source.data):
         word = match.group()
         if word not in kinds:
-            kinds[word] = None if word == b"warpSize" else _warp_constant_kind(word.decode())
+            kinds[word] = _warp_constant_kind(word.decode())
         if kinds[word] is None:
             continue
         name = root.descendant_for_byte_range(match.start(), match.end())
@@ -254,7 +258,11 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
             definitions.append(_definition(source, model, name, value, kinds[word], scopes))
         elif parent is not None and parent.type not in _VALUELESS_DECLARATIONS and (
                 name.type == "identifier" or parent.type == "type_descriptor"):  # `tiled_partition<WARP_SIZE>`
-            uses.append(name)
+            (builtin_uses if word == b"warpSize" else uses).append(name)
+    if builtin_uses and any(d.name == "warpSize" for d in definitions):
+        file_wide = any(d.name == "warpSize" and not d.local for d in definitions)
+        uses.extend(u for u in builtin_uses if file_wide or any(
+            name == "warpSize" and start <= u.start_byte < end for name, start, end, _ in scopes))
     return definitions, _uses(source, model, uses, scopes)
 
 
@@ -290,6 +298,7 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
             scope is None or warp_model(source).observes(definition)),
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
+        scope_end=scope.end_byte if scope is not None else None,
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
         if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
@@ -439,14 +448,17 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
     groups: dict[object, list[WarpSizeDefinition]] = {}
     for definition in index.warp_size_definitions:
         if definition.status is not Status.DEAD:
-            key = definition.location if definition.local else definition.name
+            key = (definition.location.path, definition.name, definition.scope_end) if definition.local \
+                else definition.name
             groups.setdefault(key, []).append(definition)
     # Another live value (64 under a HIP branch, `warpSize`) makes it a per-platform constant.
     wired = {key: definitions for key, definitions in groups.items() if all(d.hard_wired for d in definitions)}
     uses_of: dict[object, list[WarpSizeUse]] = {}
+    local_group = {d.location: key for key, definitions in wired.items() for d in definitions if d.local}
     for use in index.warp_size_uses_of({d.name for definitions in wired.values() for d in definitions}):
         if use.status is not Status.DEAD:
-            uses_of.setdefault(use.definition if use.definition is not None else use.name, []).append(use)
+            key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
+            uses_of.setdefault(key, []).append(use)
     findings = []
     for key, definitions in wired.items():
         # A use in code only a ROCm build compiles is the port's own business.
