@@ -808,11 +808,29 @@ def check_rocm_arch_unset(source: SourceFile) -> list[Finding]:
     first = next((a for a in strings if a.value == CUDA_ARCH_VARIABLE and script.model.is_live(a.start)), None)
     if first is None:
         return []
+    advice = Fix.advice("Choose the gfx targets on the ROCm path: "
+                        "`os.environ.setdefault('PYTORCH_ROCM_ARCH', 'gfx90a;gfx942')` when `torch.version.hip`")
+    if _builds_with_torch(script):
+        # torch's builder then compiles for the gfx targets torch itself was built for: every
+        # GPU that torch runs on gets code, at the cost of a longer build (a note).
+        return [finding(
+            source, first.start, first.end,
+            f"Archs come from `{CUDA_ARCH_VARIABLE}` only; on ROCm, torch's builder compiles for every gfx "
+            "target torch was built for (a long build).", advice, severity=Severity.NOTE)]
     return [finding(
         source, first.start, first.end,
-        f"Archs come from `{CUDA_ARCH_VARIABLE}` only; ROCm gfx targets are left to the build host.",
-        Fix.advice("Choose the gfx targets on the ROCm path: "
-                   "`os.environ.setdefault('PYTORCH_ROCM_ARCH', 'gfx90a;gfx942')` when `torch.version.hip`"))]
+        f"Archs come from `{CUDA_ARCH_VARIABLE}` only; ROCm gfx targets are left to the build host.", advice)]
+
+
+def _builds_with_torch(script: BuildScript) -> bool:
+    """Does the script build with `torch.utils.cpp_extension` (`BuildExtension`, `CUDAExtension`,
+    `load`), whose ROCm path takes torch's own gfx targets when `PYTORCH_ROCM_ARCH` is unset?"""
+    for node in module_nodes(script.tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cpp_extension"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "cpp_extension":
+            return True
+    return _mentions_build_extension(script)
 
 
 # ---- B002 lto-mixed-compilers (setup.py) ------------------------------------------------------
