@@ -237,6 +237,27 @@ def test_a_header_sees_what_every_includer_defined_before_including_it() -> None
     assert model.environment("/p/other.cuh").shim("__shfl_xor_sync", 0) is None
 
 
+def test_a_header_whose_includers_define_a_name_differently_decides_what_every_one_decides() -> None:
+    backend = "#if FFT_BACKEND == 1\n#include <nvrtc.h>\n#elif FFT_BACKEND == 2\n#include <hip/hiprtc.h>\n#endif\n"
+    files = {"fft.h": backend,
+             "hip_fft.h": '#define FFT_BACKEND 2\n#include "fft.h"\n',
+             "cl_fft.h": '#define FFT_BACKEND 3\n#include "fft.h"\n',
+             "hip.cpp": '#include "hip_fft.h"\n', "cl.cpp": '#include "cl_fft.h"\n'}
+    model = _model(files)
+    # 2 at one include, 3 at the other: the NVRTC arm is taken at neither, the HIP arm at one.
+    assert _value(model, "fft.h", "FFT_BACKEND == 1", rocm=True) == 0
+    assert _value(model, "fft.h", "FFT_BACKEND == 2", rocm=True) is None
+    assert _value(model, "fft.h", "defined(FFT_BACKEND) && FFT_BACKEND > 1", rocm=True) == 1
+    # An includer where it is surely undefined is one of the alternatives too; one where it
+    # is not known (a `-D` may set it) leaves the header undecided.
+    files["plain.cpp"] = '#undef FFT_BACKEND\n#include "fft.h"\n'
+    model = _model(files)
+    assert _value(model, "fft.h", "FFT_BACKEND == 1", rocm=True) == 0
+    assert _value(model, "fft.h", "defined(FFT_BACKEND)", rocm=True) is None
+    files["plain.cpp"] = '#include "fft.h"\n'
+    assert _value(_model(files), "fft.h", "FFT_BACKEND == 1", rocm=True) is None
+
+
 def test_a_header_only_files_the_rocm_build_skips_include_is_dead() -> None:
     files = {"sm80_helpers.cuh": "#define HELPERS 1\n", "sm80.cu": '#include "sm80_helpers.cuh"\n',
              "common.cu": "int x;\n"}

@@ -8,8 +8,10 @@ answered before expansion.
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
+from math import prod
 from typing import Protocol
 
 Value = bool | int | None
@@ -316,7 +318,29 @@ class _Parser:
 
 
 def evaluate(text: str, scope: Scope) -> Value:
-    """The value of the `#if` expression `text` in `scope`; None when undecidable."""
+    """The value of the `#if` expression `text` in `scope`; None when undecidable. A name a
+    header's includers define differently (`ScopeAt.alternatives`) is tried as each of
+    them: the value is the one they all give."""
+    value = _evaluate_once(text, scope)
+    alternatives = getattr(scope, "alternatives", None)
+    if value is not None or alternatives is None:
+        return value
+    names = [(name, states) for name in dict.fromkeys(t[1] for t in tokens(text) if t[0] == "id")
+             if (states := alternatives(name))]
+    if not names or prod(len(states) for _, states in names) > _MAX_PINNED_CASES:
+        return None
+    values = set()
+    for chosen in itertools.product(*(states for _, states in names)):
+        values.add(_evaluate_once(text, scope.pinned({name: state for (name, _), state in zip(names, chosen)})))
+        if None in values or len(values) > 1:
+            return None
+    return values.pop()
+
+
+_MAX_PINNED_CASES = 16
+
+
+def _evaluate_once(text: str, scope: Scope) -> Value:
     try:
         expanded = _expand(tokens(text), scope, frozenset(), [_MAX_EXPANSIONS])
         parser = _Parser(expanded)

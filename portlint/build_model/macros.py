@@ -150,7 +150,19 @@ class _State:
 
 UNDEFINED = _State("UNDEFINED")  # certainly not defined here (`#undef`, a CUDA-only predefine)
 MAYBE = _State("MAYBE")  # defined in (or undefined by) an arm this build may or may not take
-State = Macro | _State  # no entry at all: not known (a system header, `-D` flags elsewhere)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """What a header meets where it is included, when its includers disagree: each includer's
+    own definition (`#define FFT_BACKEND 2` before one include, `3` before another) or
+    UNDEFINED. A condition true (or false) under each of them is so in the header."""
+
+    states: tuple  # of Macro or UNDEFINED, distinct, at most MAX_ALTERNATIVES
+
+
+MAX_ALTERNATIVES = 4
+State = Macro | _State | OneOf  # no entry at all: not known (a system header, `-D` flags elsewhere)
 
 
 @dataclass(unsafe_hash=True)
@@ -221,7 +233,20 @@ class ScopeAt:
             return True
         if state is UNDEFINED:
             return False
+        if isinstance(state, OneOf):
+            defined = {isinstance(s, Macro) for s in state.states}
+            return defined.pop() if len(defined) == 1 else None
         return None
+
+    def alternatives(self, name: str) -> tuple | None:
+        """The states a header's includers give `name` (`OneOf`), else None."""
+        state = self.state(name)
+        return state.states if isinstance(state, OneOf) else None
+
+    def pinned(self, pins: Mapping[str, State]) -> "ScopeAt":
+        """This scope with the names of `pins` taken as one of their alternatives each."""
+        lookup = self._lookup
+        return ScopeAt(self._base, lambda name: pins[name] if name in pins else lookup(name), self._values)
 
     def definition(self, name: str) -> Macro | None:
         state = self.state(name)
@@ -320,6 +345,8 @@ class FileEnvironment:
             return False
         if isinstance(rocm, Macro) and isinstance(cuda, Macro):
             return rocm.body != cuda.body
+        if isinstance(rocm, OneOf) or isinstance(cuda, OneOf):
+            return False
         return rocm is not cuda and MAYBE not in (rocm, cuda)
 
 
@@ -974,15 +1001,21 @@ class BuildMacros:
         self._entries[key] = None  # an include cycle agrees on nothing
         if self._unwalked_includers(path):  # what the others define there is not known
             return None
-        agreed: State | None = None
+        met: list = []  # the states the header meets, in order, without repeats
         for including, offset, on_rocm, on_cuda in self._sites_of(path) if _is_header(path) else ():
             if truth((on_rocm, on_cuda)[build]) is False or truth(self.reach(including)[build]) is False:
                 continue  # this build does not include it there
             state = self._state_before(including, name, offset, build, depth)
-            if state is None or state is MAYBE or (agreed is not None and state != agreed):
-                agreed = None
+            if state is None or state is MAYBE or isinstance(state, OneOf):
+                met = []
                 break
-            agreed = state
+            if state not in met:
+                met.append(state)
+        agreed: State | None = None
+        if len(met) == 1:
+            agreed = met[0]
+        elif 1 < len(met) <= MAX_ALTERNATIVES:
+            agreed = OneOf(tuple(met))  # each includer's own: a condition decides where all agree
         self._entries[key] = agreed
         return agreed
 
