@@ -10,7 +10,7 @@ import bisect
 import re
 
 from portlint import hipify
-from portlint.checks.cpp import memoized
+from portlint.checks.cpp import ancestors_of, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
@@ -398,7 +398,7 @@ from collections.abc import Iterator  # noqa: E402
 
 from portlint import queries  # noqa: E402
 from portlint.checks.assembly import ASM_QUERY  # noqa: E402
-from portlint.checks.cpp import integer_value, strip_parens, token_nodes  # noqa: E402
+from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
 from portlint.source import CUDA  # noqa: E402
@@ -465,6 +465,58 @@ def _fallback_on_rocm(condition: Condition, source: SourceFile):
     when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
     taken = _arm_taken_on_rocm(condition, source)
     return taken[0] if taken is not None and _working_arm(taken[1], source) else None
+
+
+def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int] | None:
+    """An arm (with no other arm) that only defines feature flags (`#define USE_WMMA_FRAG`),
+    each tested in this file, and only by `#ifdef`/`#if defined(...)` chains that have a
+    working arm for it undefined (`#else`): ROCm leaves the flags undefined and so compiles
+    those arms. (`names` as the message says them, the first fallback's line), else None."""
+    if condition.node.child_by_field_name("alternative") is not None or len(_chain(condition, source)) != 1:
+        return None
+    flags = []
+    for node in _arm_body(condition):
+        if node.type == "comment":
+            continue
+        if node.type != "preproc_def" or node.child_by_field_name("name") is None:
+            return None
+        flags.append(node.child_by_field_name("name"))
+    if not flags:
+        return None
+    first_line = None
+    for flag in flags:
+        name = source.node_text(flag)
+        uses = [n for n in token_nodes(source, name.encode()) if n.start_byte != flag.start_byte
+                and source.node_text(n) == name]
+        if not uses:
+            return None  # tested elsewhere (an includer), or not at all: out of view
+        for use in uses:
+            directive = next((a for a in ancestors_of(use) if a.type in ("preproc_ifdef", "preproc_if", "preproc_elif",
+                                                                          "preproc_elifdef")), None)
+            test = directive.child_by_field_name("condition") or directive.child_by_field_name("name") \
+                if directive is not None else None
+            if test is None or not test.start_byte <= use.start_byte < test.end_byte:
+                return None  # read as a value, or in code: not a choice between arms
+            fallback = _flag_off_arm(directive, source)
+            if fallback is None:
+                return None
+            line = source.line_of(fallback.start_byte) + 1
+            first_line = line if first_line is None else min(first_line, line)
+    shown = ", ".join(f"`{source.node_text(f)}`" for f in flags)
+    return shown, first_line
+
+
+def _flag_off_arm(directive, source: SourceFile):
+    """The arm of an `#ifdef FLAG` / `#if defined(FLAG)` (`#ifndef FLAG`: its own) compiled with
+    the flag undefined, when it holds code, else None."""
+    alternative = directive.child_by_field_name("alternative")
+    if directive.type == "preproc_ifdef" and source.node_text(directive.children[0]).strip() == "#ifndef":
+        body = [c for c in directive.named_children if c.type not in ("identifier", "comment")
+                and (alternative is None or c.start_byte < alternative.start_byte)]
+        return body[0] if body and _working_arm(body, source) else None
+    if alternative is None or alternative.type != "preproc_else":
+        return None
+    return alternative if _working_arm(alternative.named_children, source) else None
 
 
 def _arm_taken_on_rocm(condition: Condition, source: SourceFile):
@@ -574,11 +626,17 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
         if kind == "feature":
             message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
             fallback = _fallback_on_rocm(condition, source)
+            flags = _flag_fallbacks(condition, source) if fallback is None else None
             if fallback is not None:
                 line = source.line_of(fallback.start_byte) + 1
                 message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}) "
                            "instead of the code it gates.")
                 severity = Severity.NOTE  # a working alternative: speed at most
+            elif flags is not None:
+                names, line = flags
+                message = (f"`{gate}` is never true on AMD, which leaves {names} undefined: the code that "
+                           f"tests it compiles its fallback arms (the first on line {line}).")
+                severity = Severity.NOTE  # the same working alternatives, one step removed
             fix = Fix.advice(
                 f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
                 "the feature), or test a `__HIP_ARCH_HAS_*__` or project feature macro")
