@@ -126,6 +126,7 @@ _SOURCE_SCOPE_KEYWORDS = frozenset({"DIRECTORY", "TARGET_DIRECTORY"})
 
 # Words of an argument (between blanks, `;`, quotes and generator-expression punctuation).
 _WORD = re.compile(r"[^\s;\"'<>:$]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a variable's name in an `if()` test
 _LANGUAGE_CONDITION = re.compile(r"(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):([A-Za-z_,]+)")
 _COMPILER_ID_CONDITION = re.compile(r"\b(CUDA|HIP)_COMPILER_ID\b")
 
@@ -339,8 +340,37 @@ class _Collector:
         elif variable == "CMAKE_CXX_COMPILER" and value_words and HIP_CLANG.search(value_words[0]):
             self._place(HIP_COMPILER, name_arg, f"set(CMAKE_CXX_COMPILER {value_words[0]})")
         elif _IPO_VARIABLE.fullmatch(variable) and command.name == "set" and value_words[:1] \
-                and value_words[0].upper() in TRUE_CONSTANTS:
+                and value_words[0].upper() in TRUE_CONSTANTS and not self._under_ipo_check():
             self._place(IPO, name_arg, variable)
+
+    def _under_ipo_check(self) -> bool:
+        """Is the command inside an `if()` on the RESULT of this file's `check_ipo_supported`?
+        That check builds a test project with every enabled language, HIP too: where GCC's
+        C++ and clang's HIP objects cannot be linked with LTO it answers no, and IPO stays off."""
+        results = self._ipo_check_results()
+        if not results:
+            return False
+        node = self.command.node.parent
+        while node is not None:
+            if node.type in ("if_condition", "elseif_command"):
+                head = node.named_children[0] if node.type == "if_condition" and node.named_children else node
+                test = head if head.type in ("if_command", "elseif_command") else None
+                if test is not None and results & set(_NAME.findall(self.source.node_text(test))):
+                    return True
+            node = node.parent
+        return False
+
+    def _ipo_check_results(self) -> frozenset[str]:
+        """The RESULT variables of the file's `check_ipo_supported` calls (once per file)."""
+        memo = self.source.memo
+        if "cmake.ipo_results" not in memo:
+            found = set()
+            for command in cached_commands(self.source) if b"check_ipo_supported" in self.source.data else ():
+                words = command.words(self.source)
+                if command.name.lower() == "check_ipo_supported" and "RESULT" in words[:-1]:
+                    found.add(words[words.index("RESULT") + 1])
+            memo["cmake.ipo_results"] = frozenset(found)
+        return memo["cmake.ipo_results"]
 
     def _option_lists(self, keywords: dict[str, str]) -> None:
         kind, keyword = None, ""
@@ -384,7 +414,8 @@ class _Collector:
                 self._place(CUDA_ARCH, args[key], prop)
             elif prop == "CUDA_SEPARABLE_COMPILATION" and _is_true(value_words):
                 self._place(CUDA_LANGUAGE, args[key], prop, detail="separable")
-            elif _IPO_PROPERTY.fullmatch(prop) and value_words[:1] and value_words[0].upper() in TRUE_CONSTANTS:
+            elif _IPO_PROPERTY.fullmatch(prop) and value_words[:1] and value_words[0].upper() in TRUE_CONSTANTS \
+                    and not self._under_ipo_check():
                 self._place(IPO, args[key], prop)
 
 
