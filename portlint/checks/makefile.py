@@ -15,7 +15,7 @@ from portlint.checks import nvcc_flags
 from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
 from portlint.checks.libraries import CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name
 from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
-from portlint.finding import Finding, finding
+from portlint.finding import Finding, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.source import SourceFile
 
@@ -487,10 +487,11 @@ def check_missing_offload_arch(source: SourceFile) -> list[Finding]:
             if _suspicious_unset(mk, expansion, _ARCH_VARIABLE):
                 continue
             program = command.program
-            findings.append(finding(
+            findings.append(finding(  # the builder's choice (`HIPFLAGS=...`), as in CMake: a note
                 source, *_site(program),
-                f"`{program.text}` compiles with no `--offload-arch`; code runs only on the build host's GPU.",
-                Fix.advice(_ARCH_FIX)))
+                f"`{program.text}` compiles with no `--offload-arch`, so whoever builds must pass the targets; "
+                "without them, code runs only on the build host's GPU.",
+                Fix.advice(_ARCH_FIX), severity=Severity.NOTE))
     for word in _target_words(mk):
         for m in _PLACEHOLDER.finditer(word.text):
             start = word.start + len(word.text[:m.start()].encode())
