@@ -414,11 +414,47 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     for command in cached_commands(source):
         if command.name == "message":
             continue  # printing a path does not use it
+        if _one_of_several_search_places(command, source):
+            continue  # a find_*() that looks there among other places (an OpenCL or NCCL search)
         culprit = next((c for a in command.args for c in _toolkit_path_culprits(a, source)), None)
         if culprit is not None:
             start, end, message = culprit
             findings.append(finding(source, start, end, message, Fix.advice(_TOOLKIT_PATH_FIX)))
     return findings
+
+
+_FIND_COMMANDS = frozenset({"find_path", "find_library", "find_program", "find_file", "find_package"})
+_SEARCH_KEYWORDS = frozenset({"PATHS", "HINTS"})
+# Keywords that end a find command's PATHS/HINTS list.
+_FIND_KEYWORDS = frozenset({
+    "NAMES", "NAMES_PER_DIR", "HINTS", "PATHS", "PATH_SUFFIXES", "DOC", "REQUIRED", "NO_DEFAULT_PATH",
+    "NO_PACKAGE_ROOT_PATH", "NO_CMAKE_PATH", "NO_CMAKE_ENVIRONMENT_PATH", "NO_SYSTEM_ENVIRONMENT_PATH",
+    "NO_CMAKE_SYSTEM_PATH", "NO_CMAKE_INSTALL_PREFIX", "CMAKE_FIND_ROOT_PATH_BOTH", "ONLY_CMAKE_FIND_ROOT_PATH",
+    "NO_CMAKE_FIND_ROOT_PATH", "ENV", "VALIDATOR", "NO_CACHE", "CONFIG", "MODULE", "QUIET", "COMPONENTS",
+    "OPTIONAL_COMPONENTS", "NO_MODULE", "NO_POLICY_SCOPE", "EXACT", "GLOBAL", "NO_CMAKE_PACKAGE_REGISTRY",
+    "NO_CMAKE_SYSTEM_PACKAGE_REGISTRY", "REGISTRY_VIEW", "CONFIGS",
+})
+
+
+def _one_of_several_search_places(command, source: SourceFile) -> bool:
+    """Is every CUDA root in `command` one of several places a `find_*()` searches (`PATHS
+    $ENV{CUDA_PATH} $ENV{AMDAPPSDKROOT}`)? Looking in CUDA's tree among others finds nothing
+    there on ROCm and goes on; a search of the CUDA tree alone is still reported."""
+    if command.name not in _FIND_COMMANDS:
+        return False
+    words = [word(a, source) for a in command.args]
+    places: list[int] = []  # indices of the arguments listed as search places
+    listing = False
+    for i, text in enumerate(words):
+        if text in _SEARCH_KEYWORDS:
+            listing = True
+        elif text in _FIND_KEYWORDS:
+            listing = False
+        elif listing:
+            places.append(i)
+    cuda = [i for i in places if _toolkit_path_culprits(command.args[i], source)]
+    culprits_outside = any(_toolkit_path_culprits(a, source) for i, a in enumerate(command.args) if i not in places)
+    return bool(cuda) and len(places) > len(cuda) and not culprits_outside
 
 
 def _has_rocm_fallback(source: SourceFile) -> bool:
