@@ -107,6 +107,7 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
     cuda_only = {name for arg in dead for name in referenced_variables(arg, source)} - linked
     defined = {word(c.args[0], source) for c in all_commands if c.name == "add_library" and c.args}
     findings = []
+    by_command: dict[int, list] = {}  # one root cause per command: the libraries it links
     for arg in values_reaching(source, all_commands, direct,
                                lambda name: _LINK_VARIABLE.search(name) is not None and name not in cuda_only):
         for start, end, text, lib in _link_culprits(arg, source):
@@ -114,8 +115,11 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
                 continue  # `add_library(CUDA::cublas ALIAS roc::hipblas)`: the project maps it
             if _in_rocm_arm(source.data[arg.start_byte:start]):
                 continue  # `$<IF:$<BOOL:${USE_ROCM}>,roc::hipblas,CUDA::cublas>`: the ROCm build has its own
-            findings.append(finding(source, start, end, _link_message(text, lib),
-                                    _link_fix(source, arg, start, end, text, lib)))
+            command = arg.parent.parent if arg.parent is not None and arg.parent.parent is not None else arg
+            by_command.setdefault(command.id, []).append(
+                (start, end, text, lib, _link_fix(source, arg, start, end, text, lib)))
+    for culprits in by_command.values():
+        findings.append(_link_finding(source, culprits))
     for command in all_commands:
         m = _ADD_TO_TARGET.fullmatch(command.name)
         lib = library_for_link_name(m.group(1)) if m else None
@@ -157,6 +161,32 @@ def _in_rocm_arm(before: bytes) -> bool:
     """Whether a culprit preceded by `before` (its argument's text) is the CUDA value of a
     `$<IF:<ROCm test>,<ROCm item>,...>` generator expression."""
     return _ROCM_IF.search(before[-1024:]) is not None
+
+
+def _link_finding(source: SourceFile, culprits: list) -> Finding:
+    """One command's CUDA libraries: one finding at the first, the others related, their
+    fixes one fix (an edit per library where each has one, else advice naming them all)."""
+    start, end, text, lib, fix = culprits[0]
+    if len(culprits) == 1:
+        return finding(source, start, end, _link_message(text, lib), fix)
+    names = ", ".join(f"`{c[2]}`" for c in culprits)
+    libraries = ", ".join(dict.fromkeys(c[3].name if c[3] is not None else "a library" for c in culprits))
+    edited = [c for c in culprits if c[4].edits]  # a ROCm target swapped in (`_link_fix`)
+    by_hand = [c for c in culprits if not c[4].edits]
+    parts = []
+    if edited:
+        pairs = ", ".join(f"`{c[2]}` -> `{c[3].hip_target}`" for c in edited)
+        packages = ", ".join(dict.fromkeys(f"`find_package({c[3].hip_package} REQUIRED)`" for c in edited))
+        parts.append(f"Link the ROCm counterparts on ROCm and keep the CUDA libraries for CUDA ({pairs}, each as "
+                     f"`$<IF:$<BOOL:${{USE_ROCM}}>,rocm,cuda>`), with {packages} under `if(USE_ROCM)`")
+    parts += [c[4].title for c in by_hand]
+    title = "; ".join(parts)
+    # One finding, one fix: it rewrites every library or none (a partial rewrite would leave
+    # the finding standing with a message of its own).
+    fix = Fix.unsafe(title, *(e for c in edited for e in c[4].edits)) if not by_hand else Fix.advice(title)
+    related = tuple(Related(source.location(c[0], c[1]), f"`{c[2]}` is linked here too") for c in culprits[1:])
+    return finding(source, start, end, f"{names} link {libraries} from the CUDA toolkit, which ROCm builds lack.",
+                   fix, related=related)
 
 
 def _link_message(text: str, lib: CudaLibrary | None) -> str:
