@@ -276,3 +276,14 @@ def test_nvcc_fallback_fix_drops_a_continuation_into_nothing(tmp_path):
     fixed = path.read_bytes()
     assert b"else\nNVCC ?= nvcc\nendif\n" in fixed
     assert count_syntax_errors("make", fixed) == 0
+
+
+def test_libraries_one_assignment_links_are_one_finding(tmp_path) -> None:
+    result = assert_findings("""\
+        LIBS = -L$(ROCM_PATH)/lib -lcudart -lcublas -lcusparse
+        EXTRA = -lcurand
+        """, "make", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    first, second = sorted(result.findings, key=lambda f: f.location.start_line)
+    assert "`-lcudart`, `-lcublas`, `-lcusparse` link" in first.message
+    assert [r.location.start_column for r in first.related] == [36, 45]
+    assert not second.related

@@ -15,7 +15,7 @@ from portlint.checks import nvcc_flags
 from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
 from portlint.checks.libraries import CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name
 from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
-from portlint.finding import Finding, Severity, finding
+from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.source import SourceFile
 
@@ -281,26 +281,42 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
         return []
     mk = read(source)
     dirs = _library_dir_findings(source, mk)
-    words = [w for a in mk.assignments if a.live for w in a.words]
+    words = [(w, id(a)) for a in mk.assignments if a.live for w in a.words]
     for command in mk.commands:  # compile and link commands, not `cp` or `echo`
         programs = mk.command_programs(command)
         if programs & (HIP_COMPILERS | {NVCC, ""}) or any(_HOST_LINKER.fullmatch(p) for p in programs):
-            words.extend(command.words)
-    findings, seen = [], set()
-    for word in sorted(words, key=lambda w: w.start):
+            words.extend((w, id(command)) for w in command.words)
+    # One root cause per assignment or command (`LIBS = -lcudart -lcublas -lcusparse`): the
+    # libraries it links, one finding at the first, the others related.
+    by_owner: dict[int, list] = {}
+    seen = set()
+    for word, owner in sorted(words, key=lambda w: w[0].start):
         if word.start in seen:
             continue
         seen.add(word.start)
         text = word.text.strip("\"'")
         m = _LIB_FLAG.fullmatch(text) or _LIB_FILE.fullmatch(text)
         lib = library_for_link_name(m.group(1)) if m else None
-        if lib is None:
-            continue
-        findings.append(finding(
-            source, word.start, word.end,
-            f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
-            _library_fix(text, lib), severity=lib.severity))
+        if lib is not None:
+            by_owner.setdefault(owner, []).append((word, text, lib))
+    findings = [_libraries_finding(source, linked) for linked in by_owner.values()]
     return sorted(findings + dirs, key=lambda f: f.location.start_byte)
+
+
+def _libraries_finding(source: SourceFile, linked: list) -> Finding:
+    (word, text, lib), others = linked[0], linked[1:]
+    if not others:
+        return finding(source, word.start, word.end,
+                       f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
+                       _library_fix(text, lib), severity=lib.severity)
+    names = ", ".join(f"`{t}`" for _, t, _ in linked)
+    libraries = ", ".join(dict.fromkeys(library.name for _, _, library in linked))
+    severity = max((library.severity for _, _, library in linked), key=lambda s: s.rank)
+    related = tuple(Related(source.location(w.start, w.end), f"`{t}` is linked here too") for w, t, _ in others)
+    return finding(source, word.start, word.end,
+                   f"{names} link {libraries} from the CUDA toolkit, which ROCm builds lack.",
+                   Fix.advice("; ".join(_library_fix(t, library).title for _, t, library in linked)),
+                   severity=severity, related=related)
 
 
 # `-I.../cudnn-frontend/include`, `-L"C:\Program Files\NVIDIA\CUDNN\v9.1\lib"`, `-I$(NCCL_HOME)/include`:
