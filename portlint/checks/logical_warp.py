@@ -228,9 +228,9 @@ class LogicalWarps:
         """Is `call` run only by the block's first 32 threads (`if (tid < 32)`, `threadIdx.x <
         32`: the tail of a shared-memory tree)? Its result then lives in lanes 0-31 alone, on
         a 32- and a 64-lane wavefront alike: what a caller reads of it is CUDA's."""
-        from portlint.checks.wavefront import enclosing_warp_guard, thread_variables
+        from portlint.checks.wavefront import _tests_first_32, enclosing_warp_guard, thread_variables
         function = enclosing_function(call)
-        if function is None:
+        if function is None or not _tests_first_32(function, self.source):
             return False
         return enclosing_warp_guard(call, self.source, thread_variables(function, self.source),
                                     holds=lambda body, _: body.start_byte <= call.start_byte < body.end_byte) is not None

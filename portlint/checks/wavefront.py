@@ -300,10 +300,23 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
 FULL_MASK_32_LANES_64_BIT = "0xffffffffull"
 
 
+_FIRST_32_TEST = re.compile(rb"<\s*32\b|<=\s*31\b")
+
+
+def _tests_first_32(function, source: SourceFile) -> bool:
+    """Does `function` test `< 32` (or `<= 31`) anywhere? Found once per function: climbing
+    from every node of a deep `else if` chain to a guard is quadratic, and most functions
+    have none to find."""
+    tests = source.memo.setdefault("wavefront.first_32_tests", {})
+    if function.id not in tests:
+        tests[function.id] = _FIRST_32_TEST.search(source.data, function.start_byte, function.end_byte) is not None
+    return tests[function.id]
+
+
 def _first_32_threads_guard(call, source: SourceFile):
     """The `tid < 32` of an `if` whose branch holds `call` (the block's first 32 threads), else None."""
     function = enclosing_function(call)
-    if function is None:
+    if function is None or not _tests_first_32(function, source):
         return None
     return enclosing_warp_guard(call, source, thread_variables(function, source),
                                 holds=lambda body, _: body.start_byte <= call.start_byte < body.end_byte)
@@ -1248,6 +1261,7 @@ class _WarpSizeScan:
             start = _loop_counter(loop, source)[1]
             step = _loop_step(loop, name, source)
             if step == "halve" and integer_value(start, source) == 16 and not in_macro and \
+                    _first_32_threads_guard(loop, source) is not None and \
                     enclosing_warp_guard(loop, source, self.thread_vars(loop, False)) is not None:
                 continue  # the last steps of a block reduction on its first 32 threads: `last_warp_reductions`'
             if step == "halve" and integer_value(start, source) == 16:
@@ -1436,6 +1450,8 @@ def enclosing_warp_guard(node, source: SourceFile, thread_vars, holds=None):
         def holds(body, function):
             return _warp_synchronous(body, function, source)
     function = enclosing_function(node)
+    if function is not None and not _tests_first_32(function, source):
+        return None
     for parent in ancestors_of(node):
         if parent.type == "function_definition":
             return None
