@@ -322,9 +322,9 @@ def evaluate(text: str, scope: Scope) -> Value:
     header's includers define differently (`ScopeAt.alternatives`) is tried as each of
     them: the value is the one they all give."""
     value = _evaluate_once(text, scope)
-    alternatives = getattr(scope, "alternatives", None)
-    if value is not None or alternatives is None:
+    if value is not None or not getattr(scope, "alternates", False):
         return value
+    alternatives = scope.alternatives
     names = [(name, states) for name in dict.fromkeys(t[1] for t in tokens(text) if t[0] == "id")
              if (states := alternatives(name))]
     if not names or prod(len(states) for _, states in names) > _MAX_PINNED_CASES:

@@ -218,8 +218,12 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
 class ScopeAt:
     """What one build knows at one point: its base, then the project's macros (`lookup`)."""
 
-    def __init__(self, base: Base, lookup, values: Mapping[str, int] | None = None) -> None:
+    def __init__(self, base: Base, lookup, values: Mapping[str, int] | None = None,
+                 alternates: bool = False) -> None:
         self._base, self._lookup, self._values = base, lookup, values or {}
+        # Whether any name here may be a `OneOf` (`FileEnvironment.alternates`): only then is
+        # an undecided condition tried again under each alternative.
+        self.alternates = alternates
 
     def state(self, name: str) -> State | None:
         if name in self._values:
@@ -246,7 +250,8 @@ class ScopeAt:
     def pinned(self, pins: Mapping[str, State]) -> "ScopeAt":
         """This scope with the names of `pins` taken as one of their alternatives each."""
         lookup = self._lookup
-        return ScopeAt(self._base, lambda name: pins[name] if name in pins else lookup(name), self._values)
+        return ScopeAt(self._base, lambda name: pins[name] if name in pins else lookup(name), self._values,
+                       self.alternates)
 
     def definition(self, name: str) -> Macro | None:
         state = self.state(name)
@@ -298,6 +303,12 @@ class FileEnvironment:
     _undefined: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @cached_property
+    def alternates(self) -> bool:
+        """Does a name of this file meet several definitions where it is included (`OneOf`)?"""
+        return any(isinstance(state, OneOf) for build in self.macros for _, states in build.values()
+                   for state in states)
+
+    @cached_property
     def fingerprint(self) -> str:
         """Changes when anything the file was analysed under changes (the cache key)."""
         parts = [repr(sorted((n, o, s) for n, (o, s) in build.items())) for build in self.macros]
@@ -324,7 +335,8 @@ class FileEnvironment:
         if undefined is None:  # (one union per file and platform set: `bases` keys on it)
             undefined = self._undefined[platforms] = self.rocm_undefined | platforms
         rocm_base, cuda_base = bases(rocm_macros, self.rocm_defines, self.cuda_defines, undefined)
-        return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values)
+        return ScopeAt(rocm_base if rocm else cuda_base, lambda name: self.state(name, offset, rocm), values,
+                       self.alternates)
 
     # ---- shims: what rules call before judging a CUDA name -------------------------------
     def shim(self, name: str, offset: int) -> Macro | None:
