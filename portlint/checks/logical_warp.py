@@ -445,9 +445,11 @@ class LogicalWarps:
             for i in instances)
 
     def _dead(self, node) -> bool:
-        """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)?"""
+        """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)
+        or does not run (the `else` of `if (USE_ROCM)`: `unreached_on_rocm`)?"""
         model = self.source.rocm_path
-        return model is not None and model.status(node.start_byte) is Status.DEAD
+        return (model is not None and model.status(node.start_byte) is Status.DEAD) or \
+            unreached_on_rocm(node, self.source)
 
     def _value(self, node) -> int | None:
         node = strip_parens(node)
@@ -671,6 +673,55 @@ def _under_root_test(node, function, source: SourceFile) -> bool:
                     condition is not None and _picks_root(source.node_text(condition)):
                 return True
     return False
+
+
+# An `if` or `?:` whose condition starts with a macro-like name (`if (USE_ROCM)`,
+# `IS_HIP ? a : b`, `if (!USE_ROCM && ...)`): found in the bytes, then read in the tree.
+_MACRO_TEST = re.compile(rb"\bif\s*\(\s*!?\s*\(?\s*[A-Z_][A-Z0-9_]{2,}\b")
+
+
+def unreached_on_rocm(node, source: SourceFile) -> bool:
+    """Is `node` in the arm of a C++ `if` that the ROCm build never runs, its condition a
+    constant of the build's macros (`if (USE_ROCM) {...} else {...}` with `USE_ROCM` 1)? The
+    compiler folds it: the arm still has to compile, but nothing in it runs on AMD, so what
+    it computes on 32 lanes is the CUDA build's business."""
+    ranges = memoized(source, "logical_warp.unreached", _unreached_ranges)
+    if not ranges:
+        return False
+    at = bisect.bisect_right(ranges, (node.start_byte, float("inf"))) - 1
+    while at >= 0:
+        start, end = ranges[at]
+        if start <= node.start_byte < end:
+            return True
+        at -= 1
+    return False
+
+
+def _unreached_ranges(source: SourceFile) -> list[tuple[int, int]]:
+    """(start, end) of the `if` arms the ROCm build never runs, sorted."""
+    env = source.build
+    if env is None or _MACRO_TEST.search(source.data) is None:
+        return []
+    from portlint.build_model.expressions import evaluate
+    model = source.rocm_path
+    ranges = []
+    for match in _MACRO_TEST.finditer(source.data):
+        keyword = source.tree.root_node.descendant_for_byte_range(match.start(), match.start() + 2)
+        statement = keyword.parent if keyword is not None else None
+        if statement is None or statement.type != "if_statement":
+            continue
+        condition = statement.child_by_field_name("condition")
+        value = condition.child_by_field_name("value") if condition is not None else None
+        if value is None or any(c.type == "init_statement" for c in condition.children):
+            continue
+        scope = env.scope(statement.start_byte, True, model.rocm_macros if model is not None else ())
+        taken = evaluate(source.node_text(value), scope)
+        if taken is None:
+            continue  # a run-time value, or a macro the build leaves open
+        arm = statement.child_by_field_name("alternative") if taken else statement.child_by_field_name("consequence")
+        if arm is not None:
+            ranges.append((arm.start_byte, arm.end_byte))
+    return sorted(ranges)
 
 
 def _names_warp_size(node, source: SourceFile) -> bool:

@@ -1085,7 +1085,7 @@ class _WarpSizeScan:
         hardware width, with those observers related; where nothing does, a logical warp's
         note (`LogicalWarpNotes`, one per function)."""
         model = _logical_warp.warp_model(self.source)
-        if read_only_off_rocm(node, self.source):
+        if read_only_off_rocm(node, self.source) or _logical_warp.unreached_on_rocm(node, self.source):
             return
         if not model.observes(node, in_macro):
             self.logical.add(node)
