@@ -1177,6 +1177,7 @@ def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
     model = RocmPathModel()
     if b"if" not in source.data:
         return model
+    selectors = _make_platform_selectors(source)
     for chain in queries.nodes(MAKE, "(conditional) @c", source.tree.root_node, "c"):
         head = chain.child_by_field_name("condition")
         if head is None:
@@ -1184,7 +1185,7 @@ def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
         alternatives = [c for c in chain.children if c.type in _MAKE_ARM_HEADS]
         endif = next((c for c in chain.children if c.type == "endif"), None)
         head_end = alternatives[0].start_byte if alternatives else endif.start_byte if endif else chain.end_byte
-        arms = [Arm(head.end_byte, head_end, *_eval_make_directive(head, source, rocm_macros))]
+        arms = [Arm(head.end_byte, head_end, *_eval_make_directive(head, source, rocm_macros, selectors))]
         for alt in alternatives:
             if alt.type == "else_directive":
                 arms.append(Arm(alt.children[0].end_byte, alt.end_byte, True, True))
@@ -1192,19 +1193,34 @@ def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
             cond = alt.child_by_field_name("condition")
             if cond is None:
                 break
-            arms.append(Arm(cond.end_byte, alt.end_byte, *_eval_make_directive(cond, source, rocm_macros)))
+            arms.append(Arm(cond.end_byte, alt.end_byte, *_eval_make_directive(cond, source, rocm_macros, selectors)))
         model.add_chain(arms)
     return model
 
 
-def _eval_make_directive(node, source: SourceFile, extra: frozenset[str]) -> tuple[Value, Value]:
+def _make_platform_selectors(source: SourceFile) -> frozenset[str]:
+    """The expansions this Makefile compares with a ROCm value somewhere (`ifeq ($(BACKEND),hip)`):
+    a variable that picks the platform, so its CUDA value (`ifeq ($(BACKEND),cuda)`) is the
+    CUDA build's."""
+    found = set()
+    for node in queries.nodes(MAKE, "[(ifeq_directive) (ifneq_directive)] @d", source.tree.root_node, "d"):
+        left, right = (_make_arg(node.child_by_field_name(f), source) for f in ("arg0", "arg1"))
+        if ("$" in left) != ("$" in right):
+            subject, value = (left, right) if "$" in left else (right, left)
+            if value.upper() in _MAKE_ROCM_VALUES:
+                found.add(subject)
+    return frozenset(found)
+
+
+def _eval_make_directive(node, source: SourceFile, extra: frozenset[str],
+                         selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     if node.type in ("ifdef_directive", "ifndef_directive"):
         name = node.child_by_field_name("variable")
         value = _platform_atom(source.node_text(name), extra) if name is not None else (None, None)
         return value if node.type == "ifdef_directive" else (_not(value[0]), _not(value[1]))
     if node.type in ("ifeq_directive", "ifneq_directive"):
         left, right = (_make_arg(node.child_by_field_name(f), source) for f in ("arg0", "arg1"))
-        return _eval_make_comparison(left, right, node.type == "ifeq_directive", extra)
+        return _eval_make_comparison(left, right, node.type == "ifeq_directive", extra, selectors)
     return None, None
 
 
@@ -1215,7 +1231,8 @@ def _make_arg(node, source: SourceFile) -> str:
     return text[1:-1] if node.type == "string" and len(text) >= 2 else text
 
 
-def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[str]) -> tuple[Value, Value]:
+def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[str],
+                          selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     """`ifeq (SUBJECT,VALUE)`: a platform switch, a tool probe or a platform name compared
     with a constant. Two constants, or two expansions, are undecidable."""
     if ("$" in left) == ("$" in right):
@@ -1231,6 +1248,8 @@ def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[s
         result = (True, False)  # `ifeq ($(GPU_BACKEND),hip)`
     elif word in _MAKE_CUDA_VALUES and _mentions(subject, extra)[0]:
         result = (False, True)  # `ifeq ($(HIP_PLATFORM),nvidia)`: HIP on the CUDA toolchain
+    elif word in _MAKE_CUDA_VALUES and subject in selectors:
+        result = (False, True)  # `ifeq ($(BACKEND),cuda)` beside an `ifeq ($(BACKEND),hip)` arm
     else:
         result = _platform_atom(f"{subject} {value}", extra)
     return result if equal else (_not(result[0]), _not(result[1]))

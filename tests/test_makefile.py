@@ -87,6 +87,11 @@ def statuses(src: str) -> dict[str, Status]:
         # A CUDA arm before a ROCm arm of the same chain is its CUDA alternative.
         ("ifeq ($(USE_CUDA),1)\nV_a = 1\nelse ifneq ($(findstring hip,$(CC)),)\nV_b = 1\nelse\nV_c = 1\nendif\n",
          {"a": Status.DEAD, "b": Status.PORT, "c": Status.DEAD}),
+        # A variable the file also compares with a ROCm value picks the platform: its CUDA
+        # value is the CUDA build's, in a chain of its own too.
+        ("ifeq ($(BACKEND),hip)\nV_a = 1\nendif\nifeq ($(BACKEND),cuda)\nV_b = 1\nendif\n",
+         {"a": Status.PORT, "b": Status.DEAD}),
+        ("ifeq ($(BACKEND),cuda)\nV_a = 1\nendif\n", {"a": Status.LIVE}),
         # Undecidable: a CUDA switch alone, other switches, negated platform words.
         ("ifeq ($(USE_CUDA),1)\nV_a = 1\nelse\nV_b = 1\nendif\n", {"a": Status.LIVE, "b": Status.LIVE}),
         ("ifeq ($(DEBUG),1)\nV_a = 1\nendif\n", {"a": Status.LIVE}),
