@@ -84,6 +84,17 @@ def _observed(use, ancestors, source: SourceFile) -> bool:
             kernel = parent.parent.child_by_field_name("function")
         elif parent.type == "argument_list" and callee_name(parent.parent, source) in LAUNCH_APIS:
             kernel = next(iter(parent.named_children), None)
+        elif parent.type == "template_argument_list" and parent.parent is not None and \
+                parent.parent.type == "template_function" and parent.parent.parent is not None and \
+                parent.parent.parent.type == "call_expression":
+            # A template argument of a called template of this file (`softmax<32, threads / 32>
+            # <<<g, b>>>(...)`): what its body does with it decides, as for a launch's configuration.
+            template = parent.parent.child_by_field_name("name")
+            observes = model.function_observes(source.node_text(template).rsplit("::", 1)[-1]) \
+                if template is not None else None
+            if observes is not None:  # (a template out of view: the code around it decides)
+                return observes
+            continue
         elif parent.type in ("compound_statement", "function_definition"):
             break
         if kernel is not None:
@@ -693,7 +704,9 @@ class _PerWarpScan:
             uses = self._uses(name, division) if name else []
             counted = [u for u in uses if not any(a.type == "array_declarator" for a in ancestors_of(u))]
             shown = " ".join(source.node_text(division).split())
-            if lanes == 32 and (name is None and not array_size and warp_model(source).observes(division, in_macro) or
+            observed = warp_model(source).observes(division, True) if in_macro else \
+                _observed(division, list(ancestors_of(division)), source)
+            if lanes == 32 and (name is None and not array_size and observed or
                                 name is not None and (hardware := self._hardware_warp_uses(name, division))):
                 related = tuple(Related(source.location(u.start_byte, u.end_byte),
                                         f"`{name}` counts warps here") for u in hardware[:3]) if name else ()
