@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import bisect
 import functools
+import posixpath
 import re
 from dataclasses import dataclass, field
 
 from portlint import queries, targets
+from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, identifiers_named, integer_value,
     memoized, open_constants, strip_parens, token_nodes,
@@ -698,13 +700,14 @@ def unreached_on_rocm(node, source: SourceFile) -> bool:
 
 
 def _unreached_ranges(source: SourceFile) -> list[tuple[int, int]]:
-    """(start, end) of the `if` arms the ROCm build never runs, sorted."""
+    """(start, end) of the `if` arms the ROCm build never runs, and of the kernel templates
+    of a source file that nothing in it names again (`_uninstantiated_kernels`), sorted."""
+    ranges = _uninstantiated_kernels(source)
     env = source.build
     if env is None or _MACRO_TEST.search(source.data) is None:
-        return []
+        return sorted(ranges)
     from portlint.build_model.expressions import evaluate
     model = source.rocm_path
-    ranges = []
     for match in _MACRO_TEST.finditer(source.data):
         keyword = source.tree.root_node.descendant_for_byte_range(match.start(), match.start() + 2)
         statement = keyword.parent if keyword is not None else None
@@ -722,6 +725,30 @@ def _unreached_ranges(source: SourceFile) -> list[tuple[int, int]]:
         if arm is not None:
             ranges.append((arm.start_byte, arm.end_byte))
     return sorted(ranges)
+
+
+def _uninstantiated_kernels(source: SourceFile) -> list[tuple[int, int]]:
+    """The `__global__` templates of a source file (not a header) whose name appears nowhere
+    else in it, not even in a comment or a macro body (an `INSTANTIATE(float)` macro spells
+    it there): no launch or explicit instantiation here, and no other file can instantiate a
+    template without its definition, so no build runs it."""
+    if posixpath.splitext(source.path)[1].lower() in HEADER_SUFFIXES or b"template" not in source.data \
+            or b"__global__" not in source.data:
+        return []
+    found = []
+    for template in queries.nodes(CUDA, "(template_declaration (function_definition) @f) @t", source.tree.root_node, "t"):
+        function = next((c for c in template.named_children if c.type == "function_definition"), None)
+        if function is None or not any(c.type == "__global__" or source.node_text(c) == "__global__"
+                                        for c in function.children):
+            continue
+        declarator = _function_declarator(function)
+        own = declarator.child_by_field_name("declarator") if declarator is not None else None
+        if own is None or own.type != "identifier":
+            continue
+        word = re.compile(rb"\b" + re.escape(source.data[own.start_byte:own.end_byte]) + rb"\b")
+        if not any(m.start() != own.start_byte for m in word.finditer(source.data)):
+            found.append((template.start_byte, template.end_byte))
+    return found
 
 
 def _names_warp_size(node, source: SourceFile) -> bool:
