@@ -243,6 +243,7 @@ __global__ void reduce(const int* in, int* out) {
   const unsigned int mask = 0xffffffff >> rest;
   out[threadIdx.x] = __shfl_down_sync(mask, in[threadIdx.x], 1);
 }
+template __global__ void reduce<96>(const int* in, int* out);
 """
 
 

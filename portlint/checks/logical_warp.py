@@ -745,10 +745,24 @@ def _uninstantiated_kernels(source: SourceFile) -> list[tuple[int, int]]:
         own = declarator.child_by_field_name("declarator") if declarator is not None else None
         if own is None or own.type != "identifier":
             continue
-        word = re.compile(rb"\b" + re.escape(source.data[own.start_byte:own.end_byte]) + rb"\b")
-        if not any(m.start() != own.start_byte for m in word.finditer(source.data)):
+        if not _named_elsewhere(source.data, source.data[own.start_byte:own.end_byte], own.start_byte):
             found.append((template.start_byte, template.end_byte))
     return found
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _named_elsewhere(data: bytes, name: bytes, own: int) -> bool:
+    """Does `name` stand as a whole word anywhere in `data` but at offset `own`?"""
+    at = data.find(name)
+    while at != -1:
+        end = at + len(name)
+        if at != own and (at == 0 or data[at - 1] not in _WORD_BYTES) and \
+                (end == len(data) or data[end] not in _WORD_BYTES):
+            return True
+        at = data.find(name, end)
+    return False
 
 
 def _names_warp_size(node, source: SourceFile) -> bool:
