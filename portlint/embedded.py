@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD, TORCH_EXTENSION_SOURCE
 from portlint.finding import Finding, Related, Severity, finding
-from portlint.rocm_path import Status
 from portlint.fix import Edit, Fix
+from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile, module_nodes
 from portlint.triggers import needs
 

@@ -1204,12 +1204,17 @@ def _make_platform_selectors(source: SourceFile) -> frozenset[str]:
     CUDA build's."""
     found = set()
     for node in queries.nodes(MAKE, "[(ifeq_directive) (ifneq_directive)] @d", source.tree.root_node, "d"):
-        left, right = (_make_arg(node.child_by_field_name(f), source) for f in ("arg0", "arg1"))
-        if ("$" in left) != ("$" in right):
-            subject, value = (left, right) if "$" in left else (right, left)
-            if value.upper() in _MAKE_ROCM_VALUES:
-                found.add(subject)
+        sides = _make_subject_and_value(*(_make_arg(node.child_by_field_name(f), source) for f in ("arg0", "arg1")))
+        if sides is not None and sides[1].upper() in _MAKE_ROCM_VALUES:
+            found.add(sides[0])
     return frozenset(found)
+
+
+def _make_subject_and_value(left: str, right: str) -> tuple[str, str] | None:
+    """(the expansion, the constant) an `ifeq` compares; None for two of a kind."""
+    if ("$" in left) == ("$" in right):
+        return None
+    return (left, right) if "$" in left else (right, left)
 
 
 def _eval_make_directive(node, source: SourceFile, extra: frozenset[str],
@@ -1235,9 +1240,10 @@ def _eval_make_comparison(left: str, right: str, equal: bool, extra: frozenset[s
                           selectors: frozenset[str] = frozenset()) -> tuple[Value, Value]:
     """`ifeq (SUBJECT,VALUE)`: a platform switch, a tool probe or a platform name compared
     with a constant. Two constants, or two expansions, are undecidable."""
-    if ("$" in left) == ("$" in right):
+    sides = _make_subject_and_value(left, right)
+    if sides is None:
         return None, None
-    subject, value = (left, right) if "$" in left else (right, left)
+    subject, value = sides
     named = _platform_atom(subject, extra)  # true when the subject names its platform and is set
     word = value.upper()
     if not value or word in _MAKE_FALSE:

@@ -32,6 +32,7 @@ from portlint.checks.libraries import (
     CUDA_RUNTIME_LIBRARIES,
     CudaLibrary,
     library_for_link_name,
+    link_message,
 )
 from portlint.checks.cmake_project import (
     COMPILE,
@@ -124,7 +125,7 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
         m = _ADD_TO_TARGET.fullmatch(command.name)
         lib = library_for_link_name(m.group(1)) if m else None
         if lib is not None:
-            findings.append(at_node(source, command.node, _link_message(command.name, lib),
+            findings.append(at_node(source, command.node, link_message([(command.name, lib)]),
                                     _add_to_target_fix(source, command, lib)))
     return sorted(findings, key=lambda f: f.location.start_byte)
 
@@ -168,9 +169,7 @@ def _link_finding(source: SourceFile, culprits: list) -> Finding:
     fixes one fix (an edit per library where each has one, else advice naming them all)."""
     start, end, text, lib, fix = culprits[0]
     if len(culprits) == 1:
-        return finding(source, start, end, _link_message(text, lib), fix)
-    names = ", ".join(f"`{c[2]}`" for c in culprits)
-    libraries = ", ".join(dict.fromkeys(c[3].name if c[3] is not None else "a library" for c in culprits))
+        return finding(source, start, end, link_message([(text, lib)]), fix)
     edited = [c for c in culprits if c[4].edits]  # a ROCm target swapped in (`_link_fix`)
     by_hand = [c for c in culprits if not c[4].edits]
     parts = []
@@ -185,13 +184,7 @@ def _link_finding(source: SourceFile, culprits: list) -> Finding:
     # the finding standing with a message of its own).
     fix = Fix.unsafe(title, *(e for c in edited for e in c[4].edits)) if not by_hand else Fix.advice(title)
     related = tuple(Related(source.location(c[0], c[1]), f"`{c[2]}` is linked here too") for c in culprits[1:])
-    return finding(source, start, end, f"{names} link {libraries} from the CUDA toolkit, which ROCm builds lack.",
-                   fix, related=related)
-
-
-def _link_message(text: str, lib: CudaLibrary | None) -> str:
-    what = lib.name if lib is not None else "a library"
-    return f"`{text}` links {what} from the CUDA toolkit, which ROCm builds lack."
+    return finding(source, start, end, link_message([(c[2], c[3]) for c in culprits]), fix, related=related)
 
 
 def _link_fix(source: SourceFile, arg, start: int, end: int, text: str, lib: CudaLibrary | None) -> Fix:

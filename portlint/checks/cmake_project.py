@@ -31,6 +31,7 @@ from functools import cached_property
 
 from portlint.checks.cmake_ast import (
     Command,
+    _memoized,
     assignment,
     byte_offset,
     cached_commands,
@@ -347,7 +348,7 @@ class _Collector:
         """Is the command inside an `if()` on the RESULT of this file's `check_ipo_supported`?
         That check builds a test project with every enabled language, HIP too: where GCC's
         C++ and clang's HIP objects cannot be linked with LTO it answers no, and IPO stays off."""
-        results = self._ipo_check_results()
+        results = _memoized(self.source, "ipo_check_results", _ipo_check_results)
         if not results:
             return False
         node = self.command.node.parent
@@ -359,18 +360,6 @@ class _Collector:
                     return True
             node = node.parent
         return False
-
-    def _ipo_check_results(self) -> frozenset[str]:
-        """The RESULT variables of the file's `check_ipo_supported` calls (once per file)."""
-        memo = self.source.memo
-        if "cmake.ipo_results" not in memo:
-            found = set()
-            for command in cached_commands(self.source) if b"check_ipo_supported" in self.source.data else ():
-                words = command.words(self.source)
-                if command.name.lower() == "check_ipo_supported" and "RESULT" in words[:-1]:
-                    found.add(words[words.index("RESULT") + 1])
-            memo["cmake.ipo_results"] = frozenset(found)
-        return memo["cmake.ipo_results"]
 
     def _option_lists(self, keywords: dict[str, str]) -> None:
         kind, keyword = None, ""
@@ -417,6 +406,18 @@ class _Collector:
             elif _IPO_PROPERTY.fullmatch(prop) and value_words[:1] and value_words[0].upper() in TRUE_CONSTANTS \
                     and not self._under_ipo_check():
                 self._place(IPO, args[key], prop)
+
+
+def _ipo_check_results(source: SourceFile) -> frozenset[str]:
+    """The RESULT variables of the file's `check_ipo_supported` calls."""
+    if b"check_ipo_supported" not in source.data:
+        return frozenset()
+    found = set()
+    for command in cached_commands(source):
+        words = command.words(source)
+        if command.name.lower() == "check_ipo_supported" and "RESULT" in words[:-1]:
+            found.add(words[words.index("RESULT") + 1])
+    return frozenset(found)
 
 
 def make_values(source: SourceFile, args, status: Status) -> list[Value]:

@@ -265,6 +265,41 @@ def identifiers_named(source, name: str, start: int = 0, end: int | None = None,
             yield node
 
 
+def function_declarator(function):
+    """The `function_declarator` of a definition, below its pointer or reference declarators."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
+def template_instances(source, function, parameter: str) -> list | None:
+    """The arguments this file's instantiations of `function`'s template give its template
+    parameter `parameter` (`k<16><<<g, b>>>(...)`, `template __global__ void k<half>(...)`,
+    a call that names its arguments), as nodes in source order, None for one that leaves it
+    to a default or to deduction; None where `function` is no template with that parameter."""
+    template = function.parent if function is not None else None
+    if template is None or template.type != "template_declaration":
+        return None
+    parameters = template.child_by_field_name("parameters")
+    position = next((i for i, p in enumerate(c for c in (parameters.named_children if parameters else ())
+                                             if c.type != "comment")
+                     if any(n.type in ("identifier", "type_identifier") and source.node_text(n) == parameter
+                            for n in p.named_children)), None)
+    declarator = function_declarator(function)
+    own = declarator.child_by_field_name("declarator") if declarator is not None else None
+    if position is None or own is None or own.type != "identifier":
+        return None
+    found = []
+    for node in identifiers_named(source, source.node_text(own)):
+        instance = node.parent
+        if instance is None or instance.type != "template_function" or instance.child_by_field_name("name") != node:
+            continue
+        given = [a for a in instance.child_by_field_name("arguments").named_children if a.type != "comment"]
+        found.append(given[position] if position < len(given) else None)
+    return found
+
+
 def _declares_variable(source, function, name: str) -> bool:
     """Does `function` declare a variable or parameter `name` (`int name`, `T name = …`,
     `T& name`)?"""
@@ -799,6 +834,19 @@ _NAME_TOKENS = frozenset({"identifier", "type_identifier", "field_identifier", "
 
 _IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _IDENTIFIER_BYTES_ONE = frozenset(bytes([b]) for b in _IDENTIFIER_BYTES)
+
+
+def named_elsewhere(data: bytes, name: bytes, own: int) -> bool:
+    """Does `name` stand as a whole word anywhere in `data` (comments and macro bodies too)
+    but at offset `own`?"""
+    at = data.find(name)
+    while at != -1:
+        end = at + len(name)
+        if at != own and (at == 0 or data[at - 1] not in _IDENTIFIER_BYTES) and \
+                (end == len(data) or data[end] not in _IDENTIFIER_BYTES):
+            return True
+        at = data.find(name, end)
+    return False
 
 
 def token_nodes(source, needle: bytes) -> list:

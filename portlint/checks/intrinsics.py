@@ -12,8 +12,8 @@ import re
 from typing import NamedTuple
 
 from portlint.checks.cpp import (
-    arguments, calls_by_name, defined_functions, enclosing_function, expression_type, identifiers_named,
-    macro_calls_by_name, strip_parens,
+    arguments, calls_by_name, defined_functions, enclosing_function, expression_type, macro_calls_by_name,
+    strip_parens, template_instances,
 )
 from portlint.finding import Finding, at_node
 from portlint.fix import ROCM_ARM, Edit, Fix, rocm_arm
@@ -176,38 +176,9 @@ def _points_to_16_bit_float(call, source: SourceFile) -> bool:
         return True
     # A template's type parameter (`const T* row`): the types this file instantiates it with
     # (`template __global__ void quant<half, 1024>(...)`, `quant<half><<<g, b>>>(...)`).
-    types = _instantiated_types(enclosing_function(call), pointee.type, source)
-    return bool(types) and all(t in SIXTEEN_BIT_FLOATS for t in types)
-
-
-def _instantiated_types(function, parameter: str, source: SourceFile) -> list[str]:
-    """The template arguments this file gives the type parameter `parameter` of `function`'s
-    template, at each instantiation, launch or call that names them; empty where there is none
-    or the function is no template with such a parameter."""
-    template = function.parent if function is not None else None
-    if template is None or template.type != "template_declaration":
-        return []
-    parameters = [p for p in (template.child_by_field_name("parameters").named_children
-                              if template.child_by_field_name("parameters") is not None else ())
-                  if p.type != "comment"]
-    position = next((i for i, p in enumerate(parameters) if p.type == "type_parameter_declaration"
-                     and any(source.node_text(c) == parameter for c in p.named_children)), None)
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    own = declarator.child_by_field_name("declarator") if declarator is not None else None
-    if position is None or own is None or own.type != "identifier":
-        return []
-    found = []
-    for node in identifiers_named(source, source.node_text(own)):
-        instance = node.parent
-        if instance is None or instance.type != "template_function" or instance.child_by_field_name("name") != node:
-            continue
-        given = [a for a in instance.child_by_field_name("arguments").named_children if a.type != "comment"]
-        if position >= len(given):
-            return []  # a default or deduced argument: not in view
-        found.append(" ".join(source.node_text(given[position]).split()))
-    return found
+    types = template_instances(source, enclosing_function(call), pointee.type)
+    return bool(types) and all(t is not None and " ".join(source.node_text(t).split()) in SIXTEEN_BIT_FLOATS
+                               for t in types)
 
 
 @needs(_CANDIDATE)

@@ -172,6 +172,15 @@ _BY_LINK_NAME = {
 }
 
 
+def link_message(linked: list[tuple[str, "CudaLibrary | None"]]) -> str:
+    """What a build file's links of CUDA toolkit libraries say (`-lcublas`, `CUDA::cufft`), one
+    place or several of one command: (the text as written, its library or None) each."""
+    names = ", ".join(f"`{text}`" for text, _ in linked)
+    libraries = ", ".join(dict.fromkeys(lib.name if lib is not None else "a library" for _, lib in linked))
+    verb = "links" if len(linked) == 1 else "link"
+    return f"{names} {verb} {libraries} from the CUDA toolkit, which ROCm builds lack."
+
+
 def library_for_link_name(name: str) -> CudaLibrary | None:
     """The library a linker name stands for: `cublas`, `cublas_static`, `cudart`, `CUDA` (case-insensitive)."""
     name = name.lower()
@@ -922,6 +931,7 @@ def _qualified_uses(source: SourceFile, groups: "CooperativeGroupNames", name: s
 queries.shared(
     CUDA,
     _OWN_NAMES,
+    _OWN_VARIABLES,
     _CALLS,
     INCLUDES,
     _CG_VARIABLES,

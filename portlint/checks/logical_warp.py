@@ -38,15 +38,14 @@ from __future__ import annotations
 
 import bisect
 import functools
-import posixpath
 import re
 from dataclasses import dataclass, field
 
 from portlint import queries, targets
-from portlint.build_model.macros import HEADER_SUFFIXES
+from portlint.build_model import is_header
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, enclosing_function, identifiers_named, integer_value,
-    memoized, open_constants, strip_parens, token_nodes,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, function_declarator, identifiers_named,
+    integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
@@ -230,12 +229,8 @@ class LogicalWarps:
         """Is `call` run only by the block's first 32 threads (`if (tid < 32)`, `threadIdx.x <
         32`: the tail of a shared-memory tree)? Its result then lives in lanes 0-31 alone, on
         a 32- and a 64-lane wavefront alike: what a caller reads of it is CUDA's."""
-        from portlint.checks.wavefront import _tests_first_32, enclosing_warp_guard, thread_variables
-        function = enclosing_function(call)
-        if function is None or not _tests_first_32(function, self.source):
-            return False
-        return enclosing_warp_guard(call, self.source, thread_variables(function, self.source),
-                                    holds=lambda body, _: body.start_byte <= call.start_byte < body.end_byte) is not None
+        from portlint.checks.wavefront import _first_32_threads_guard
+        return _first_32_threads_guard(call, self.source) is not None
 
     def _narrow_wrappers(self, wrapped: list) -> set[str]:
         """The shuffle wrappers this file defines (`warp_shuffle_down`, each overload and
@@ -427,24 +422,8 @@ class LogicalWarps:
         return self._instances[key]
 
     def _widest_instance(self, function, name: str) -> int | None:
-        template = function.parent
-        if template is None or template.type != "template_declaration":
-            return None
-        parameters = template.child_by_field_name("parameters")
-        position = next((i for i, p in enumerate(c for c in (parameters.named_children if parameters else ())
-                                                 if c.type != "comment")
-                         if any(n.type == "identifier" and self.source.node_text(n) == name for n in p.named_children)),
-                        None)
-        declarator = _function_declarator(function)
-        own = declarator.child_by_field_name("declarator") if declarator is not None else None
-        if position is None or own is None or own.type != "identifier":
-            return None
-        instances = [node.parent for node in identifiers_named(self.source, self.source.node_text(own))
-                     if node.parent is not None and node.parent.type == "template_function"
-                     and node.parent.child_by_field_name("name") == node]
-        return self._largest(
-            _nth([a for a in i.child_by_field_name("arguments").named_children if a.type != "comment"], position)
-            for i in instances)
+        instances = template_instances(self.source, function, name)
+        return self._largest(instances) if instances is not None else None
 
     def _dead(self, node) -> bool:
         """Is `node` in code a ROCm build does not compile (the CUDA arm of `#ifdef USE_ROCM`)
@@ -677,8 +656,8 @@ def _under_root_test(node, function, source: SourceFile) -> bool:
     return False
 
 
-# An `if` or `?:` whose condition starts with a macro-like name (`if (USE_ROCM)`,
-# `IS_HIP ? a : b`, `if (!USE_ROCM && ...)`): found in the bytes, then read in the tree.
+# An `if` whose condition starts with a macro-like name (`if (USE_ROCM)`, `if (!USE_ROCM && ...)`):
+# found in the bytes, then read in the tree.
 _MACRO_TEST = re.compile(rb"\bif\s*\(\s*!?\s*\(?\s*[A-Z_][A-Z0-9_]{2,}\b")
 
 
@@ -732,8 +711,7 @@ def _uninstantiated_kernels(source: SourceFile) -> list[tuple[int, int]]:
     else in it, not even in a comment or a macro body (an `INSTANTIATE(float)` macro spells
     it there): no launch or explicit instantiation here, and no other file can instantiate a
     template without its definition, so no build runs it."""
-    if posixpath.splitext(source.path)[1].lower() in HEADER_SUFFIXES or b"template" not in source.data \
-            or b"__global__" not in source.data:
+    if is_header(source.path) or b"template" not in source.data or b"__global__" not in source.data:
         return []
     found = []
     for template in queries.nodes(CUDA, "(template_declaration (function_definition) @f) @t", source.tree.root_node, "t"):
@@ -741,28 +719,13 @@ def _uninstantiated_kernels(source: SourceFile) -> list[tuple[int, int]]:
         if function is None or not any(c.type == "__global__" or source.node_text(c) == "__global__"
                                         for c in function.children):
             continue
-        declarator = _function_declarator(function)
+        declarator = function_declarator(function)
         own = declarator.child_by_field_name("declarator") if declarator is not None else None
         if own is None or own.type != "identifier":
             continue
-        if not _named_elsewhere(source.data, source.data[own.start_byte:own.end_byte], own.start_byte):
+        if not named_elsewhere(source.data, source.data[own.start_byte:own.end_byte], own.start_byte):
             found.append((template.start_byte, template.end_byte))
     return found
-
-
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def _named_elsewhere(data: bytes, name: bytes, own: int) -> bool:
-    """Does `name` stand as a whole word anywhere in `data` but at offset `own`?"""
-    at = data.find(name)
-    while at != -1:
-        end = at + len(name)
-        if at != own and (at == 0 or data[at - 1] not in _WORD_BYTES) and \
-                (end == len(data) or data[end] not in _WORD_BYTES):
-            return True
-        at = data.find(name, end)
-    return False
 
 
 def _names_warp_size(node, source: SourceFile) -> bool:
@@ -791,20 +754,12 @@ def _function_name(function, source: SourceFile) -> str | None:
     return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
 
 
-def _function_declarator(function):
-    """The `function_declarator` of a definition, below its pointer or reference declarators."""
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    return declarator
-
-
 def _nth(nodes: list, position: int | None):
     return nodes[position] if position is not None and position < len(nodes) else None
 
 
 def _parameter_position(function, name: str, source: SourceFile) -> int | None:
-    declarator = _function_declarator(function)
+    declarator = function_declarator(function)
     parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
     for position, parameter in enumerate(p for p in (parameters.named_children if parameters else ())
                                          if p.type != "comment"):

@@ -13,7 +13,9 @@ import re
 
 from portlint.checks import nvcc_flags
 from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
-from portlint.checks.libraries import CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name
+from portlint.checks.libraries import (
+    CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name, link_message,
+)
 from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
@@ -305,16 +307,12 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
 
 def _libraries_finding(source: SourceFile, linked: list) -> Finding:
     (word, text, lib), others = linked[0], linked[1:]
+    message = link_message([(t, library) for _, t, library in linked])
     if not others:
-        return finding(source, word.start, word.end,
-                       f"`{text}` links {lib.name} from the CUDA toolkit, which ROCm builds lack.",
-                       _library_fix(text, lib), severity=lib.severity)
-    names = ", ".join(f"`{t}`" for _, t, _ in linked)
-    libraries = ", ".join(dict.fromkeys(library.name for _, _, library in linked))
+        return finding(source, word.start, word.end, message, _library_fix(text, lib), severity=lib.severity)
     severity = max((library.severity for _, _, library in linked), key=lambda s: s.rank)
     related = tuple(Related(source.location(w.start, w.end), f"`{t}` is linked here too") for w, t, _ in others)
-    return finding(source, word.start, word.end,
-                   f"{names} link {libraries} from the CUDA toolkit, which ROCm builds lack.",
+    return finding(source, word.start, word.end, message,
                    Fix.advice("; ".join(_library_fix(t, library).title for _, t, library in linked)),
                    severity=severity, related=related)
 

@@ -1261,7 +1261,6 @@ class _WarpSizeScan:
             start = _loop_counter(loop, source)[1]
             step = _loop_step(loop, name, source)
             if step == "halve" and integer_value(start, source) == 16 and not in_macro and \
-                    _first_32_threads_guard(loop, source) is not None and \
                     enclosing_warp_guard(loop, source, self.thread_vars(loop, False)) is not None:
                 continue  # the last steps of a block reduction on its first 32 threads: `last_warp_reductions`'
             if step == "halve" and integer_value(start, source) == 16:
