@@ -594,9 +594,50 @@ class _PythonCapabilityScan:
                 # what the ported code computes.
                 message = message[:-1] + "; in a test or benchmark module it decides what runs there."
                 severity = Severity.NOTE
+            elif self._only_tunes(top, scope):
+                message, severity = message[:-1] + _TUNING_ONLY, Severity.NOTE
             findings.append(finding(self.source, start, end, message, Fix.advice(R001_PYTHON_ADVICE),
                                     severity=severity))
         return findings
+
+    def _only_tunes(self, top: ast.AST, scope: ast.AST) -> bool:
+        """Does the test's answer only pick numbers (a block size, a workspace size)? Its
+        condition's arms, or every test of the name it is stored in, only assign or return
+        arithmetic of constants and names: AMD then runs with another generation's tuning,
+        a performance matter, where a feature gate (`return False`, a kernel's name, a call)
+        decides what runs."""
+        parent = self._parents.get(id(top))
+        if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is top:
+            return self._chooses_numbers(parent)
+        if isinstance(parent, ast.Assign) and parent.value is top and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0], ast.Name):
+            name = parent.targets[0].id
+            uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name
+                    and isinstance(n.ctx, ast.Load)]
+            return all(self._chooses_numbers(self._test_of(use)) for use in uses)  # (none: decides nothing)
+        return False
+
+    def _test_of(self, node: ast.AST) -> ast.AST | None:
+        """The `if` or conditional expression whose test `node` is (through `and`, `or`, `not`)."""
+        parent = self._parents.get(id(node))
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+            node, parent = parent, self._parents.get(id(parent))
+        return parent if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is node else None
+
+    def _chooses_numbers(self, choice: ast.AST | None) -> bool:
+        if isinstance(choice, ast.IfExp):
+            arms = [choice.body, choice.orelse]
+            return all(_numeric(arm) for arm in arms) and not _flags(arms)
+        if not isinstance(choice, ast.If):
+            return False
+        arms = [*choice.body, *choice.orelse]
+        if not choice.orelse:
+            # `if test: return 128` then `return 64`: what follows in the block is the other arm.
+            parent = self._parents.get(id(choice))
+            block = next((getattr(parent, field) for field in ("body", "orelse", "finalbody")
+                          if choice in getattr(parent, field, ())), [choice])
+            arms += block[block.index(choice) + 1:]
+        return _assigns_numbers(arms) and not _flags(arms)
 
     def _top_expression(self, node: ast.AST) -> ast.AST:
         parent = self._parents.get(id(node))
@@ -719,6 +760,45 @@ class _PythonCapabilityScan:
         node = self._resolve(node)
         return (isinstance(node, (ast.Tuple, ast.List, ast.Set)) and bool(node.elts)
                 and all(self._is_constant(e, kind) for e in node.elts))
+
+
+# A capability test that only picks numbers (`_PythonCapabilityScan._only_tunes`).
+_TUNING_ONLY = ("; here it only picks a tuning number, so AMD runs with another generation's choice: "
+                "a performance matter, not a wrong path.")
+_ARITHMETIC = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context,
+               ast.Attribute, ast.IfExp, ast.Compare, ast.cmpop, ast.BoolOp, ast.boolop)
+
+
+def _numeric(node: ast.AST) -> bool:
+    """Arithmetic of numbers and names (`128`, `kBlockM_sm90`, `64 if dropout else 128`): no
+    call, and no constant that is not a number (`False`, `"wgmma"`, `None` are choices of
+    what runs)."""
+    return all(isinstance(n, _ARITHMETIC) and not (isinstance(n, ast.Constant) and (
+        isinstance(n.value, bool) or not isinstance(n.value, (int, float)))) for n in ast.walk(node))
+
+
+def _flags(arms: list[ast.AST]) -> bool:
+    """Do the arms choose only between 0 and 1 (a feature flag, not a tuning number)?"""
+    nodes = [n for arm in arms for n in ast.walk(arm)]
+    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) for n in nodes) and \
+        {n.value for n in nodes if isinstance(n, ast.Constant)} <= {0, 1}
+
+
+def _assigns_numbers(statements: list[ast.stmt]) -> bool:
+    """Statements that only assign or return numbers (`_numeric`), nested `if`s of them included."""
+    for statement in statements:
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            if statement.value is None or not _numeric(statement.value):
+                return False
+        elif isinstance(statement, ast.Return):
+            if statement.value is None or not _numeric(statement.value):
+                return False
+        elif isinstance(statement, ast.If):
+            if not _assigns_numbers(statement.body) or not _assigns_numbers(statement.orelse):
+                return False
+        elif not isinstance(statement, ast.Pass):
+            return False
+    return True
 
 
 def _int_constant(node: ast.AST) -> int | None:
