@@ -47,6 +47,9 @@ class KernelDefinition:
     insertion_point: Location  # empty, where `extern "C" ` would go (after `template <...>`)
     return_type_point: Location  # empty, before `void`: where `__global__ ` goes
     status: Status
+    # Does the kernel's code observe the wavefront's width (the logical-warp model of its
+    # file): True, False, or the header widths that decide; None where not worked out.
+    warp_observation: bool | tuple[str, ...] | None = None
 
 
 @dataclass(unsafe_hash=True)
@@ -102,6 +105,9 @@ class WarpSizeUse:
     # The `#define` the build sees here (the ROCm build's, else the CUDA build's), named as
     # `WarpSizeDefinition.macro`; None when the build model does not say.
     sees: tuple[str, int] | None = None
+    # Host code in a file with no device code: the kernels its function launches, which
+    # decide whether it observes the width (the project pass reads their files' verdicts).
+    kernels: tuple[str, ...] = ()
 
 
 @dataclass(unsafe_hash=True)

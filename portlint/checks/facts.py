@@ -9,12 +9,14 @@ checks. The index never imports a rule module; rule modules import the index's t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from portlint import project
 from portlint.checks import launch, memory, wavefront
 from portlint.checks.cmake import missing_use_rocm
 from portlint.checks.cmake_project import collect as collect_cmake
+from portlint.checks.logical_warp import warp_model
 from portlint.checks.wavefront_size import collect_warp_sizes
 from portlint.project import FileFacts, file_key
 from portlint.rocm_path import RocmPathModel, Status
@@ -69,4 +71,10 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
             test = next((c.condition for c in model.conditions if "USE_ROCM" in c.macros
                          and model.status(c.node.start_byte) is not Status.DEAD), None)
             facts.use_rocm_test = source.location(test.start_byte, test.end_byte) if test is not None else None
+        facts = project.collect_own(source, model, facts)
+        if any(d.has_global for d in facts.functions):
+            model_of_warps = warp_model(source)
+            facts.functions = [replace(d, warp_observation=model_of_warps.function_observation(d.name))
+                               if d.has_global else d for d in facts.functions]
+        return facts
     return project.collect_own(source, model, facts)

@@ -525,6 +525,26 @@ class LaunchContext:
                  queries.nodes(CUDA, _BOUNDED_DECLARATIONS, self.source.tree.root_node, "declarator"))
         return {self.source.node_text(n) for n in names if n is not None}
 
+    def kernel_name(self, launch: Launch) -> str | None:
+        """The launched kernel's name, a local `auto k = &kernel<T>;` read through."""
+        if launch.kernel is None:
+            return None
+        declarator = self._local_variable(launch.kernel) if launch.kernel.type == "identifier" else None
+        value = declarator.child_by_field_name("value") if declarator is not None else None
+        if value is None:
+            return self.source.node_text(launch.kernel)
+        while value is not None and value.type in ("pointer_expression", "qualified_identifier"):  # `&ns::k<T>`
+            value = value.child_by_field_name("argument" if value.type == "pointer_expression" else "name")
+        name = kernel_argument(value) if value is not None else None
+        return self.source.node_text(name) if name is not None else None
+
+    @cached_property
+    def launched_names(self) -> tuple[str, ...]:
+        """The names of the kernels the file launches; () when it launches none, or one whose
+        name is not written at the launch (a handle, a parameter)."""
+        found = [self.kernel_name(launch) for launch in launches(self.source)]
+        return () if None in found else tuple(dict.fromkeys(found))
+
     def kernel_definition(self, launch: Launch):
         """The one `__global__` definition of the launched kernel in this file, else None."""
         if launch.kernel is None:

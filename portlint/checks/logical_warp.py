@@ -63,6 +63,7 @@ class Observer:
     # `WIDTH` from a header): the operation stays in 32 lanes, and so observes nothing, if the
     # headers make it 32 or less. The project pass reads it (`function_observation`).
     open_width: str | None = None
+    out_of_view: bool = False  # a launch of a kernel of another file, or host code's stand-in for them
 
     def related(self, source: SourceFile) -> Related:
         return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
@@ -194,7 +195,7 @@ class LogicalWarps:
                 continue
             launched = any(c.type == "kernel_call_syntax" for c in call.children)
             if launched and name not in defined:
-                owner.observers.append(Observer(call, f"launches `{name}`, a kernel out of view"))
+                owner.observers.append(Observer(call, f"launches `{name}`, a kernel out of view", out_of_view=True))
             elif name in defined:
                 owner.callees.add(name)
             elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__") \
@@ -482,7 +483,7 @@ class LogicalWarps:
             if not found and function is not None and self._host(function) and \
                     all(self._host(f.function) for f in self.functions.values()):
                 found = (Observer(function.child_by_field_name("declarator") or function,
-                                  "host code of kernels out of view"),)
+                                  "host code of kernels out of view", out_of_view=True),)
             return found
         if function.id not in self._scope:
             self._scope[function.id] = self._observers_around(self.functions[function.id])

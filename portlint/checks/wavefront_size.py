@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from portlint import queries
 from portlint.checks.cpp import (
@@ -20,6 +21,7 @@ from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
     AncestorWalk, operations_with_literal,
 )
+from portlint.checks.launch import LaunchContext, launches
 from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
 from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
@@ -338,8 +340,11 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
         host = space == "host" or launch
         if launch and context == "other":
             context = "launch"  # `k<<<g, WARP_SIZE>>>`: the block is one warp of the kernel's
+        kernels = ()
         if context in _REPORTED_USES and not _observed(use, ancestors, source):
             context = _UNOBSERVED
+        elif context in _REPORTED_USES and host:
+            kernels = _kernels_out_of_view(use, ancestors, source)
         if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
             continue
         facts.append(WarpSizeUse(
@@ -347,8 +352,26 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
             sees=None if bound else _macro_seen(source, text, use.start_byte),
+            kernels=kernels,
         ))
     return facts
+
+
+def _kernels_out_of_view(use, ancestors, source: SourceFile) -> tuple[str, ...]:
+    """For host code whose verdict rests on kernels of other files (a launch's configuration,
+    host code where the file's only observers are launches of such kernels, or it has no
+    device code): the names of the kernels, which the project pass judges by their own files'
+    model (`_judged_by_kernels`); () where the verdict is this file's."""
+    context = LaunchContext.of(source)
+    model = warp_model(source)
+    if _in_launch_configuration(ancestors, source):
+        launch = next((l for l in launches(source) if l.call.start_byte <= use.start_byte < l.call.end_byte), None)
+        name = context.kernel_name(launch) if launch is not None else None
+        return (name,) if name is not None and model.function_observes(name) is None else ()
+    observers = model.observers(use)
+    if not observers or not all(o.out_of_view for o in observers):
+        return ()
+    return context.launched_names  # host code mirrors the geometry of any kernel the file launches
 
 
 def _macro_seen(source: SourceFile, name: str, offset: int) -> tuple[str, int] | None:
@@ -470,6 +493,9 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         if use.status is not Status.DEAD:
             key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
             uses_of.setdefault(key, []).append(use)
+    for key, uses in uses_of.items():
+        uses_of[key] = [replace(u, context=_UNOBSERVED) if u.kernels and not _judged_by_kernels(index, u) else u
+                        for u in uses]
     findings = []
     for key, definitions in wired.items():
         # A use in code only a ROCm build compiles is the port's own business.
@@ -528,6 +554,17 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                 matched=use.name, file_digest=use.file_digest,
             ))
     return findings
+
+
+def _judged_by_kernels(index: ProjectIndex, use: WarpSizeUse) -> bool:
+    """Does any kernel `use.kernels` names observe the wavefront's width, by the logical-warp
+    model of the file that defines it? A kernel defined nowhere in view, or more than once
+    (overloads, other backends), or whose verdict rests on header widths, counts as one that does."""
+    for name in use.kernels:
+        definitions = [d for d in index.functions.get(name, ()) if d.has_global and d.status is not Status.DEAD]
+        if len(definitions) != 1 or definitions[0].warp_observation is not False:
+            return True
+    return False
 
 
 def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSizeUse],
