@@ -952,6 +952,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             shadowed[function.id] = bool(queries.nodes(CUDA, _LOCAL_WARP_SIZE, function, "name"))
         if function is not None and shadowed[function.id]:
             continue
+        if _template_parameter(name, text, source):
+            continue  # `template <int warpSize> struct warpReduce`: a constant of its own
         space = spaces[function.id] if function is not None else None
         context = "constant" if _in_launch_bounds(name) else _code_context(name, source, False)
         if context == "constant":
@@ -969,6 +971,18 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
     return findings
 
 
+def _template_parameter(name, text: str, source: SourceFile) -> bool:
+    """Does a template around `name` declare a parameter of that name (or is `name` one)?"""
+    for ancestor in ancestors_of(name):
+        if ancestor.type == "template_declaration":
+            parameters = ancestor.child_by_field_name("parameters")
+            if parameters is not None and any(
+                    source.node_text(n) == text for n in queries.nodes(CUDA, _TEMPLATE_PARAMETER, parameters, "name")):
+                return True
+    return False
+
+
+_TEMPLATE_PARAMETER = "(_ declarator: (identifier) @name)"
 _NAMING_ONLY = frozenset({"preproc_def", "preproc_function_def", "preproc_ifdef", "preproc_defined"})
 
 
