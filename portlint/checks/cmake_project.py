@@ -81,9 +81,14 @@ CUDA_LANGUAGE = "cuda-language"  # enable_language(CUDA), find_package(CUDA), cu
 INCLUDE = "include"
 SUBDIRECTORY = "subdirectory"
 IPO = "ipo"  # INTERPROCEDURAL_OPTIMIZATION switched on with a constant
+# The HIP runtime's target named in an arm only the ROCm build takes (`blt::hip_runtime` in
+# `if(X_ENABLE_HIP)`): the build compiles HIP, though what enables the language is out of
+# view (a build-system submodule, a toolchain file).
+ROCM_ARM = "rocm-arm"
+_HIP_RUNTIME_TARGETS = frozenset({"hip", "hip_runtime", "host", "device", "amdhip64"})
 
 # Any of these is a HIP path through the build.
-HIP_PATH = (ENABLE_HIP, HIP_SOURCES, FIND_HIP, HIP_DEVICE, HIP_COMPILER)
+HIP_PATH = (ENABLE_HIP, HIP_SOURCES, FIND_HIP, HIP_DEVICE, HIP_COMPILER, ROCM_ARM)
 # These compile HIP device code, so they need gfx targets (`find_package(hip)` alone may be
 # for `hip::host`, the runtime API only).
 HIP_DEVICE_CODE = (ENABLE_HIP, HIP_SOURCES, HIP_DEVICE, HIP_COMPILER)
@@ -252,6 +257,11 @@ class _Collector:
     def run(self) -> None:
         name, words, args = self.command.name, self.words, self.command.args
         self._assignment()
+        if self.status is Status.PORT and name != "message":
+            for arg, w in zip(args, words):
+                namespace, _, target = w.rpartition("::")
+                if namespace and target in _HIP_RUNTIME_TARGETS and (namespace != "hip" or target != "device"):
+                    self._place(ROCM_ARM, arg, w)
         if name == "enable_language":
             for arg, w in zip(args, words):
                 self._language(arg, w, "enable_language")
