@@ -1265,6 +1265,7 @@ class _CMakeTree:
         here = {"CMAKE_CURRENT_LIST_DIR": CMakeValue((directory,)), "CMAKE_CURRENT_LIST_FILE": CMakeValue((key,))}
         if path.name == "CMakeLists.txt":
             here["CMAKE_CURRENT_SOURCE_DIR"] = CMakeValue((directory,))
+        outer = {name: (rocm_env.get(name), cuda_env.get(name)) for name in here}
         rocm_env.update(here)
         cuda_env.update(here)
         self.active.append(key)
@@ -1272,6 +1273,17 @@ class _CMakeTree:
             walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
             walk.on_command = lambda *a: self._command(source, path.parent, walk, *a)
             source.rocm_path = walk.run(rocm, cuda)
+            # What the file set stays set for its reader: `include()` shares the includer's
+            # scope (`add_subdirectory` passes a copy). The list file's own location does not.
+            for env, after in ((rocm_env, walk.rocm_env), (cuda_env, walk.cuda_env)):
+                env.clear()
+                env.update(after)
+            for name, (rocm_value, cuda_value) in outer.items():
+                for env, value in ((rocm_env, rocm_value), (cuda_env, cuda_value)):
+                    if value is None:
+                        env.pop(name, None)
+                    else:
+                        env[name] = value
         except RecursionError:
             self.build.unresolved = self.build.lists_unresolved = True
         finally:
