@@ -94,11 +94,13 @@ class RocmPathModel:
         i = bisect.bisect_right(starts, offset) - 1
         return ordered[i] if i >= 0 and offset < ordered[i].condition.end_byte else None
 
-    def add_chain(self, arms: list[Arm]) -> None:
+    def add_chain(self, arms: list[Arm]) -> list[tuple]:
+        """Add a chain's arms; returns each arm's (ROCm taken, CUDA taken, status)."""
         outcomes = chain_outcomes([(arm.rocm, arm.cuda) for arm in arms])
         for arm, (_, _, status) in zip(arms, outcomes):
             if status is not None and arm.end > arm.start:
                 self.ranges.append((arm.start, arm.end, Status(status)))
+        return outcomes
 
 
 def _segments(ranges) -> tuple[list[int], list[Status]]:
@@ -147,9 +149,11 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
         model.ranges.append((0, len(source.data), Status(environment.status)))
     if not _CHAIN_START.search(source.data):
         return model
+    configured_stop = {}  # arm node id -> ROCm surely takes it, on backend switches alone
     for chain in queries.nodes(CUDA, _CHAIN_QUERY, source.tree.root_node, "chain"):
         arms: list[Arm] = []
         arm_nodes = []
+        switches_only = []
         node = chain
         while node is not None:
             directive = node.children[0].type if node.children else ""
@@ -170,12 +174,52 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
                 )
             arms.append(Arm(body_start, body_end, rocm, cuda))
             arm_nodes.append(node)
+            # (an `#else` rests on the chain's conditions before it)
+            switches_only.append(all(switches_only) if directive == "#else" else
+                                 model.conditions[-1].macros <= environment.rocm_undefined)
             node = alternative if alternative is not None and alternative.type in _ALTERNATIVES else None
-        model.add_chain(arms)
+        outcomes = model.add_chain(arms)
+        for arm_node, (on_rocm, _, _), switches in zip(arm_nodes, outcomes, switches_only):
+            configured_stop[arm_node.id] = on_rocm is True and switches
         queries.known_in(source.tree, arm_nodes)  # rules ask where each condition stands
+    if b"#error" in source.data or b"# error" in source.data:
+        _stop_on_other_backends(source, model, configured_stop)
     if source.tree.root_node.has_error:
         _add_chains_the_tree_lost(source, model, environment, rocm_macros)
     return model
+
+
+_ERRORS = '(preproc_call directive: (preproc_directive) @directive (#match? @directive "^#[ \t]*error$")) @call'
+_ARM_NODES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
+
+
+def _stop_on_other_backends(source: SourceFile, model: RocmPathModel, configured_stop: dict[int, bool]) -> None:
+    """A file that stops with `#error` where the ROCm build surely stands, on conditions of the
+    project's backend switches alone (`#if !defined(X_ENABLE_CUDA) #error ...`), belongs to
+    another backend's configuration: a ROCm build never compiles it (DEAD). An `#error` on a
+    compiler's macros (`#ifndef __CUDACC__`) is a hazard of the file instead, left to the
+    rules."""
+    for call in queries.nodes(CUDA, _ERRORS, source.tree.root_node, "call"):
+        arms, node = [], call.parent
+        while node is not None:
+            if node.type in _ARM_NODES:
+                arms.append(node)
+            node = node.parent
+        if arms and all(configured_stop.get(a.id, False) or _is_include_guard(a, source) for a in arms) \
+                and any(configured_stop.get(a.id, False) for a in arms):
+            model.ranges.append((0, len(source.data), Status.DEAD))
+            return
+
+
+def _is_include_guard(arm, source: SourceFile) -> bool:
+    """`#ifndef NAME` whose first line inside is `#define NAME`."""
+    if arm.type != "preproc_ifdef" or not source.node_text(arm.children[0]).endswith("ifndef"):
+        return False
+    name = arm.child_by_field_name("name")
+    first = next((c for c in arm.named_children[1:] if c.type != "comment"), None)
+    return name is not None and first is not None and first.type == "preproc_def" and \
+        first.child_by_field_name("name") is not None and \
+        source.node_text(first.child_by_field_name("name")) == source.node_text(name)
 
 
 def _add_chains_the_tree_lost(source: SourceFile, model: RocmPathModel, environment, rocm_macros) -> None:
