@@ -14,8 +14,8 @@ from typing import NamedTuple
 from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, has_argument_list, identifiers_named,
-    integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens, token_nodes,
+    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, function_declarator, has_argument_list,
+    identifiers_named, integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
@@ -197,11 +197,71 @@ _MAX_RELATED_MASK_USES = 50
 
 def _mask_uses(source: SourceFile, name: str, definition) -> tuple[Related, ...]:
     """Where this file passes the mask macro on (`__shfl_down_sync(FULL_MASK, ...)`): the
-    places that compute on 32 lanes, shown with the definition that is their root cause."""
+    places that compute on 32 lanes, shown with the definition that is their root cause. Not
+    a mask handed to a wrapper of this file whose ROCm code never reads it (`#ifdef
+    __HIP_PLATFORM_AMD__` calls the mask-less shuffle), directly or as a parameter's default."""
     return tuple(Related(source.location(node.start_byte, node.end_byte), f"`{name}` is used here")
                  for node in token_nodes(source, name.encode())
                  if source.node_text(node) == name and not definition.start_byte <= node.start_byte < definition.end_byte
-                 and source.rocm_path.status(node.start_byte) is not Status.DEAD)
+                 and source.rocm_path.status(node.start_byte) is not Status.DEAD
+                 and not _dropped_on_rocm(node, source))
+
+
+def _dropped_on_rocm(node, source: SourceFile) -> bool:
+    """Is `node` an argument of a call of this file's function whose ROCm code never reads that
+    parameter, or the default of a parameter whose every use on the ROCm path is such an
+    argument?"""
+    parent = node.parent
+    if parent is not None and parent.type == "optional_parameter_declaration":
+        function = enclosing_function(parent)
+        declarator = parent.child_by_field_name("declarator")
+        if function is None or declarator is None or declarator.type != "identifier":
+            return False
+        body = function.child_by_field_name("body")
+        uses = [u for u in identifiers_named(source, source.node_text(declarator), body.start_byte, body.end_byte)
+                if source.rocm_path.status(u.start_byte) is not Status.DEAD] if body is not None else []
+        return all(_passed_to_unread_parameter(u, source) for u in uses)
+    return _passed_to_unread_parameter(node, source)
+
+
+def _passed_to_unread_parameter(node, source: SourceFile) -> bool:
+    arguments = node.parent
+    if arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+        return False
+    name = callee_name(arguments.parent, source)
+    position = next((i for i, a in enumerate(arguments.named_children) if a.id == node.id), None)
+    definitions = _functions_of(source).get(name, []) if name is not None else []
+    return bool(definitions) and position is not None and \
+        all(_unread_on_rocm(f, position, source) for f in definitions)
+
+
+def _functions_of(source: SourceFile) -> dict[str, list]:
+    """This file's function definitions by name."""
+    def find(source: SourceFile) -> dict[str, list]:
+        found: dict[str, list] = {}
+        for function in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f"):
+            declarator = function_declarator(function)
+            name = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if name is not None:
+                found.setdefault(source.node_text(name).rsplit("::", 1)[-1], []).append(function)
+        return found
+    return memoized(source, "wavefront.functions_by_name", find)
+
+
+def _unread_on_rocm(function, position: int, source: SourceFile) -> bool:
+    """Does no code of `function` that a ROCm build compiles read its parameter `position`?"""
+    declarator = function_declarator(function)
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    listed = [p for p in parameters.named_children if p.type.endswith("parameter_declaration")] \
+        if parameters is not None else []
+    if position >= len(listed):
+        return False
+    name = listed[position].child_by_field_name("declarator")
+    body = function.child_by_field_name("body")
+    if name is None or name.type != "identifier" or body is None:
+        return False
+    return all(source.rocm_path.status(u.start_byte) is Status.DEAD
+               for u in identifiers_named(source, source.node_text(name), body.start_byte, body.end_byte))
 
 
 _MACRO_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
@@ -2151,9 +2211,12 @@ class _LaneMaskScan:
         64-bit mask (their templates `static_assert` it), and 32 bits cannot name lanes 32-63."""
         source = self.source
         declarations_of: dict[int, list] = {}
+        model = source.rocm_path
         for call, name, args in masked_intrinsic_calls(source):
             if source.shim_drops_argument(name, 0, call.start_byte):
                 continue  # the ROCm build's shim drops the mask: its type is never seen there
+            if model is not None and model.status(call.start_byte) is Status.DEAD:
+                continue  # the CUDA arm of a wrapper (`#else` of `__HIP_PLATFORM_AMD__`): not ROCm's call
             mask = strip_parens(args[0]) if args else None
             function = enclosing_function(call) if mask is not None and mask.type == "identifier" else None
             if function is None:

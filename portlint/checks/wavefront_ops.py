@@ -61,7 +61,7 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             offset = integer_value(strip_parens(args[index - 1]), source)
             if function is not None and offset is not None:
                 up_steps.setdefault(function.id, []).append((offset, args[index - 1]))
-    findings += _widths_passed_in(source, width_parameters, reported)
+    findings += _widths_passed_in(source, width_parameters, reported, logical)
     # An unrolled scan `__shfl_up(v, 1)` ... `__shfl_up(v, 16)` sums 32 lanes; a 64-lane
     # wavefront also needs the step 32.
     for steps in up_steps.values():
@@ -92,9 +92,11 @@ def _note_width_parameter(call, width: str, source: SourceFile, found: dict[str,
             found.setdefault(source.node_text(name), set()).add(position)
 
 
-def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]], reported: set[int]) -> list[Finding]:
+def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]], reported: set[int],
+                      logical: LogicalWarpNotes) -> list[Finding]:
     """`scan<<<g, b>>>(data, 32)` where `scan` shuffles with that parameter as its width;
-    `reported`: ids of the width nodes reported already."""
+    `reported`: ids of the width nodes reported already. As for a shuffle's own width, where
+    nothing observes the hardware width the 32 is a logical warp's (`logical`, a note)."""
     findings = []
     for function, positions in width_parameters.items():
         for name in identifiers_named(source, function):
@@ -111,6 +113,9 @@ def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]],
                 value = strip_parens(args[position]) if position < len(args) else None
                 # A wrapper's call (`WARP_SHFL_DOWN(v, d, 32)`) may have been judged as a shuffle already.
                 if value is not None and integer_value(value, source) == 32 and value.id not in reported:
+                    if not warp_model(source).observes(value):
+                        logical.add(value)
+                        continue
                     findings.append(at_node(
                         source, value, f"`32` is the shuffle width of `{function}`: half of a 64-lane AMD wavefront.",
                         Fix.advice(HOST_ADVICE if not _in_device_code(call, source) else
