@@ -47,10 +47,41 @@ def _parser(name: str) -> tree_sitter.Parser:
 
 
 def parse(name: str, data: bytes) -> tree_sitter.Tree:
+    if name == "make" and b"#" in data and b"$" in data:
+        data = _make_hashes_in_calls_masked(data)
     tree = _parser(name).parse(data)
     if name == "make" and b"\n\t" in data:
         tree = _make_lines_reparsed(tree, data)
     return tree
+
+
+_MAKE_CLOSERS = {ord("("): ord(")"), ord("{"): ord("}")}
+_MAKE_LOGICAL_LINE = re.compile(rb"(?:[^\n]*\\\n)*[^\n]*\n?")  # backslash-continued lines as one
+
+
+def _make_hashes_in_calls_masked(data: bytes) -> bytes:
+    """GNU make reads `#` inside a variable reference or function call literally
+    (`$(error see https://example.org/doc#section)`); tree-sitter-make starts a comment there
+    and loses the rest of the file. Parse with such a `#` as `_` (same byte offsets: node
+    text is read from the file's own bytes)."""
+    shadow = None
+    for line in _MAKE_LOGICAL_LINE.finditer(data):
+        text = line.group()
+        if b"#" not in text or b"$" not in text:
+            continue
+        closers: list[int] = []  # what closes each open reference or parenthesis, innermost last
+        previous = 0
+        for at, byte in enumerate(text, line.start()):
+            if byte in _MAKE_CLOSERS and (closers or previous == 0x24):  # `$(`, `${`, or a bracket inside one
+                closers.append(_MAKE_CLOSERS[byte])
+            elif closers and byte == closers[-1]:
+                closers.pop()
+            elif byte == 0x23 and closers and previous != 0x5C:
+                if shadow is None:
+                    shadow = bytearray(data)
+                shadow[at] = 0x5F
+            previous = byte
+    return bytes(shadow) if shadow is not None else data
 
 
 def _make_lines_reparsed(tree: tree_sitter.Tree, data: bytes) -> tree_sitter.Tree:
