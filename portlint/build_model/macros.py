@@ -299,6 +299,9 @@ class FileEnvironment:
     # CUDA toolkit headers (`hipify.TOOLKIT_HEADERS`) this file includes that a project file
     # of the same path stands in for (a compatibility header): the ROCm build finds those.
     project_headers: frozenset[str] = frozenset()
+    # ROCm libraries' drop-in headers the ROCm build includes, by the offset from which this
+    # file has them (its own `#include`, or that of a project header that includes one).
+    rocm_headers: Mapping[str, int] = field(default_factory=dict)
     # `rocm_undefined` with the host platforms' macros, by platform set (`scope`).
     _undefined: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
@@ -315,7 +318,7 @@ class FileEnvironment:
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
                   repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
                   repr(sorted(self.rocm_undefined)), repr(self.hipified), repr(self.compiled_as_written),
-                  repr(sorted(self.project_headers))]
+                  repr(sorted(self.project_headers)), repr(sorted(self.rocm_headers.items()))]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -348,6 +351,12 @@ class FileEnvironment:
     def rocm_function(self, name: str, offset: int) -> bool:
         """Does ROCm-compiled project code define a function `name` this file sees at `offset`?"""
         at = self.rocm_functions.get(name)
+        return at is not None and at <= offset
+
+    def includes(self, header: str, offset: int) -> bool:
+        """Has the ROCm build included the drop-in header `header` (`ROCM_DROP_IN_HEADERS`)
+        for this file by `offset`?"""
+        at = self.rocm_headers.get(header)
         return at is not None and at <= offset
 
     def is_project_rocm_macro(self, name: str, offset: int) -> bool:
@@ -551,6 +560,9 @@ class _Walk:
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
     functions: dict
+    # header -> offset: ROCm libraries' drop-in headers (`ROCM_DROP_IN_HEADERS`) that the
+    # ROCm build includes here, or in the headers the file includes (at that `#include`)
+    headers: dict = field(default_factory=dict)
 
 
 class BuildMacros:
@@ -765,6 +777,7 @@ class BuildMacros:
         named: tuple[dict, dict] = ({}, {})  # per build: name -> its events (`_Walk.index`)
         final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
         functions: dict[str, int] = {}
+        headers: dict[str, int] = {}
         counts: dict[str, int] = {}
         # Per open conditional: (enclosing activity per build, arm outcomes, index of the arm).
         stack: list[tuple[tuple[Value, Value], list, int]] = []
@@ -834,6 +847,8 @@ class BuildMacros:
                                                              "name can; that include is skipped"))
                     continue
                 target = self.resolve(path, include, m.group(1) is not None)
+                if target is None and include in ROCM_DROP_IN_HEADERS and truth(active[ROCM]) is not False:
+                    headers.setdefault(include, d.offset)
                 if target is None or target == path:
                     continue
                 self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
@@ -867,10 +882,13 @@ class BuildMacros:
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
                         functions.setdefault(name, d.offset)
+                if truth(active[ROCM]) is not False:
+                    for header in included.headers:
+                        headers.setdefault(header, d.offset)
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
             self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
-        return _Walk(named, final, functions)
+        return _Walk(named, final, functions, headers)
 
     @staticmethod
     def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
@@ -1093,7 +1111,8 @@ class BuildMacros:
         ) if as_written else frozenset()
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
                                self._rocm_undefined | self.backend_selectors(),
-                               self._hipify_tools if hipified else frozenset(), as_written, project_headers)
+                               self._hipify_tools if hipified else frozenset(), as_written, project_headers,
+                               dict(walk.headers))
 
     def backend_selectors(self) -> frozenset[str]:
         """The project's CUDA backend selectors: macros whose name says CUDA where a twin the
@@ -1198,6 +1217,9 @@ def _is_regular_file(entry: os.DirEntry) -> bool:
 
 
 _EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
+# The headers of ROCm libraries that keep the CUDA library's API names (RCCL keeps NCCL's
+# `nccl*`): where the ROCm build includes one, the names need no change (`FileEnvironment.includes`).
+ROCM_DROP_IN_HEADERS = frozenset({"rccl/rccl.h", "rccl.h"})
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 

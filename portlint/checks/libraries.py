@@ -630,6 +630,10 @@ def _drop_in_calls(source: SourceFile, root, included: set[str], own_names: set[
             continue  # the ROCm build renames it (`#define cublasSgemm hipblasSgemm`)
         if not _is_live(source, call.start_byte):
             continue
+        if lib.drop_in_header and source.build is not None and any(
+                source.build.includes(header, call.start_byte)
+                for header in (lib.drop_in_header, lib.drop_in_header.rsplit("/", 1)[-1])):
+            continue  # a project header includes the ROCm library's header in the ROCm build: ported
         seen.add(lib.name)
         findings.append(at_node(
             source, call.child_by_field_name("function"),
