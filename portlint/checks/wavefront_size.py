@@ -779,10 +779,12 @@ class _PerWarpScan:
         in a launch's configuration (the grid a kernel splits by warps), passed on as such to a
         call or template, or where nothing follows them (a file-scope type). A count that only sizes tiles (columns per load, loads per chunk) in code that
         never asks the hardware about warps is a logical count: right on a 64-lane wavefront."""
-        found, pending, seen = [], [(name, definition)], {name}
+        found, pending, seen = [], [(name, definition, None)], {(name, None)}
         while pending:
-            current, skip = pending.pop()
+            current, skip, scope = pending.pop()
             for use in self._identifier_uses(current, skip):
+                if scope is not None and not scope.start_byte <= use.start_byte < scope.end_byte:
+                    continue  # another function's local of the same name
                 if any(a.type in ("array_declarator", "static_assert_declaration") for a in ancestors_of(use)):
                     continue  # an upper bound; a compile-time check
                 function = enclosing_function(use)
@@ -793,10 +795,13 @@ class _PerWarpScan:
                 derived = _derived_constant(use)
                 if derived is not None:
                     text = self.source.node_text(derived)
-                    if text not in seen and len(seen) < _MAX_DERIVED:
-                        seen.add(text)
-                        pending.append((text, derived))
-                    elif text not in seen:
+                    # A local (`const dim3 grid(n / kWarps)`) is read in its own function only.
+                    local = enclosing_function(derived)
+                    key = (text, local.id if local is not None else None)
+                    if key not in seen and len(seen) < _MAX_DERIVED:
+                        seen.add(key)
+                        pending.append((text, derived, local))
+                    elif key not in seen:
                         found.append(use)  # too long a chain to follow: as if it met warps
                     continue
                 if function is None or _passed_on(use):
