@@ -105,8 +105,9 @@ class WarpSizeUse:
     # The `#define` the build sees here (the ROCm build's, else the CUDA build's), named as
     # `WarpSizeDefinition.macro`; None when the build model does not say.
     sees: tuple[str, int] | None = None
-    # Host code in a file with no device code: the kernels its function launches, which
-    # decide whether it observes the width (the project pass reads their files' verdicts).
+    # Host code whose verdict rests on kernels of other files (a launch's configuration, or a
+    # file whose only observers are such launches): those kernels, whose own files' verdicts
+    # the project pass reads (`wavefront_size._judged_by_kernels`).
     kernels: tuple[str, ...] = ()
 
 

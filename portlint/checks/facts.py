@@ -71,10 +71,11 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
             test = next((c.condition for c in model.conditions if "USE_ROCM" in c.macros
                          and model.status(c.node.start_byte) is not Status.DEAD), None)
             facts.use_rocm_test = source.location(test.start_byte, test.end_byte) if test is not None else None
-        facts = project.collect_own(source, model, facts)
-        if any(d.has_global for d in facts.functions):
-            model_of_warps = warp_model(source)
-            facts.functions = [replace(d, warp_observation=model_of_warps.function_observation(d.name))
-                               if d.has_global else d for d in facts.functions]
-        return facts
-    return project.collect_own(source, model, facts)
+    facts = project.collect_own(source, model, facts)
+    if any(d.has_global for d in facts.functions):
+        # Whether each kernel observes the wavefront's width: host code of other files that
+        # sizes its launches is judged by it (`wavefront_size._judged_by_kernels`).
+        warps = warp_model(source)
+        facts.functions = [replace(d, warp_observation=warps.function_observation(d.name)) if d.has_global else d
+                           for d in facts.functions]
+    return facts
