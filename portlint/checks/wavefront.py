@@ -2139,7 +2139,8 @@ class _LaneMaskScan:
         mask of a `_sync` call): the places that compute on its 32 lanes."""
         return tuple(Related(self.source.location(n.start_byte, n.end_byte), f"`{name}` is used here")
                      for n in identifiers_named(self.source, name, function.start_byte, function.end_byte)
-                     if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration")
+                     if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration",
+                                                                        "reference_declarator", "pointer_declarator")
                      and not (n.parent.type == "assignment_expression" and n.parent.child_by_field_name("left") == n))
 
     def stores(self, function) -> dict[str, _Mask]:
@@ -2208,16 +2209,24 @@ class _LaneMaskScan:
 
     def mask_arguments(self) -> None:
         """A 32-bit variable or parameter passed as the mask of a `_sync` intrinsic: HIP's take a
-        64-bit mask (their templates `static_assert` it), and 32 bits cannot name lanes 32-63."""
+        64-bit mask (their templates `static_assert` it), and 32 bits cannot name lanes 32-63.
+        Followed through the file's wrappers: a parameter that is such a mask makes the
+        argument of each call of its function a mask too (`warp_sum3(g, mask, v)` handing
+        `mask` on to `warp_sum(g, mask, v.x)`)."""
         source = self.source
         declarations_of: dict[int, list] = {}
         model = source.rocm_path
+        pending = []  # (call, the callee's name, the mask argument)
         for call, name, args in masked_intrinsic_calls(source):
             if source.shim_drops_argument(name, 0, call.start_byte):
                 continue  # the ROCm build's shim drops the mask: its type is never seen there
             if model is not None and model.status(call.start_byte) is Status.DEAD:
                 continue  # the CUDA arm of a wrapper (`#else` of `__HIP_PLATFORM_AMD__`): not ROCm's call
-            mask = strip_parens(args[0]) if args else None
+            pending.append((call, name, args[0] if args else None))
+        mask_parameters: set[tuple[str, int]] = set()  # (function, position) of parameters that are masks
+        while pending:
+            call, name, mask = pending.pop()
+            mask = strip_parens(mask) if mask is not None else None
             function = enclosing_function(call) if mask is not None and mask.type == "identifier" else None
             if function is None:
                 continue
@@ -2225,7 +2234,11 @@ class _LaneMaskScan:
                 declarations_of[function.id] = queries.nodes(CUDA, _DECLARATIONS, function, "declaration")
             variable = source.node_text(mask)
             declaration = _declaration_of(variable, call, declarations_of[function.id], source)
-            if declaration is None or declaration.type_node is None or declaration.node.id in self.reported:
+            if declaration is None or declaration.type_node is None:
+                continue
+            if declaration.node.type == "parameter_declaration":
+                pending += self._calls_passing(function, declaration.node, mask_parameters)
+            if declaration.node.id in self.reported:
                 continue
             type_text = _type_text(declaration.type_node, source)
             if type_text not in _SIGNED_32 and type_text not in _UNSIGNED_32:
@@ -2236,6 +2249,33 @@ class _LaneMaskScan:
                         "a 64-bit mask (AMD wavefronts have 64 lanes).",
                         self._widen_mask_fix(variable, declaration, function, call, name),
                         self.uses(variable, function))
+
+    def _calls_passing(self, function, parameter, known: set[tuple[str, int]]) -> list[tuple]:
+        """The live calls of `function` in this file, each with its argument for `parameter`
+        (call, the function's name, the argument); none where that parameter was seen already."""
+        source = self.source
+        declarator = function_declarator(function)
+        name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+        parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        if name_node is None or parameters is None:
+            return []
+        listed = [p for p in parameters.named_children if p.type.endswith("parameter_declaration")]
+        position = next((i for i, p in enumerate(listed) if p.id == parameter.id), None)
+        name = source.node_text(name_node).rsplit("::", 1)[-1]
+        if position is None or (name, position) in known:
+            return []
+        known.add((name, position))
+        found = []
+        for use in identifiers_named(source, name):
+            call = use.parent
+            if call is None or call.type != "call_expression" or call.child_by_field_name("function") != use:
+                continue
+            if source.rocm_path is not None and source.rocm_path.status(call.start_byte) is Status.DEAD:
+                continue
+            args = arguments(call)
+            if position < len(args):
+                found.append((call, name, args[position]))
+        return found
 
     def _widen_mask_fix(self, variable: str, declaration: _Declaration, function, call, name: str) -> Fix:
         """`unsigned long long`, and `~0ull` for a 32-lane full mask it starts from. Safe for a
