@@ -273,6 +273,27 @@ def function_declarator(function):
     return declarator
 
 
+def function_name(function, source) -> str | None:
+    """The plain name a definition gives its function (`k` of `ns::k<T>`), else None."""
+    declarator = function_declarator(function)
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    while name is not None and name.type in ("qualified_identifier", "template_function"):
+        name = name.child_by_field_name("name")
+    return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
+
+
+def functions_by_name(source) -> dict[str, list]:
+    """The file's function definitions by their plain name, in source order."""
+    def find(source) -> dict[str, list]:
+        found: dict[str, list] = {}
+        for function in queries.nodes("cuda", "(function_definition) @f", source.tree.root_node, "f"):
+            name = function_name(function, source)
+            if name is not None:
+                found.setdefault(name, []).append(function)
+        return found
+    return memoized(source, "cpp.functions_by_name", find)
+
+
 def template_instances(source, function, parameter: str) -> list | None:
     """The arguments this file's instantiations of `function`'s template give its template
     parameter `parameter` (`k<16><<<g, b>>>(...)`, `template __global__ void k<half>(...)`,

@@ -44,8 +44,9 @@ from dataclasses import dataclass, field
 from portlint import queries, targets
 from portlint.build_model import is_header
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, enclosing_function, function_declarator, identifiers_named,
-    integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances, token_nodes,
+    ancestors_of, arguments, callee_name, calls, enclosing_function, function_declarator, function_name,
+    identifiers_named, integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances,
+    token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
@@ -144,7 +145,7 @@ class LogicalWarps:
         root = source.tree.root_node
         self._ordered: list[FunctionWarp] = []
         for function in queries.nodes(CUDA, "(function_definition) @f", root, "f"):  # in source order
-            name = _function_name(function, source)
+            name = function_name(function, source)
             found = self.functions[function.id] = FunctionWarp(function, name)
             self._ordered.append(found)
             if name is not None:
@@ -743,16 +744,6 @@ def _literal(text: str) -> int | None:
         return int(text.rstrip("uUlL"), 0)
     except ValueError:
         return None
-
-
-def _function_name(function, source: SourceFile) -> str | None:
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    name = declarator.child_by_field_name("declarator") if declarator is not None else None
-    while name is not None and name.type in ("qualified_identifier", "template_function"):
-        name = name.child_by_field_name("name")
-    return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
 
 
 def _nth(nodes: list, position: int | None):

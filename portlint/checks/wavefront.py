@@ -14,8 +14,9 @@ from typing import NamedTuple
 from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, function_declarator, has_argument_list,
-    identifiers_named, integer_suffix, integer_value, macro_tree, memoized, open_constants, strip_parens, token_nodes,
+    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, function_declarator, function_name,
+    functions_by_name, has_argument_list, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
+    open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
@@ -230,22 +231,9 @@ def _passed_to_unread_parameter(node, source: SourceFile) -> bool:
         return False
     name = callee_name(arguments.parent, source)
     position = next((i for i, a in enumerate(arguments.named_children) if a.id == node.id), None)
-    definitions = _functions_of(source).get(name, []) if name is not None else []
+    definitions = functions_by_name(source).get(name, []) if name is not None else []
     return bool(definitions) and position is not None and \
         all(_unread_on_rocm(f, position, source) for f in definitions)
-
-
-def _functions_of(source: SourceFile) -> dict[str, list]:
-    """This file's function definitions by name."""
-    def find(source: SourceFile) -> dict[str, list]:
-        found: dict[str, list] = {}
-        for function in queries.nodes(CUDA, "(function_definition) @f", source.tree.root_node, "f"):
-            declarator = function_declarator(function)
-            name = declarator.child_by_field_name("declarator") if declarator is not None else None
-            if name is not None:
-                found.setdefault(source.node_text(name).rsplit("::", 1)[-1], []).append(function)
-        return found
-    return memoized(source, "wavefront.functions_by_name", find)
 
 
 def _unread_on_rocm(function, position: int, source: SourceFile) -> bool:
@@ -2255,13 +2243,12 @@ class _LaneMaskScan:
         (call, the function's name, the argument); none where that parameter was seen already."""
         source = self.source
         declarator = function_declarator(function)
-        name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
         parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
-        if name_node is None or parameters is None:
+        name = function_name(function, source)
+        if name is None or parameters is None:
             return []
         listed = [p for p in parameters.named_children if p.type.endswith("parameter_declaration")]
         position = next((i for i, p in enumerate(listed) if p.id == parameter.id), None)
-        name = source.node_text(name_node).rsplit("::", 1)[-1]
         if position is None or (name, position) in known:
             return []
         known.add((name, position))
