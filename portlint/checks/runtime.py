@@ -608,13 +608,13 @@ class _PythonCapabilityScan:
         decides what runs."""
         parent = self._parents.get(id(top))
         if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is top:
-            return self._chooses_numbers(parent)
+            return self._chooses_numbers(parent, scope)
         if isinstance(parent, ast.Assign) and parent.value is top and len(parent.targets) == 1 \
                 and isinstance(parent.targets[0], ast.Name):
             name = parent.targets[0].id
             uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name
                     and isinstance(n.ctx, ast.Load)]
-            return all(self._chooses_numbers(self._test_of(use)) for use in uses)  # (none: decides nothing)
+            return all(self._chooses_numbers(self._test_of(use), scope) for use in uses)  # (none: decides nothing)
         return False
 
     def _test_of(self, node: ast.AST) -> ast.AST | None:
@@ -624,10 +624,11 @@ class _PythonCapabilityScan:
             node, parent = parent, self._parents.get(id(parent))
         return parent if isinstance(parent, (ast.If, ast.IfExp)) and parent.test is node else None
 
-    def _chooses_numbers(self, choice: ast.AST | None) -> bool:
+    def _chooses_numbers(self, choice: ast.AST | None, scope: ast.AST) -> bool:
+        numbers = _Numbers(scope, self.constants)
         if isinstance(choice, ast.IfExp):
             arms = [choice.body, choice.orelse]
-            return all(_numeric(arm) for arm in arms) and not _flags(arms)
+            return all(numbers.numeric(arm) for arm in arms) and not _flags(arms)
         if not isinstance(choice, ast.If):
             return False
         arms = [*choice.body, *choice.orelse]
@@ -637,7 +638,7 @@ class _PythonCapabilityScan:
             block = next((getattr(parent, field) for field in ("body", "orelse", "finalbody")
                           if choice in getattr(parent, field, ())), [choice])
             arms += block[block.index(choice) + 1:]
-        return _assigns_numbers(arms) and not _flags(arms)
+        return numbers.assigns_numbers(arms) and not _flags(arms)
 
     def _top_expression(self, node: ast.AST) -> ast.AST:
         parent = self._parents.get(id(node))
@@ -765,16 +766,63 @@ class _PythonCapabilityScan:
 # A capability test that only picks numbers (`_PythonCapabilityScan._only_tunes`).
 _TUNING_ONLY = ("; here it only picks a tuning number, so AMD runs with another generation's choice: "
                 "a performance matter, not a wrong path.")
-_ARITHMETIC = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context,
-               ast.Attribute, ast.IfExp, ast.Compare, ast.cmpop, ast.BoolOp, ast.boolop)
+class _Numbers:
+    """What holds a number in one function (`scope`) or at module level (`constants`)."""
 
+    def __init__(self, scope: ast.AST, constants: dict[str, ast.expr]):
+        self.scope, self.constants = scope, constants
+        self._values: dict[str, list[ast.expr]] | None = None
+        self._checking: set[str] = set()
 
-def _numeric(node: ast.AST) -> bool:
-    """Arithmetic of numbers and names (`128`, `kBlockM_sm90`, `64 if dropout else 128`): no
-    call, and no constant that is not a number (`False`, `"wgmma"`, `None` are choices of
-    what runs)."""
-    return all(isinstance(n, _ARITHMETIC) and not (isinstance(n, ast.Constant) and (
-        isinstance(n.value, bool) or not isinstance(n.value, (int, float)))) for n in ast.walk(node))
+    @bounded(False)  # too deep to tell: not a tuning number
+    def numeric(self, node: ast.AST) -> bool:
+        """Arithmetic of numbers (`128`, `64 if dropout else 128`: whatever picks between them)
+        and of names that only ever hold such (`kBlockM_sm90`): no call, attribute
+        (`torch.bfloat16`) or name of something else (a kernel, a parameter), and no constant
+        that is not a number (`False`, `"wgmma"`, `None` are choices of what runs)."""
+        if isinstance(node, ast.IfExp):
+            return self.numeric(node.body) and self.numeric(node.orelse)
+        if isinstance(node, ast.BinOp):
+            return self.numeric(node.left) and self.numeric(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.numeric(node.operand)
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return isinstance(node, ast.Name) and self._holds_numbers(node.id)
+
+    def _holds_numbers(self, name: str) -> bool:
+        if name in self._checking:
+            return False  # a value made from itself
+        values = self._assigned().get(name) or ([self.constants[name]] if name in self.constants else [])
+        self._checking.add(name)
+        try:
+            return bool(values) and all(self.numeric(v) for v in values)
+        finally:
+            self._checking.discard(name)
+
+    def _assigned(self) -> dict[str, list[ast.expr]]:
+        if self._values is None:
+            self._values = {}
+            for node in ast.walk(self.scope):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    self._values.setdefault(node.targets[0].id, []).append(node.value)
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+                    if node.value is not None:
+                        self._values.setdefault(node.target.id, []).append(node.value)
+        return self._values
+
+    def assigns_numbers(self, statements: list[ast.stmt]) -> bool:
+        """Statements that only assign or return numbers, nested `if`s of them included."""
+        for statement in statements:
+            if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+                if statement.value is None or not self.numeric(statement.value):
+                    return False
+            elif isinstance(statement, ast.If):
+                if not self.assigns_numbers(statement.body) or not self.assigns_numbers(statement.orelse):
+                    return False
+            elif not isinstance(statement, ast.Pass):
+                return False
+        return True
 
 
 def _flags(arms: list[ast.AST]) -> bool:
@@ -782,23 +830,6 @@ def _flags(arms: list[ast.AST]) -> bool:
     nodes = [n for arm in arms for n in ast.walk(arm)]
     return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) for n in nodes) and \
         {n.value for n in nodes if isinstance(n, ast.Constant)} <= {0, 1}
-
-
-def _assigns_numbers(statements: list[ast.stmt]) -> bool:
-    """Statements that only assign or return numbers (`_numeric`), nested `if`s of them included."""
-    for statement in statements:
-        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            if statement.value is None or not _numeric(statement.value):
-                return False
-        elif isinstance(statement, ast.Return):
-            if statement.value is None or not _numeric(statement.value):
-                return False
-        elif isinstance(statement, ast.If):
-            if not _assigns_numbers(statement.body) or not _assigns_numbers(statement.orelse):
-                return False
-        elif not isinstance(statement, ast.Pass):
-            return False
-    return True
 
 
 def _int_constant(node: ast.AST) -> int | None:
