@@ -365,7 +365,8 @@ def _kernels_out_of_view(use, ancestors, source: SourceFile) -> tuple[str, ...]:
     context = LaunchContext.of(source)
     model = warp_model(source)
     if _in_launch_configuration(ancestors, source):
-        launch = next((l for l in launches(source) if l.call.start_byte <= use.start_byte < l.call.end_byte), None)
+        launch = next((found for found in launches(source)
+                       if found.call.start_byte <= use.start_byte < found.call.end_byte), None)
         name = context.kernel_name(launch) if launch is not None else None
         return (name,) if name is not None and model.function_observes(name) is None else ()
     observers = model.observers(use)
