@@ -555,19 +555,37 @@ def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[F
 
 def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"]) -> list[Finding]:
     """A header written on a library ROCm has no port of (its include is an L001 error),
-    included by another file written on it, is part of that file's root cause: the code
+    included by another file written on it, directly or through project headers that are not
+    (`kernel.h` -> `make_iter.h` -> `iter.h`), is part of that file's root cause: the code
     written on the library, which the port replaces or keeps from the ROCm build as a whole.
     Its finding goes with the includer's, as related places, down to a file nothing so
     written includes (a kernel's source), one finding for the whole of it."""
     unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
-    by_absolute = {Path(files[path].absolute).as_posix(): path for path in unported if path in files}
+    by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items() if state.language == CUDA}
     named = by_basename(by_absolute)
+
+    def included(absolute: str) -> list[str]:
+        return [target for name, _ in _file_includes(absolute, files[by_absolute[absolute]].digest) or ()
+                for target in sorted(include_targets(absolute, name, by_absolute, named))[:1]]
+
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
-    for absolute, path in sorted(by_absolute.items(), key=lambda item: item[1]):
-        for name, _ in _file_includes(absolute, files[path].digest) or ():
-            targets = sorted(include_targets(absolute, name, by_absolute, named))
-            if targets and by_absolute[targets[0]] != path:
-                includer_of.setdefault(by_absolute[targets[0]], path)
+    for path in sorted(unported):
+        if path not in files:
+            continue
+        start = Path(files[path].absolute).as_posix()
+        seen, frontier = {start}, [start]
+        while frontier:  # through the project's other headers, up to the next file written on the library
+            nxt = []
+            for absolute in frontier:
+                for target in included(absolute):
+                    if target in seen:
+                        continue
+                    seen.add(target)
+                    if by_absolute[target] in unported:
+                        includer_of.setdefault(by_absolute[target], path)
+                    else:
+                        nxt.append(target)
+            frontier = nxt
     if not includer_of:
         return findings
     members: dict[str, list[str]] = {}  # the root's path -> the headers folded into its finding

@@ -195,6 +195,26 @@ def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_pa
     assert {("tile.h", 2), ("iter.h", 2)} <= related
 
 
+
+
+def test_a_cutlass_header_reached_through_a_plain_project_header_folds_too(tmp_path) -> None:
+    # `kernel.h` reaches `iter.h` only through `make_iter.h`, which includes no CUTLASS header
+    # itself: the chain is still the kernel's code, one root cause. `other.h`, which nothing
+    # written on CUTLASS reaches, stands alone; so does a file that includes the kernel header
+    # without being written on CUTLASS (`main.cu`: the kernel header is its root, not it).
+    files = {
+        "attn/main.cu": '#include "kernel.h"\n__global__ void k() {}\n',
+        "attn/kernel.h": '#pragma once\n#include <cutlass/cutlass.h>\n#include "util/make_iter.h"\n',
+        "attn/util/make_iter.h": '#pragma once\n#include "iter.h"\ntemplate <class T> struct Make {};\n',
+        "attn/util/iter.h": '#pragma once\n#include <cutlass/array.h>\n',
+        "attn/util/other.h": '#pragma once\n#include <cutlass/numeric_types.h>\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = sorted(scan([tmp_path], tmp_path, select=("L001",)).findings, key=lambda f: f.path)
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("kernel.h", 2), ("other.h", 2)]
+    assert ("iter.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
     (tmp_path / "ranges.h").write_text(
         "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"
