@@ -961,7 +961,7 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         statement = script.statement_of(node)
         start = script.range(node)[0]
         if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
-                or _decided_without(script, node)):
+                or _decided_without(script, node) or _one_of_several_places(script, node)):
             continue
         test = _presence_test(script, node)
         if test == "guard":
@@ -1067,6 +1067,23 @@ def _decided_without(script: BuildScript, node: ast.AST) -> bool:
                     return True
         child, current = current, script.parent(current)
     return False
+
+
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+
+
+def _one_of_several_places(script: BuildScript, node: ast.AST) -> bool:
+    """`"CUDA_HOME"` as one of the environment variables a search tries in turn, beside one
+    that is not CUDA's (`env_paths("CUTLASS_ROOT", "CONDA_PREFIX", "CUDA_HOME")`,
+    `for var in ("CUTLASS_HOME", "CUDA_PATH"):`): where it is unset (ROCm) the search goes on
+    to the others; the build does not depend on it."""
+    parent = script.parent(node)
+    siblings = parent.args if isinstance(parent, ast.Call) and node in parent.args else \
+        parent.elts if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) else []
+    names = [s.value for s in siblings
+             if isinstance(s, ast.Constant) and isinstance(s.value, str) and _ENVIRONMENT_NAME.match(s.value)]
+    return len(names) == len(siblings) >= 2 and any(
+        name not in CUDA_ROOT_NAMES and not name.startswith("CUDA") for name in names)
 
 
 def _mentions_rocm_root(source: SourceFile) -> bool:
