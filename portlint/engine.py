@@ -282,6 +282,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 held.setdefault(state.path, []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
+    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files, config)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
@@ -532,6 +533,40 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
         state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
         return None
     return source
+
+
+def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState],
+                                           config: Config) -> list[Finding]:
+    """Leave out the findings of Python functions a ROCm build never runs: those their file
+    calls only where ROCm never goes (`rocm_path.functions_called_only_off_rocm`) and whose
+    name no other Python file of the scan holds (another module might call them)."""
+    paths = {f.path for f in findings if f.path in files and files[f.path].language == PYTHON}
+    if not paths:
+        return findings
+    candidates: dict[str, list[tuple[int, int, str]]] = {}
+    for path in sorted(paths):
+        source = _complete(files[path], config)
+        if source is not None:
+            spans = [span for span in rocm_path.functions_called_only_off_rocm(source, source.rocm_path)
+                     if any(f.path == path and span[0] <= f.location.start_byte < span[1] for f in findings)]
+            if spans:
+                candidates[path] = spans
+    if not candidates:
+        return findings
+    named_elsewhere: set[str] = set()
+    names = {name for spans in candidates.values() for _, _, name in spans}
+    for path, state in files.items():
+        if state.language != PYTHON or not names - named_elsewhere:
+            continue
+        try:
+            data = read_regular(state.absolute, MAX_FILE_BYTES)
+        except (OSError, NotReadable):
+            named_elsewhere |= names  # unread: it might call any of them
+            continue
+        named_elsewhere |= {name for name in names if name.encode() in data
+                            and not any(n == name for _, _, n in candidates.get(path, ()))}
+    return [f for f in findings if not any(
+        s <= f.location.start_byte < e and name not in named_elsewhere for s, e, name in candidates.get(f.path, ()))]
 
 
 # The rules that report a CUDA library a file is written on (L001).

@@ -946,6 +946,43 @@ def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "Pyt
     return rocm, cuda
 
 
+def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each function and method of a Python file that the file calls or
+    names only where a ROCm build never goes: `None if hip_version else nvcc_version()`, a
+    helper called only under `if CUDA_HOME is not None:`, or only from such a function (as far
+    as that goes). On ROCm its body never runs. A function the file never names is not one
+    (another module, an entry point or a test may call it); nor is one named where ROCm goes.
+    Whether other files name it is the caller's question (`engine`): this file alone cannot say."""
+    try:
+        tree = source.python_ast
+    except (SyntaxError, RecursionError):
+        return []
+    nodes = module_nodes(tree)
+    functions = [(*source.python_range(n), n.name) for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not functions:
+        return []
+    defined = {name for _, _, name in functions}
+    references: dict[str, list[int]] = {}
+    for node in nodes:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+            node.name if isinstance(node, ast.alias) else None
+        if name in defined and hasattr(node, "lineno"):
+            references.setdefault(name, []).append(source.python_range(node)[0])
+    off_rocm: list[tuple[int, int, str]] = []
+    changed = True
+    while changed:  # a helper called only from helpers that are: until nothing more is found
+        changed = False
+        for start, end, name in functions:
+            if (start, end, name) in off_rocm or not references.get(name):
+                continue
+            if all(model.status(at) is Status.DEAD or any(s <= at < e for s, e, _ in off_rocm)
+                   or any(s <= at < e for s, e, n in functions if n == name)  # its own recursion
+                   for at in references[name]):
+                off_rocm.append((start, end, name))
+                changed = True
+    return off_rocm
+
+
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -1003,6 +1040,11 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
             and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
         r, c = _eval_python(test.left, extra, resolve, depth + 1)
         return (r, c) if isinstance(test.ops[0], ast.IsNot) else (_not(r), _not(c))
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "getattr"
+            and len(test.args) >= 2 and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str)):
+        # `getattr(torch.version, "hip", None)` reads as `torch.version.hip`
+        attribute = ast.Attribute(value=test.args[0], attr=test.args[1].value, ctx=ast.Load())
+        return _eval_python(ast.copy_location(attribute, test), extra, resolve, depth + 1)
     if _is_cuda_presence(test):
         # `CUDA_HOME`, `CUDA_VERSION`, `os.getenv("CUDA_HOME")`: torch finds no CUDA root on a
         # ROCm build host (nvcc absent), so these are None there.

@@ -273,3 +273,50 @@ def test_fp8_names_in_a_cuda_arm_the_parse_lost_are_not_reported(tmp_path) -> No
     (tmp_path / "labels.cu").write_text(text)
     result = scan([tmp_path / "labels.cu"], tmp_path, select=("N003",))
     assert [f.location.start_line for f in result.findings] == [text.splitlines().index("REGISTER(__nv_fp8_e5m2)") + 1]
+
+
+ENV_REPORT = '''\
+import subprocess
+
+import torch
+
+
+def nvcc_version():
+    from torch.utils.cpp_extension import CUDA_HOME
+    return subprocess.check_output([CUDA_HOME + "/bin/nvcc", "-V"], text=True).split()[-1]
+
+
+def toolkit_line():
+    return f"toolkit {nvcc_version()} at {torch.utils.cpp_extension.CUDA_HOME}"
+
+
+def report():
+    hip = getattr(torch.version, "hip", None)
+    return [("torch", torch.__version__), ("nvcc", None if hip else toolkit_line())]
+
+
+def gpu_name():
+    major, _ = torch.cuda.get_device_capability()
+    return "Hopper" if major == 9 else "other"
+'''
+
+
+@pytest.mark.parametrize("elsewhere, expected", [
+    # `nvcc_version` and `toolkit_line` run only where `torch.version.hip` is None: what they
+    # hold is no ROCm hazard. `gpu_name` is never called here (an entry point, another module
+    # may call it): its hazard stands.
+    ({}, [("report_env.py", "R001")]),
+    # Another module of the scan names the helper: it may call it on ROCm.
+    ({"cli.py": "from report_env import toolkit_line\nprint(toolkit_line())\n"},
+     [("report_env.py", "B004"), ("report_env.py", "R001")]),
+    # The test is what decides, not the helper's name: taken on ROCm too, the call is live.
+    ({"report_env.py": ENV_REPORT.replace('None if hip else toolkit_line()', 'toolkit_line()')},
+     [("report_env.py", "B004"), ("report_env.py", "R001"), ("report_env.py", "Y002")]),
+])
+def test_a_python_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, elsewhere, expected) -> None:
+    from harness import scan
+    files = {"report_env.py": ENV_REPORT, **elsewhere}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    found = scan([tmp_path], tmp_path, select=("B004", "Y002", "R001")).findings
+    assert sorted({(f.path.rsplit("/", 1)[-1], f.code) for f in found}) == expected
