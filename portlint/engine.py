@@ -605,7 +605,7 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
 
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
     for path in sorted(unported):
-        if path not in files:
+        if path not in files or files[path].language != CUDA:  # a build file's link line: no includes
             continue
         start = Path(files[path].absolute).as_posix()
         seen, frontier = {start}, [start]

@@ -223,3 +223,19 @@ def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> No
     (tmp_path / "use.cpp").write_text('#include "ranges.h"\nvoid step() { engine::nvtx::Range r("step"); }\n')
     found = scan([tmp_path], tmp_path, select=("L001",)).findings
     assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("ranges.h", 2)]
+
+
+def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(tmp_path) -> None:
+    # The Makefile's include path is an error of its own (no cuDNN frontend on ROCm); it has
+    # no `#include` to fold by, and the scan still folds the sources' headers.
+    files = {
+        "Makefile": "CUDNN_FRONTEND_PATH ?= cudnn-frontend/include\n"
+                    "train: train.cu\n\tnvcc -I$(CUDNN_FRONTEND_PATH) train.cu -o train\n",
+        "train.cu": '#include "attention.h"\n__global__ void step() {}\n',
+        "attention.h": '#pragma once\n#include <cudnn_frontend.h>\n',
+        "graph.h": '#pragma once\n#include <cudnn_frontend.h>\n#include "attention.h"\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    found = scan([tmp_path], tmp_path, select=("L001",)).findings
+    assert sorted((f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found) == [("Makefile", 3), ("graph.h", 2)]
