@@ -947,27 +947,29 @@ def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "Pyt
 
 
 def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> list[tuple[int, int, str]]:
-    """(start, end, name) of each function and method of a Python file that the file calls or
-    names only where a ROCm build never goes: `None if hip_version else nvcc_version()`, a
+    """(start, end, name) of each module-level function of a Python file that the file calls
+    or names only where a ROCm build never goes: `None if hip_version else nvcc_version()`, a
     helper called only under `if CUDA_HOME is not None:`, or only from such a function (as far
-    as that goes). On ROCm its body never runs. A function the file never names is not one
-    (another module, an entry point or a test may call it); nor is one named where ROCm goes.
-    Whether other files name it is the caller's question (`engine`): this file alone cannot say."""
+    as that goes). On ROCm its body never runs. A function the file never names outside its own
+    body is not one (another module, an entry point or a test may call it); nor is one named
+    where ROCm goes; nor a method, which a framework calls by a name (`run`) that other objects
+    share. Whether other files name it is the caller's question (`engine`): this file alone
+    cannot say."""
     try:
         tree = source.python_ast
     except (SyntaxError, RecursionError):
         return []
-    nodes = module_nodes(tree)
-    functions = [(*source.python_range(n), n.name) for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [(*source.python_range(n), n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if not functions:
         return []
-    defined = {name for _, _, name in functions}
+    spans = {name: (start, end) for start, end, name in functions}
     references: dict[str, list[int]] = {}
-    for node in nodes:
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
-            node.name if isinstance(node, ast.alias) else None
-        if name in defined and hasattr(node, "lineno"):
-            references.setdefault(name, []).append(source.python_range(node)[0])
+    for node in module_nodes(tree):
+        name = node.id if isinstance(node, ast.Name) else node.name if isinstance(node, ast.alias) else None
+        if name in spans and hasattr(node, "lineno"):
+            at = source.python_range(node)[0]
+            if not spans[name][0] <= at < spans[name][1]:  # its own recursion is no call from outside
+                references.setdefault(name, []).append(at)
     off_rocm: list[tuple[int, int, str]] = []
     changed = True
     while changed:  # a helper called only from helpers that are: until nothing more is found
@@ -976,7 +978,6 @@ def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> 
             if (start, end, name) in off_rocm or not references.get(name):
                 continue
             if all(model.status(at) is Status.DEAD or any(s <= at < e for s, e, _ in off_rocm)
-                   or any(s <= at < e for s, e, n in functions if n == name)  # its own recursion
                    for at in references[name]):
                 off_rocm.append((start, end, name))
                 changed = True

@@ -25,6 +25,10 @@ import pytest
 
 from lanes import execute
 
+# One worker runs them all (`pytest -n auto --dist loadgroup`): the session fixture that
+# builds every selected fixture at once is then built once, not on every worker.
+pytestmark = pytest.mark.xdist_group("lanes")
+
 CASES = execute.driven_cases()
 KNOWN_FAILURES = execute.LANES / "known_failures.txt"
 

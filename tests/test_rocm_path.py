@@ -298,20 +298,24 @@ def report():
 def gpu_name():
     major, _ = torch.cuda.get_device_capability()
     return "Hopper" if major == 9 else "other"
+
+
+def cuda_root(tries=2):
+    return torch.utils.cpp_extension.CUDA_HOME if tries == 0 else cuda_root(tries - 1)
 '''
 
 
 @pytest.mark.parametrize("elsewhere, expected", [
     # `nvcc_version` and `toolkit_line` run only where `torch.version.hip` is None: what they
-    # hold is no ROCm hazard. `gpu_name` is never called here (an entry point, another module
-    # may call it): its hazard stands.
-    ({}, [("report_env.py", "R001")]),
+    # hold is no ROCm hazard. `gpu_name` and `cuda_root` are never called here but by
+    # themselves (an entry point, another module may call them): their hazards stand.
+    ({}, [("B004", "cuda_root"), ("R001", "gpu_name")]),
     # Another module of the scan names the helper: it may call it on ROCm.
     ({"cli.py": "from report_env import toolkit_line\nprint(toolkit_line())\n"},
-     [("report_env.py", "B004"), ("report_env.py", "R001")]),
+     [("B004", "cuda_root"), ("B004", "toolkit_line"), ("R001", "gpu_name")]),
     # The test is what decides, not the helper's name: taken on ROCm too, the call is live.
     ({"report_env.py": ENV_REPORT.replace('None if hip else toolkit_line()', 'toolkit_line()')},
-     [("report_env.py", "B004"), ("report_env.py", "R001"), ("report_env.py", "Y002")]),
+     [("B004", "cuda_root"), ("B004", "toolkit_line"), ("R001", "gpu_name"), ("Y002", "nvcc_version")]),
 ])
 def test_a_python_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, elsewhere, expected) -> None:
     from harness import scan
@@ -319,4 +323,7 @@ def test_a_python_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, els
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     found = scan([tmp_path], tmp_path, select=("B004", "Y002", "R001")).findings
-    assert sorted({(f.path.rsplit("/", 1)[-1], f.code) for f in found}) == expected
+    lines = (tmp_path / "report_env.py").read_text().splitlines()
+    in_function = {f: next(line.split("(")[0][4:] for line in reversed(lines[:f.location.start_line])
+                           if line.startswith("def ")) for f in found}
+    assert sorted((f.code, in_function[f]) for f in found) == expected
