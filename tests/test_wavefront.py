@@ -69,6 +69,23 @@ def test_fix_is_safe_in_device_code_unsafe_in_host_device_code_and_advice_on_the
     assert "hipDeviceAttributeWarpSize" in findings[2].fix.title
 
 
+def test_fix_is_unsafe_where_a_warp_helper_out_of_view_decides_the_width(tmp_path):
+    # `warp_max` comes from a header: if it reduces over 32 lanes (a width-32 xor shuffle), lane
+    # and warp indices widened to the wavefront would drop lanes 32-63's partials.
+    result = assert_findings("""
+        #include "reduce_utils.cuh"
+        __device__ int vote(int p) { return __any(p); }
+        __device__ float block_max(float v, float* partial) {
+          int lane = threadIdx.x & 31;
+          v = warp_max(v);
+          if (lane == 0) partial[threadIdx.x / 64] = v;
+          return v;
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    finding = _only(result)
+    assert finding.fix.applicability is Applicability.UNSAFE and "`warp_max` is out of view" in finding.fix.title
+
+
 def test_code_inside_a_conditional_block_keeps_its_function_context(tmp_path):
     result = assert_findings("""
         __global__ void k(int* out) {

@@ -65,6 +65,7 @@ class Observer:
     # headers make it 32 or less. The project pass reads it (`function_observation`).
     open_width: str | None = None
     out_of_view: bool = False  # a launch of a kernel of another file, or host code's stand-in for them
+    helper: str | None = None  # a warp helper this file calls but does not define (`warpReduceMax`)
 
     def related(self, source: SourceFile) -> Related:
         return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
@@ -201,7 +202,7 @@ class LogicalWarps:
                 owner.callees.add(name)
             elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__") \
                     and not _WARP_BARRIER.search(name):
-                owner.observers.append(Observer(call, f"`{name}` works on warps out of view"))
+                owner.observers.append(Observer(call, f"`{name}` works on warps out of view", helper=name))
         # A helper that no function here calls hands its shuffled value, or a lane or warp index
         # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
         # logical warp stated where it is used) or shuffles on the block's first 32 threads
@@ -489,6 +490,10 @@ class LogicalWarps:
         if function.id not in self._scope:
             self._scope[function.id] = self._observers_around(self.functions[function.id])
         return self._scope[function.id]
+
+    def helpers_out_of_view(self) -> list[str]:
+        """The warp helpers this file calls but does not define, in the order first called."""
+        return list(dict.fromkeys(o.helper for f in self._ordered for o in f.observers if o.helper is not None))
 
     def function_observes(self, name: str) -> bool | None:
         """Does code of the function `name` see an observer (None: no function here has that name)?"""

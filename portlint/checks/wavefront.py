@@ -1726,6 +1726,8 @@ def _one_logical_warp(findings: list[Finding], source: SourceFile) -> list[Findi
         doubt = "this file shuffles through cooperative groups, whose size may stay 32"
     elif not _CROSS_LANE.search(source.data):
         doubt = "nothing here crosses lanes: its lane and warp indices lay out data in groups of 32"
+    elif helpers := _logical_warp.warp_model(source).helpers_out_of_view():
+        doubt = f"`{helpers[0]}` is out of view, and how many lanes it reduces over decides the indices"
     elif any(m.group() != b"warpSize" for m in _WARP_SIZE_NAME.finditer(source.data)) or _named_32(source.data):
         doubt = "a warp size spelled as a name here stays 32"
     if doubt is None:
