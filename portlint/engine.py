@@ -31,6 +31,7 @@ from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
 from portlint.checks.libraries import check_cuda_library, library_for_header
+from portlint.checks.logical_warp import judge_by_helpers
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -210,6 +211,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
+    findings = judge_by_helpers(findings, index.warp_helpers)
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}

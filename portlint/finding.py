@@ -54,6 +54,10 @@ class Finding:
     # About code only a ROCm build compiles on purpose (a shim that hard-codes a hazard
     # itself): kept there although the rule's scope leaves the port alone.
     in_port: bool = False
+    # Warp helpers of other files whose code alone decides this finding (W001 beside a call
+    # of a header's `warpReduceMax`): the project pass judges it by them
+    # (`logical_warp.judge_by_helpers`).
+    open_helpers: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def path(self) -> str:

@@ -14,7 +14,9 @@ wavefront having 64 lanes (an *observer*):
 - a cub/hipCUB warp collective without a logical width (the hardware warp);
 - a cooperative group's shuffle or vote, unless the group is a tile of 32 lanes or fewer (a
   tile sized by a template parameter is as wide as the widest this file instantiates it with);
-- a call of a warp-named function this file does not define (its body is out of view).
+- a call of a warp-named function this file does not define (its body is out of view; where
+  it is the only observer, the project pass judges by its definition in another file,
+  `judge_by_helpers`).
 
 Per function, the model keeps its own observers; the logical width the code declares (a
 shuffle's width, a tile's size, a cub warp's logical width, followed through constants,
@@ -39,7 +41,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from portlint import queries, targets
 from portlint.build_model import is_header
@@ -495,6 +497,30 @@ class LogicalWarps:
         """The warp helpers this file calls but does not define, in the order first called."""
         return list(dict.fromkeys(o.helper for f in self._ordered for o in f.observers if o.helper is not None))
 
+    def helper_observations(self) -> dict[str, tuple[bool | None, object]]:
+        """For callers in other files (`W001`'s open findings): each warp-named function this
+        file defines, outside kernels, and whether its own code, or anything it calls here,
+        observes the wavefront's width. What becomes of its result is its callers' to judge
+        (the observer of a helper nothing here calls is left out); None where widths from
+        headers decide. Each with the node of its (first) definition's name."""
+        out: dict[str, tuple[bool | None, object]] = {}
+        for name, defined in self._by_name.items():
+            if not _WARP_NAME.search(name) or self._dead(defined[0].function) or any(
+                    c.type == "__global__" for f in defined for c in f.function.children):
+                continue
+            seen, stack = {id(f): f for f in defined}, list(defined)
+            while stack:
+                for callee in stack.pop().callees:
+                    for function in self._by_name.get(callee, ()):
+                        if id(function) not in seen:
+                            seen[id(function)] = function
+                            stack.append(function)
+            found = [o for f in seen.values() for o in f.observers if o.reason != _OUT_OF_VIEW]
+            declarator = function_declarator(defined[0].function)
+            named = (declarator.child_by_field_name("declarator") if declarator is not None else None) or defined[0].function
+            out[name] = (None if any(o.open_width is not None for o in found) else bool(found), named)
+        return out
+
     def function_observes(self, name: str) -> bool | None:
         """Does code of the function `name` see an observer (None: no function here has that name)?"""
         defined = self._by_name.get(name)
@@ -588,6 +614,41 @@ class LogicalWarpNotes:
                 related=tuple(Related(self.source.location(n.start_byte, n.end_byte), "grouped by 32 here too")
                               for n in rest)))
         return out
+
+
+def judge_by_helpers(findings: list[Finding], helpers: dict[str, list]) -> list[Finding]:
+    """Findings whose 32 only warp helpers of other files observe (`Finding.open_helpers`),
+    judged by those helpers' own files (`LogicalWarps.helper_observations`, collected into
+    the project index): where every definition in view of each helper keeps to 32 lanes (a
+    width-32 xor reduction), the code is a logical warp AMD computes the same: one note per
+    file and helpers, at the first such 32, the helpers' definitions and the other 32s
+    related. A helper defined nowhere in view, or one that observes the width, leaves the
+    finding as it is."""
+    out: list[Finding] = []
+    notes: dict[tuple, int] = {}  # (path, helpers) -> the note's place in `out`
+    for f in findings:
+        verdicts = [helpers.get(name) for name in f.open_helpers]
+        if not f.open_helpers or not all(verdicts) or any(v is not False for found in verdicts for v, _ in found):
+            out.append(f)
+            continue
+        written = f.message.split("`")[1] if f.message.count("`") >= 2 else "the 32"
+        key = (f.path, f.open_helpers)
+        if key in notes:
+            note = out[notes[key]]
+            out[notes[key]] = replace(note, related=note.related + (Related(f.location, f"`{written}` groups lanes here too"),))
+            continue
+        names = ", ".join(f"`{name}`" for name in f.open_helpers)
+        notes[key] = len(out)
+        out.append(replace(
+            f, severity=Severity.NOTE, open_helpers=(),
+            message=(f"`{written}` groups lanes as a 32-lane logical warp; {names} of another file "
+                     f"keep{'s' if len(f.open_helpers) == 1 else ''} to 32 lanes and nothing else here observes the "
+                     "64-lane wavefront, so AMD computes the same (each wavefront holds two groups)."),
+            fix=Fix.advice("Nothing to change for AMD while the helpers keep to 32 lanes; naming the width "
+                           "(`constexpr int kLogicalWarp = 32;`) keeps the grouping deliberate"),
+            related=tuple(Related(location, f"`{name}` keeps to 32 lanes here")
+                          for name in f.open_helpers for _, location in helpers[name][:2])))
+    return out
 
 
 def warp_model(source: SourceFile) -> LogicalWarps:

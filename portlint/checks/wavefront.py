@@ -1142,8 +1142,12 @@ class _WarpSizeScan:
             fix = Fix.unsafe(f"{fix.title} (this file also shuffles in groups of its own width: "
                              "a lane or warp index widened to `warpSize` no longer matches them)", *fix.edits)
         severity = Severity.ERROR if error else None
-        self.findings.append(at_node(self.source, node, message, fix, severity=severity,
-                                     related=also + model.related(node, in_macro)))
+        found = at_node(self.source, node, message, fix, severity=severity,
+                        related=also + model.related(node, in_macro))
+        observers = model.observers(node, in_macro)
+        if all(o.helper is not None for o in observers):  # only helpers of other files observe
+            found = replace(found, open_helpers=tuple(dict.fromkeys(o.helper for o in observers)))
+        self.findings.append(found)
 
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:
