@@ -32,6 +32,8 @@ from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
 from portlint.checks.libraries import check_cuda_library, library_for_header
 from portlint.checks.logical_warp import judge_by_helpers
+from portlint.checks.wavefront import check_hardcoded_warp_size
+from portlint.checks.wavefront_ops import check_shuffle_width_32
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -211,7 +213,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
-    findings = judge_by_helpers(findings, index.warp_helpers)
+    findings = judge_by_helpers(findings, index.warp_helpers, index.helper_callers)
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
@@ -573,6 +575,10 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
 
 # The rules that report a CUDA library a file is written on (L001).
 _LIBRARY_RULES = frozenset(code for code, checks in REGISTRY.items() if check_cuda_library in checks.values())
+# The rules whose per-file findings the project pass may judge by other files' warp code
+# (`judge_by_helpers`): they need the project facts even where no project rule is enabled.
+_JUDGED_BY_OTHER_FILES = frozenset(code for code, checks in REGISTRY.items()
+                                   if {check_hardcoded_warp_size, check_shuffle_width_32} & set(checks.values()))
 
 
 def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[Finding]]) -> list[Finding]:
@@ -960,7 +966,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
 def _checks_for(codes: tuple[str, ...], keys: tuple[str, ...]) -> tuple[bool, tuple]:
     """(whether project facts are wanted, ((code, check, trigger), ...)) for enabled `codes`
     on files of registry `keys`: the same for every file of a kind, so worked out once."""
-    wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
+    wants_facts = any(PROJECT in REGISTRY[c] or c in _JUDGED_BY_OTHER_FILES for c in codes)
     checks = tuple((code, check, needs_of(check)) for code in codes for key in keys
                    if (check := REGISTRY[code].get(key)) is not None)
     return wants_facts, checks

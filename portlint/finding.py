@@ -58,6 +58,9 @@ class Finding:
     # of a header's `warpReduceMax`): the project pass judges it by them
     # (`logical_warp.judge_by_helpers`).
     open_helpers: tuple[str, ...] = field(default=(), compare=False)
+    # This file's warp helpers, called only from other files, whose callers decide it (W001,
+    # W004 in a header's `warpReduceSum`).
+    open_callers: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def path(self) -> str:

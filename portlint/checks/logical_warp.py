@@ -68,6 +68,7 @@ class Observer:
     open_width: str | None = None
     out_of_view: bool = False  # a launch of a kernel of another file, or host code's stand-in for them
     helper: str | None = None  # a warp helper this file calls but does not define (`warpReduceMax`)
+    caller_of: str | None = None  # the helper of this file whose callers are out of view (`_OUT_OF_VIEW`)
 
     def related(self, source: SourceFile) -> Related:
         return Related(source.location(self.node.start_byte, self.node.end_byte), self.reason)
@@ -82,6 +83,7 @@ class FunctionWarp:
     observers: list[Observer] = field(default_factory=list)  # its own
     callees: set[str] = field(default_factory=set)  # functions of this file it calls
     segment_shuffles: list = field(default_factory=list)  # shuffles that stay in 32 lanes (xor, width <= 32)
+    elsewhere: dict = field(default_factory=dict)  # functions of other files it calls: name -> the first call
 
 
 # Calls that cross lanes (their names hold one of these).
@@ -205,6 +207,8 @@ class LogicalWarps:
             elif _WARP_NAME.search(name) and not _is_cross_lane(name) and not name.startswith("__") \
                     and not _WARP_BARRIER.search(name):
                 owner.observers.append(Observer(call, f"`{name}` works on warps out of view", helper=name))
+            elif not launched and not name.startswith("__") and not self._host(owner.function):
+                owner.elsewhere.setdefault(name, call)  # maybe a helper of another file (`caller_observations`)
         # A helper that no function here calls hands its shuffled value, or a lane or warp index
         # it computes, to callers out of view: unless it takes its own lane within 32 lanes (the
         # logical warp stated where it is used) or shuffles on the block's first 32 threads
@@ -223,12 +227,12 @@ class LogicalWarps:
             body = source.data[function.function.start_byte:function.function.end_byte]
             if function.segment_shuffles and not _LANE_OF_32.search(body) and \
                     not all(self._in_first_32_threads(call) for call in function.segment_shuffles):
-                function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW))
+                function.observers.append(Observer(function.segment_shuffles[0], _OUT_OF_VIEW, caller_of=function.name))
             elif not function.segment_shuffles and not function.observers:
                 returned = next((r for r in returns.get(function.function.id, ())
                                  if _GEOMETRY.search(source.node_text(r))), None)
                 if returned is not None:
-                    function.observers.append(Observer(returned, _OUT_OF_VIEW))
+                    function.observers.append(Observer(returned, _OUT_OF_VIEW, caller_of=function.name))
 
     def _in_first_32_threads(self, call) -> bool:
         """Is `call` run only by the block's first 32 threads (`if (tid < 32)`, `threadIdx.x <
@@ -515,10 +519,26 @@ class LogicalWarps:
                         if id(function) not in seen:
                             seen[id(function)] = function
                             stack.append(function)
-            found = [o for f in seen.values() for o in f.observers if o.reason != _OUT_OF_VIEW]
+            found = [o for f in seen.values() for o in f.observers if o.caller_of is None]
             declarator = function_declarator(defined[0].function)
             named = (declarator.child_by_field_name("declarator") if declarator is not None else None) or defined[0].function
             out[name] = (None if any(o.open_width is not None for o in found) else bool(found), named)
+        return out
+
+    def caller_observations(self) -> dict[str, tuple[bool, object]]:
+        """For functions of other files that device code here calls (a warp helper, or any
+        name another file may define as one): whether code here around a call sees anything
+        else observe the wavefront's width (the helper's own file asks, for a helper nothing
+        there calls: `judge_by_helpers`). With the first call of each."""
+        out: dict[str, tuple[bool, object]] = {}
+        for function in self._ordered:
+            calls = {**function.elsewhere, **{o.helper: o.node for o in function.observers if o.helper is not None}}
+            if not calls:
+                continue
+            around = self.observers(function.function.child_by_field_name("body") or function.function)
+            for name, call in calls.items():
+                seen, first = out.get(name, (False, call))
+                out[name] = (seen or any(o.helper != name for o in around), first)
         return out
 
     def function_observes(self, name: str) -> bool | None:
@@ -616,38 +636,58 @@ class LogicalWarpNotes:
         return out
 
 
-def judge_by_helpers(findings: list[Finding], helpers: dict[str, list]) -> list[Finding]:
-    """Findings whose 32 only warp helpers of other files observe (`Finding.open_helpers`),
-    judged by those helpers' own files (`LogicalWarps.helper_observations`, collected into
-    the project index): where every definition in view of each helper keeps to 32 lanes (a
-    width-32 xor reduction), the code is a logical warp AMD computes the same: one note per
-    file and helpers, at the first such 32, the helpers' definitions and the other 32s
-    related. A helper defined nowhere in view, or one that observes the width, leaves the
-    finding as it is."""
+def open_warps(observers: tuple[Observer, ...]) -> dict[str, tuple[str, ...]]:
+    """What a finding whose only observers are out of view waits for (`Finding.open_helpers`,
+    `Finding.open_callers`): the helpers of other files it calls, or the helpers of this file
+    whose callers are elsewhere. Empty where anything in view observes."""
+    if observers and all(o.helper is not None for o in observers):
+        return {"open_helpers": tuple(dict.fromkeys(o.helper for o in observers))}
+    if observers and all(o.caller_of is not None for o in observers):
+        return {"open_callers": tuple(dict.fromkeys(o.caller_of for o in observers))}
+    return {}
+
+
+def judge_by_helpers(findings: list[Finding], helpers: dict[str, list], callers: dict[str, list]) -> list[Finding]:
+    """Findings whose 32 only code of other files observes, judged there (the project index
+    holds each file's verdicts): a 32 beside calls of warp helpers of other files
+    (`Finding.open_helpers`) by the helpers' own code (`LogicalWarps.helper_observations`),
+    and a 32 in a helper nothing in its file calls (`Finding.open_callers`) by the code around
+    its calls in other files (`LogicalWarps.caller_observations`). Where every definition in
+    view keeps to 32 lanes (a width-32 xor reduction), or every caller in view reads the
+    result per 32 lanes, the code is a logical warp AMD computes the same: one note per file
+    and helpers, at the first such 32, the other 32s related. A helper defined or called
+    nowhere in view, or code there that observes the width, leaves the finding as it is."""
     out: list[Finding] = []
     notes: dict[tuple, int] = {}  # (path, helpers) -> the note's place in `out`
     for f in findings:
-        verdicts = [helpers.get(name) for name in f.open_helpers]
-        if not f.open_helpers or not all(verdicts) or any(v is not False for found in verdicts for v, _ in found):
+        names = f.open_helpers or f.open_callers
+        verdicts = [(helpers if f.open_helpers else callers).get(name) for name in names]
+        if not names or not all(verdicts) or any(v is not False for found in verdicts for v, _ in found):
             out.append(f)
             continue
-        written = f.message.split("`")[1] if f.message.count("`") >= 2 else "the 32"
-        key = (f.path, f.open_helpers)
+        quoted = f.message.split("`")[1] if f.message.count("`") >= 2 else "32"
+        written = f"The width `32` of `{quoted}`" if f.code == "W004" and quoted != "32" else f"`{quoted}`"
+        key = (f.path, f.code, names)
         if key in notes:
             note = out[notes[key]]
-            out[notes[key]] = replace(note, related=note.related + (Related(f.location, f"`{written}` groups lanes here too"),))
+            out[notes[key]] = replace(note, related=note.related + (Related(f.location, f"{written} groups lanes here too"),))
             continue
-        names = ", ".join(f"`{name}`" for name in f.open_helpers)
+        listed = ", ".join(f"`{name}`" for name in names)
+        if f.open_helpers:
+            why = f"{listed} of another file keep{'s' if len(names) == 1 else ''} to 32 lanes"
+            where = "keeps to 32 lanes here"
+        else:
+            why = f"the callers of {listed} in other files read {'its' if len(names) == 1 else 'their'} result per 32 lanes"
+            where = "is called here, its result read per 32 lanes"
         notes[key] = len(out)
         out.append(replace(
-            f, severity=Severity.NOTE, open_helpers=(),
-            message=(f"`{written}` groups lanes as a 32-lane logical warp; {names} of another file "
-                     f"keep{'s' if len(f.open_helpers) == 1 else ''} to 32 lanes and nothing else here observes the "
+            f, severity=Severity.NOTE, open_helpers=(), open_callers=(),
+            message=(f"{written} groups lanes as a 32-lane logical warp; {why} and nothing else observes the "
                      "64-lane wavefront, so AMD computes the same (each wavefront holds two groups)."),
-            fix=Fix.advice("Nothing to change for AMD while the helpers keep to 32 lanes; naming the width "
-                           "(`constexpr int kLogicalWarp = 32;`) keeps the grouping deliberate"),
-            related=tuple(Related(location, f"`{name}` keeps to 32 lanes here")
-                          for name in f.open_helpers for _, location in helpers[name][:2])))
+            fix=Fix.advice("Nothing to change for AMD while the code of other files keeps to 32 lanes; naming "
+                           "the width (`constexpr int kLogicalWarp = 32;`) keeps the grouping deliberate"),
+            related=tuple(Related(location, f"`{name}` {where}") for name, found in zip(names, verdicts)
+                          for _, location in found[:2])))
     return out
 
 

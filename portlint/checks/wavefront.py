@@ -1144,10 +1144,7 @@ class _WarpSizeScan:
         severity = Severity.ERROR if error else None
         found = at_node(self.source, node, message, fix, severity=severity,
                         related=also + model.related(node, in_macro))
-        observers = model.observers(node, in_macro)
-        if all(o.helper is not None for o in observers):  # only helpers of other files observe
-            found = replace(found, open_helpers=tuple(dict.fromkeys(o.helper for o in observers)))
-        self.findings.append(found)
+        self.findings.append(replace(found, **_logical_warp.open_warps(model.observers(node, in_macro))))
 
     @functools.cached_property
     def shuffles_in_groups(self) -> bool:

@@ -6,6 +6,8 @@ W006 cooperative-groups tiles used as the warp, W010 the warp matrix (WMMA) API.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from portlint import queries
 from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, enclosing_function, has_argument_list, identifiers_named,
@@ -15,7 +17,7 @@ from portlint.checks.wavefront import (
     HOST_ADVICE, _first_32_threads_guard, _index_kind, _is_32_lane_full_mask, _is_thread_expr, _warp_size_fix, _words,
     masked_intrinsic_calls, shuffle_calls, shuffle_width_index, tile_size,
 )
-from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
+from portlint.checks.logical_warp import LogicalWarpNotes, open_warps, warp_model
 from portlint.checks.wavefront_size import _warp_constant_kind
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Edit, Fix
@@ -49,7 +51,8 @@ def check_shuffle_width_32(source: SourceFile) -> list[Finding]:
             width = strip_parens(args[index])
             # Width 32 where nothing observes the hardware width: a logical warp, right on AMD too.
             if integer_value(width, source) == 32 and warp_model(source).observes(call):
-                findings.append(_width_finding(call, name, width, source))
+                findings.append(replace(_width_finding(call, name, width, source),
+                                        **open_warps(warp_model(source).observers(call))))
                 reported.add(width.id)
             elif integer_value(width, source) == 32:
                 logical.add(width)
@@ -116,10 +119,11 @@ def _widths_passed_in(source: SourceFile, width_parameters: dict[str, set[int]],
                     if not warp_model(source).observes(value):
                         logical.add(value)
                         continue
-                    findings.append(at_node(
+                    findings.append(replace(at_node(
                         source, value, f"`32` is the shuffle width of `{function}`: half of a 64-lane AMD wavefront.",
                         Fix.advice(HOST_ADVICE if not _in_device_code(call, source) else
-                                   "Pass `warpSize` (or a per-platform warp size)")))
+                                   "Pass `warpSize` (or a per-platform warp size)")),
+                        **open_warps(warp_model(source).observers(value))))
     return findings
 
 
