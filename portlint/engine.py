@@ -31,9 +31,7 @@ from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
 from portlint.checks.libraries import check_cuda_library, library_for_header
-from portlint.checks.logical_warp import judge_by_helpers
-from portlint.checks.wavefront import check_hardcoded_warp_size
-from portlint.checks.wavefront_ops import check_shuffle_width_32
+from portlint.checks.logical_warp import judge_by_helpers, warp_model
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -93,6 +91,9 @@ class FileState:
     ranges: list[tuple[int, int, Status]] | None
     suppressions: suppress.Suppressions | None
     facts: FileFacts
+    # Python: the module-level functions holding findings that the file calls only where a
+    # ROCm build never goes (`rocm_path.functions_called_only_off_rocm`), as (start, end, name).
+    off_rocm_functions: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def absolute_path(self) -> Path:
@@ -213,7 +214,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
-    findings = judge_by_helpers(findings, index.warp_helpers, index.helper_callers)
+    findings = _judge_by_other_files(findings, {**context, **result.files}, config, model)
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
@@ -286,7 +287,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 held.setdefault(state.path, []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
-    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files, config)
+    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
@@ -539,22 +540,11 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
     return source
 
 
-def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState],
-                                           config: Config) -> list[Finding]:
+def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
     """Leave out the findings of Python functions a ROCm build never runs: those their file
-    calls only where ROCm never goes (`rocm_path.functions_called_only_off_rocm`) and whose
-    name no other Python file of the scan holds (another module might call them)."""
-    paths = {f.path for f in findings if f.path in files and files[f.path].language == PYTHON}
-    if not paths:
-        return findings
-    candidates: dict[str, list[tuple[int, int, str]]] = {}
-    for path in sorted(paths):
-        source = _complete(files[path], config)
-        if source is not None:
-            spans = [span for span in rocm_path.functions_called_only_off_rocm(source, source.rocm_path)
-                     if any(f.path == path and span[0] <= f.location.start_byte < span[1] for f in findings)]
-            if spans:
-                candidates[path] = spans
+    calls only where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other
+    Python file of the scan holds (another module might call them)."""
+    candidates = {path: state.off_rocm_functions for path, state in files.items() if state.off_rocm_functions}
     if not candidates:
         return findings
     named_elsewhere: set[str] = set()
@@ -573,12 +563,81 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         s <= f.location.start_byte < e and name not in named_elsewhere for s, e, name in candidates.get(f.path, ()))]
 
 
+def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], config: Config,
+                          model) -> list[Finding]:
+    """Judge the findings whose verdict rests on warp code of other files by those files'
+    logical-warp models, built here for the files concerned only (a rare need, so no file
+    pays for it otherwise): for a 32 beside calls of helpers out of view (`open_helpers`), the
+    project files it includes, directly or not, that name them (where the helpers are
+    defined); for a 32 in a helper its file never calls (`open_callers`), the files that
+    include that file and name the helper (where it is called)."""
+    open_findings = [f for f in findings if f.open_helpers or f.open_callers]
+    if not open_findings:
+        return findings
+    cuda = {Path(state.absolute).as_posix(): state for state in files.values() if state.language == CUDA}
+    named = by_basename(cuda)
+    closures: dict[str, set[str]] = {}
+
+    def included_by(absolute: str) -> set[str]:  # the project files `absolute` includes, directly or not
+        if absolute not in closures:
+            seen, stack = set(), [absolute]
+            while stack:
+                current = stack.pop()
+                for name, _ in _file_includes(current, cuda[current].digest) or ():
+                    for target in sorted(include_targets(current, name, cuda, named))[:1]:
+                        if target not in seen and target != absolute:
+                            seen.add(target)
+                            stack.append(target)
+            closures[absolute] = seen
+        return closures[absolute]
+
+    def naming(names: set[str]) -> list[str]:
+        out = []
+        for absolute, state in cuda.items():
+            try:
+                data = read_regular(absolute, MAX_FILE_BYTES)
+            except (OSError, NotReadable):
+                continue
+            if any(name.encode() in data for name in names):
+                out.append(absolute)
+        return out
+
+    warps: dict[str, object] = {}
+
+    def warps_of(absolute: str):
+        if absolute not in warps:
+            state = cuda[absolute]
+            source = _complete(state, config, model.environment(state.absolute))
+            warps[absolute] = (source, warp_model(source)) if source is not None else None
+        return warps[absolute]
+
+    names = {name for f in open_findings for name in (*f.open_helpers, *f.open_callers)}
+    candidates = naming(names)
+    verdicts: dict[str, dict[str, list]] = {}  # a finding's path -> helper name -> [(verdict, where)]
+    for f in open_findings:
+        here = Path(files[f.path].absolute).as_posix() if f.path in files else None
+        if here not in cuda or f.path in verdicts and all(n in verdicts[f.path] for n in (*f.open_helpers, *f.open_callers)):
+            continue
+        found = verdicts.setdefault(f.path, {})
+        if f.open_helpers:
+            places = [c for c in candidates if c in included_by(here)]
+        else:
+            places = [c for c in candidates if c != here and here in included_by(c)]
+        for place in places:
+            built = warps_of(place)
+            if built is None:
+                continue
+            source, warp = built
+            observed = warp.helper_observations() if f.open_helpers else warp.caller_observations()
+            for name in f.open_helpers or f.open_callers:
+                if name in observed:
+                    verdict, node = observed[name]
+                    found.setdefault(name, []).append((verdict, source.location(node.start_byte, node.end_byte)))
+    return judge_by_helpers(findings, verdicts)
+
+
 # The rules that report a CUDA library a file is written on (L001).
 _LIBRARY_RULES = frozenset(code for code, checks in REGISTRY.items() if check_cuda_library in checks.values())
-# The rules whose per-file findings the project pass may judge by other files' warp code
-# (`judge_by_helpers`): they need the project facts even where no project rule is enabled.
-_JUDGED_BY_OTHER_FILES = frozenset(code for code, checks in REGISTRY.items()
-                                   if {check_hardcoded_warp_size, check_shuffle_width_32} & set(checks.values()))
 
 
 def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[Finding]]) -> list[Finding]:
@@ -966,7 +1025,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
 def _checks_for(codes: tuple[str, ...], keys: tuple[str, ...]) -> tuple[bool, tuple]:
     """(whether project facts are wanted, ((code, check, trigger), ...)) for enabled `codes`
     on files of registry `keys`: the same for every file of a kind, so worked out once."""
-    wants_facts = any(PROJECT in REGISTRY[c] or c in _JUDGED_BY_OTHER_FILES for c in codes)
+    wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
     checks = tuple((code, check, needs_of(check)) for code in codes for key in keys
                    if (check := REGISTRY[code].get(key)) is not None)
     return wants_facts, checks
@@ -1004,6 +1063,10 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
 
 
 def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts) -> FileState:
+    off_rocm = ()
+    if source.language == PYTHON and findings:
+        off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
+                         if any(span[0] <= f.location.start_byte < span[1] for f in findings if f.location))
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
@@ -1013,6 +1076,7 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         ranges=model.ranges,
         suppressions=suppress.parse(source),
         facts=facts,
+        off_rocm_functions=off_rocm,
     )
 
 

@@ -141,12 +141,6 @@ class FileFacts:
     mask_uses: list[MaskMacroUse] = field(default_factory=list)
     use_rocm_test: Location | None = None  # the first `#if` that tests `USE_ROCM` (B003)
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
-    # Warp-named helpers the file defines outside kernels (`warpReduceMax`): whether their
-    # code observes the wavefront's width (None: header widths decide), at their name.
-    warp_helpers: dict[str, tuple[bool | None, Location]] = field(default_factory=dict)
-    # Warp helpers of other files the file calls: whether code around a call observes the
-    # wavefront's width otherwise, at the first call.
-    helper_callers: dict[str, tuple[bool, Location]] = field(default_factory=dict)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
     # `functions`, `macros`, `warp_size_uses`, `launches` and `lookups` held pickled (`pack`),
@@ -194,9 +188,6 @@ class ProjectIndex:
     _c_linkage: set[str] = field(default_factory=set)
     _files: dict[str, FileFacts] = field(default_factory=dict)  # by `file_key`: includes and constants
     _mask_uses: dict[str, list[MaskMacroUse]] = field(default_factory=dict)  # by the macro's name
-    # Each warp helper's definitions (`FileFacts.warp_helpers`), by its name.
-    warp_helpers: dict[str, list[tuple[bool | None, Location]]] = field(default_factory=dict)
-    helper_callers: dict[str, list[tuple[bool, Location]]] = field(default_factory=dict)  # `FileFacts.helper_callers`
     # Warp-size uses, one list per file in the order files were added (`warp_size_uses_of`).
     _warp_size_uses: list[list[WarpSizeUse]] = field(default_factory=list)
     # Launches and lookups by name, each with its file's place in that order (`uses_of`);
@@ -289,10 +280,6 @@ class ProjectIndex:
         self._warp_size_uses.append(list(facts.warp_size_uses))
         for use in facts.mask_uses:
             self._mask_uses.setdefault(use.name, []).append(use)
-        for name, verdict in facts.warp_helpers.items():
-            self.warp_helpers.setdefault(name, []).append(verdict)
-        for name, verdict in facts.helper_callers.items():
-            self.helper_callers.setdefault(name, []).append(verdict)
         if facts.packed is not None:
             for name in facts.packed.names:
                 self._packed.setdefault(name, []).append((rank, facts.packed))

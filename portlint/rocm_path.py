@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -946,7 +947,7 @@ def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "Pyt
     return rocm, cuda
 
 
-def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> list[tuple[int, int, str]]:
+def functions_called_only_off_rocm(source: SourceFile, status: Callable[[int], Status]) -> list[tuple[int, int, str]]:
     """(start, end, name) of each module-level function of a Python file that the file calls
     or names only where a ROCm build never goes: `None if hip_version else nvcc_version()`, a
     helper called only under `if CUDA_HOME is not None:`, or only from such a function (as far
@@ -954,7 +955,7 @@ def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> 
     body is not one (another module, an entry point or a test may call it); nor is one named
     where ROCm goes; nor a method, which a framework calls by a name (`run`) that other objects
     share. Whether other files name it is the caller's question (`engine`): this file alone
-    cannot say."""
+    cannot say. `status`: the ROCm-path status at an offset of the file (its model's)."""
     try:
         tree = source.python_ast
     except (SyntaxError, RecursionError):
@@ -977,7 +978,7 @@ def functions_called_only_off_rocm(source: SourceFile, model: RocmPathModel) -> 
         for start, end, name in functions:
             if (start, end, name) in off_rocm or not references.get(name):
                 continue
-            if all(model.status(at) is Status.DEAD or any(s <= at < e for s, e, _ in off_rocm)
+            if all(status(at) is Status.DEAD or any(s <= at < e for s, e, _ in off_rocm)
                    for at in references[name]):
                 off_rocm.append((start, end, name))
                 changed = True

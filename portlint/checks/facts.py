@@ -67,12 +67,6 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
         facts.open_sizes = [*launch.open_launches(source), *memory.open_shared_memory(source),
                             *wavefront.open_mask_macros(source)]
         facts.mask_uses = wavefront.mask_macro_uses(source)
-        if b"warp" in source.data.lower():
-            warps = warp_model(source)
-            facts.warp_helpers = {name: (verdict, source.location(node.start_byte, node.end_byte))
-                                  for name, (verdict, node) in warps.helper_observations().items()}
-            facts.helper_callers = {name: (verdict, source.location(node.start_byte, node.end_byte))
-                                    for name, (verdict, node) in warps.caller_observations().items()}
         if b"USE_ROCM" in source.data:
             test = next((c.condition for c in model.conditions if "USE_ROCM" in c.macros
                          and model.status(c.node.start_byte) is not Status.DEAD), None)

@@ -647,9 +647,9 @@ def open_warps(observers: tuple[Observer, ...]) -> dict[str, tuple[str, ...]]:
     return {}
 
 
-def judge_by_helpers(findings: list[Finding], helpers: dict[str, list], callers: dict[str, list]) -> list[Finding]:
-    """Findings whose 32 only code of other files observes, judged there (the project index
-    holds each file's verdicts): a 32 beside calls of warp helpers of other files
+def judge_by_helpers(findings: list[Finding], verdicts: dict[str, dict[str, list]]) -> list[Finding]:
+    """Findings whose 32 only code of other files observes, judged there (`verdicts`: by a
+    finding's path, each helper's verdicts in those files, with where): a 32 beside calls of warp helpers of other files
     (`Finding.open_helpers`) by the helpers' own code (`LogicalWarps.helper_observations`),
     and a 32 in a helper nothing in its file calls (`Finding.open_callers`) by the code around
     its calls in other files (`LogicalWarps.caller_observations`). Where every definition in
@@ -661,8 +661,8 @@ def judge_by_helpers(findings: list[Finding], helpers: dict[str, list], callers:
     notes: dict[tuple, int] = {}  # (path, helpers) -> the note's place in `out`
     for f in findings:
         names = f.open_helpers or f.open_callers
-        verdicts = [(helpers if f.open_helpers else callers).get(name) for name in names]
-        if not names or not all(verdicts) or any(v is not False for found in verdicts for v, _ in found):
+        found_for = [verdicts.get(f.path, {}).get(name) for name in names]
+        if not names or not all(found_for) or any(v is not False for found in found_for for v, _ in found):
             out.append(f)
             continue
         quoted = f.message.split("`")[1] if f.message.count("`") >= 2 else "32"
@@ -686,7 +686,7 @@ def judge_by_helpers(findings: list[Finding], helpers: dict[str, list], callers:
                      "64-lane wavefront, so AMD computes the same (each wavefront holds two groups)."),
             fix=Fix.advice("Nothing to change for AMD while the code of other files keeps to 32 lanes; naming "
                            "the width (`constexpr int kLogicalWarp = 32;`) keeps the grouping deliberate"),
-            related=tuple(Related(location, f"`{name}` {where}") for name, found in zip(names, verdicts)
+            related=tuple(Related(location, f"`{name}` {where}") for name, found in zip(names, found_for)
                           for _, location in found[:2])))
     return out
 
