@@ -31,7 +31,9 @@ from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
 from portlint.checks.libraries import check_cuda_library, library_for_header
-from portlint.checks.logical_warp import judge_by_helpers, warp_model
+from portlint.checks.logical_warp import judge_by_helpers
+from portlint.checks.wavefront import check_hardcoded_warp_size
+from portlint.checks.wavefront_ops import check_shuffle_width_32
 from portlint.checks import python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
@@ -214,7 +216,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
-    findings = _judge_by_other_files(findings, {**context, **result.files}, config, model)
+    findings = _judge_by_other_files(findings, {**context, **result.files})
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
@@ -563,14 +565,12 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         s <= f.location.start_byte < e and name not in named_elsewhere for s, e, name in candidates.get(f.path, ()))]
 
 
-def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], config: Config,
-                          model) -> list[Finding]:
+def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
     """Judge the findings whose verdict rests on warp code of other files by those files'
-    logical-warp models, built here for the files concerned only (a rare need, so no file
-    pays for it otherwise): for a 32 beside calls of helpers out of view (`open_helpers`), the
-    project files it includes, directly or not, that name them (where the helpers are
-    defined); for a 32 in a helper its file never calls (`open_callers`), the files that
-    include that file and name the helper (where it is called)."""
+    verdicts (`FileFacts.warp_helpers`, `.helper_callers`): for a 32 beside calls of helpers
+    out of view (`open_helpers`), the project files it includes, directly or not, that define
+    them; for a 32 in a helper its file never calls (`open_callers`), the files that include
+    that file and call the helper."""
     open_findings = [f for f in findings if f.open_helpers or f.open_callers]
     if not open_findings:
         return findings
@@ -591,53 +591,28 @@ def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], 
             closures[absolute] = seen
         return closures[absolute]
 
-    def naming(names: set[str]) -> list[str]:
-        out = []
-        for absolute, state in cuda.items():
-            try:
-                data = read_regular(absolute, MAX_FILE_BYTES)
-            except (OSError, NotReadable):
-                continue
-            if any(name.encode() in data for name in names):
-                out.append(absolute)
-        return out
-
-    warps: dict[str, object] = {}
-
-    def warps_of(absolute: str):
-        if absolute not in warps:
-            state = cuda[absolute]
-            source = _complete(state, config, model.environment(state.absolute))
-            warps[absolute] = (source, warp_model(source)) if source is not None else None
-        return warps[absolute]
-
-    names = {name for f in open_findings for name in (*f.open_helpers, *f.open_callers)}
-    candidates = naming(names)
     verdicts: dict[str, dict[str, list]] = {}  # a finding's path -> helper name -> [(verdict, where)]
     for f in open_findings:
         here = Path(files[f.path].absolute).as_posix() if f.path in files else None
-        if here not in cuda or f.path in verdicts and all(n in verdicts[f.path] for n in (*f.open_helpers, *f.open_callers)):
+        if here not in cuda:
             continue
         found = verdicts.setdefault(f.path, {})
-        if f.open_helpers:
-            places = [c for c in candidates if c in included_by(here)]
-        else:
-            places = [c for c in candidates if c != here and here in included_by(c)]
-        for place in places:
-            built = warps_of(place)
-            if built is None:
-                continue
-            source, warp = built
-            observed = warp.helper_observations() if f.open_helpers else warp.caller_observations()
-            for name in f.open_helpers or f.open_callers:
-                if name in observed:
-                    verdict, node = observed[name]
-                    found.setdefault(name, []).append((verdict, source.location(node.start_byte, node.end_byte)))
+        for name in f.open_helpers:
+            found.setdefault(name, [verdict for absolute, state in cuda.items() if name in state.facts.warp_helpers
+                                    and absolute in included_by(here) for verdict in (state.facts.warp_helpers[name],)])
+        for name in f.open_callers:
+            found.setdefault(name, [verdict for absolute, state in cuda.items() if name in state.facts.helper_callers
+                                    and absolute != here and here in included_by(absolute)
+                                    for verdict in (state.facts.helper_callers[name],)])
     return judge_by_helpers(findings, verdicts)
 
 
 # The rules that report a CUDA library a file is written on (L001).
 _LIBRARY_RULES = frozenset(code for code, checks in REGISTRY.items() if check_cuda_library in checks.values())
+# The rules whose per-file findings may wait for other files' warp verdicts (`open_helpers`,
+# `open_callers`): they need the project facts even where no project rule is enabled.
+_JUDGED_BY_OTHER_FILES = frozenset(code for code, checks in REGISTRY.items()
+                                   if {check_hardcoded_warp_size, check_shuffle_width_32} & set(checks.values()))
 
 
 def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[Finding]]) -> list[Finding]:
@@ -1025,7 +1000,7 @@ def analyze_file(candidate: Candidate, config: Config, codes: tuple[str, ...], c
 def _checks_for(codes: tuple[str, ...], keys: tuple[str, ...]) -> tuple[bool, tuple]:
     """(whether project facts are wanted, ((code, check, trigger), ...)) for enabled `codes`
     on files of registry `keys`: the same for every file of a kind, so worked out once."""
-    wants_facts = any(PROJECT in REGISTRY[c] for c in codes)
+    wants_facts = any(PROJECT in REGISTRY[c] or c in _JUDGED_BY_OTHER_FILES for c in codes)
     checks = tuple((code, check, needs_of(check)) for code in codes for key in keys
                    if (check := REGISTRY[code].get(key)) is not None)
     return wants_facts, checks

@@ -141,6 +141,12 @@ class FileFacts:
     mask_uses: list[MaskMacroUse] = field(default_factory=list)
     use_rocm_test: Location | None = None  # the first `#if` that tests `USE_ROCM` (B003)
     cmake: CMakeFacts | None = None  # a CMake list file's facts (portlint.checks.cmake_project)
+    # Warp verdicts other files' findings may wait for (`logical_warp.judge_by_helpers`): the
+    # warp-named helpers the file defines outside kernels, whether their code observes the
+    # wavefront's width (None: header widths decide); and the functions of other files its
+    # device code calls, whether code around a call observes it otherwise. Each at its place.
+    warp_helpers: dict[str, tuple[bool | None, Location]] = field(default_factory=dict)
+    helper_callers: dict[str, tuple[bool, Location]] = field(default_factory=dict)
     # Not collected: the file was not parsed (`deferred`); `ProjectIndex.defer` loads them when asked.
     deferred: bool = False
     # `functions`, `macros`, `warp_size_uses`, `launches` and `lookups` held pickled (`pack`),
