@@ -620,6 +620,8 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
         comparisons, kind = gate
         if kind == "feature" and _leaves_out_declarations_only(condition, source):
             continue  # half-precision helpers for newer GPUs: a call elsewhere does not compile
+        if kind == "feature" and _checks_only(condition):
+            continue  # `static_assert`s for newer GPUs: compile-time checks, no code left out
         culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
         gate = _one_line(culprit, source)
         severity = None
@@ -782,6 +784,15 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
     return not any(not start <= node.start_byte < end and source.node_text(node) in names
                    and model.status(node.start_byte) is not Status.DEAD
                    for name in names for node in token_nodes(source, name.encode()))
+
+
+def _checks_only(condition: Condition) -> bool:
+    """Is `condition` an `#if` with no other arm around `static_assert`s alone? AMD skipping
+    them leaves no code out: they only stop a build that breaks a layout assumption."""
+    if condition.node.child_by_field_name("alternative") is not None:
+        return False
+    body = [n for n in _arm_body(condition) if n.type != "comment"]
+    return bool(body) and all(n.type == "static_assert_declaration" for n in body)
 
 
 def _first_identifier(root, names, source: SourceFile):
