@@ -176,6 +176,14 @@ __global__ void fill(float* out, unsigned long long seed) {
     assert "on 2 more lines" in found[0].message
 
 
+def _library_findings_by_file(root, files: dict[str, str]) -> list:
+    """L001's findings of a project made of `files` (path -> text), by file."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return sorted(scan([root], root, select=("L001",)).findings, key=lambda f: f.path)
+
+
 def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_path) -> None:
     # A kernel written on CUTLASS and its own CUTLASS-based headers are one root cause (the
     # port replaces the kernel as a whole): one error, at the kernel's source, the headers'
@@ -186,15 +194,10 @@ def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_pa
         "attn/tile/iter.h": '#pragma once\n#include <cutlass/layout/matrix.h>\n#include "tile.h"\n',
         "attn/epilogue.h": '#pragma once\n#include <cutlass/epilogue/thread/linear_combination.h>\n',
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    found = sorted(scan([tmp_path], tmp_path, select=("L001",)).findings, key=lambda f: f.path)
+    found = _library_findings_by_file(tmp_path, files)
     assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("epilogue.h", 2), ("kernel.cu", 1)]
     related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[1].related}
     assert {("tile.h", 2), ("iter.h", 2)} <= related
-
-
 
 
 def test_a_cutlass_header_reached_through_a_plain_project_header_folds_too(tmp_path) -> None:
@@ -209,12 +212,11 @@ def test_a_cutlass_header_reached_through_a_plain_project_header_folds_too(tmp_p
         "attn/util/iter.h": '#pragma once\n#include <cutlass/array.h>\n',
         "attn/util/other.h": '#pragma once\n#include <cutlass/numeric_types.h>\n',
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    found = sorted(scan([tmp_path], tmp_path, select=("L001",)).findings, key=lambda f: f.path)
+    found = _library_findings_by_file(tmp_path, files)
     assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("kernel.h", 2), ("other.h", 2)]
     assert ("iter.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+
+
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
     (tmp_path / "ranges.h").write_text(
         "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"
@@ -235,7 +237,5 @@ def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(
         "attention.h": '#pragma once\n#include <cudnn_frontend.h>\n',
         "graph.h": '#pragma once\n#include <cudnn_frontend.h>\n#include "attention.h"\n',
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    found = scan([tmp_path], tmp_path, select=("L001",)).findings
+    found = _library_findings_by_file(tmp_path, files)
     assert sorted((f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found) == [("Makefile", 3), ("graph.h", 2)]
