@@ -39,7 +39,7 @@ from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
-from portlint.project import FileFacts, ProjectIndex, by_basename, include_targets, pack
+from portlint.project import FileFacts, ProjectIndex, by_basename, include_targets, included_files, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -216,7 +216,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         index.report_only({state.path: state.facts.path for state in result.files.values()})
     findings = [f for state in result.files.values() for f in state.findings]
     findings.extend(_run_project_rules(index, codes, config.timeout, result.problems, loaders))
-    findings = _judge_by_other_files(findings, {**context, **result.files})
+    findings = _judge_by_other_files(findings, {**context, **result.files}, index)
     if explicit:  # after the rules: the facts they loaded are kept too
         context_after = {state.absolute: (*signatures[state.absolute], _packed(state))
                          for state in context.values() if signatures.get(state.absolute, (None,))[0] is not None}
@@ -565,7 +565,7 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         s <= f.location.start_byte < e and name not in named_elsewhere for s, e, name in candidates.get(f.path, ()))]
 
 
-def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
+def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], index: ProjectIndex) -> list[Finding]:
     """Judge the findings whose verdict rests on warp code of other files by those files'
     verdicts (`FileFacts.warp_helpers`, `.helper_callers`): for a 32 beside calls of helpers
     out of view (`open_helpers`), the project files it includes, directly or not, that define
@@ -574,36 +574,19 @@ def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState]) 
     open_findings = [f for f in findings if f.open_helpers or f.open_callers]
     if not open_findings:
         return findings
-    cuda = {Path(state.absolute).as_posix(): state for state in files.values() if state.language == CUDA}
-    named = by_basename(cuda)
-    closures: dict[str, set[str]] = {}
-
-    def included_by(absolute: str) -> set[str]:  # the project files `absolute` includes, directly or not
-        if absolute not in closures:
-            seen, stack = set(), [absolute]
-            while stack:
-                current = stack.pop()
-                for name, _ in _file_includes(current, cuda[current].digest) or ():
-                    for target in sorted(include_targets(current, name, cuda, named))[:1]:
-                        if target not in seen and target != absolute:
-                            seen.add(target)
-                            stack.append(target)
-            closures[absolute] = seen
-        return closures[absolute]
-
     verdicts: dict[str, dict[str, list]] = {}  # a finding's path -> helper name -> [(verdict, where)]
     for f in open_findings:
-        here = Path(files[f.path].absolute).as_posix() if f.path in files else None
-        if here not in cuda:
+        state = files.get(f.path)
+        if state is None or state.language != CUDA:
             continue
-        found = verdicts.setdefault(f.path, {})
+        here, found = state.facts.path, verdicts.setdefault(f.path, {})
         for name in f.open_helpers:
-            found.setdefault(name, [verdict for absolute, state in cuda.items() if name in state.facts.warp_helpers
-                                    and absolute in included_by(here) for verdict in (state.facts.warp_helpers[name],)])
+            found.setdefault(name, [index.files[key].warp_helpers[name] for key in included_files(index, here)
+                                    if name in index.files[key].warp_helpers])
         for name in f.open_callers:
-            found.setdefault(name, [verdict for absolute, state in cuda.items() if name in state.facts.helper_callers
-                                    and absolute != here and here in included_by(absolute)
-                                    for verdict in (state.facts.helper_callers[name],)])
+            found.setdefault(name, [other.facts.helper_callers[name] for other in files.values()
+                                    if name in other.facts.helper_callers and other.facts.path != here
+                                    and here in included_files(index, other.facts.path)])
     return judge_by_helpers(findings, verdicts)
 
 

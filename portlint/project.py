@@ -903,7 +903,8 @@ def _collect_includes_and_constants(source: SourceFile, model: RocmPathModel, fa
     (W001, W002)."""
     facts.path = file_key(source)
     is_header = posixpath.splitext(facts.path)[1].lower() in HEADER_SUFFIXES
-    if (is_header or facts.open_sizes or facts.warp_size_uses or facts.mask_uses) and b"#include" in source.data:
+    if (is_header or facts.open_sizes or facts.warp_size_uses or facts.mask_uses or facts.helper_callers) \
+            and b"#include" in source.data:
         facts.includes = _included_paths(source, model)
     if is_header and any(marker in source.data for marker in (b"#define", b"const", b"enum")):
         facts.constants = _file_constants(source, model, facts.path)

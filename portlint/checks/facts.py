@@ -71,13 +71,15 @@ def collect(source: SourceFile, model: RocmPathModel) -> FileFacts:
             test = next((c.condition for c in model.conditions if "USE_ROCM" in c.macros
                          and model.status(c.node.start_byte) is not Status.DEAD), None)
             facts.use_rocm_test = source.location(test.start_byte, test.end_byte) if test is not None else None
-    facts = project.collect_own(source, model, facts)
-    if source.language == CUDA and (b"warp" in source.data.lower() or any(d.has_global for d in facts.functions)):
+    if source.language == CUDA and (b"warp" in source.data.lower() or b"__global__" in source.data):
+        # What other files' findings may wait for (`logical_warp.judge_by_helpers`); set before
+        # the index's own facts, which then collect the file's includes too.
         warps = warp_model(source)
         facts.warp_helpers = {name: (verdict, source.location(node.start_byte, node.end_byte))
                               for name, (verdict, node) in warps.helper_observations().items()}
         facts.helper_callers = {name: (verdict, source.location(node.start_byte, node.end_byte))
                                 for name, (verdict, node) in warps.caller_observations().items()}
+    facts = project.collect_own(source, model, facts)
     if any(d.has_global for d in facts.functions):
         # Whether each kernel observes the wavefront's width: host code of other files that
         # sizes its launches is judged by it (`wavefront_size._judged_by_kernels`).

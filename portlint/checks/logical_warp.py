@@ -512,14 +512,7 @@ class LogicalWarps:
             if not _WARP_NAME.search(name) or self._dead(defined[0].function) or any(
                     c.type == "__global__" for f in defined for c in f.function.children):
                 continue
-            seen, stack = {id(f): f for f in defined}, list(defined)
-            while stack:
-                for callee in stack.pop().callees:
-                    for function in self._by_name.get(callee, ()):
-                        if id(function) not in seen:
-                            seen[id(function)] = function
-                            stack.append(function)
-            found = [o for f in seen.values() for o in f.observers if o.caller_of is None]
+            found = [o for f in self._with_callees(defined) for o in f.observers if o.caller_of is None]
             declarator = function_declarator(defined[0].function)
             named = (declarator.child_by_field_name("declarator") if declarator is not None else None) or defined[0].function
             out[name] = (None if any(o.open_width is not None for o in found) else bool(found), named)
@@ -586,17 +579,21 @@ class LogicalWarps:
                 if id(caller) not in ups and not self._host(caller.function):
                     ups[id(caller)] = caller
                     stack.append(caller)
-        seen, stack = dict(ups), list(ups.values())
-        while stack:  # and everything those call
-            function = stack.pop()
-            for callee in function.callees:
+        own = start.observers
+        others = [o for f in self._with_callees(ups.values()) if f is not start for o in f.observers]
+        return tuple(own + others)
+
+    def _with_callees(self, functions) -> list[FunctionWarp]:
+        """`functions` and every function of this file they call, transitively."""
+        seen = {id(f): f for f in functions}
+        stack = list(seen.values())
+        while stack:
+            for callee in stack.pop().callees:
                 for defined in self._by_name.get(callee, ()):
                     if id(defined) not in seen:
                         seen[id(defined)] = defined
                         stack.append(defined)
-        own = start.observers
-        others = [o for f in seen.values() if f is not start for o in f.observers]
-        return tuple(own + others)
+        return list(seen.values())
 
 
 class LogicalWarpNotes:
@@ -620,8 +617,7 @@ class LogicalWarpNotes:
         out = []
         for nodes in self._by_function.values():
             first, *rest = [nodes[k] for k in sorted(nodes)]
-            written = " ".join(self.source.node_text(first).split())
-            written = written if len(written) <= 40 else written[:37] + "..."
+            written = _quoted(self.source.node_text(first))
             more = f" (and {len(rest)} more place{'s' if len(rest) != 1 else ''} here)" if rest else ""
             out.append(at_node(
                 self.source, first,
@@ -665,8 +661,7 @@ def judge_by_helpers(findings: list[Finding], verdicts: dict[str, dict[str, list
         if not names or not all(found_for) or any(v is not False for found in found_for for v, _ in found):
             out.append(f)
             continue
-        quoted = f.message.split("`")[1] if f.message.count("`") >= 2 else "32"
-        written = f"The width `32` of `{quoted}`" if f.code == "W004" and quoted != "32" else f"`{quoted}`"
+        written = f"The shuffle width `{_quoted(f.matched)}`" if f.code == "W004" else f"`{_quoted(f.matched)}`"
         key = (f.path, f.code, names)
         if key in notes:
             note = out[notes[key]]
@@ -689,6 +684,12 @@ def judge_by_helpers(findings: list[Finding], verdicts: dict[str, dict[str, list
             related=tuple(Related(location, f"`{name}` {where}") for name, found in zip(names, found_for)
                           for _, location in found[:2])))
     return out
+
+
+def _quoted(code: str) -> str:
+    """Code as a note quotes it: on one line, at most 40 characters."""
+    written = " ".join(code.split())
+    return written if len(written) <= 40 else written[:37] + "..."
 
 
 def warp_model(source: SourceFile) -> LogicalWarps:
