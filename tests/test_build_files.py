@@ -676,11 +676,11 @@ def test_a_source_a_build_helper_adds_only_for_cuda_is_not_built(tmp_path: Path,
     result = scan([root], root, select=("W001",))
     assert {Path(f.path).name for f in result.findings} == {"common.cu"}
     assert {Path(p).relative_to(root).as_posix(): r for p, r in result.not_built.items()} == {
-        "csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:16)"}
+        "csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:15)"}
     monkeypatch.chdir(root)
     listed = CliRunner().invoke(main, ["scan", ".", "--no-cache", "--select", "W001", "--show-not-built"]).output
     assert ("csrc/cuda_only/comm.cu: not compiled for ROCm: listed only on a CUDA-only path "
-            "(build_tools/ext.py:16)") in listed
+            "(build_tools/ext.py:15)") in listed
 
 
 @pytest.mark.parametrize("imports, callee", [
@@ -691,7 +691,7 @@ def test_a_source_a_build_helper_adds_only_for_cuda_is_not_built(tmp_path: Path,
 def test_a_build_helper_is_found_through_each_form_of_import(tmp_path: Path, imports: str, callee: str) -> None:
     root = _helper_project(tmp_path, "not is_rocm()")
     (root / "setup.py").write_text(f'from setuptools import setup\n{imports}\nsetup(ext_modules=[{callee}("csrc")])\n')
-    assert _not_built(root) == {"csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:16)"}
+    assert _not_built(root) == {"csrc/cuda_only/comm.cu": "listed only on a CUDA-only path (build_tools/ext.py:15)"}
 
 
 def test_a_source_a_build_helper_adds_on_both_builds_is_built(tmp_path: Path) -> None:
@@ -870,3 +870,72 @@ def test_a_scan_of_a_folder_of_projects_reuses_its_build_files(tmp_path: Path, m
     second = engine.scan([top], config, cache_dir=tmp_path / "cache")
     assert len(reads) == 1
     assert {Path(p).name for p in second.not_built} == {Path(p).name for p in first.not_built} == {"gemm_nv.cu", "nv_only.cuh"}
+
+
+# setup.py lists every file under a folder (an `os.walk` helper), adds a folder's sources only
+# off ROCm, runs them through a hipify wrapper on ROCm, and passes them as strings.
+WALK_AND_HIPIFY_SETUP = """\
+    import os
+    from setuptools import setup
+    from torch.utils.cpp_extension import CUDAExtension
+    from build_tools.files import files_under, hipified
+
+    sources = ["csrc/main.cu"] + files_under({folder})
+    if not os.path.isdir("/opt/rocm"):
+        sources += ["csrc/nvidia/tma.cu"]
+    if os.path.isdir("/opt/rocm"):
+        sources = hipified(sources)
+    sources = [str(s) for s in sources]
+    setup(ext_modules=[CUDAExtension("pkg._C", sources=[str(s) for s in sources])])
+    """
+WALK_AND_HIPIFY_HELPERS = """\
+    import os
+    from pathlib import Path
+
+
+    def files_under(folder, suffix=None):
+        found = []
+        for directory, _, names in os.walk(folder):
+            for name in names:
+                if suffix is not None and not name.endswith(suffix):
+                    continue
+                found.append(Path(directory, name))
+        return found
+
+
+    def hipified(sources):
+        from torch.utils.hipify.hipify_python import hipify as run_hipify
+        result = run_hipify(project_directory=".", output_directory=".", includes=["*"])
+        renamed = set()
+        for name in sources:
+            name = os.path.abspath(str(name))
+            if name in result and result[name].hipified_path is not None:
+                name = result[name].hipified_path
+            renamed.add(os.path.relpath(name))
+        return list(renamed)
+    """
+
+
+def _walk_and_hipify_project(root: Path, folder: str = '"csrc/ops"') -> Path:
+    return _project(root, {
+        "setup.py": WALK_AND_HIPIFY_SETUP.format(folder=folder),
+        "build_tools/__init__.py": "",
+        "build_tools/files.py": WALK_AND_HIPIFY_HELPERS,
+        "csrc/main.cu": HAZARD,
+        "csrc/ops/scale.cu": HAZARD,
+        "csrc/ops/inner/norm.cu": HAZARD,
+        "csrc/nvidia/tma.cu": HAZARD,
+    })
+
+
+def test_sources_a_hipify_wrapper_renames_are_the_rocm_builds(tmp_path: Path) -> None:
+    root = _walk_and_hipify_project(tmp_path)
+    assert _not_built(root) == {"csrc/nvidia/tma.cu": "listed only on a CUDA-only path (setup.py:8)"}
+    result = scan([root], root, select=("W001",))
+    assert {Path(f.path).relative_to(root).as_posix() for f in result.findings} == {
+        "csrc/main.cu", "csrc/ops/scale.cu", "csrc/ops/inner/norm.cu"}  # every file the walk finds
+
+
+def test_a_walk_of_a_folder_that_cannot_be_read_decides_nothing(tmp_path: Path) -> None:
+    root = _walk_and_hipify_project(tmp_path, folder='os.environ["PKG_OPS"]')
+    assert _not_built(root) == {}

@@ -964,7 +964,42 @@ def _loop_paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed) -
         loop = script.parent(loop)
     if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.orelse:
         return None
+    walk = _directory_walk(script, loop)
+    if walk is not None:
+        return _walk_paths(script, walk, loop, leaf, base, fs)
     return _bound_paths(script, loop.iter, loop.target.id, leaf, base, fs)
+
+
+def _directory_walk(script: BuildScript, loop: ast.For) -> ast.For | None:
+    """The `for folder, _, names in os.walk(top)` loop whose `names` `loop` goes through."""
+    outer = script.parent(loop)
+    while outer is not None and not isinstance(outer, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef)):
+        outer = script.parent(outer)
+    if (isinstance(outer, ast.For) and isinstance(outer.iter, ast.Call) and dotted_name(outer.iter.func) == "os.walk"
+            and outer.iter.args and isinstance(outer.target, ast.Tuple) and len(outer.target.elts) == 3
+            and all(isinstance(e, ast.Name) for e in outer.target.elts)
+            and isinstance(loop.iter, ast.Name) and loop.iter.id == outer.target.elts[2].id):
+        return outer
+    return None
+
+
+def _walk_paths(script: BuildScript, outer: ast.For, loop: ast.For, leaf: ast.expr, base: Path,
+                fs: Observed) -> list[str] | None:
+    """Every file under a folder: `for folder, _, names in os.walk(top): for name in names:
+    out.append(os.path.join(folder, name))`. A test in the loop that skips some (`if not
+    name.endswith(".cu"): continue`) is not read: the files it keeps are among these. None:
+    a folder or an element that cannot be read."""
+    top = _string(script, outer.iter.args[0], base)
+    if top is None:
+        return None
+    folder = outer.target.elts[0].id
+    out = []
+    for found in _glob_within(os.path.join(base, top, "**", "*"), base, fs):
+        text = _string(script, leaf, base, {folder: os.path.dirname(found), loop.target.id: os.path.basename(found)})
+        if text is None:
+            return None
+        out.append(os.path.normpath(os.path.join(base, text)))
+    return out
 
 
 def _comprehension_paths(script: BuildScript, comp, base: Path, fs: Observed) -> list[str] | None:

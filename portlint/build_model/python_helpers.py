@@ -106,8 +106,28 @@ class PythonHelpers:
         rocm = self._rocm.get(id(script), True)
         if helper is None or self._depth.get(id(script), MAX_DEPTH) >= MAX_DEPTH:
             return [call] if rocm else []
+        hipified = _hipified_parameter(helper.tree, function)
+        if hipified is not None:  # the same sources, renamed to their hipified copies
+            return self._passed_paths(script, call, function, hipified)
         with self._bound(script, call, helper, function):
             return self._read_returns(call, helper, function, rocm)
+
+    def _passed_paths(self, script: BuildScript, call: ast.Call, function: ast.AST, parameter: str) -> list[ast.expr]:
+        """The paths `call` passes for `parameter`, each at its place in the caller; the call
+        itself (no value) where they cannot be read."""
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        expr = next((k.value for k in call.keywords if k.arg == parameter), None)
+        if expr is None and parameter in positional and positional.index(parameter) < len(call.args):
+            expr = call.args[positional.index(parameter)]
+        if expr is None or isinstance(expr, ast.Starred):
+            return [call]
+        out: list[ast.expr] = []
+        for leaf in script.values(expr):
+            texts = self._texts(script, leaf)
+            if texts is None:
+                return [call]
+            out.extend(ast.copy_location(ast.Constant(text), leaf) for text in texts)
+        return out
 
     def _read_returns(self, call: ast.Call, helper: BuildScript, function: ast.AST, rocm: bool) -> list[ast.expr]:
         out: list[ast.expr] = []
@@ -272,6 +292,26 @@ def _imported(imports: list[ast.Import | ast.ImportFrom], head: str, rest: str
                 elif alias.asname is None and f"{head}.{rest}".rsplit(".", 1)[0] == alias.name:
                     module, _, member = f"{head}.{rest}".rpartition(".")  # `import pkg.mod` ... `pkg.mod.f()`
                     yield (0, tuple(module.split("."))), member
+
+
+def _hipified_parameter(module: ast.Module, function: ast.AST) -> str | None:
+    """The parameter a hipify wrapper maps to its result: a function that runs hipify (a call
+    of a `hipify`, PyTorch's `hipify_python.hipify` or a project's) and loops over exactly one
+    of its parameters (`for name in sources: ... hipified_path ...`). hipify writes each
+    source's hipified copy beside it, so what the wrapper returns is those sources, renamed:
+    for the question of which files a build compiles, the same files."""
+    own = list(rocm_path.own_nodes(function))
+    # `hipify` itself, under the name an import gives it (`import hipify as do_hipify`)
+    names = {alias.asname or alias.name for node in (*own, *module_nodes(module))
+             if isinstance(node, ast.ImportFrom) for alias in node.names if alias.name == "hipify"}
+    names = (names | {"hipify"}) - {getattr(function, "name", "")}  # not a call of itself
+    if not any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr == "hipify"
+                                            or isinstance(n.func, ast.Name) and n.func.id in names) for n in own):
+        return None
+    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    looped = {n.iter.id for n in own
+              if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id in parameters}
+    return looped.pop() if len(looped) == 1 else None
 
 
 def _unread(at: ast.AST) -> ast.expr:

@@ -434,9 +434,8 @@ class BuildScript:
             return self._values(expr.body, scope) + self._values(expr.orelse, scope)
         if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             gen = expr.generators[0]
-            if (len(expr.generators) == 1 and isinstance(expr.elt, ast.Name) and isinstance(gen.target, ast.Name)
-                    and gen.target.id == expr.elt.id):
-                return self._values(gen.iter, scope)  # `[x for x in args if x]`: a filtered copy
+            if len(expr.generators) == 1 and isinstance(gen.target, ast.Name) and _copied(expr.elt, gen.target.id):
+                return self._values(gen.iter, scope)  # `[str(x) for x in args if x]`: a filtered copy
             return [(expr.elt, scope)]
         if isinstance(expr, ast.Name):
             out = []
@@ -596,6 +595,19 @@ def _names_only(value: ast.expr, names: set[str]) -> bool:
     if isinstance(value, ast.Name):
         return value.id in names
     return isinstance(value, ast.Attribute) and value.attr in names
+
+
+# One-argument calls that give the same path in another type: a list of their results is a
+# copy of the list they read (`[str(p) for p in sources]`).
+_PATH_CONVERSIONS = frozenset({"str", "os.fspath", "Path", "pathlib.Path", "os.path.abspath", "os.path.normpath"})
+
+
+def _copied(element: ast.expr, var: str) -> bool:
+    """Is a comprehension's `element` its variable `var`, as it is or converted (`str(var)`)?"""
+    if isinstance(element, ast.Call) and len(element.args) == 1 and not element.keywords \
+            and dotted_name(element.func) in _PATH_CONVERSIONS:
+        element = element.args[0]
+    return isinstance(element, ast.Name) and element.id == var
 
 
 def callee_name(call: ast.Call) -> str | None:
