@@ -52,6 +52,9 @@ CATEGORIES = ["warp-size-32", "block-size", "cuda-arch-guard", "inline-ptx", "ld
 RULE_CATEGORY = {
     "W001": {"warp-size-32"}, "W002": {"warp-size-32"}, "W003": {"warp-size-32"},
     "W004": {"warp-size-32"}, "W006": {"warp-size-32"}, "W007": {"warp-size-32"},
+    # `__syncwarp` is undeclared in HIP before ROCm 6.2; `C10_WARP_SIZE` in a constant
+    # expression does not compile on ROCm 7; host code reading a device-pass warp size.
+    "W005": {"hip-clang-rejects"}, "W008": {"hip-clang-rejects", "warp-size-32"}, "W009": {"warp-size-32"},
     "K001": {"block-size"}, "K002": {"block-size"}, "K004": {"block-size"},
     "P001": {"cuda-arch-guard"}, "P002": {"cuda-arch-guard"}, "P003": {"cuda-arch-guard"},
     "A001": {"inline-ptx"}, "M001": {"lds-limit"},
