@@ -30,7 +30,7 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 # for the rules that read them.
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
-    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, backend_selectors,
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, Macro, backend_selectors,
     chain_outcomes, evaluate_directive, read_directives,
 )
 
@@ -148,6 +148,7 @@ def _build_cuda(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
     environment = source.build if source.build is not None else EMPTY
     if environment.status is not None:  # a header only ROCm (or only CUDA) code includes
         model.ranges.append((0, len(source.data), Status(environment.status)))
+    _add_arguments_rocm_leaves_out(source, model, environment)
     if not _CHAIN_START.search(source.data):
         return model
     configured_stop = {}  # arm node id -> ROCm surely takes it, on backend switches alone
@@ -263,6 +264,69 @@ def _text_arm(kind: str, offset: int, text: str, start: int, end: int, environme
 
 
 _AMD_BUILTIN = b"__builtin_amdgcn_"
+
+
+def _add_arguments_rocm_leaves_out(source: SourceFile, model: RocmPathModel, environment) -> None:
+    """An argument that the ROCm build's definition of a project macro leaves out is never
+    compiled there (`AMREX_HIP_OR_CUDA(__shfl_down(x, o), __shfl_down_sync(m, x, o))` where a
+    HIP arm defines `X_HIP_OR_CUDA(hip, cuda) hip`): DEAD. Macros the ROCm build may define
+    otherwise (several definitions it may take) leave their arguments alone."""
+    names = [name for name, (_, states) in (environment.macros[0] if environment.macros else {}).items()
+             if any(_leaves_out_an_argument(state) for state in states)]
+    root = None
+    for name in names:
+        spelled = name.encode()
+        at = source.data.find(spelled)
+        while at != -1:
+            macro = environment.shim(name, at)
+            if _leaves_out_an_argument(macro):
+                root = root or source.tree.root_node
+                node = root.descendant_for_byte_range(at, at + len(spelled))
+                if node is not None and node.type == "identifier" and node.start_byte == at:
+                    given = _macro_arguments(root, source.data, node.end_byte)
+                    if given is not None and len(given) == len(macro.params):
+                        model.ranges.extend((start, end, Status.DEAD)
+                                            for index, (start, end) in enumerate(given) if macro.uses_parameter(index) is False)
+            at = source.data.find(spelled, at + len(spelled))
+
+
+_MACRO_PUNCTUATION = re.compile(rb"[(),]")
+MAX_MACRO_ARGUMENTS_BYTES = 64 * 1024
+
+
+def _macro_arguments(root, data: bytes, after_name: int) -> list[tuple[int, int]] | None:
+    """The byte ranges of a macro invocation's arguments, split as the preprocessor splits
+    them: at commas outside nested parentheses (braces and brackets do not protect a comma).
+    The parser's tokens decide what is a parenthesis or a comma (not one inside a string, a
+    character or a comment), also where the arguments are statements it cannot parse as a
+    call. None: no invocation (no `(` next), or none that closes within the bound."""
+    opening = after_name
+    while opening < len(data) and data[opening] in b" \t\r\n\\":
+        opening += 1
+    if opening >= len(data) or data[opening] != ord("("):
+        return None
+    arguments, depth, start = [], 0, opening + 1
+    for match in _MACRO_PUNCTUATION.finditer(data, opening, min(len(data), opening + MAX_MACRO_ARGUMENTS_BYTES)):
+        at = match.start()
+        token = root.descendant_for_byte_range(at, at + 1)
+        if token is None or token.type != chr(data[at]):
+            continue  # inside a string, a character or a comment
+        if data[at] == ord("("):
+            depth += 1
+        elif data[at] == ord(")"):
+            depth -= 1
+            if depth == 0:
+                arguments.append((start, at))
+                return arguments
+        elif depth == 1:
+            arguments.append((start, at))
+            start = at + 1
+    return None
+
+
+def _leaves_out_an_argument(macro) -> bool:
+    return (isinstance(macro, Macro) and bool(macro.path) and bool(macro.params) and macro.body is not None
+            and "..." not in macro.params and any(macro.uses_parameter(i) is False for i in range(len(macro.params))))
 
 
 def _add_amd_builtin_functions(source: SourceFile, model: RocmPathModel) -> None:
