@@ -22,7 +22,7 @@ from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD, TORCH_EXTENSION_SOU
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import Status
-from portlint.source import CUDA, SourceFile, module_nodes
+from portlint.source import CUDA, SourceFile, module_nodes, module_parents
 from portlint.triggers import needs
 
 # Loader -> where its source text is: (positional index, keyword names).
@@ -66,6 +66,7 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
     """Every kernel source string the file hands a loader, in file order."""
     tree = source.python_ast
     constants = _module_strings(tree)
+    parents = module_parents(tree)
     found = []
     for node in module_nodes(tree):
         if not isinstance(node, ast.Call):
@@ -75,9 +76,47 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
             continue
         if source.rocm_path is not None and source.rocm_path.status(source.python_range(node)[0]) is Status.DEAD:
             continue  # a call the ROCm build never makes (a test skipped there, a CUDA-only branch)
+        if _expected_to_fail(node, parents):
+            continue
         for literal in _source_literals(node, loader, constants):
             found.append(_embedded(source, literal, loader, node))
     return sorted(found, key=lambda k: k.literal_start)
+
+
+# Context managers of a test that expects its block to raise.
+_EXPECTS_FAILURE = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
+
+
+def _expected_to_fail(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """Is the kernel of a loader `call` compiled only where a test expects that to fail: the
+    call inside `with pytest.raises(...)`, or the kernel object it makes (`ker = RawKernel(...)`)
+    used only inside such blocks of its function (a loader compiles when first launched)? A
+    negative test (no `-dc` for a kernel that launches kernels) fails on every backend on
+    purpose: the hazard is the point of it."""
+    if _in_failure_block(call, parents):
+        return True
+    assign = parents.get(id(call))
+    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+        return False
+    function = assign
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = parents.get(id(function))
+    if function is None:
+        return False
+    name = assign.targets[0].id
+    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(uses) and all(_in_failure_block(use, parents) for use in uses)
+
+
+def _in_failure_block(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    child, current = node, parents.get(id(node))
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(current, (ast.With, ast.AsyncWith)) and child in current.body and any(
+                isinstance(item.context_expr, ast.Call) and _callee(item.context_expr) in _EXPECTS_FAILURE
+                for item in current.items):
+            return True
+        child, current = current, parents.get(id(current))
+    return False
 
 
 def distinct(found: list[EmbeddedKernel]) -> list[EmbeddedKernel]:
