@@ -34,7 +34,7 @@ from portlint.checks.libraries import check_cuda_library, library_for_header
 from portlint.checks.logical_warp import judge_by_helpers
 from portlint.checks.wavefront import check_hardcoded_warp_size
 from portlint.checks.wavefront_ops import check_shuffle_width_32
-from portlint.checks import python_build
+from portlint.checks import preprocessor, python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
@@ -290,6 +290,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 continue
         result.findings.append(replace(f, severity=severity))
     result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
+    result.findings = _judge_flags_by_other_files(result.findings, result.files, model, config)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
@@ -540,6 +541,49 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
         state.suppressions = state.suppressions if state.suppressions is not None else suppress.Suppressions()
         return None
     return source
+
+
+def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileState], model, config: Config
+                                ) -> list[Finding]:
+    """Judge a P002 gate that only defines feature flags its own file never tests
+    (`Finding.open_flags`) by the files that test them: where each test in view has a working
+    arm for the flag undefined, or is taken on ROCm all the same (the flag defined there
+    otherwise), AMD computes without the fast path: a note, the fallbacks related. A flag no
+    file in view tests, or a test that leaves code out, keeps the warning."""
+    open_findings = [f for f in findings if f.open_flags]
+    if not open_findings:
+        return findings
+    holds: dict[str, bool | None] = dict.fromkeys(n for f in open_findings for n in f.open_flags)
+    fallbacks: dict[str, list] = {name: [] for name in holds}
+    for state in files.values():
+        if state.language != CUDA:
+            continue
+        try:
+            data = read_regular(state.absolute, MAX_FILE_BYTES)
+        except (OSError, NotReadable):
+            data = None
+        present = [n for n, h in holds.items() if h is not False and (data is None or n.encode() in data)]
+        if not present:
+            continue
+        source = _complete(state, config, model.environment(state.absolute)) if data is not None else None
+        for name in present:
+            verdict, arms = preprocessor.flag_tests_on_rocm(source, name) if source is not None else (False, [])
+            if verdict is not None:
+                holds[name] = verdict
+                fallbacks[name].extend(source.location(a.start_byte, a.end_byte) for a in arms[:3])
+    out = []
+    for f in findings:
+        if not f.open_flags or not all(holds[name] for name in f.open_flags):
+            out.append(replace(f, open_flags=()))
+            continue
+        names = ", ".join(f"`{name}`" for name in f.open_flags)
+        out.append(replace(
+            f, severity=Severity.NOTE, open_flags=(),
+            message=(f"`{f.matched}` is never true on AMD, which leaves {names} undefined; the other files that "
+                     "test it compile a fallback arm there, or have it defined otherwise."),
+            related=f.related + tuple(Related(location, f"a fallback arm AMD compiles for {name}")
+                                      for name in f.open_flags for location in fallbacks[name][:3])))
+    return out
 
 
 def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:

@@ -61,6 +61,9 @@ class Finding:
     # This file's warp helpers, called only from other files, whose callers decide it (W001,
     # W004 in a header's `warpReduceSum`).
     open_callers: tuple[str, ...] = field(default=(), compare=False)
+    # Feature flags a gate defines that its file never tests (P002): the project pass judges
+    # it by the files that test them (`engine._judge_flags_by_other_files`).
+    open_flags: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def path(self) -> str:

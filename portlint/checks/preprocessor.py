@@ -7,6 +7,7 @@ These rules read the conditions the ROCm-path model has already parsed
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 import re
 
 from portlint import hipify
@@ -467,11 +468,13 @@ def _fallback_on_rocm(condition: Condition, source: SourceFile):
     return taken[0] if taken is not None and _working_arm(taken[1], source) else None
 
 
-def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int] | None:
+def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int | None, tuple[str, ...]] | None:
     """An arm (with no other arm) that only defines feature flags (`#define USE_WMMA_FRAG`),
-    each tested in this file, and only by `#ifdef`/`#if defined(...)` chains that have a
-    working arm for it undefined (`#else`): ROCm leaves the flags undefined and so compiles
-    those arms. (`names` as the message says them, the first fallback's line), else None."""
+    each tested in this file only by `#ifdef`/`#if defined(...)` chains that have a working
+    arm for it undefined (`#else`), or that ROCm takes all the same (the flag defined there
+    otherwise): ROCm leaves the flags undefined and so compiles those arms. (`names` as the
+    message says them, the first fallback's line, the flags this file never tests: other
+    files decide those, `Finding.open_flags`), else None."""
     if condition.node.child_by_field_name("alternative") is not None or len(_chain(condition, source)) != 1:
         return None
     flags = []
@@ -483,27 +486,57 @@ def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int]
         flags.append(node.child_by_field_name("name"))
     if not flags:
         return None
-    first_line = None
+    first_line, untested = None, []
     for flag in flags:
         name = source.node_text(flag)
-        uses = [n for n in token_nodes(source, name.encode()) if n.start_byte != flag.start_byte
-                and source.node_text(n) == name]
-        if not uses:
-            return None  # tested elsewhere (an includer), or not at all: out of view
-        for use in uses:
-            directive = next((a for a in ancestors_of(use) if a.type in ("preproc_ifdef", "preproc_if", "preproc_elif",
-                                                                          "preproc_elifdef")), None)
-            test = directive.child_by_field_name("condition") or directive.child_by_field_name("name") \
-                if directive is not None else None
-            if test is None or not test.start_byte <= use.start_byte < test.end_byte:
-                return None  # read as a value, or in code: not a choice between arms
-            fallback = _flag_off_arm(directive, source)
-            if fallback is None:
-                return None
-            line = source.line_of(fallback.start_byte) + 1
-            first_line = line if first_line is None else min(first_line, line)
+        holds, fallbacks = flag_tests_on_rocm(source, name)
+        if holds is None:
+            untested.append(name)  # tested in an includer, or not at all: out of view here
+            continue
+        if not holds:
+            return None
+        lines = [source.line_of(f.start_byte) + 1 for f in fallbacks]
+        first_line = min([first_line, *lines] if first_line is not None else lines) if lines else first_line
     shown = ", ".join(f"`{source.node_text(f)}`" for f in flags)
-    return shown, first_line
+    return shown, first_line, tuple(untested)
+
+
+def flag_tests_on_rocm(source: SourceFile, name: str) -> tuple[bool | None, list]:
+    """How the ROCm build meets the tests of feature flag `name` in `source`: (None, []) where
+    nothing tests it; (True, the fallback arms it compiles) where each `#ifdef`/`#if`/`#if
+    defined(...)` of it either has a working arm for it undefined or is taken on ROCm all the
+    same (a definition of its own there: the arm holds live code); (False, []) where one
+    leaves code out, or the name is read as a value or in code."""
+    uses = [n for n in token_nodes(source, name.encode()) if source.node_text(n) == name
+            and not any(a.type == "preproc_def" for a in ancestors_of(n))]
+    if not uses:
+        return None, []
+    fallbacks = []
+    for use in uses:
+        directive = next((a for a in ancestors_of(use) if a.type in ("preproc_ifdef", "preproc_if", "preproc_elif",
+                                                                      "preproc_elifdef")), None)
+        test = directive.child_by_field_name("condition") or directive.child_by_field_name("name") \
+            if directive is not None else None
+        if test is None or not test.start_byte <= use.start_byte < test.end_byte:
+            return False, []  # read as a value, or in code: not a choice between arms
+        fallback = _flag_off_arm(directive, source)
+        if fallback is not None:
+            fallbacks.append(fallback)
+        elif not _flag_on_arm_taken(directive, test, source):
+            return False, []
+    return True, fallbacks
+
+
+def _flag_on_arm_taken(directive, test, source: SourceFile) -> bool:
+    """Does ROCm compile the arm of an `#ifdef FLAG` / `#if FLAG` that holds for the flag
+    defined (the flag has a definition of its own there)?"""
+    if directive.type == "preproc_ifdef" and source.node_text(directive.children[0]).strip() == "#ifndef":
+        return False
+    alternative = directive.child_by_field_name("alternative")
+    end = alternative.start_byte if alternative is not None else directive.end_byte
+    body = [c for c in directive.named_children if c.start_byte >= test.end_byte and c.end_byte <= end
+            and c.type != "comment"]
+    return bool(body) and source.rocm_path is not None and source.rocm_path.status(body[0].start_byte) is not Status.DEAD
 
 
 def _flag_off_arm(directive, source: SourceFile):
@@ -625,6 +658,7 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
         culprit = comparisons[0] if len(comparisons) == 1 else condition.condition
         gate = _one_line(culprit, source)
         severity = None
+        open_flags: tuple[str, ...] = ()
         if kind == "feature":
             message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
             fallback = _fallback_on_rocm(condition, source)
@@ -634,10 +668,14 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
                 message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}) "
                            "instead of the code it gates.")
                 severity = Severity.NOTE  # a working alternative: speed at most
+            elif flags is not None and flags[2]:
+                open_flags = flags[2]  # tested only in other files: the project pass judges it
             elif flags is not None:
-                names, line = flags
+                names, line, _ = flags
                 message = (f"`{gate}` is never true on AMD, which leaves {names} undefined: the code that "
-                           f"tests it compiles its fallback arms (the first on line {line}).")
+                           f"tests it compiles its fallback arms (the first on line {line})." if line is not None else
+                           f"`{gate}` is never true on AMD, which leaves {names} undefined; the code that tests it "
+                           "has it defined there otherwise.")
                 severity = Severity.NOTE  # the same working alternatives, one step removed
             fix = Fix.advice(
                 f"Gate AMD on its own targets: `#if {_joined(condition, source, '||', GFX_GATE)}` (those with "
@@ -663,7 +701,8 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             message = f"`{gate}` is always true on AMD; code for old NVIDIA GPUs is compiled."
             fix = Fix.advice(
                 f"Leave AMD out of the legacy arm: `#if {_joined(condition, source, '&&', '!defined(__HIP_PLATFORM_AMD__)')}`")
-        findings.append(at_node(source, culprit, message, fix, severity=severity))
+        made = at_node(source, culprit, message, fix, severity=severity)
+        findings.append(replace(made, open_flags=open_flags) if open_flags else made)
     return findings
 
 
