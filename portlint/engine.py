@@ -44,7 +44,7 @@ from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
 from portlint.shown_paths import shows_paths
-from portlint.source import CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CMAKE, CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
@@ -587,26 +587,31 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
 
 
 def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
-    """Leave out the findings of Python functions a ROCm build never runs: those their file
-    calls only where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other
-    Python file of the scan holds (another module might call them)."""
+    """Leave out the findings of Python and CMake functions a ROCm build never runs: those
+    their file calls only where ROCm never goes (`FileState.off_rocm_functions`) and whose name
+    no other file of the scan in the same language holds (another module might call them;
+    CMake names in any case)."""
     candidates = {path: state.off_rocm_functions for path, state in files.items() if state.off_rocm_functions}
     if not candidates:
         return findings
-    named_elsewhere: set[str] = set()
-    names = {name for spans in candidates.values() for _, _, name in spans}
+    named_elsewhere: set[tuple[str, str]] = set()  # (language, name)
+    names = {(files[path].language, name) for path, spans in candidates.items() for _, _, name in spans}
     for path, state in files.items():
-        if state.language != PYTHON or not names - named_elsewhere:
+        wanted = {(language, name) for language, name in names - named_elsewhere if language == state.language}
+        if not wanted:
             continue
         try:
             data = read_regular(state.absolute, MAX_FILE_BYTES)
         except (OSError, NotReadable):
-            named_elsewhere |= names  # unread: it might call any of them
+            named_elsewhere |= wanted  # unread: it might call any of them
             continue
-        named_elsewhere |= {name for name in names if name.encode() in data
+        if state.language == CMAKE:
+            data = data.lower()
+        named_elsewhere |= {(language, name) for language, name in wanted if name.encode() in data
                             and not any(n == name for _, _, n in candidates.get(path, ()))}
     return [f for f in findings if not any(
-        s <= f.location.start_byte < e and name not in named_elsewhere for s, e, name in candidates.get(f.path, ()))]
+        s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
+        for s, e, name in candidates.get(f.path, ()))]
 
 
 def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], index: ProjectIndex) -> list[Finding]:
@@ -1066,7 +1071,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
 
 def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts) -> FileState:
     off_rocm = ()
-    if source.language == PYTHON and findings:
+    if source.language in (PYTHON, CMAKE) and findings:
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
                          if any(span[0] <= f.location.start_byte < span[1] for f in findings if f.location))
     return FileState(

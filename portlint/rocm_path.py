@@ -1012,29 +1012,19 @@ def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "Pyt
 
 
 def functions_called_only_off_rocm(source: SourceFile, status: Callable[[int], Status]) -> list[tuple[int, int, str]]:
-    """(start, end, name) of each module-level function of a Python file that the file calls
-    or names only where a ROCm build never goes: `None if hip_version else nvcc_version()`, a
-    helper called only under `if CUDA_HOME is not None:`, or only from such a function (as far
-    as that goes). On ROCm its body never runs. A function the file never names outside its own
-    body is not one (another module, an entry point or a test may call it); nor is one named
-    where ROCm goes; nor a method, which a framework calls by a name (`run`) that other objects
+    """(start, end, name) of each top-level function of a Python or CMake file that the file
+    calls or names only where a ROCm build never goes: `None if hip_version else
+    nvcc_version()`, a helper called only under `if CUDA_HOME is not None:`, a CMake function
+    called only in `if(X_BUILD_CUDA)` arms, or only from such a function (as far as that goes).
+    On ROCm its body never runs. A function the file never names outside its own body is not
+    one (another module, an entry point or a test may call it); nor is one named where ROCm
+    goes; nor a Python method, which a framework calls by a name (`run`) that other objects
     share. Whether other files name it is the caller's question (`engine`): this file alone
     cannot say. `status`: the ROCm-path status at an offset of the file (its model's)."""
-    try:
-        tree = source.python_ast
-    except (SyntaxError, RecursionError):
+    found = _cmake_functions(source) if source.language == CMAKE else _python_functions(source)
+    if found is None:
         return []
-    functions = [(*source.python_range(n), n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not functions:
-        return []
-    spans = {name: (start, end) for start, end, name in functions}
-    references: dict[str, list[int]] = {}
-    for node in module_nodes(tree):
-        name = node.id if isinstance(node, ast.Name) else node.name if isinstance(node, ast.alias) else None
-        if name in spans and hasattr(node, "lineno"):
-            at = source.python_range(node)[0]
-            if not spans[name][0] <= at < spans[name][1]:  # its own recursion is no call from outside
-                references.setdefault(name, []).append(at)
+    functions, references = found
     off_rocm: list[tuple[int, int, str]] = []
     changed = True
     while changed:  # a helper called only from helpers that are: until nothing more is found
@@ -1047,6 +1037,49 @@ def functions_called_only_off_rocm(source: SourceFile, status: Callable[[int], S
                 off_rocm.append((start, end, name))
                 changed = True
     return off_rocm
+
+
+def _python_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict[str, list[int]]] | None:
+    """A Python file's module-level functions (start, end, name) and the offsets where the file
+    names each outside its own body."""
+    try:
+        tree = source.python_ast
+    except (SyntaxError, RecursionError):
+        return None
+    functions = [(*source.python_range(n), n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not functions:
+        return None
+    spans = {name: (start, end) for start, end, name in functions}
+    references: dict[str, list[int]] = {}
+    for node in module_nodes(tree):
+        name = node.id if isinstance(node, ast.Name) else node.name if isinstance(node, ast.alias) else None
+        if name in spans and hasattr(node, "lineno"):
+            at = source.python_range(node)[0]
+            if not spans[name][0] <= at < spans[name][1]:  # its own recursion is no call from outside
+                references.setdefault(name, []).append(at)
+    return functions, references
+
+
+def _cmake_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict[str, list[int]]] | None:
+    """A CMake file's top-level `function()`/`macro()` definitions (start, end, lower-case
+    name) and the offsets of the file's calls of each outside its own body (command names
+    are case-insensitive)."""
+    definitions = [n for n in source.tree.root_node.children if n.type in ("function_def", "macro_def")]
+    functions = [(n.start_byte, n.end_byte, _defined_name(n, source)) for n in definitions]
+    functions = [f for f in functions if f[2]]
+    if not functions:
+        return None
+    spans = {name: (start, end) for start, end, name in functions}
+    references: dict[str, list[int]] = {}
+    stack = list(source.tree.root_node.children)
+    while stack:
+        node = stack.pop()
+        if node.type == "normal_command":
+            name = node.children[0].type == "identifier" and source.node_text(node.children[0]).lower()
+            if name in spans and not spans[name][0] <= node.start_byte < spans[name][1]:
+                references.setdefault(name, []).append(node.start_byte)
+        stack.extend(node.children)
+    return functions, references
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)

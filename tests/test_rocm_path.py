@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -327,3 +328,44 @@ def test_a_python_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, els
     in_function = {f: next(line.split("(")[0][4:] for line in reversed(lines[:f.location.start_line])
                            if line.startswith("def ")) for f in found}
     assert sorted((f.code, in_function[f]) for f in found) == expected
+
+
+# A benchmark directory's CMake file: a function links cuBLAS (C003) and is called only in
+# the CUDA backend's arm; the HIP backend's arm calls its own twin.
+BENCH_CMAKE = '''\
+function(add_blas_bench name)
+  add_executable(${name} bench.cpp)
+  target_link_libraries(${name} PRIVATE CUDA::cublas)
+endfunction()
+
+function(add_hipblas_bench name)
+  add_executable(${name} bench.cpp)
+  target_link_libraries(${name} PRIVATE roc::hipblas)
+endfunction()
+
+if(APP_BUILD_CUDA)
+  add_blas_bench(gemm_bench)
+endif()
+if(APP_BUILD_HIP)
+  add_hipblas_bench(gemm_bench)
+endif()
+'''
+
+
+@pytest.mark.parametrize("bench, elsewhere, reported", [
+    (BENCH_CMAKE, {}, False),
+    # Called on the ROCm path too (any spelling: CMake command names ignore case).
+    (BENCH_CMAKE + "ADD_BLAS_BENCH(gemm_all)\n", {}, True),
+    # Another CMake file of the scan names it: a build may call it there.
+    (BENCH_CMAKE, {"tools/CMakeLists.txt": "add_blas_bench(tool_bench)\n"}, True),
+])
+def test_a_cmake_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, bench, elsewhere, reported) -> None:
+    from harness import scan
+    files = {"CMakeLists.txt": "project(app CXX)\nadd_subdirectory(bench)\nadd_subdirectory(tools)\n",
+             "bench/CMakeLists.txt": bench, "bench/bench.cpp": "int main() { return 0; }\n",
+             "tools/CMakeLists.txt": "", **elsewhere}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = scan([tmp_path], tmp_path, select=("C003",)).findings
+    assert [(Path(f.path).parent.name, f.location.start_line) for f in found] == ([("bench", 3)] if reported else [])
