@@ -49,10 +49,45 @@ def _parser(name: str) -> tree_sitter.Parser:
 def parse(name: str, data: bytes) -> tree_sitter.Tree:
     if name == "make" and b"#" in data and b"$" in data:
         data = _make_hashes_in_calls_masked(data)
+    if name == "cuda" and b"__has_include" in data:
+        data = _has_include_arguments_masked(data)
     tree = _parser(name).parse(data)
     if name == "make" and b"\n\t" in data:
         tree = _make_lines_reparsed(tree, data)
     return tree
+
+
+_HAS_INCLUDE = b"__has_include"
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _has_include_arguments_masked(data: bytes) -> bytes:
+    """tree-sitter-cpp's preprocessor expressions take no header name: `#if
+    __has_include(<cuda_fp8.h>)` (or `"x.h"`, or `__has_include_next`) is an ERROR there, and
+    the `#else`/`#endif` after it attach to the wrong `#if` (an `#ifdef X_USE_CUDA` around it
+    then ends early, and its CUDA-only code reads as compiled on ROCm). Parse with the header
+    name's punctuation as `_` (`__has_include(_cuda_fp8_h_)`, a call the grammar reads; same
+    byte offsets: node text is read from the file's own bytes)."""
+    shadow = None
+    at = data.find(_HAS_INCLUDE)
+    while at != -1:
+        opening = at + len(_HAS_INCLUDE)
+        while opening < len(data) and data[opening] in _IDENTIFIER_BYTES:  # `__has_include_next`
+            opening += 1
+        while opening < len(data) and data[opening] in b" \t":
+            opening += 1
+        newline = data.find(b"\n", opening)
+        end = data.find(b")", opening, newline if newline != -1 else len(data))
+        if opening < len(data) and data[opening] == ord("(") and end != -1:
+            argument = data[opening + 1:end].strip()
+            if argument[:1] in (b"<", b'"'):
+                if shadow is None:
+                    shadow = bytearray(data)
+                for i in range(opening + 1, end):
+                    if shadow[i] not in _IDENTIFIER_BYTES and shadow[i] not in b" \t":
+                        shadow[i] = 0x5F
+        at = data.find(_HAS_INCLUDE, opening)
+    return bytes(shadow) if shadow is not None else data
 
 
 _MAKE_CLOSERS = {ord("("): ord(")"), ord("{"): ord("}")}
