@@ -869,18 +869,26 @@ def _decides_on_rocm(condition: Condition, source: SourceFile, macros, on_rocm: 
 _TOOLKITS = (13000, 12080, 12000, 11080, 11000, 10020, 10000, 9020, 9000, 8000, 7050, 7000, 6050, 6000, 5050, 5000)
 
 
+# The GPU an architecture test beside version macros is read for: the newest, where ROCm's
+# answer to a legacy workaround's gate (`__CUDA_ARCH__ < 600`) is a current GPU's.
+_NEWEST_ARCH = 900
+
+
 def _as_a_toolkit(condition: Condition, source: SourceFile, macros, on_rocm: bool) -> int | None:
     """The newest CUDA toolkit version whose answer to a condition on version macros only
     (`CUDA_VERSION >= 11000`, `CUDART_VERSION < 12000`) is ROCm's, where they read as 0: ROCm
-    then builds what that toolkit builds, code the project keeps for it. None for a test of
-    the toolchain itself (`__CUDACC__`, `#if CUDA_VERSION`), which no NVIDIA toolkit answers
-    as ROCm does."""
-    if not macros <= set(_VERSION_VALUES) or CUDA_ARCH in condition.macros:
+    then builds what that toolkit builds, code the project keeps for it. Beside an
+    architecture test (`(CUDA_VERSION < 8000) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ <
+    600)`: a workaround for old toolkits and GPUs), the toolkit whose answer on the newest GPU
+    is ROCm's. None for a test of the toolchain itself (`__CUDACC__`, `#if CUDA_VERSION`),
+    which no NVIDIA toolkit answers as ROCm does."""
+    if not macros <= set(_VERSION_VALUES):
         return None
+    arch = {CUDA_ARCH: _NEWEST_ARCH} if CUDA_ARCH in condition.macros else {}
     for version in _TOOLKITS:
         values = {m: (version // 1000 if m.endswith("_MAJOR__") else version % 1000 // 10 if m.endswith("_MINOR__")
                       else 0 if m.endswith("_BUILD__") else version) for m in macros}
-        if truth(evaluate(condition, source, rocm=True, values=values)) == on_rocm:
+        if truth(evaluate(condition, source, rocm=True, values={**values, **arch})) == on_rocm:
             return version
     return None
 
@@ -929,8 +937,9 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
         elif toolkit is not None:
             what = "this branch is compiled there" if on_rocm else "this branch is left out there"
-            message = (f"`{macro}` reads as 0 on ROCm, so {what}, as with CUDA {toolkit // 1000}.{toolkit % 1000 // 10}: "
-                       "check that the code the project keeps for that toolkit is right for HIP.")
+            on_gpu = f" on sm_{_NEWEST_ARCH // 10}" if CUDA_ARCH in condition.macros else ""
+            message = (f"`{macro}` reads as 0 on ROCm, so {what}, as with CUDA {toolkit // 1000}.{toolkit % 1000 // 10}"
+                       f"{on_gpu}: check that the code the project keeps for that toolkit is right for HIP.")
             severity = Severity.NOTE  # what an older (or newer) toolkit builds: code the project keeps
         elif on_rocm:
             message = f"`{macro}` is undefined on ROCm, so this non-CUDA branch is compiled there."
