@@ -7,8 +7,8 @@ These rules read the conditions the ROCm-path model has already parsed
 from __future__ import annotations
 
 import bisect
-from dataclasses import replace
 import re
+from dataclasses import replace
 
 from portlint import hipify
 from portlint.checks.cpp import ancestors_of, memoized, token_nodes
