@@ -290,7 +290,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 continue
         result.findings.append(replace(f, severity=severity))
     result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
-    result.findings = _judge_flags_by_other_files(result.findings, result.files, model, config)
+    result.findings = _judge_flags_by_other_files(result.findings, result.files)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
@@ -543,8 +543,7 @@ def _complete(state: FileState, config: Config, environment: FileEnvironment | N
     return source
 
 
-def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileState], model, config: Config
-                                ) -> list[Finding]:
+def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
     """Judge a P002 gate that only defines feature flags its own file never tests
     (`Finding.open_flags`) by the files that test them: where each test in view has a working
     arm for the flag undefined, or is taken on ROCm all the same (the flag defined there
@@ -565,7 +564,7 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
         present = [n for n, h in holds.items() if h is not False and (data is None or n.encode() in data)]
         if not present:
             continue
-        source = _complete(state, config, model.environment(state.absolute)) if data is not None else None
+        source = _tested_source(state, data)
         for name in present:
             verdict, arms = preprocessor.flag_tests_on_rocm(source, name) if source is not None else (False, [])
             if verdict is not None:
@@ -584,6 +583,20 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
             related=f.related + tuple(Related(location, f"a fallback arm AMD compiles for {name}")
                                       for name in f.open_flags for location in fallbacks[name][:3])))
     return out
+
+
+def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:
+    """A file to read flag tests in, with its ROCm-path model from its own pass where it has
+    one (no macro walk here: a warm run has the models in its cache and walks nothing;
+    without one, only a test's fallback arm can make it hold); None where it changed since."""
+    if data is None:
+        return None
+    source = SourceFile(state.path, CUDA, data, Path(state.absolute))
+    if source.digest != state.digest:
+        return None
+    if state.ranges is not None:
+        source.rocm_path = rocm_path.RocmPathModel(ranges=state.ranges)
+    return source
 
 
 def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
