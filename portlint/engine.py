@@ -572,7 +572,10 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
                 fallbacks[name].extend(source.location(a.start_byte, a.end_byte) for a in arms[:3])
     out = []
     for f in findings:
-        if not f.open_flags or not all(holds[name] for name in f.open_flags):
+        if not f.open_flags:
+            out.append(f)
+            continue
+        if not all(holds[name] for name in f.open_flags):
             out.append(replace(f, open_flags=()))
             continue
         names = ", ".join(f"`{name}`" for name in f.open_flags)
