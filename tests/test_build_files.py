@@ -939,3 +939,17 @@ def test_sources_a_hipify_wrapper_renames_are_the_rocm_builds(tmp_path: Path) ->
 def test_a_walk_of_a_folder_that_cannot_be_read_decides_nothing(tmp_path: Path) -> None:
     root = _walk_and_hipify_project(tmp_path, folder='os.environ["PKG_OPS"]')
     assert _not_built(root) == {}
+
+
+def test_a_hipify_helper_that_returns_something_else_is_read_as_written(tmp_path: Path) -> None:
+    # It runs hipify and loops over its include folders, but what it returns is not made in
+    # that loop: those folders are not the sources it gives back.
+    root = _walk_and_hipify_project(tmp_path)
+    (root / "setup.py").write_text((root / "setup.py").read_text().replace(
+        "hipified(sources)", 'hipified(sources, ["csrc/include"])'))
+    (root / "build_tools" / "files.py").write_text(textwrap.dedent(WALK_AND_HIPIFY_HELPERS).replace(
+        "def hipified(sources):", "def hipified(sources, include_dirs):").replace(
+        "    renamed = set()\n    for name in sources:",
+        "    for folder in include_dirs:\n        print(folder)\n    renamed = set()\n    for name in sources:"))
+    assert "for folder in include_dirs" in (root / "build_tools" / "files.py").read_text()
+    assert _not_built(root) == {"csrc/nvidia/tma.cu": "listed only on a CUDA-only path (setup.py:8)"}

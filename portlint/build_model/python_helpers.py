@@ -309,9 +309,26 @@ def _hipified_parameter(module: ast.Module, function: ast.AST) -> str | None:
                                             or isinstance(n.func, ast.Name) and n.func.id in names) for n in own):
         return None
     parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    looped = {n.iter.id for n in own
-              if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id in parameters}
+    returned = {_returned_name(n.value) for n in own if isinstance(n, ast.Return) and n.value is not None}
+    # A loop over a parameter that fills what the function returns (`renamed.add(...)` then
+    # `return list(renamed)`): the map from the sources given to the sources built.
+    looped = {n.iter.id for n in own if isinstance(n, ast.For) and isinstance(n.iter, ast.Name)
+              and n.iter.id in parameters and any(_fills(inner, returned) for inner in ast.walk(n))}
     return looped.pop() if len(looped) == 1 else None
+
+
+def _returned_name(value: ast.expr) -> str | None:
+    """`renamed` for `return renamed`, `return list(renamed)`, `return sorted(renamed)`."""
+    if isinstance(value, ast.Call) and callee_name(value) in ("list", "sorted", "tuple") and len(value.args) == 1:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _fills(node: ast.AST, names: set) -> bool:
+    """Does `node` add to one of `names` (`out.append(x)`, `out.add(x)`, `out += [x]`)?"""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "add", "extend"):
+        return isinstance(node.func.value, ast.Name) and node.func.value.id in names
+    return isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in names
 
 
 def _unread(at: ast.AST) -> ast.expr:
