@@ -58,7 +58,7 @@ def parse(name: str, data: bytes) -> tree_sitter.Tree:
 
 
 _HAS_INCLUDE = b"__has_include"
-_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _has_include_arguments_masked(data: bytes) -> bytes:
@@ -72,7 +72,7 @@ def _has_include_arguments_masked(data: bytes) -> bytes:
     at = data.find(_HAS_INCLUDE)
     while at != -1:
         opening = at + len(_HAS_INCLUDE)
-        while opening < len(data) and data[opening] in _IDENTIFIER_BYTES:  # `__has_include_next`
+        while opening < len(data) and data[opening] in IDENTIFIER_BYTES:  # `__has_include_next`
             opening += 1
         while opening < len(data) and data[opening] in b" \t":
             opening += 1
@@ -84,7 +84,7 @@ def _has_include_arguments_masked(data: bytes) -> bytes:
                 if shadow is None:
                     shadow = bytearray(data)
                 for i in range(opening + 1, end):
-                    if shadow[i] not in _IDENTIFIER_BYTES and shadow[i] not in b" \t":
+                    if shadow[i] not in IDENTIFIER_BYTES and shadow[i] not in b" \t":
                         shadow[i] = 0x5F
         at = data.find(_HAS_INCLUDE, opening)
     return bytes(shadow) if shadow is not None else data

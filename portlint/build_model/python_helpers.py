@@ -115,10 +115,7 @@ class PythonHelpers:
     def _passed_paths(self, script: BuildScript, call: ast.Call, function: ast.AST, parameter: str) -> list[ast.expr]:
         """The paths `call` passes for `parameter`, each at its place in the caller; the call
         itself (no value) where they cannot be read."""
-        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-        expr = next((k.value for k in call.keywords if k.arg == parameter), None)
-        if expr is None and parameter in positional and positional.index(parameter) < len(call.args):
-            expr = call.args[positional.index(parameter)]
+        expr = _passed(call, function, parameter)
         if expr is None or isinstance(expr, ast.Starred):
             return [call]
         out: list[ast.expr] = []
@@ -173,12 +170,9 @@ class PythonHelpers:
     def _arguments(self, script: BuildScript, call: ast.Call, function: ast.AST) -> dict[str, list[ast.expr]]:
         given: dict[str, list[ast.expr]] = {}
         unpacked = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-        positional = [*function.args.posonlyargs, *function.args.args]
-        for index, parameter in enumerate([*positional, *function.args.kwonlyargs]):
+        for parameter in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]:
             name = parameter.arg
-            expr = next((k.value for k in call.keywords if k.arg == name), None)
-            if expr is None and index < len(positional) and index < len(call.args) and not unpacked:
-                expr = call.args[index]
+            expr = _passed(call, function, name, positional=not unpacked)
             if expr is not None:
                 value = self._argument(script, expr, function)
             elif unpacked:
@@ -292,6 +286,16 @@ def _imported(imports: list[ast.Import | ast.ImportFrom], head: str, rest: str
                 elif alias.asname is None and f"{head}.{rest}".rsplit(".", 1)[0] == alias.name:
                     module, _, member = f"{head}.{rest}".rpartition(".")  # `import pkg.mod` ... `pkg.mod.f()`
                     yield (0, tuple(module.split("."))), member
+
+
+def _passed(call: ast.Call, function: ast.AST, parameter: str, positional: bool = True) -> ast.expr | None:
+    """What `call` passes for `function`'s `parameter`: by keyword, else (`positional`) by
+    place; None where it passes nothing for it."""
+    given = next((k.value for k in call.keywords if k.arg == parameter), None)
+    places = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if given is None and positional and parameter in places and places.index(parameter) < len(call.args):
+        given = call.args[places.index(parameter)]
+    return given
 
 
 def _hipified_parameter(module: ast.Module, function: ast.AST) -> str | None:

@@ -853,7 +853,7 @@ def open_constants(source) -> OpenConstants:
 _NAME_TOKENS = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier"})
 
 
-_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_IDENTIFIER_BYTES = queries.IDENTIFIER_BYTES
 _IDENTIFIER_BYTES_ONE = frozenset(bytes([b]) for b in _IDENTIFIER_BYTES)
 
 

@@ -532,21 +532,26 @@ def _flag_on_arm_taken(directive, test, source: SourceFile) -> bool:
     defined (the flag has a definition of its own there)?"""
     if directive.type == "preproc_ifdef" and source.node_text(directive.children[0]).strip() == "#ifndef":
         return False
+    body = _first_arm(directive, test)
+    return bool(body) and source.rocm_path is not None and source.rocm_path.status(body[0].start_byte) is not Status.DEAD
+
+
+def _first_arm(directive, test) -> list:
+    """The nodes of a conditional's first arm (after its test, before any `#elif`/`#else`),
+    comments left out."""
     alternative = directive.child_by_field_name("alternative")
     end = alternative.start_byte if alternative is not None else directive.end_byte
-    body = [c for c in directive.named_children if c.start_byte >= test.end_byte and c.end_byte <= end
+    return [c for c in directive.named_children if c.start_byte >= test.end_byte and c.end_byte <= end
             and c.type != "comment"]
-    return bool(body) and source.rocm_path is not None and source.rocm_path.status(body[0].start_byte) is not Status.DEAD
 
 
 def _flag_off_arm(directive, source: SourceFile):
     """The arm of an `#ifdef FLAG` / `#if defined(FLAG)` (`#ifndef FLAG`: its own) compiled with
     the flag undefined, when it holds code, else None."""
-    alternative = directive.child_by_field_name("alternative")
     if directive.type == "preproc_ifdef" and source.node_text(directive.children[0]).strip() == "#ifndef":
-        body = [c for c in directive.named_children if c.type not in ("identifier", "comment")
-                and (alternative is None or c.start_byte < alternative.start_byte)]
+        body = _first_arm(directive, directive.child_by_field_name("name"))
         return body[0] if body and _working_arm(body, source) else None
+    alternative = directive.child_by_field_name("alternative")
     if alternative is None or alternative.type != "preproc_else":
         return None
     return alternative if _working_arm(alternative.named_children, source) else None
