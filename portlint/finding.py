@@ -74,32 +74,54 @@ SAME_HAZARD = "the same hazard, again"  # the message of a use folded into its f
 
 
 def root_cause(f: Finding) -> tuple:
-    """What `f` shares with the other findings of its root cause. A finding that points at
-    one other place (a use of a hard-wired constant, its definition) belongs to that place,
-    as does the finding there (the definition, its uses related); otherwise one rule, one
-    file, one message: the same culprit (a mask, an intrinsic, a library call) again."""
+    """Where `f` belongs: a finding that points at one other place (a use of a hard-wired
+    constant, its definition) belongs to that place, as does the finding there (the
+    definition, its uses related); any other finding to itself. `root_cause_groups` then
+    joins the findings that say the same of one file."""
     if f.location is None:
         return (id(f),)
     if len(f.related) == 1:
         anchor = f.related[0].location
         return (f.code, anchor.path, anchor.start_byte)
-    if f.related:
-        return (f.code, f.path, f.location.start_byte)
-    return (f.code, f.path, f.message, f.severity, f.fix.title, f.fix.applicability)
+    return (f.code, f.path, f.location.start_byte)
+
+
+def _same_culprit(f: Finding) -> tuple | None:
+    """One rule, one file, one message: the same culprit (a mask, an intrinsic, a library, a
+    macro) again, whatever each place's own fix or related places are (`-lcublas` on three
+    link lines, one `__half2` operator twice)."""
+    if f.location is None:
+        return None
+    return (f.code, f.path, f.message, f.severity, f.fix.applicability)
+
+
+def root_cause_groups(findings) -> list[list[Finding]]:
+    """The findings by root cause, in order of each group's first finding."""
+    group_of: dict[tuple, int] = {}
+    groups: list[list[Finding]] = []
+    for f in findings:
+        keys = [k for k in (root_cause(f), _same_culprit(f)) if k is not None]
+        index = next((group_of[k] for k in keys if k in group_of), None)
+        if index is None:
+            index = len(groups)
+            groups.append([])
+        groups[index].append(f)
+        for k in keys:
+            group_of.setdefault(k, index)
+    # (A finding whose two keys lead to two groups already apart joins the first: rare, and
+    # each group is still one cause's part.)
+    return groups
 
 
 def count_root_causes(findings) -> int:
-    return len({root_cause(f) for f in findings})
+    return len(root_cause_groups(findings))
 
 
 def group_root_causes(findings: list[Finding]) -> list[Finding]:
     """One finding per root cause (`--group-root-causes`): the first finding of each, the
     others its related locations, every edit kept so `--fix` still rewrites each place."""
-    groups: dict[tuple, list[Finding]] = {}
-    for f in findings:
-        groups.setdefault(root_cause(f), []).append(f)
     out = []
-    for members in groups.values():
+    for members in root_cause_groups(findings):
         first, rest = members[0], members[1:]
         if not rest:
             out.append(first)
@@ -107,12 +129,21 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
         # The finding at the anchor (a constant's definition) leads, if there is one.
         first = next((m for m in members if len(m.related) > 1 or not m.related), first)
         rest = [m for m in members if m is not first]
-        known = {(r.location.path, r.location.start_byte) for r in first.related}
+        known = {(first.path, first.location.start_byte)} | {
+            (r.location.path, r.location.start_byte) for r in first.related if r.location is not None}
+        related = list(first.related)
+        for m in rest:
+            for r in (Related(m.location, SAME_HAZARD), *m.related):
+                if r.location is not None and (r.location.path, r.location.start_byte) not in known:
+                    known.add((r.location.path, r.location.start_byte))
+                    related.append(r)
         fix = replace(first.fix, edits=tuple(e for m in (first, *rest) for e in m.fix.edits))
+        if any(m.fix.title != first.fix.title for m in rest) and first.fix.edits:
+            # Each place's own rewrite (`__hadd2(a[0], b[0])`, then `a[1]`): all are applied.
+            fix = replace(fix, title=f"{first.fix.title}, and the same at {len(rest)} more "
+                                     f"place{'s' if len(rest) > 1 else ''}")
         out.append(replace(
-            first, fix=fix,
-            related=first.related + tuple(Related(m.location, SAME_HAZARD) for m in rest
-                                          if (m.path, m.location.start_byte) not in known),
+            first, fix=fix, related=tuple(related),
             edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations),
         ))
     return out

@@ -124,6 +124,39 @@ def test_one_finding_per_root_cause_keeping_every_place_and_edit(project: Path) 
     assert (project / "src" / "reduce.cu").read_text().count("~0ull") == 3
 
 
+def test_the_same_culprit_in_one_file_is_one_finding_whatever_each_place_carries(project: Path) -> None:
+    # Two link lines with the same CUDA libraries: each place has its own related one (the
+    # second library) and the message is the same: one root cause, every place kept.
+    (project / "Makefile").write_text("app: main.o\n\t$(CXX) -o app main.o -lcudart -lcublas\n\n"
+                                      "tests: tests.o\n\t$(CXX) -o tests tests.o -lcudart -lcublas\n")
+    payload = json.loads(run("scan", "Makefile", "--output-format", "json", "--statistics", cwd=project).output)
+    (finding,) = [f for f in payload["findings"] if f["code"] == "L001"]
+    assert finding["location"]["start"]["line"] == 2
+    assert sorted(r["location"]["start"]["line"] for r in finding["related"]) == [2, 5, 5]
+    (stats,) = [s for s in payload["statistics"] if s["code"] == "L001"]
+    assert (stats["count"], stats["places"], stats["root_causes"]) == (1, 4, 1)
+    per_place = run("scan", "Makefile", "--output-format", "json", "--no-group-root-causes", "--statistics", cwd=project)
+    per_place = json.loads(per_place.output)
+    assert len([f for f in per_place["findings"] if f["code"] == "L001"]) == 2
+    (stats,) = [s for s in per_place["statistics"] if s["code"] == "L001"]
+    assert stats["root_causes"] == 1
+
+
+def test_one_root_cause_keeps_each_places_own_rewrite(project: Path) -> None:
+    # One member read twice, each place with its own rewrite: one finding whose title says
+    # so, both edits applied by --fix.
+    (project / "src" / "pair.hip").write_text(
+        "#include <hip/hip_runtime.h>\n#include <hip/hip_fp16.h>\n"
+        "__global__ void k(const __half2* in, float* out, __half* h) {\n  __half2 v = in[0];\n"
+        "  out[0] = __half2float(v.x);\n  __half first = v.x;\n  h[0] = first;\n}\n")
+    payload = json.loads(run("scan", "src/pair.hip", "--output-format", "json", "--select", "N001", cwd=project).output)
+    (finding,) = payload["findings"]
+    assert len(finding["fix"]["edits"]) == 2 and "the same at 1 more place" in finding["fix"]["title"]
+    run("scan", "src/pair.hip", "--fix", "--select", "N001", cwd=project)
+    fixed = (project / "src" / "pair.hip").read_text()
+    assert "__low2float(v)" in fixed and "__half first = __low2half(v);" in fixed
+
+
 def test_diff_writes_nothing(project: Path) -> None:
     result = run("scan", "--diff", cwd=project)
     assert result.exit_code == 1

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from harness import scan
 from portlint.cli import main
-from portlint.finding import Severity, root_cause
+from portlint.finding import Severity, count_root_causes
 from portlint.report import ReportContext
 from portlint.report.html_report import EFFORT, markdown_to_html, person_days, render, rewritten_line
 
@@ -115,7 +115,7 @@ def test_headline_shows_the_counts(demo_result, demo_page: str) -> None:
     assert shown["files"] == len(demo_result.files)
     assert shown["findings"] == len(demo_result.findings)
     # Root causes as --statistics counts them (a constant's definition and its uses are one).
-    assert shown["roots"] == len({root_cause(f) for f in demo_result.findings})
+    assert shown["roots"] == count_root_causes(demo_result.findings)
     assert (shown["error"], shown["warning"], shown["note"]) == (
         severities[Severity.ERROR], severities[Severity.WARNING], severities[Severity.NOTE])
     assert shown["safe"] > 0 and shown["unsafe"] > 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from portlint import __version__
-from portlint.finding import Severity, root_cause
+from portlint.finding import Severity, count_root_causes, root_cause_groups
 from portlint.fix import Applicability
 from portlint.report import printable
 from portlint.report.text import FIX_LABELS
@@ -194,7 +194,7 @@ def _verdict(findings, docs) -> str:
         if not fs:
             continue
         per_rule = Counter(f.code for f in fs)
-        roots = Counter(code for code, *_ in {(f.code, root_cause(f)) for f in fs})
+        roots = Counter(members[0].code for members in root_cause_groups(fs))
         worst = {code: min(f.severity.rank * -1 for f in fs if f.code == code) for code in per_rule}
         ranked = sorted(per_rule, key=lambda c: (worst[c], -per_rule[c], c))
         rows = "".join(
@@ -233,7 +233,7 @@ def _headline(result) -> str:
     cards = [
         ("files", "Files scanned", len(result.files)),
         ("findings", "Findings", len(findings)),
-        ("roots", "Root causes", len({root_cause(f) for f in findings})),
+        ("roots", "Root causes", count_root_causes(findings)),
         ("error", "Errors", sev[Severity.ERROR]),
         ("warning", "Warnings", sev[Severity.WARNING]),
         ("note", "Notes", sev[Severity.NOTE]),

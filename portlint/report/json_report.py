@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from portlint.fix import Applicability
-from portlint.finding import root_cause
+from portlint.finding import root_cause_groups
 from portlint.report import to_json_text
 from portlint.ruledocs import load_all
 
@@ -51,8 +51,8 @@ def render(result, context) -> str:
             entry[1] += 1 + len(f.related)
             if f.fix.is_applicable:  # as the text summary counts: `fixable` by --fix, the rest with --unsafe-fixes
                 entry[3 if f.fix.applicability is Applicability.SAFE else 4] += 1
-        for f in {root_cause(f): f for f in result.findings}.values():
-            counts[f.code][2] += 1
+        for members in root_cause_groups(result.findings):
+            counts[members[0].code][2] += 1
         payload["statistics"] = [
             {"code": code, "name": docs[code].name, "count": n, "places": places, "root_causes": roots,
              "fixable": fixable, "unsafe_fixable": unsafe}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from portlint.finding import SAME_HAZARD, root_cause
+from portlint.finding import SAME_HAZARD, root_cause_groups
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
@@ -156,7 +156,7 @@ def _summary(result, context) -> str:
 
 def render_statistics(result, context) -> str:
     """A line per rule: its findings, the places they cover (a finding and its related
-    locations), its root causes (`finding.root_cause`), whether some fix applies, and the name."""
+    locations), its root causes (`finding.root_cause_groups`), whether some fix applies, and the name."""
     docs = load_all()
     counts = Counter(f.code for f in result.findings)
     places = Counter()
@@ -168,7 +168,7 @@ def render_statistics(result, context) -> str:
         if f.fix.is_applicable and f.path not in context.not_fixed:
             fixes.setdefault(f.code, set()).add(f.fix.applicability)
     lines = [f"{'found':>5}  {'places':>6}  {'roots':>5}  rule"] if counts else []
-    roots = Counter(f.code for f in {root_cause(f): f for f in result.findings}.values())
+    roots = Counter(members[0].code for members in root_cause_groups(result.findings))
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         offered = fixes.get(code, ())
         mark = "[*]" if Applicability.SAFE in offered else "[~]" if offered else "   "
