@@ -261,11 +261,15 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     ]
     result.not_built = {state.path: build.not_built[state.absolute] for state in result.files.values()
                         if state.absolute in build.not_built}
-    unported: dict[str, bool] = {}  # path -> written on a library ROCm has no port of
-    held: dict[str, list[Finding]] = {}  # path -> the other rules' findings in such a file
+    # path -> the file whose no-port library include keeps it from compiling for ROCm (itself,
+    # or a project header it includes), or None
+    unported: dict[str, str | None] = {}
+    held: dict[str, list[Finding]] = {}  # that file's path -> the other rules' findings it stops
     # Only a file L001 reports a no-port library in can be one (its include is an error there):
     # the others are not read again here.
     unported_candidates = {f.path for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
+    unported_includes = _UnportedIncludes(result.files, unported_candidates, index, lambda state: _complete(
+        state, config, model.environment(state.absolute) if state.language == CUDA else None))
     for f in findings:
         state = result.files.get(f.path)
         if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
@@ -282,11 +286,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             result.suppressed += 1
             continue
         severity = config.severity.get(f.code) or f.severity or doc.severity
-        if f.code not in _LIBRARY_RULES and state.language == CUDA and f.path in unported_candidates:
+        if f.code not in _LIBRARY_RULES and state.language == CUDA and unported_candidates:
             if state.path not in unported:
-                unported[state.path] = _includes_unported_library(state)
-            if unported[state.path]:  # it cannot compile for ROCm: the include is its one finding
-                held.setdefault(state.path, []).append(replace(f, severity=severity))
+                unported[state.path] = unported_includes.root(state)
+            if unported[state.path] is not None:  # it cannot compile for ROCm: the include is its one finding
+                held.setdefault(unported[state.path], []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
     result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
@@ -746,6 +750,47 @@ def _file_includes(absolute: str, digest: str) -> tuple[tuple[str, int], ...] | 
     if hashlib.sha256(data).hexdigest() != digest:
         return None
     return tuple(included_names(data))
+
+
+class _UnportedIncludes:
+    """Which file keeps a file from compiling for ROCm by including a header of a library
+    ROCm has no port of (CUTLASS): the file itself, or a project header it includes where
+    ROCm compiles it, directly or through other project headers (`attention.cu` ->
+    `kernel.h` -> `cutlass/gemm.h`). That include is then the file's one root cause."""
+
+    def __init__(self, files: dict[str, "FileState"], candidates: set[str], index: ProjectIndex, complete) -> None:
+        self._files, self._candidates, self._index, self._complete = files, candidates, index, complete
+        self._by_facts = {state.facts.path: path for path, state in files.items() if state.language == CUDA}
+        self._by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items()
+                             if state.language == CUDA}
+        self._named = by_basename(self._by_absolute) if candidates else {}
+        self._written_on: dict[str, bool] = {}
+
+    def root(self, state: "FileState") -> str | None:
+        if self._writes_on_library(state.path):
+            return state.path
+        absolute = Path(state.absolute).as_posix()
+        for name, offset in _file_includes(absolute, state.digest) or ():
+            if _status(state.ranges, offset) is not Status.LIVE:
+                continue  # (a header's own includes count as its includer meets them)
+            for target in sorted(include_targets(absolute, name, self._by_absolute, self._named))[:1]:
+                header = self._by_absolute[target]
+                below = [self._by_facts.get(p) for p in included_files(self._index, self._files[header].facts.path)]
+                found = next((p for p in (header, *below) if p is not None and self._writes_on_library(p)), None)
+                if found is not None:
+                    return found
+        return None
+
+    def _writes_on_library(self, path: str) -> bool:
+        if path not in self._written_on:
+            written = path in self._candidates
+            if written:
+                state = self._files[path]
+                if state.ranges is None:
+                    self._complete(state)
+                written = _includes_unported_library(state)
+            self._written_on[path] = written
+        return self._written_on[path]
 
 
 def _includes_unported_library(state: FileState) -> bool:

@@ -146,6 +146,23 @@ def test_the_other_hazards_of_a_file_written_on_cutlass_are_its_includes_related
     assert [f.code for f in scan([tmp_path / "tile.cu"], tmp_path, select=("W002",)).findings] == ["W002"]
 
 
+def test_a_file_that_reaches_cutlass_through_a_project_header_folds_into_that_header(tmp_path) -> None:
+    # `attention.cu` includes no CUTLASS header itself, but `runner.h` does (through
+    # `runner_impl.h`): it cannot compile for ROCm either, and its mask goes with that
+    # include's finding. A kernel that includes the header only off ROCm is left as it is.
+    (tmp_path / "runner_impl.h").write_text("#pragma once\n#include <cutlass/gemm/device/gemm.h>\n")
+    (tmp_path / "runner.h").write_text('#pragma once\n#include "runner_impl.h"\n')
+    kernel = _TILE_KERNEL.format(include='#include "runner.h"')
+    (tmp_path / "attention.cu").write_text(kernel)
+    (tmp_path / "guarded.cu").write_text(_TILE_KERNEL.format(include='#ifndef USE_ROCM\n#include "runner.h"\n#endif'))
+    found = scan([tmp_path], tmp_path, select=("L001", "W002")).findings
+    assert sorted((f.path.rsplit("/", 1)[-1], f.code) for f in found) == [("guarded.cu", "W002"), ("runner_impl.h", "L001")]
+    (include,) = [f for f in found if f.code == "L001"]
+    mask_line = next(i for i, line in enumerate(kernel.splitlines(), start=1) if "0xffffffff" in line)
+    assert [(r.location.path.rsplit("/", 1)[-1], r.location.start_line, r.message.split(":")[0]) for r in include.related] == [
+        ("attention.cu", mask_line, "W002")]
+
+
 def test_a_suppressed_hazard_of_a_cutlass_file_is_not_brought_back(tmp_path) -> None:
     source = _TILE_KERNEL.format(include="#include <cutlass/cutlass.h>").replace(
         "0xffffffff, v, o);", "0xffffffff, v, o);  // portlint: ignore[W002]")
