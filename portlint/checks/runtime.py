@@ -64,6 +64,7 @@ import ast  # noqa: E402
 import operator  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
+from dataclasses import replace  # noqa: E402
 
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
@@ -498,10 +499,55 @@ def check_compute_capability_check(source: SourceFile) -> list[Finding]:
     if source.language == PYTHON:
         if b"get_device_capability" not in source.data and b"get_device_properties" not in source.data:
             return []
-        return _PythonCapabilityScan(source).run()
+        return _one_per_function(source, _PythonCapabilityScan(source).run(), _python_function_of(source))
     if not any(hint in source.data for hint in _DEVICE_QUERY_HINTS):
         return []
-    return _CapabilityScan(source).run()
+    root = source.tree.root_node
+    return _one_per_function(source, _CapabilityScan(source).run(),
+                             lambda f: _function_key(root.descendant_for_byte_range(f.location.start_byte,
+                                                                                    f.location.start_byte)))
+
+
+def _one_per_function(source: SourceFile, findings: list[Finding], function_of) -> list[Finding]:
+    """One finding per function where ROCm runs it: its capability tests (`major == 8` for one
+    path, `major == 9` for the next) read an AMD GPU's version as NVIDIA's in one decision,
+    and its AMD branch goes in once. The worst test leads, the others are its related places.
+    Tests at file scope, or where the ROCm path is not sure, stay as they are."""
+    if len(findings) < 2:
+        return findings
+    groups: dict[int, list[Finding]] = {}
+    out: list[Finding | int] = []
+    for f in findings:
+        live = source.rocm_path is None or source.rocm_path.status(f.location.start_byte) is Status.LIVE
+        key = function_of(f) if live else None
+        if key is None:
+            out.append(f)
+        elif key in groups:
+            groups[key].append(f)
+        else:
+            groups[key] = [f]
+            out.append(key)
+    result = []
+    for item in out:
+        if isinstance(item, Finding):
+            result.append(item)
+            continue
+        members = groups[item]
+        lead = max(members, key=lambda f: (f.severity or Severity.WARNING).rank)  # the first of the worst
+        result.append(replace(lead, related=lead.related + tuple(
+            Related(f.location, f"`{_short(f.matched)}` tests it too") for f in members if f is not lead)))
+    return result
+
+
+def _python_function_of(source: SourceFile):
+    """A finding's innermost `def` (its node's id), or None at module level."""
+    spans = sorted(((node.lineno, node.end_lineno or node.lineno, id(node)) for node in module_nodes(source.python_ast)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda span: span[1] - span[0])
+
+    def function_of(f: Finding) -> int | None:
+        line = f.location.start_line
+        return next((key for start, end, key in spans if start <= line <= end), None)
+    return function_of
 
 
 def _is_test_module(path: str) -> bool:
