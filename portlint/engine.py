@@ -39,6 +39,7 @@ from portlint.config import Config
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
+from portlint.fix import Applicability
 from portlint.project import FileFacts, ProjectIndex, by_basename, include_targets, included_files, pack
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
@@ -585,6 +586,8 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
         names = ", ".join(f"`{name}`" for name in f.open_flags)
         out.append(replace(
             f, severity=Severity.NOTE, open_flags=(),
+            # (a rewrite that would define the flags on AMD changes what the fallbacks compute)
+            fix=replace(f.fix, applicability=Applicability.UNSAFE) if f.fix.is_applicable else f.fix,
             message=(f"`{f.matched}` is never true on AMD, which leaves {names} undefined; the other files that "
                      "test it compile a fallback arm there, or have it defined otherwise."),
             related=f.related + tuple(Related(location, f"a fallback arm AMD compiles for {name}")

@@ -13,7 +13,7 @@ from dataclasses import replace
 from portlint import hipify
 from portlint.checks.cpp import ancestors_of, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node
-from portlint.fix import Edit, Fix
+from portlint.fix import Applicability, Edit, Fix
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
 from portlint.source import SourceFile
 from portlint.triggers import needs
@@ -231,24 +231,48 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # no device pass compiles it, on CUDA either: both builds take the host branch
         if _leaves_out_declarations_only(condition, source):
             continue  # `#ifdef __CUDA_ARCH__` around device functions: hip-clang says where one is missed
+        made = []
         if condition.directive in IFDEF_DIRECTIVES:
-            findings.append(_ifdef_finding(condition, source))
-            continue
-        root = condition.condition
-        try:
-            tests = _device_pass_tests(root, source)
-        except _NotAPassTest:
-            continue
-        for node, negated, parenthesized in tests:
-            replacement = HOST_PASS if negated else DEVICE_PASS
-            if parenthesized:
-                replacement = f"({replacement})"
-            findings.append(at_node(
-                source, node, _message(negated),
-                _widening_fix(condition, source, f"Replace `{source.node_text(node)}` with `{replacement}`",
-                              Edit.replace(node, replacement)),
-            ))
+            made.append(_ifdef_finding(condition, source))
+        else:
+            try:
+                tests = _device_pass_tests(condition.condition, source)
+            except _NotAPassTest:
+                continue
+            for node, negated, parenthesized in tests:
+                replacement = HOST_PASS if negated else DEVICE_PASS
+                if parenthesized:
+                    replacement = f"({replacement})"
+                made.append(at_node(
+                    source, node, _message(negated),
+                    _widening_fix(condition, source, f"Replace `{source.node_text(node)}` with `{replacement}`",
+                                  Edit.replace(node, replacement)),
+                ))
+        findings.extend(_as_flag_gate(f, condition, source) for f in made)
     return findings
+
+
+def _as_flag_gate(f: Finding, condition: Condition, source: SourceFile) -> Finding:
+    """A device-pass gate ROCm does not surely take that only defines feature flags (`#define
+    X_FULL_HALF_ON_ARCH`), each tested with a working arm for the flag undefined (P002's
+    reading, `_flag_fallbacks`): AMD's device code computes with those arms, the host
+    pass's, as the project wrote them for a pass without the feature: a note, and the
+    rewrite, which would switch the feature on for AMD, is no longer safe. Flags only other
+    files test wait for the project pass (`Finding.open_flags`)."""
+    if evaluate(condition, source, rocm=True) is True:
+        return f  # (taken on ROCm by another test: its flags are defined there)
+    flags = _flag_fallbacks(condition, source)
+    if flags is None:
+        return f
+    names, line, untested = flags
+    if untested:
+        return replace(f, open_flags=untested)
+    unsafe = replace(f.fix, applicability=Applicability.UNSAFE) if f.fix.is_applicable else f.fix
+    message = (f"hip-clang never defines `__CUDA_ARCH__`, which leaves {names} undefined in AMD's device code: the "
+               f"code that tests it compiles its fallback arms (the first on line {line})." if line is not None else
+               f"hip-clang never defines `__CUDA_ARCH__`, which leaves {names} undefined in AMD's device code; the "
+               "code that tests it has it defined there otherwise.")
+    return replace(f, severity=Severity.NOTE, message=message, fix=unsafe)
 
 
 def _in_host_function(condition: Condition, source: SourceFile) -> bool:
