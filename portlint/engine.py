@@ -40,7 +40,8 @@ from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
 from portlint.fix import Applicability
-from portlint.project import FileFacts, ProjectIndex, by_basename, include_targets, included_files, pack
+from portlint.project import (FileFacts, ProjectIndex, by_basename, include_targets, included_files, includers_of,
+                              pack)
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -294,7 +295,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 held.setdefault(unported[state.path], []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
-    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
+    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files, index)
     result.findings = _judge_flags_by_other_files(result.findings, result.files)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -609,32 +610,56 @@ def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:
     return source
 
 
-def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
-    """Leave out the findings of Python and CMake functions a ROCm build never runs: those
-    their file calls only where ROCm never goes (`FileState.off_rocm_functions`) and whose name
-    no other file of the scan in the same language holds (another module might call them;
-    CMake names in any case)."""
+def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState],
+                                            index: ProjectIndex) -> list[Finding]:
+    """Leave out the findings of functions a ROCm build never runs: those their file calls only
+    where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other file that
+    could call them holds: for Python and CMake any file of the scan in the same language
+    (another module might call them; CMake names in any case), for a C-family file the files
+    that include it. A C-family function is still compiled, so only findings about what it
+    computes or how fast go (not those of code hip-clang rejects)."""
     candidates = {path: state.off_rocm_functions for path, state in files.items() if state.off_rocm_functions}
     if not candidates:
         return findings
-    named_elsewhere: set[tuple[str, str]] = set()  # (language, name)
     names = {(files[path].language, name) for path, spans in candidates.items() for _, _, name in spans}
+    named_elsewhere: set[tuple[str, str]] = set()  # (language, name)
     for path, state in files.items():
-        wanted = {(language, name) for language, name in names - named_elsewhere if language == state.language}
-        if not wanted:
+        wanted = {(language, name) for language, name in names - named_elsewhere
+                  if language == state.language and language != CUDA}
+        if wanted:
+            named_elsewhere |= _named_in(state, wanted, candidates.get(path, ()))
+    by_key = {state.facts.path: state for state in files.values() if state.language == CUDA and state.facts.path}
+    for path, spans in candidates.items():
+        state = files[path]
+        if state.language != CUDA:
             continue
-        try:
-            data = read_regular(state.absolute, MAX_FILE_BYTES)
-        except (OSError, NotReadable):
-            named_elsewhere |= wanted  # unread: it might call any of them
-            continue
-        if state.language == CMAKE:
-            data = data.lower()
-        named_elsewhere |= {(language, name) for language, name in wanted if name.encode() in data
-                            and not any(n == name for _, _, n in candidates.get(path, ()))}
+        wanted = {(CUDA, name) for _, _, name in spans}
+        if state.facts.path:
+            includers = [by_key.get(key) for key in includers_of(index, state.facts.path)]
+            # (files not parsed have no facts yet: one that holds the name may call it)
+            named_elsewhere |= {(CUDA, name) for _, name in wanted if index.deferred_naming(name)}
+        else:  # no facts collected (no rule needs them): any C-family file of the scan may include it
+            includers = [other for other in files.values() if other.language == CUDA and other is not state]
+        for other in includers:
+            named_elsewhere |= _named_in(other, wanted, ()) if other is not None else wanted
+    runtime = {code for code, doc in load_all().items() if doc.impact in ("results", "performance")}
     return [f for f in findings if not any(
         s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
+        and (files[f.path].language != CUDA or f.code in runtime)
         for s, e, name in candidates.get(f.path, ()))]
+
+
+def _named_in(state: FileState, wanted: set[tuple[str, str]], own) -> set[tuple[str, str]]:
+    """The (language, name) pairs of `wanted` the file's bytes hold, its own candidates' names
+    left out (`own`); all of them where it cannot be read (it might call any)."""
+    try:
+        data = read_regular(state.absolute, MAX_FILE_BYTES)
+    except (OSError, NotReadable):
+        return set(wanted)
+    if state.language == CMAKE:
+        data = data.lower()
+    return {(language, name) for language, name in wanted
+            if name.encode() in data and not any(n == name for _, _, n in own)}
 
 
 def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], index: ProjectIndex) -> list[Finding]:
@@ -1135,7 +1160,7 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
 
 def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts) -> FileState:
     off_rocm = ()
-    if source.language in (PYTHON, CMAKE) and findings:
+    if source.language in (PYTHON, CMAKE, CUDA) and findings:
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
                          if any(span[0] <= f.location.start_byte < span[1] for f in findings if f.location))
     return FileState(

@@ -267,13 +267,28 @@ class ProjectIndex:
         self._unpack(name)
         if not self._deferred or not isinstance(name, str):
             return
+        for key in self._word_index().pop(name.encode(), ()):
+            self._load(key)
+
+    def _word_index(self) -> dict:
+        """The deferred files by the words their bytes hold, read once."""
         if self._words is None:
             self._words = {}
             for key, loader in self._deferred.items():
                 for word in set(loader.data().translate(_WORD_BYTES).split()):
                     self._words.setdefault(word, []).append(key)
-        for key in self._words.pop(name.encode(), ()):
-            self._load(key)
+        return self._words
+
+    @property
+    def loaded_files(self) -> dict[str, "FileFacts"]:
+        """The facts of the files collected so far, by `file_key`: no deferred file is loaded."""
+        return self._files
+
+    def deferred_naming(self, name: str) -> list[str]:
+        """The deferred files (not yet collected) whose bytes hold `name` as a word, unloaded."""
+        if not self._deferred:
+            return []
+        return [key for key in self._word_index().get(name.encode(), ()) if key in self._deferred]
 
     def add(self, facts: FileFacts) -> None:
         if facts.path:
@@ -984,6 +999,27 @@ def included_files(index: ProjectIndex, path: str) -> list[str]:
                         pending.append(target)
         index._memo[key] = order
     return index._memo[key]
+
+
+def includers_of(index: ProjectIndex, path: str) -> list[str]:
+    """The collected files that include `path`, directly or not (the reverse of
+    `included_files`, from one map of their direct includes, built once). Deferred files are
+    not loaded for it: `ProjectIndex.deferred_naming` says which of them may name a thing."""
+    if "includers" not in index._memo:
+        direct: dict[str, set[str]] = {}
+        for current, facts in index.loaded_files.items():
+            for include in facts.includes:
+                for target in _include_targets(index, current, include):
+                    direct.setdefault(target, set()).add(current)
+        index._memo["includers"] = direct
+    direct = index._memo["includers"]
+    seen, pending = {path}, [path]
+    while pending:
+        for includer in sorted(direct.get(pending.pop(), ())):
+            if includer not in seen:
+                seen.add(includer)
+                pending.append(includer)
+    return sorted(seen - {path})
 
 
 def _include_targets(index: ProjectIndex, including: str, include: str) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,7 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 # for the rules that read them.
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
-    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, Macro, backend_selectors,
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, HEADER_SUFFIXES, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, Macro, backend_selectors,
     chain_outcomes, evaluate_directive, read_directives,
 )
 
@@ -1012,16 +1013,18 @@ def _runs_under_skip_decorators(node, rocm_macros: frozenset[str], resolve: "Pyt
 
 
 def functions_called_only_off_rocm(source: SourceFile, status: Callable[[int], Status]) -> list[tuple[int, int, str]]:
-    """(start, end, name) of each top-level function of a Python or CMake file that the file
-    calls or names only where a ROCm build never goes: `None if hip_version else
-    nvcc_version()`, a helper called only under `if CUDA_HOME is not None:`, a CMake function
-    called only in `if(X_BUILD_CUDA)` arms, or only from such a function (as far as that goes).
+    """(start, end, name) of each top-level function of a Python or CMake file, or free
+    function of a C-family one (`_cpp_functions`), that the file calls or names only where a
+    ROCm build never goes: `None if hip_version else nvcc_version()`, a helper called only
+    under `if CUDA_HOME is not None:`, a CMake function called only in `if(X_BUILD_CUDA)` arms,
+    a device helper called only under `#if __CUDA_ARCH__ >= 800`, or only from such a function
+    (as far as that goes).
     On ROCm its body never runs. A function the file never names outside its own body is not
     one (another module, an entry point or a test may call it); nor is one named where ROCm
     goes; nor a Python method, which a framework calls by a name (`run`) that other objects
     share. Whether other files name it is the caller's question (`engine`): this file alone
     cannot say. `status`: the ROCm-path status at an offset of the file (its model's)."""
-    found = _cmake_functions(source) if source.language == CMAKE else _python_functions(source)
+    found = {CMAKE: _cmake_functions, PYTHON: _python_functions, CUDA: _cpp_functions}[source.language](source)
     if found is None:
         return []
     functions, references = found
@@ -1057,6 +1060,43 @@ def _python_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], d
             at = source.python_range(node)[0]
             if not spans[name][0] <= at < spans[name][1]:  # its own recursion is no call from outside
                 references.setdefault(name, []).append(at)
+    return functions, references
+
+
+_CPP_FUNCTIONS = "(function_definition declarator: (function_declarator declarator: (identifier) @name)) @function"
+_TU_LOCAL = ("static", "inline", "__forceinline__")
+
+
+def _cpp_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict[str, list[int]]] | None:
+    """A C-family file's free functions that only files including it can call (every function
+    of a header; a source's `static` or `inline` ones), and the offsets where the file names
+    each outside the function's definitions: in code, or in a macro's body (where the macro
+    is used is not followed: the `#define` counts). Comments and strings name nothing."""
+    header = posixpath.splitext(source.path)[1].lower() in HEADER_SUFFIXES
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for match in queries.matches(CUDA, _CPP_FUNCTIONS, source.tree.root_node):
+        function, name = match["function"][0], source.node_text(match["name"][0])
+        if header or any(source.node_text(c) in _TU_LOCAL for c in function.children
+                         if c.type in ("storage_class_specifier", "type_qualifier")):
+            spans.setdefault(name, []).append((function.start_byte, function.end_byte))
+    if not spans:
+        return None
+    data, root = source.data, source.tree.root_node
+    references: dict[str, list[int]] = {}
+    for name, own in spans.items():
+        word = name.encode()
+        at = data.find(word)
+        while at != -1:
+            end = at + len(word)
+            whole = ((at == 0 or data[at - 1] not in queries.IDENTIFIER_BYTES)
+                     and (end == len(data) or data[end] not in queries.IDENTIFIER_BYTES))
+            if whole and not any(s <= at < e for s, e in own):
+                node = root.descendant_for_byte_range(at, end)
+                if node is None or node.type not in ("comment", "string_content", "string_literal",
+                                                     "raw_string_literal", "char_literal"):
+                    references.setdefault(name, []).append(at)
+            at = data.find(word, end)
+    functions = [(start, end, name) for name, own in spans.items() for start, end in own]
     return functions, references
 
 
