@@ -617,7 +617,7 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
     could call them holds: for Python and CMake any file of the scan in the same language
     (another module might call them; CMake names in any case), for a C-family file the files
     that include it. A C-family function is still compiled, so only findings about what it
-    computes or how fast go (not those of code hip-clang rejects)."""
+    computes or how fast go (not those of code hip-clang rejects, nor the wavefront rules')."""
     candidates = {path: state.off_rocm_functions for path, state in files.items() if state.off_rocm_functions}
     if not candidates:
         return findings
@@ -642,7 +642,10 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
             includers = [other for other in files.values() if other.language == CUDA and other is not state]
         for other in includers:
             named_elsewhere |= _named_in(other, wanted, ()) if other is not None else wanted
-    runtime = {code for code, doc in load_all().items() if doc.impact in ("results", "performance")}
+    # What a function computes, or how fast; not the wavefront rules, whose masks hip-clang
+    # also checks (`static_assert`) where it compiles a body that never runs.
+    runtime = {code for code, doc in load_all().items()
+               if doc.impact in ("results", "performance") and "wavefront" not in doc.tags}
     return [f for f in findings if not any(
         s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
         and (files[f.path].language != CUDA or f.code in runtime)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from portlint import queries, targets
+from portlint import hipify, queries, targets
 from portlint.nesting import bounded
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile, module_nodes
 
@@ -1076,6 +1076,8 @@ def _cpp_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict
     spans: dict[str, list[tuple[int, int]]] = {}
     for match in queries.matches(CUDA, _CPP_FUNCTIONS, source.tree.root_node):
         function, name = match["function"][0], source.node_text(match["name"][0])
+        if _platform_name(name):
+            continue  # an overload of the toolkit's own (`__shfl_up_sync(unsigned, at::Half, ...)`)
         if header or any(source.node_text(c) in _TU_LOCAL for c in function.children
                          if c.type in ("storage_class_specifier", "type_qualifier")):
             spans.setdefault(name, []).append((function.start_byte, function.end_byte))
@@ -1098,6 +1100,13 @@ def _cpp_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict
             at = data.find(word, end)
     functions = [(start, end, name) for name, own in spans.items() for start, end in own]
     return functions, references
+
+
+def _platform_name(name: str) -> bool:
+    """A name the compiler or the toolkit defines too: reserved (`__shfl_down_sync`,
+    `_Float16`), or a CUDA API name hipify knows (`atomicAdd`, `cudaMemcpy`). Code anywhere,
+    the toolkit's headers included, may call an overload of it by that name."""
+    return name.startswith("__") or (name[:1] == "_" and name[1:2].isupper()) or hipify.documented(name)
 
 
 def _cmake_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict[str, list[int]]] | None:

@@ -369,3 +369,58 @@ def test_a_cmake_function_called_only_off_rocm_has_no_rocm_hazard(tmp_path, benc
         (tmp_path / name).write_text(text)
     found = scan([tmp_path], tmp_path, select=("C003",)).findings
     assert [(Path(f.path).parent.name, f.location.start_line) for f in found] == ([("bench", 3)] if reported else [])
+
+
+# A header's device helpers: `shared_offset` runs only in the arm for newer NVIDIA GPUs, and its
+# device-pass test (P001) is about what it computes there; `lane_sum` too, but hip-clang
+# checks its 32-bit mask (W002) when it compiles the body; the overload of a HIP intrinsic's
+# name may be called by anything that shuffles an `__half`.
+HELPERS_CUH = '''\
+#pragma once
+#include <cuda_fp16.h>
+inline __device__ unsigned shared_offset(void* p) {
+#ifdef __CUDA_ARCH__
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+#else
+  return 0;
+#endif
+}
+__device__ inline float lane_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  return v;
+}
+__device__ inline float block_sum(float* smem, float v) {
+#if __CUDA_ARCH__ >= 800
+  smem[shared_offset(smem) % 32] = lane_sum(v);
+  return smem[0];
+#else
+  smem[threadIdx.x] = v;
+  return smem[0];
+#endif
+}
+#ifndef USE_ROCM
+#define SHUFFLE_DOWN __shfl_down_sync
+#endif
+__device__ __inline__ __half __shfl_down_sync(unsigned mask, __half v, int delta) {
+  return __shfl_down_sync(mask, v, delta);
+}
+'''
+
+
+@pytest.mark.parametrize("kernel, expected", [
+    # On ROCm nothing calls `shared_offset` or `lane_sum`: the device-pass test never runs
+    # there. The wavefront rules' findings stay (hip-clang checks the mask where it compiles
+    # `lane_sum`), as does the overload's: `__shfl_down_sync` is the toolkit's name.
+    ("__global__ void k(float* p) { __shared__ float s[64]; p[0] = block_sum(s, p[0]); }\n",
+     [("W001", 11), ("W002", 11), ("W003", 26)]),
+    # The kernel calls `shared_offset` itself: its test runs on ROCm.
+    ("__global__ void k(float* p, unsigned* o) { __shared__ float s[64]; o[0] = shared_offset(s);"
+     " p[0] = block_sum(s, p[0]); }\n",
+     [("P001", 4), ("W001", 11), ("W002", 11), ("W003", 26)]),
+])
+def test_a_header_helper_called_only_off_rocm_computes_nothing_there(tmp_path, kernel, expected) -> None:
+    from harness import scan
+    (tmp_path / "helpers.cuh").write_text(HELPERS_CUH)
+    (tmp_path / "kernel.cu").write_text('#include "helpers.cuh"\n' + kernel)
+    found = scan([tmp_path], tmp_path, select=("P001", "W001", "W002", "W003")).findings
+    assert sorted((f.code, f.location.start_line) for f in found if f.path.endswith("helpers.cuh")) == expected
