@@ -40,8 +40,8 @@ from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
 from portlint.fix import Applicability
-from portlint.project import (FileFacts, ProjectIndex, by_basename, include_targets, included_files, includers_of,
-                              pack)
+from portlint.project import (FileFacts, ProjectIndex, WordFilter, by_basename, include_targets, included_files,
+                              includers_of, pack)
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -98,6 +98,9 @@ class FileState:
     # Python: the module-level functions holding findings that the file calls only where a
     # ROCm build never goes (`rocm_path.functions_called_only_off_rocm`), as (start, end, name).
     off_rocm_functions: tuple[tuple[int, int, str], ...] = ()
+    # Which names the file may hold (C-family, Python, CMake): the project pass reads only the
+    # files that may name what it asks about (`_may_name`).
+    words: WordFilter | None = None
 
     @property
     def absolute_path(self) -> Path:
@@ -561,7 +564,7 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
     holds: dict[str, bool | None] = dict.fromkeys(n for f in open_findings for n in f.open_flags)
     fallbacks: dict[str, list] = {name: [] for name in holds}
     for state in files.values():
-        if state.language != CUDA:
+        if state.language != CUDA or not any(h is not False and _may_name(state, n) for n, h in holds.items()):
             continue
         try:
             data = read_regular(state.absolute, MAX_FILE_BYTES)
@@ -652,9 +655,17 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         for s, e, name in candidates.get(f.path, ()))]
 
 
+def _may_name(state: FileState, name: str) -> bool:
+    """May the file hold `name` (its word filter says so, or it has none)? No read."""
+    return state.words is None or state.words.may_hold(name)
+
+
 def _named_in(state: FileState, wanted: set[tuple[str, str]], own) -> set[tuple[str, str]]:
     """The (language, name) pairs of `wanted` the file's bytes hold, its own candidates' names
     left out (`own`); all of them where it cannot be read (it might call any)."""
+    wanted = {(language, name) for language, name in wanted if _may_name(state, name)}
+    if not wanted:
+        return set()
     try:
         data = read_regular(state.absolute, MAX_FILE_BYTES)
     except (OSError, NotReadable):
@@ -1176,7 +1187,14 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         suppressions=suppress.parse(source),
         facts=facts,
         off_rocm_functions=off_rocm,
+        words=_words_of(source),
     )
+
+
+def _words_of(source: SourceFile) -> WordFilter | None:
+    if source.language not in (CUDA, PYTHON, CMAKE):
+        return None
+    return WordFilter(source.data, lower=source.language == CMAKE)
 
 
 def _run_checks(source: SourceFile, checks, problems: list[Problem]) -> list[Finding]:
@@ -1219,6 +1237,7 @@ def _unparsed(source: SourceFile, wants_facts: bool) -> FileState:
         ranges=None,
         suppressions=suppress.Suppressions() if no_comments else None,
         facts=project_facts.deferred(source) if wants_facts else FileFacts(),
+        words=_words_of(source),
     )
 
 
