@@ -95,8 +95,9 @@ class FileState:
     ranges: list[tuple[int, int, Status]] | None
     suppressions: suppress.Suppressions | None
     facts: FileFacts
-    # Python: the module-level functions holding findings that the file calls only where a
-    # ROCm build never goes (`rocm_path.functions_called_only_off_rocm`), as (start, end, name).
+    # The functions holding findings that the file calls only where a ROCm build never goes
+    # (Python's module-level ones, CMake's, a C-family file's free ones:
+    # `rocm_path.functions_called_only_off_rocm`), as (start, end, name).
     off_rocm_functions: tuple[tuple[int, int, str], ...] = ()
     # Which names the file may hold (C-family, Python, CMake): the project pass reads only the
     # files that may name what it asks about (`_may_name`).
