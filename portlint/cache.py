@@ -73,7 +73,8 @@ class Cache:
     def open(cls, directory: Path, config, codes: tuple[str, ...], by_target: bool = True) -> "Cache":
         """`by_target`: results depend on the scan's targets (what the build files' own
         entries, read before the targets are known, do not)."""
-        chosen = ([t.name for t in targets.active()], targets.build_max_threads()) if by_target else ()
+        chosen = ([t.name for t in targets.active()], targets.build_max_threads(),
+                  targets.build_chooses_rocm_archs()) if by_target else ()
         settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts, chosen))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()
