@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portlint import __version__, targets
+from portlint import __version__, hipify, targets
 from portlint.shown_paths import loads_written_from
 
 DEFAULT_DIR = ".portlint_cache"
@@ -74,7 +74,7 @@ class Cache:
         """`by_target`: results depend on the scan's targets (what the build files' own
         entries, read before the targets are known, do not)."""
         chosen = ([t.name for t in targets.active()], targets.build_max_threads(),
-                  targets.build_chooses_rocm_archs()) if by_target else ()
+                  targets.build_chooses_rocm_archs(), hipify.custom_map()) if by_target else ()
         settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts, chosen))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
-from portlint import build_model, embedded, queries, rocm_path, suppress, targets, unchanged, workers
+from portlint import build_model, embedded, hipify, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
 from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
@@ -162,6 +162,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # names them; set before workers fork (they inherit it) and before the cache is keyed.
     targets.select(config.targets, targets.BuildSettings(tuple(targets.target(n) for n in build.offload_archs),
                                                          build.max_threads, build.rocm_archs_chosen))
+    hipify.use_custom_map(build.hipify_custom_map)
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))
     # A scan of directories takes each unchanged file's outcome from the last such scan.

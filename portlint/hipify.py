@@ -120,9 +120,26 @@ def _torch_names() -> dict[str, str]:
     return table
 
 
+# The project's own additions to its hipify step (hipify_torch's `CUSTOM_MAP_FILE`), CUDA text
+# -> HIP text, set once a scan's build files are read (`use_custom_map`); forked workers inherit it.
+_custom: dict[str, str] = {}
+
+
+def use_custom_map(pairs) -> None:
+    global _custom
+    _custom = dict(pairs)
+
+
+def custom_map() -> tuple[tuple[str, str], ...]:
+    """The map in use (part of the cache's key)."""
+    return tuple(_custom.items())
+
+
 def hip_name(cuda_name: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
     """The name hip-clang reads for `cuda_name` once the build's hipify `tools` ran; None
     where one of them leaves the name as it is, or renames it to one HIP lacks."""
+    if tools and cuda_name in _custom:
+        return _custom[cuda_name]
     return _by_every(tools, lambda: _names().get(cuda_name), lambda: _torch_names().get(cuda_name))
 
 
@@ -146,6 +163,10 @@ def documented(cuda_name: str) -> bool:
 def hip_header(include_path: str, tools: frozenset[str] = frozenset({HIPIFY})) -> str | None:
     """The header hip-clang reads for `#include <include_path>` once the build's hipify
     `tools` ran, or None (one of them leaves it as it is)."""
+    if tools and _custom:  # the map's keys are the text as written: `<nvtx3/nvToolsExt.h>`
+        for written in (f"<{include_path}>", f'"{include_path}"', include_path):
+            if written in _custom:
+                return _custom[written].strip('<>"')
     return _by_every(tools, lambda: _hipify_header(include_path), lambda: _torch_header(include_path))
 
 

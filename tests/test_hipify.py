@@ -269,3 +269,24 @@ def test_runtime_compilation_is_judged_as_hipify_leaves_it(tmp_path: Path, step:
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_HIP.format(step=step), "src/ops.cu": NVRTC})
     found = scan([root], root, select=("R004",)).findings
     assert sorted(f.location.start_line for f in found) == expected
+
+
+@pytest.mark.parametrize("map_path", ["${CMAKE_CURRENT_SOURCE_DIR}/hipify_map.json", "${SOME_ROOT}/hipify_map.json"])
+def test_a_hipify_steps_custom_map_file_is_part_of_what_it_rewrites(tmp_path: Path, map_path: str) -> None:
+    """hipify_torch's `CUSTOM_MAP_FILE`: a header PyTorch's map leaves alone is rewritten by
+    the project's own map (found by its file name where the list's variables are out of view)."""
+    cmake = f"""\
+cmake_minimum_required(VERSION 3.21)
+project(ops LANGUAGES CXX)
+if(USE_ROCM)
+  enable_language(HIP)
+  hipify(CUDA_SOURCE_DIR ${{CMAKE_CURRENT_SOURCE_DIR}}/src CUSTOM_MAP_FILE "{map_path}")
+endif()
+add_library(ops SHARED src/ops.cu)
+"""
+    kernel = "#include <nvtx3/nvToolsExt.h>\n__global__ void k(float* p) { p[0] = 1.f; }\n"
+    custom = '{"custom_map": {"<nvtx3/nvToolsExt.h>": "<roctracer/roctx.h>"}}\n'
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "src/ops.cu": kernel, "hipify_map.json": custom})
+    assert _codes(root, select=("L001",)) == []
+    (root / "hipify_map.json").write_text('{"custom_map": {}}\n')
+    assert _codes(root, select=("L001",)) == [("ops.cu", 1, "L001")]

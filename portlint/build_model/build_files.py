@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -90,6 +91,9 @@ class BuildFiles:
     # Which hipify the ROCm build runs (`portlint.hipify.HIPIFY`, `.TORCH`): HIPIFY's
     # hipify-perl/-clang and PyTorch's hipify rename different sets of names.
     hipify_tools: frozenset[str] = frozenset()
+    # The hipify steps' own maps (hipify_torch's `CUSTOM_MAP_FILE`): CUDA text -> HIP text, as
+    # (key, value) pairs in order (`portlint.hipify.use_custom_map`).
+    hipify_custom_map: tuple[tuple[str, str], ...] = ()
     # Sources a ROCm build surely compiles (`_Build.rocm_compiled`), hipified or not.
     rocm_compiled: frozenset[str] = frozenset()
     # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
@@ -148,6 +152,18 @@ class _Collector:
         self.max_threads: set[int] = set()
         self.hipify_step = False  # a build step runs hipify on the sources (see BuildFiles.hipified)
         self.hipify_tools: set[str] = set()  # which hipify those steps run (see BuildFiles.hipify_tools)
+        self.hipify_custom_map: dict[str, str] = {}  # see BuildFiles.hipify_custom_map
+
+    def note_custom_map(self, path: str) -> None:
+        """A hipify step's own map (hipify_torch's `CUSTOM_MAP_FILE`, JSON: `{"custom_map":
+        {"<nvtx3/nvToolsExt.h>": "<roctracer/roctx.h>"}}`): text it rewrites besides PyTorch's."""
+        data = self.fs.read(path, MAX_BUILD_FILE_BYTES)
+        try:
+            table = json.loads(data or b"").get("custom_map")
+        except (ValueError, AttributeError):
+            return
+        if isinstance(table, dict):
+            self.hipify_custom_map.update((k, v) for k, v in table.items() if isinstance(k, str) and isinstance(v, str))
 
     def note_commands(self, words) -> None:
         """A command a build runs (a CMake `COMMAND`, a Makefile recipe): does it hipify?"""
@@ -356,7 +372,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
                                               | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
-                      hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)))
+                      hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
+                      hipify_custom_map=tuple(collector.hipify_custom_map.items()))
 
 
 def _chooses_rocm_archs(candidates, fs: Observed) -> bool:
@@ -1404,6 +1421,28 @@ class _CMakeTree:
             if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
 
+    def _custom_map_files(self, texts: list[str], directory: Path, env: dict) -> list[str]:
+        """The files a `hipify(... CUSTOM_MAP_FILE <file>)` names: the path as the list's
+        variables give it, else its file name in the list's folder or a folder above it, up
+        to the project's root (`${TE}/hipify_custom_map.json`, `TE` set out of view)."""
+        found = []
+        for keyword, text in zip(texts, texts[1:]):
+            if keyword != "CUSTOM_MAP_FILE":
+                continue
+            items, complete = cmake_expand(text, env)
+            if complete and items:
+                found.append(os.path.normpath(os.path.join(directory, items[0])))
+                continue
+            name, folder = os.path.basename(text), Path(directory)
+            while True:
+                if self.collector.fs.is_file(str(folder / name)):
+                    found.append(str(folder / name))
+                    break
+                if folder == self.collector.root or folder.parent == folder:
+                    break
+                folder = folder.parent
+        return found
+
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if name in self.function_sources and not walk.functions:  # a call of a project function
@@ -1426,6 +1465,8 @@ class _CMakeTree:
             elif name.lower().startswith("hipify"):  # a project's or hipify_torch's CMake `hipify(...)`
                 self.collector.hipify_step = True
                 self.collector.hipify_tools.add(hipify.TORCH)
+                for path in self._custom_map_files(texts, directory, rocm_env):
+                    self.collector.note_custom_map(path)
         line = source.line_of(node.start_byte) + 1
         where = f"{self.collector.shown(source.path)}:{line}"
         if name == "project" and texts:
