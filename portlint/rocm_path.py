@@ -31,8 +31,8 @@ from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFil
 # for the rules that read them.
 from portlint.build_model.expressions import Value, and_ as _and, not_ as _not, or_ as _or, truth as _truth  # noqa: E402
 from portlint.build_model.macros import (  # noqa: E402
-    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, HEADER_SUFFIXES, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, Macro, backend_selectors,
-    chain_outcomes, evaluate_directive, read_directives,
+    CUDA_DEFINED, CUDA_ONLY, CUDA_UNKNOWN, EMPTY, HEADER_SUFFIXES, PLATFORM_NAME, ROCM_DEFINED, ROCM_UNKNOWN, Macro,
+    backend_selectors, chain_outcomes, evaluate_directive, read_directives,
 )
 
 

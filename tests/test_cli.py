@@ -135,8 +135,8 @@ def test_the_same_culprit_in_one_file_is_one_finding_whatever_each_place_carries
     assert sorted(r["location"]["start"]["line"] for r in finding["related"]) == [2, 5, 5]
     (stats,) = [s for s in payload["statistics"] if s["code"] == "L001"]
     assert (stats["count"], stats["places"], stats["root_causes"]) == (1, 4, 1)
-    per_place = run("scan", "Makefile", "--output-format", "json", "--no-group-root-causes", "--statistics", cwd=project)
-    per_place = json.loads(per_place.output)
+    per_place = json.loads(run("scan", "Makefile", "--output-format", "json", "--no-group-root-causes",
+                               "--statistics", cwd=project).output)
     assert len([f for f in per_place["findings"] if f["code"] == "L001"]) == 2
     (stats,) = [s for s in per_place["statistics"] if s["code"] == "L001"]
     assert stats["root_causes"] == 1

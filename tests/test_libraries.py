@@ -156,11 +156,12 @@ def test_a_file_that_reaches_cutlass_through_a_project_header_folds_into_that_he
     (tmp_path / "attention.cu").write_text(kernel)
     (tmp_path / "guarded.cu").write_text(_TILE_KERNEL.format(include='#ifndef USE_ROCM\n#include "runner.h"\n#endif'))
     found = scan([tmp_path], tmp_path, select=("L001", "W002")).findings
-    assert sorted((f.path.rsplit("/", 1)[-1], f.code) for f in found) == [("guarded.cu", "W002"), ("runner_impl.h", "L001")]
+    assert sorted((f.path.rsplit("/", 1)[-1], f.code) for f in found) == [
+        ("guarded.cu", "W002"), ("runner_impl.h", "L001")]
     (include,) = [f for f in found if f.code == "L001"]
     mask_line = next(i for i, line in enumerate(kernel.splitlines(), start=1) if "0xffffffff" in line)
-    assert [(r.location.path.rsplit("/", 1)[-1], r.location.start_line, r.message.split(":")[0]) for r in include.related] == [
-        ("attention.cu", mask_line, "W002")]
+    assert [(r.location.path.rsplit("/", 1)[-1], r.location.start_line, r.message.split(":")[0])
+            for r in include.related] == [("attention.cu", mask_line, "W002")]
 
 
 def test_a_suppressed_hazard_of_a_cutlass_file_is_not_brought_back(tmp_path) -> None:

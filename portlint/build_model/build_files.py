@@ -390,8 +390,8 @@ def _chooses_rocm_archs(candidates, fs: Observed) -> bool:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and any(m in n.value for m in ROCM_ARCH_MENTIONS)
-               for n in ast.walk(tree)):
+        if any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and any(m in n.value for m in ROCM_ARCH_MENTIONS) for n in ast.walk(tree)):
             return True
     return False
 
