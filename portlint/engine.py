@@ -1194,9 +1194,12 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
 
 
 def _words_of(source: SourceFile) -> WordFilter | None:
-    if source.language not in (CUDA, PYTHON, CMAKE):
-        return None
+    if source.language not in (CUDA, PYTHON, CMAKE) or len(source.data) > _MAX_FILTERED_BYTES:
+        return None  # (a huge file is read when asked: its filter would cost more than the read)
     return WordFilter(source.data, lower=source.language == CMAKE)
+
+
+_MAX_FILTERED_BYTES = 4 * 1024 * 1024
 
 
 def _run_checks(source: SourceFile, checks, problems: list[Problem]) -> list[Finding]:
