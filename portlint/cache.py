@@ -74,7 +74,7 @@ class Cache:
         """`by_target`: results depend on the scan's targets (what the build files' own
         entries, read before the targets are known, do not)."""
         chosen = ([t.name for t in targets.active()], targets.build_max_threads(),
-                  targets.build_chooses_rocm_archs(), hipify.custom_map()) if by_target else ()
+                  hipify.custom_map()) if by_target else ()
         settings = repr((__version__, _code_stamp(), codes, sorted(config.rocm_macros), config.build_scripts, chosen))
         cache = cls(directory, hashlib.sha256(settings.encode()).hexdigest()[:16])
         cache._prepare()

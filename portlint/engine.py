@@ -161,7 +161,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # The targets the build names, unless the command line, the config or the environment
     # names them; set before workers fork (they inherit it) and before the cache is keyed.
     targets.select(config.targets, targets.BuildSettings(tuple(targets.target(n) for n in build.offload_archs),
-                                                         build.max_threads, build.rocm_archs_chosen))
+                                                         build.max_threads))
     hipify.use_custom_map(build.hipify_custom_map)
     cache = Cache.open(cache_dir, config, codes) if cache_dir is not None else None
     explicit = any(c.explicit for c in candidates) and bool(_project_codes(codes))

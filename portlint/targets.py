@@ -86,7 +86,6 @@ def from_environment(environ=os.environ) -> tuple[Target, ...]:
 class BuildSettings:
     targets: tuple[Target, ...] = ()  # the offload targets the build files name
     max_threads: int | None = None  # `--gpu-max-threads-per-block`, when the build sets one
-    rocm_archs_chosen: bool = False  # the build's scripts set the gfx targets (`BuildFiles.rocm_archs_chosen`)
 
 
 _active: tuple[Target, ...] = ()
@@ -101,11 +100,6 @@ def select(names: tuple[str, ...] = (), build: BuildSettings = BuildSettings()) 
     _active = chosen or build.targets or tuple(_TABLE[n] for n in DEFAULT)
     _build = build
     return _active
-
-
-def build_chooses_rocm_archs() -> bool:
-    """Do the build's scripts set the ROCm build's gfx targets somewhere?"""
-    return _build.rocm_archs_chosen
 
 
 def build_max_threads() -> int | None:

@@ -33,7 +33,7 @@ from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_
 from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
 from portlint.build_model.python_helpers import PythonHelpers
-from portlint.checks.setup_py import ROCM_ARCH_MENTIONS, rocm_path_markers, stops_on_rocm
+from portlint.checks.setup_py import rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
@@ -77,9 +77,6 @@ class BuildFiles:
     # `set(CMAKE_HIP_ARCHITECTURES "gfx90a;gfx942")`), and the `--gpu-max-threads-per-block`
     # it compiles kernels without bounds for (the smallest, if several).
     offload_archs: tuple[str, ...] = ()
-    # A Python build script or helper sets the ROCm build's gfx targets (`PYTORCH_ROCM_ARCH`),
-    # perhaps to a value found at build time (the build GPU's), or the build files name some.
-    rocm_archs_chosen: bool = False
     max_threads: int | None = None
     # Sources the ROCm build hipifies before hip-clang reads them (absolute paths; the headers
     # they include are hipified with them), or every source it compiles (`hipify_all`):
@@ -364,7 +361,6 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       cuda_defines=collector.cuda_defines, include_dirs=tuple(collector.include_dirs),
                       rocm_build=collector.rocm_build, other_builds_define=collector.other_builds_define(),
                       torch_extension=torch_extension, offload_archs=tuple(collector.offload_archs),
-                      rocm_archs_chosen=bool(collector.offload_archs) or _chooses_rocm_archs(candidates, fs),
                       max_threads=min(collector.max_threads, default=None),
                       hipified=frozenset(p for b in collector.builds if b.hipify for p in b.rocm_sources),
                       rocm_compiled=frozenset(p for b in collector.builds for p in b.rocm_compiled),
@@ -374,26 +370,6 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_custom_map=tuple(collector.hipify_custom_map.items()))
-
-
-def _chooses_rocm_archs(candidates, fs: Observed) -> bool:
-    """Does a Python build script or build helper of the project name a ROCm target setting
-    in a string (`os.environ["PYTORCH_ROCM_ARCH"] = ...`, `--offload-arch`)? Then the build
-    chooses its gfx targets, wherever its CUDA targets are set (Y004)."""
-    for c in candidates:
-        if c.language != PYTHON:
-            continue
-        data = fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b""
-        if not any(m.encode() in data for m in ROCM_ARCH_MENTIONS) or not (c.build_script or is_build_helper(data)):
-            continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        if any(isinstance(n, ast.Constant) and isinstance(n.value, str)
-               and any(m in n.value for m in ROCM_ARCH_MENTIONS) for n in ast.walk(tree)):
-            return True
-    return False
 
 
 def _extension_helpers(candidates, fs: Observed) -> bool:

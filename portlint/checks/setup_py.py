@@ -19,7 +19,6 @@ from portlint.finding import Finding, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import python_condition
 from portlint.source import SourceFile, module_nodes
-from portlint.targets import build_chooses_rocm_archs
 
 ROCM_NVCC_LIST = "['-O3', '-DUSE_ROCM', '--offload-arch=gfx90a']"
 
@@ -802,8 +801,6 @@ ROCM_ARCH_MENTIONS = ("PYTORCH_ROCM_ARCH", "offload-arch", "amdgpu-target", "AMD
 def check_rocm_arch_unset(source: SourceFile) -> list[Finding]:
     if CUDA_ARCH_VARIABLE.encode() not in source.data:
         return []
-    if build_chooses_rocm_archs():
-        return []  # another script of the build sets them (an op builder's `PYTORCH_ROCM_ARCH`)
     script = BuildScript(source)
     strings = script.string_constants()
     if any(m in arg.value for arg in strings for m in ROCM_ARCH_MENTIONS):
