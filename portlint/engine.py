@@ -40,8 +40,8 @@ from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
 from portlint.fix import Applicability
-from portlint.project import (FileFacts, ProjectIndex, WordFilter, by_basename, include_targets, included_files,
-                              includers_of, pack)
+from portlint.project import (FileFacts, ProjectIndex, WordFilter, by_basename, first_included, include_targets,
+                              included_files, pack)
 from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
@@ -300,7 +300,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 held.setdefault(unported[state.path], []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
-    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files, index)
+    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
     result.findings = _judge_flags_by_other_files(result.findings, result.files)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -615,14 +615,13 @@ def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:
     return source
 
 
-def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState],
-                                            index: ProjectIndex) -> list[Finding]:
+def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
     """Leave out the findings of functions a ROCm build never runs: those their file calls only
-    where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other file that
-    could call them holds: for Python and CMake any file of the scan in the same language
-    (another module might call them; CMake names in any case), for a C-family file the files
-    that include it. A C-family function is still compiled, so only findings about what it
-    computes or how fast go (not those of code hip-clang rejects, nor the wavefront rules')."""
+    where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other file of the
+    scan in the same language holds (another module, or a file that includes a C-family one,
+    might call them; CMake names in any case). A C-family function is still compiled, so only
+    findings about what it computes or how fast go (not those of code hip-clang rejects, nor
+    the wavefront rules')."""
     candidates = {path: state.off_rocm_functions for path, state in files.items() if state.off_rocm_functions}
     if not candidates:
         return findings
@@ -633,20 +632,17 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
                   if language == state.language and language != CUDA}
         if wanted:
             named_elsewhere |= _named_in(state, wanted, candidates.get(path, ()))
-    by_key = {state.facts.path: state for state in files.values() if state.language == CUDA and state.facts.path}
+    c_family = [state for state in files.values() if state.language == CUDA]
     for path, spans in candidates.items():
         state = files[path]
         if state.language != CUDA:
             continue
+        # Another C-family file that names it may include the file and call it (only the
+        # files whose words may hold the name are read).
         wanted = {(CUDA, name) for _, _, name in spans}
-        if state.facts.path:
-            includers = [by_key.get(key) for key in includers_of(index, state.facts.path)]
-            # (files not parsed have no facts yet: one that holds the name may call it)
-            named_elsewhere |= {(CUDA, name) for _, name in wanted if index.deferred_naming(name)}
-        else:  # no facts collected (no rule needs them): any C-family file of the scan may include it
-            includers = [other for other in files.values() if other.language == CUDA and other is not state]
-        for other in includers:
-            named_elsewhere |= _named_in(other, wanted, ()) if other is not None else wanted
+        for other in c_family:
+            if other is not state:
+                named_elsewhere |= _named_in(other, wanted - named_elsewhere, ())
     # What a function computes, or how fast; not the wavefront rules, whose masks hip-clang
     # also checks (`static_assert`) where it compiles a body that never runs.
     runtime = {code for code, doc in load_all().items()
@@ -809,21 +805,35 @@ class _UnportedIncludes:
                              if state.language == CUDA}
         self._named = by_basename(self._by_absolute) if candidates else {}
         self._written_on: dict[str, bool] = {}
+        self._reached: dict = {}  # `first_included`'s answers, by file key
 
     def root(self, state: "FileState") -> str | None:
         if self._writes_on_library(state.path):
             return state.path
         absolute = Path(state.absolute).as_posix()
-        for name, offset in _file_includes(absolute, state.digest) or ():
-            if _status(state.ranges, offset) is not Status.LIVE:
-                continue  # (a header's own includes count as its includer meets them)
+        for name in self._live_includes(state):
             for target in sorted(include_targets(absolute, name, self._by_absolute, self._named))[:1]:
                 header = self._by_absolute[target]
-                below = [self._by_facts.get(p) for p in included_files(self._index, self._files[header].facts.path)]
-                found = next((p for p in (header, *below) if p is not None and self._writes_on_library(p)), None)
+                if self._writes_on_library(header):
+                    return header
+                found = first_included(self._index, self._files[header].facts.path, self._wanted, self._reached)
                 if found is not None:
-                    return found
+                    return self._by_facts[found]
         return None
+
+    def _wanted(self, key: str) -> bool:
+        path = self._by_facts.get(key)
+        return path is not None and self._writes_on_library(path)
+
+    @staticmethod
+    def _live_includes(state: "FileState") -> list[str]:
+        """What the file includes where ROCm compiles it: from its facts where they hold its
+        includes (`FileFacts.includes`, the ROCm path's), else from its bytes and its
+        ROCm-path model."""
+        if state.facts.includes:  # (collected where a project rule runs)
+            return state.facts.includes
+        return [name for name, offset in _file_includes(str(state.absolute), state.digest) or ()
+                if _status(state.ranges, offset) is Status.LIVE]
 
     def _writes_on_library(self, path: str) -> bool:
         if path not in self._written_on:

@@ -13,6 +13,7 @@ import os
 import pickle
 import re
 import zlib
+from array import array
 from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -268,28 +269,13 @@ class ProjectIndex:
         self._unpack(name)
         if not self._deferred or not isinstance(name, str):
             return
-        for key in self._word_index().pop(name.encode(), ()):
-            self._load(key)
-
-    def _word_index(self) -> dict:
-        """The deferred files by the words their bytes hold, read once."""
         if self._words is None:
             self._words = {}
             for key, loader in self._deferred.items():
                 for word in set(loader.data().translate(_WORD_BYTES).split()):
                     self._words.setdefault(word, []).append(key)
-        return self._words
-
-    @property
-    def loaded_files(self) -> dict[str, "FileFacts"]:
-        """The facts of the files collected so far, by `file_key`: no deferred file is loaded."""
-        return self._files
-
-    def deferred_naming(self, name: str) -> list[str]:
-        """The deferred files (not yet collected) whose bytes hold `name` as a word, unloaded."""
-        if not self._deferred:
-            return []
-        return [key for key in self._word_index().get(name.encode(), ()) if key in self._deferred]
+        for key in self._words.pop(name.encode(), ()):
+            self._load(key)
 
     def add(self, facts: FileFacts) -> None:
         if facts.path:
@@ -411,36 +397,31 @@ _WORD_BYTES = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) el
 
 
 class WordFilter:
-    """The words of a file's bytes as a Bloom filter, kept in its cached state: the project
-    pass asks which files may name a thing (a helper, a feature flag) and reads only those.
-    Never a wrong "no"; a wrong "maybe" (about 1 in 100 at 10 bits a word) costs one read.
+    """The words of a file's bytes as their sorted CRC-32s, kept in its cached state: the
+    project pass asks which files may name a thing (a helper, a feature flag) and reads only
+    those. Never a wrong "no"; a wrong "maybe" (two words with one CRC: about 1 in 4 billion
+    for each word) costs one read. Built in C (`map`, `sorted`), 4 bytes a distinct word.
     CMake's words are kept in lower case (its command names ignore case)."""
 
-    __slots__ = ("_bits", "_size", "lower")
+    __slots__ = ("_hashes", "lower")
 
     def __init__(self, data: bytes, lower: bool = False) -> None:
         words = set((data.lower() if lower else data).translate(_WORD_BYTES).split())
-        self._size = size = 1 << max(10, (len(words) * 10).bit_length())
-        bits = bytearray(size >> 3)
-        for word in words:
-            for at in self._places(word, size):
-                bits[at >> 3] |= 1 << (at & 7)
-        self._bits, self.lower = bytes(bits), lower
-
-    @staticmethod
-    def _places(word: bytes, size: int):
-        first, step = zlib.crc32(word), zlib.adler32(word) | 1
-        return ((first + i * step) & (size - 1) for i in range(3))
+        self._hashes = array("I", sorted(set(map(zlib.crc32, words))))
+        self.lower = lower
 
     def __getstate__(self):
-        return self._bits, self._size, self.lower
+        return self._hashes.tobytes(), self.lower
 
     def __setstate__(self, state) -> None:
-        self._bits, self._size, self.lower = state
+        data, self.lower = state
+        self._hashes = array("I")
+        self._hashes.frombytes(data)
 
     def may_hold(self, word: str) -> bool:
-        encoded = (word.lower() if self.lower else word).encode()
-        return all(self._bits[at >> 3] >> (at & 7) & 1 for at in self._places(encoded, self._size))
+        wanted = zlib.crc32((word.lower() if self.lower else word).encode())
+        at = bisect.bisect_left(self._hashes, wanted)
+        return at < len(self._hashes) and self._hashes[at] == wanted
 
 
 class _ByName(Mapping):
@@ -1035,25 +1016,23 @@ def included_files(index: ProjectIndex, path: str) -> list[str]:
     return index._memo[key]
 
 
-def includers_of(index: ProjectIndex, path: str) -> list[str]:
-    """The collected files that include `path`, directly or not (the reverse of
-    `included_files`, from one map of their direct includes, built once). Deferred files are
-    not loaded for it: `ProjectIndex.deferred_naming` says which of them may name a thing."""
-    if "includers" not in index._memo:
-        direct: dict[str, set[str]] = {}
-        for current, facts in index.loaded_files.items():
-            for include in facts.includes:
-                for target in _include_targets(index, current, include):
-                    direct.setdefault(target, set()).add(current)
-        index._memo["includers"] = direct
-    direct = index._memo["includers"]
-    seen, pending = {path}, [path]
-    while pending:
-        for includer in sorted(direct.get(pending.pop(), ())):
-            if includer not in seen:
-                seen.add(includer)
-                pending.append(includer)
-    return sorted(seen - {path})
+def first_included(index: ProjectIndex, path: str, wanted, memo: dict) -> str | None:
+    """The first scanned file `path` includes, directly or not, for which `wanted(key)` holds
+    (depth first, in include order), or None. `memo` (one per question) keeps each file's
+    answer, so a scan that asks for many files walks each include once."""
+    if path in memo:
+        return memo[path]
+    memo[path] = None  # (an include cycle answers no where it closes)
+    found = None
+    for include in index.files[path].includes if path in index.files else ():
+        for target in _include_targets(index, path, include):
+            found = target if wanted(target) else first_included(index, target, wanted, memo)
+            if found is not None:
+                break
+        if found is not None:
+            break
+    memo[path] = found
+    return found
 
 
 def _include_targets(index: ProjectIndex, including: str, include: str) -> list[str]:
