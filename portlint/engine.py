@@ -300,8 +300,12 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                 held.setdefault(unported[state.path], []).append(replace(f, severity=severity))
                 continue
         result.findings.append(replace(f, severity=severity))
-    result.findings = _drop_in_functions_called_only_off_rocm(result.findings, result.files)
-    result.findings = _judge_flags_by_other_files(result.findings, result.files)
+    # The project's other files, where files were named: read for what they call and test.
+    # A file named without that context (no project rule enabled) keeps its findings.
+    in_view = {**context, **result.files}
+    if explicit or not any(c.explicit for c in candidates):
+        result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
+    result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:

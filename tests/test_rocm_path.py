@@ -424,3 +424,16 @@ def test_a_header_helper_called_only_off_rocm_computes_nothing_there(tmp_path, k
     (tmp_path / "kernel.cu").write_text('#include "helpers.cuh"\n' + kernel)
     found = scan([tmp_path], tmp_path, select=("P001", "W001", "W002", "W003")).findings
     assert sorted((f.code, f.location.start_line) for f in found if f.path.endswith("helpers.cuh")) == expected
+
+
+def test_a_header_named_alone_is_judged_with_the_project_around_it(tmp_path) -> None:
+    # A pre-commit run names the header only: the kernel that calls `shared_offset` on the
+    # ROCm path is context, so the helper's device-pass test is reported as in a full scan.
+    from harness import scan
+    (tmp_path / "helpers.cuh").write_text(HELPERS_CUH)
+    (tmp_path / "kernel.cu").write_text(
+        '#include "helpers.cuh"\n__global__ void k(float* p, unsigned* o) { __shared__ float s[64];'
+        ' o[0] = shared_offset(s); p[0] = block_sum(s, p[0]); }\n')
+    for select in (("ALL",), ("P001",)):  # with the project rules' context, and without any
+        found = scan([tmp_path / "helpers.cuh"], tmp_path, select=select).findings
+        assert ("P001", 4) in {(f.code, f.location.start_line) for f in found}, select
