@@ -647,14 +647,19 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         for other in c_family:
             if other is not state:
                 named_elsewhere |= _named_in(other, wanted - named_elsewhere, ())
-    # What a function computes, or how fast; not the wavefront rules, whose masks hip-clang
-    # also checks (`static_assert`) where it compiles a body that never runs.
-    runtime = {code for code, doc in load_all().items()
-               if doc.impact in ("results", "performance") and "wavefront" not in doc.tags}
     return [f for f in findings if not any(
         s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
-        and (files[f.path].language != CUDA or f.code in runtime)
+        and (files[f.path].language != CUDA or f.code in _runtime_codes())
         for s, e, name in candidates.get(f.path, ()))]
+
+
+@functools.cache
+def _runtime_codes() -> frozenset[str]:
+    """The rules whose C-family findings a function that never runs on ROCm makes moot: what
+    it computes, or how fast; not the wavefront rules, whose masks hip-clang also checks
+    (`static_assert`) where it compiles a body that never runs."""
+    return frozenset(code for code, doc in load_all().items()
+                     if doc.impact in ("results", "performance") and "wavefront" not in doc.tags)
 
 
 def _may_name(state: FileState, name: str) -> bool:
@@ -1190,9 +1195,11 @@ def _analyze_source(source: SourceFile, config: Config, codes, problems: list[Pr
 
 def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts) -> FileState:
     off_rocm = ()
-    if source.language in (PYTHON, CMAKE, CUDA) and findings:
+    # (in C-family files only the findings the project pass may drop there are worth the walk)
+    droppable = [f for f in findings if f.location and (source.language != CUDA or f.code in _runtime_codes())]
+    if source.language in (PYTHON, CMAKE, CUDA) and droppable:
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
-                         if any(span[0] <= f.location.start_byte < span[1] for f in findings if f.location))
+                         if any(span[0] <= f.location.start_byte < span[1] for f in droppable))
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
