@@ -809,7 +809,8 @@ class _UnportedIncludes:
 
     def __init__(self, files: dict[str, "FileState"], candidates: set[str], index: ProjectIndex, complete) -> None:
         self._files, self._candidates, self._index, self._complete = files, candidates, index, complete
-        self._by_facts = {state.facts.path: path for path, state in files.items() if state.language == CUDA}
+        self._by_facts = {state.facts.path: path for path, state in files.items()
+                          if state.language == CUDA and state.facts.path}
         self._by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items()
                              if state.language == CUDA}
         self._named = by_basename(self._by_absolute) if candidates else {}
@@ -825,10 +826,22 @@ class _UnportedIncludes:
                 header = self._by_absolute[target]
                 if self._writes_on_library(header):
                     return header
-                found = first_included(self._index, self._files[header].facts.path, self._wanted, self._reached)
-                if found is not None:
+                key = self._files[header].facts.path  # ("": no facts collected, nothing to walk)
+                found = key and first_included(self._index, key, self._wanted, self._reached, self._includes_of)
+                if found:
                     return self._by_facts[found]
         return None
+
+    def _includes_of(self, key: str) -> list[str]:
+        """What a file includes (by its facts' key), from its facts where they hold its
+        includes, else from its bytes."""
+        path = self._by_facts.get(key)
+        if path is None:
+            return []
+        state = self._files[path]
+        if state.facts.includes:
+            return state.facts.includes
+        return [name for name, _ in _file_includes(str(state.absolute), state.digest) or ()]
 
     def _wanted(self, key: str) -> bool:
         path = self._by_facts.get(key)

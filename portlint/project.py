@@ -1016,17 +1016,19 @@ def included_files(index: ProjectIndex, path: str) -> list[str]:
     return index._memo[key]
 
 
-def first_included(index: ProjectIndex, path: str, wanted, memo: dict) -> str | None:
+def first_included(index: ProjectIndex, path: str, wanted, memo: dict, includes_of) -> str | None:
     """The first scanned file `path` includes, directly or not, for which `wanted(key)` holds
-    (depth first, in include order), or None. `memo` (one per question) keeps each file's
-    answer, so a scan that asks for many files walks each include once."""
+    (depth first, in include order), or None. `includes_of(key)`: what a file includes, as
+    written (the caller's facts or bytes: no file is parsed for it). `memo` (one per
+    question) keeps each file's answer, so a scan that asks for many files walks each
+    include once."""
     if path in memo:
         return memo[path]
     memo[path] = None  # (an include cycle answers no where it closes)
     found = None
-    for include in index.files[path].includes if path in index.files else ():
+    for include in includes_of(path):
         for target in _include_targets(index, path, include):
-            found = target if wanted(target) else first_included(index, target, wanted, memo)
+            found = target if wanted(target) else first_included(index, target, wanted, memo, includes_of)
             if found is not None:
                 break
         if found is not None:
