@@ -309,7 +309,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
-        result.findings = _fold_unported_headers(result.findings, result.files)
+        result.findings = _fold_unported_headers(result.findings, result.files, unported_includes)
     result.findings.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     # The build model's, last: reading the build files and walking the includes (both here, not in workers).
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
@@ -731,7 +731,8 @@ def _fold_into_unported_includes(findings: list[Finding], held: dict[str, list[F
     return out + [h for path, others in held.items() if path not in folded for h in others]
 
 
-def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"]) -> list[Finding]:
+def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"],
+                           reach: "_UnportedIncludes") -> list[Finding]:
     """A header written on a library ROCm has no port of (its include is an L001 error),
     included by another file written on it, directly or through project headers that are not
     (`kernel.h` -> `make_iter.h` -> `iter.h`), is part of that file's root cause: the code
@@ -739,12 +740,7 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
     Its finding goes with the includer's, as related places, down to a file nothing so
     written includes (a kernel's source), one finding for the whole of it."""
     unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
-    by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items() if state.language == CUDA}
-    named = by_basename(by_absolute)
-
-    def included(absolute: str) -> list[str]:
-        return [target for name, _ in _file_includes(absolute, files[by_absolute[absolute]].digest) or ()
-                for target in sorted(include_targets(absolute, name, by_absolute, named))[:1]]
+    by_absolute, included = reach.by_absolute, reach.included
 
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
     for path in sorted(unported):
@@ -811,9 +807,10 @@ class _UnportedIncludes:
         self._files, self._candidates, self._index, self._complete = files, candidates, index, complete
         self._by_facts = {state.facts.path: path for path, state in files.items()
                           if state.language == CUDA and state.facts.path}
-        self._by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items()
-                             if state.language == CUDA}
-        self._named = by_basename(self._by_absolute) if candidates else {}
+        # C-family files by absolute posix path, and by file name (`include_targets`)
+        self.by_absolute = {Path(state.absolute).as_posix(): path for path, state in files.items()
+                            if state.language == CUDA}
+        self._named = by_basename(self.by_absolute) if candidates else {}
         self._written_on: dict[str, bool] = {}
         self._reached: dict = {}  # `first_included`'s answers, by file key
 
@@ -822,8 +819,8 @@ class _UnportedIncludes:
             return state.path
         absolute = Path(state.absolute).as_posix()
         for name in self._live_includes(state):
-            for target in sorted(include_targets(absolute, name, self._by_absolute, self._named))[:1]:
-                header = self._by_absolute[target]
+            for target in self._targets(absolute, name):
+                header = self.by_absolute[target]
                 if self._writes_on_library(header):
                     return header
                 key = self._files[header].facts.path  # ("": no facts collected, nothing to walk)
@@ -831,6 +828,16 @@ class _UnportedIncludes:
                 if found:
                     return self._by_facts[found]
         return None
+
+    def _targets(self, absolute: str, include: str) -> list[str]:
+        """The project file an `#include` of the file at `absolute` names (the first match)."""
+        return sorted(include_targets(absolute, include, self.by_absolute, self._named))[:1]
+
+    def included(self, absolute: str) -> list[str]:
+        """The project files the file at `absolute` includes, from its bytes (every arm)."""
+        digest = self._files[self.by_absolute[absolute]].digest
+        return [target for name, _ in _file_includes(absolute, digest) or ()
+                for target in self._targets(absolute, name)]
 
     def _includes_of(self, key: str) -> list[str]:
         """What a file includes (by its facts' key), from its facts where they hold its

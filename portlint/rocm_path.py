@@ -1083,21 +1083,15 @@ def _cpp_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], dict
             spans.setdefault(name, []).append((function.start_byte, function.end_byte))
     if not spans:
         return None
-    data, root = source.data, source.tree.root_node
+    from portlint.checks.cpp import token_nodes  # (checks.cpp imports this module)
+
+    defines = [d for d in read_directives(source.data) if d.kind == "define"]
     references: dict[str, list[int]] = {}
     for name, own in spans.items():
-        word = name.encode()
-        at = data.find(word)
-        while at != -1:
-            end = at + len(word)
-            whole = ((at == 0 or data[at - 1] not in queries.IDENTIFIER_BYTES)
-                     and (end == len(data) or data[end] not in queries.IDENTIFIER_BYTES))
-            if whole and not any(s <= at < e for s, e in own):
-                node = root.descendant_for_byte_range(at, end)
-                if node is None or node.type not in ("comment", "string_content", "string_literal",
-                                                     "raw_string_literal", "char_literal"):
-                    references.setdefault(name, []).append(at)
-            at = data.find(word, end)
+        # A name in code (not in comments or strings), or in a macro's body (at its `#define`).
+        found = [n.start_byte for n in token_nodes(source, name.encode()) if source.node_text(n) == name]
+        found += [d.offset for d in defines if name in _NAME.findall(d.text)]
+        references[name] = [at for at in found if not any(s <= at < e for s, e in own)]
     functions = [(start, end, name) for name, own in spans.items() for start, end in own]
     return functions, references
 

@@ -499,7 +499,8 @@ def check_compute_capability_check(source: SourceFile) -> list[Finding]:
     if source.language == PYTHON:
         if b"get_device_capability" not in source.data and b"get_device_properties" not in source.data:
             return []
-        return _one_per_function(source, _PythonCapabilityScan(source).run(), _python_function_of(source))
+        found = _PythonCapabilityScan(source).run()
+        return _one_per_function(source, found, _python_function_of(source)) if len(found) > 1 else found
     if not any(hint in source.data for hint in _DEVICE_QUERY_HINTS):
         return []
     root = source.tree.root_node
