@@ -184,7 +184,40 @@ def _relative(resolved: Path | str, root: Path | str) -> str | None:
     return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
-def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped]):
+# Files that describe or drive a build without being one portlint checks: configure templates
+# and scripts, other build systems, shell and CI recipes. The project pass reads them only to
+# learn whether a name is set anywhere (`engine._drop_under_unset_switches`).
+_BUILD_DESCRIPTION_SUFFIXES = frozenset({
+    ".in", ".ac", ".am", ".m4", ".sh", ".bash", ".bat", ".cmd", ".ps1", ".yml", ".yaml", ".bzl", ".bazel",
+    ".gn", ".gni", ".toml", ".cfg", ".ini", ".json", ".lua", ".vcxproj", ".props", ".targets", ".pri", ".pro",
+    ".nix", ".spec", ".mak", ".make",
+})
+_BUILD_DESCRIPTION_NAMES = frozenset({
+    "configure", "meson.build", "meson_options.txt", "meson.options", "BUILD", "WORKSPACE", "SConstruct",
+    "SConscript", "Dockerfile", "Jenkinsfile", "Doxyfile",
+})
+
+
+def _build_description(name: str, folder: str) -> str | None:
+    if _language_of_name(name, folder) is not None:
+        return None  # checked (and word-filtered) as a source or build file already
+    if name in _BUILD_DESCRIPTION_NAMES or suffix_of(name).lower() in _BUILD_DESCRIPTION_SUFFIXES \
+            or name.startswith("make.inc"):
+        return "build-description"
+    return None
+
+
+def build_descriptions(config: Config) -> list[Path]:
+    """The project's files that describe its build in ways no checker reads (above), walked
+    from its root with the scan's excludes and ignore files."""
+    excludes = _Matcher(pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude))
+    return [resolved for _, resolved, _ in _walk(config.root, config, excludes, [], _build_description)]
+
+
+def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped], kind_of=None):
+    """(path, resolved path, language) of each file below `top` that `kind_of(name, folder)`
+    (the source languages by default) gives a kind."""
+    kind_of = kind_of or _language_of_name
     root = config.root
     # .gitignore files from the project root down to `top` apply to everything below.
     ignores: list[tuple[str, _Matcher]] = []  # (resolved directory, its .gitignore)
@@ -244,7 +277,7 @@ def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped])
                     path = directory / name
                     below.append((path, path if as_given else resolved_dir / name))
                 continue
-            language = _language_of_name(name, folder)
+            language = kind_of(name, folder)
             if language is None:
                 continue
             path = directory / name

@@ -28,14 +28,17 @@ import pathspec
 
 from portlint import build_model, embedded, hipify, queries, rocm_path, suppress, targets, unchanged, workers
 from portlint.checks import facts as project_facts
+from portlint.build_model import macros
+from portlint.build_model.expressions import tokens
 from portlint.build_model.macros import FileEnvironment, included_names
 from portlint.cache import FILE, Cache
 from portlint.checks.libraries import check_cuda_library, library_for_header
 from portlint.checks.logical_warp import judge_by_helpers
 from portlint.checks.wavefront import check_hardcoded_warp_size
 from portlint.checks.wavefront_ops import check_shuffle_width_32
-from portlint.checks import preprocessor, python_build
+from portlint.checks import cpp, preprocessor, python_build
 from portlint.config import Config
+from portlint import discover as discovery
 from portlint.discover import Candidate, Skipped, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
@@ -102,6 +105,9 @@ class FileState:
     # Which names the file may hold (C-family, Python, CMake): the project pass reads only the
     # files that may name what it asks about (`_may_name`).
     words: WordFilter | None = None
+    # The stretches holding findings that no build compiles unless a name is defined
+    # (`macros.switch_gates`): the project pass drops them where nothing sets the name.
+    switch_gates: tuple[macros.Gate, ...] = ()
 
     @property
     def absolute_path(self) -> Path:
@@ -306,6 +312,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if explicit or not any(c.explicit for c in candidates):
         result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
+    result.findings = _drop_under_unset_switches(result.findings, in_view, config)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:
@@ -603,6 +610,88 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
             related=f.related + tuple(Related(location, f"a fallback arm AMD compiles for {name}")
                                       for name in f.open_flags for location in fallbacks[name][:3])))
     return out
+
+
+def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileState], config: Config) -> list[Finding]:
+    """Leave out the findings in code that no build compiles unless a switch is defined
+    (`FileState.switch_gates`: `#ifdef TV_DEBUG`, `#if defined(TEXTURE) && ...`) where nothing
+    in the project sets that switch: no C-family file defines, undefines or reads it outside a
+    test, no build file, build script or other build description (configure templates, CI
+    recipes: `discover.build_descriptions`) names it, and it is none of the names toolchains,
+    PyTorch or build systems set (`macros.set_outside_the_project`). The ROCm build, as the
+    project ships it, never compiles that code, and neither does the CUDA one."""
+    gates_of = _switch_gates_of_findings(findings, files)
+    gated = [f for f in findings if any(s <= f.location.start_byte < e for s, e, _ in gates_of.get(f.path, ()))]
+    if not gated:
+        return findings
+    names = {name for f in gated for s, e, gate in gates_of[f.path] if s <= f.location.start_byte < e for name in gate}
+    unset = {name for name in names if not macros.set_outside_the_project(name)}
+    for state in files.values():
+        if not unset:
+            break
+        unset -= _switches_set_in(state, {name for name in unset if _may_name(state, name)})
+    if unset:
+        for path in discovery.build_descriptions(config):
+            try:
+                data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
+            except (OSError, NotReadable):
+                continue  # (a description too large or unreadable is no build script)
+            unset = {name for name in unset if name.encode() not in data}
+            if not unset:
+                break
+    if not unset:
+        return findings
+    return [f for f in findings if not any(s <= f.location.start_byte < e and not unset.isdisjoint(gate)
+                                           for s, e, gate in gates_of.get(f.path, ()))]
+
+
+def _switch_gates_of_findings(findings: list[Finding], files: dict[str, FileState]) -> dict[str, tuple]:
+    """Each C-family file's switch gates around its findings: kept from its own pass
+    (`FileState.switch_gates`), read again only for a file that holds a project rule's finding."""
+    own = {id(f) for state in files.values() for f in state.findings}
+    gates: dict[str, tuple] = {}
+    for f in findings:
+        state = files.get(f.path)
+        if f.location is None or state is None or state.language != CUDA:
+            continue
+        if f.path not in gates:
+            gates[f.path] = state.switch_gates
+        if id(f) not in own and gates[f.path] is state.switch_gates:  # read once: all its gates
+            try:
+                gates[f.path] = macros.switch_gates(read_regular(state.absolute, MAX_FILE_BYTES))
+            except (OSError, NotReadable):
+                pass
+    return gates
+
+
+_MAX_DESCRIPTION_BYTES = 1024 * 1024
+
+
+def _switches_set_in(state: FileState, names: set[str]) -> set[str]:
+    """The `names` a file may set: a C-family file that defines or undefines one, or reads it
+    outside a conditional's test (a value some header gives it); any other file that holds
+    the name at all; every name where the file cannot be read."""
+    if not names:
+        return set()
+    try:
+        data = read_regular(state.absolute, MAX_FILE_BYTES)
+    except (OSError, NotReadable):
+        return names
+    names = {name for name in names if name.encode() in data}
+    if state.language != CUDA or not names:
+        return names
+    directives = macros.read_directives(data)
+    lines = [(d.offset, macros.directive_end(data, d.offset)) for d in directives]
+    # a definition, an `#undef`, or a macro body that reads it
+    found = {name for d in directives if d.kind in ("define", "undef")
+             for kind, name in tokens(d.text) if kind == "id"} & names
+    source = SourceFile(state.path, CUDA, data, Path(state.absolute))
+    for name in names - found:
+        for node in cpp.token_nodes(source, name.encode()):
+            if not any(s <= node.start_byte < e for s, e in lines):
+                found.add(name)  # read in code
+                break
+    return found
 
 
 def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:
@@ -1220,6 +1309,10 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
     if source.language in (PYTHON, CMAKE, CUDA) and droppable:
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
                          if any(span[0] <= f.location.start_byte < span[1] for f in droppable))
+    gates = ()
+    if source.language == CUDA and findings:
+        gates = tuple(gate for gate in macros.switch_gates(source.data)
+                      if any(f.location and gate[0] <= f.location.start_byte < gate[1] for f in findings))
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
@@ -1231,6 +1324,7 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         facts=facts,
         off_rocm_functions=off_rocm,
         words=_words_of(source),
+        switch_gates=gates,
     )
 
 

@@ -545,6 +545,106 @@ def evaluate_directive(kind: str, text: str, scope) -> Value:
     return evaluate(text, scope)
 
 
+# ---- switches: names whose definition a stretch of code needs --------------------------------
+class _OnlyUndefined:
+    """A scope that knows one thing: `name` is not defined (everything else is unknown)."""
+
+    alternates = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def is_defined(self, name: str) -> Value:
+        return False if name == self.name else None
+
+    def definition(self, name: str):
+        return None
+
+    def value(self, name: str) -> Value:
+        return 0 if name == self.name else None
+
+
+Gate = tuple[int, int, tuple[str, ...]]  # (start, end, names): compiled only where each name is defined
+
+
+def switch_gates(data: bytes) -> tuple[Gate, ...]:
+    """The stretches of a file that no build compiles unless a name is defined: the arms of
+    `#ifdef NAME`, `#if defined(NAME) && ...`, `#if NAME` and the `#else` of `#ifndef NAME`
+    (each arm's names: those whose absence surely leaves it out), and the `#if`/`#elif` lines
+    whose own test needs them (a gate that never opens anywhere). The project pass asks which
+    of these names nothing in the project ever sets (`engine._drop_under_unset_switches`)."""
+    gates: list[Gate] = []
+    chains: list[list[Directive]] = []  # open conditionals, innermost last
+
+    def close_arm(chain: list[Directive], end: int) -> None:
+        *earlier, last = chain
+        if last.kind == "endif":
+            return
+        names = _names_an_arm_needs(earlier, last)
+        if names:
+            gates.append((directive_end(data, last.offset), end, names))
+
+    for directive in read_directives(data):
+        kind = directive.kind
+        if kind in _CONDITIONALS:
+            chains.append([directive])
+        elif kind in _ALTERNATIVES and chains:
+            close_arm(chains[-1], directive.offset)
+            chains[-1].append(directive)
+        elif kind == "endif" and chains:
+            close_arm(chains.pop(), directive.offset)
+        else:
+            continue
+        if kind in ("if", "elif"):
+            names = tuple(n for n in _identifiers(directive.text)
+                          if truth(evaluate_directive(kind, directive.text, _OnlyUndefined(n))) is False)
+            if names:
+                gates.append((directive.offset, directive_end(data, directive.offset), names))
+    return tuple(gates)
+
+
+# Names build systems set without the project writing them: CMake's and Python's release
+# flags (`-DNDEBUG`), GCC's GNU-mode predefines, Visual Studio's project defaults.
+_SET_BY_BUILD_SYSTEMS = frozenset({"NDEBUG", "linux", "unix", "WIN32", "WIN64"})
+
+
+def set_outside_the_project(name: str) -> bool | None:
+    """Is `name` one the toolchains, PyTorch's extension builds or build systems define (or
+    are known not to), rather than a switch of the project's own? True for reserved names
+    (`_X`, `__x`: the implementation's), the predefines modelled here, the backend names
+    (`USE_CUDA`, `GINKGO_BUILD_HIP`: the backend model's) and the CUDA names hipify documents."""
+    return (name.startswith("_") or name in ROCM_DEFINED or name in ROCM_UNKNOWN or name in HIP_CLANG_DEFINED
+            or name in MACOS_MACROS or name in WINDOWS_MACROS or name in NOT_HIP_CLANG or name in CUDA_ONLY
+            or name in TORCH_ROCM_DEFINES or name in TORCH_CUDA_DEFINES or name in _SET_BY_BUILD_SYSTEMS
+            or AMD_TARGET_MACRO.fullmatch(name) is not None or PLATFORM_NAME.fullmatch(name) is not None
+            or hipify.documented(name))
+
+
+def _names_an_arm_needs(earlier: list[Directive], arm: Directive) -> tuple[str, ...]:
+    """The names whose absence surely leaves `arm` out: its own test false without it, or an
+    earlier test of its chain true without it (`#ifndef NAME ... #else`)."""
+    candidates = dict.fromkeys(n for d in (*earlier, arm) for n in _identifiers(d.text))
+    needed = []
+    for name in candidates:
+        scope = _OnlyUndefined(name)
+        if any(truth(evaluate_directive(d.kind, d.text, scope)) is True for d in earlier) or (
+                arm.kind != "else" and truth(evaluate_directive(arm.kind, arm.text, scope)) is False):
+            needed.append(name)
+    return tuple(needed)
+
+
+def _identifiers(text: str) -> list[str]:
+    return list(dict.fromkeys(t for kind, t in tokens(text) if kind == "id" and t != "defined"))
+
+
+def directive_end(data: bytes, offset: int) -> int:
+    """Where the directive at `offset` ends: its line's end, continuations followed."""
+    end = data.find(b"\n", offset)
+    while end > 0 and data[end - 1:end] == b"\\":  # a continued directive
+        end = data.find(b"\n", end + 1)
+    return len(data) if end == -1 else end
+
+
 # ---- the walk ---------------------------------------------------------------------------------
 @dataclass
 class _Walk:
