@@ -629,7 +629,9 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
     for state in files.values():
         if not unset:
             break
-        unset -= _switches_set_in(state, {name for name in unset if _may_name(state, name)})
+        # (a flag's word in a build file may be `-DNAME`, `/DNAME`: one word with its `D`)
+        unset -= _switches_set_in(state, {name for name in unset if _may_name(state, name) or (
+            state.language != CUDA and _may_name(state, "D" + name))})
     if unset:
         for path in discovery.build_descriptions(config):
             try:

@@ -51,6 +51,7 @@ def test_a_switch_named_only_in_a_comment_is_still_unset(tmp_path: Path) -> None
     ("setup.py", "from setuptools import Extension, setup\n"
                  "setup(ext_modules=[Extension('r', ['reduce.cu'], define_macros=[('APP_SHUFFLE_TOTALS', None)])])\n"),
     ("scripts/build_rocm.sh", "hipcc -DAPP_SHUFFLE_TOTALS -c reduce.cu\n"),
+    ("build_tools/flags.py", "def nvcc_flags():\n    return ['-O3', '-DAPP_SHUFFLE_TOTALS']\n"),
     (".github/workflows/ci.yml", "env:\n  CXXFLAGS: -DAPP_SHUFFLE_TOTALS\n"),
     ("configure.ac", "AC_DEFINE([APP_SHUFFLE_TOTALS], [1], [shuffle totals])\n"),
     ("values.h", "inline int shuffle_totals() { return APP_SHUFFLE_TOTALS; }  // a value some header gives it\n"),
