@@ -650,15 +650,17 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
 def _switch_gates_of_findings(findings: list[Finding], files: dict[str, FileState]) -> dict[str, tuple]:
     """Each C-family file's switch gates around its findings: kept from its own pass
     (`FileState.switch_gates`), read again only for a file that holds a project rule's finding."""
-    own = {id(f) for state in files.values() for f in state.findings}
     gates: dict[str, tuple] = {}
+    own: dict[str, set | None] = {}  # None: every gate of the file read
     for f in findings:
         state = files.get(f.path)
         if f.location is None or state is None or state.language != CUDA:
             continue
         if f.path not in gates:
             gates[f.path] = state.switch_gates
-        if id(f) not in own and gates[f.path] is state.switch_gates:  # read once: all its gates
+            own[f.path] = {(g.code, g.location.start_byte) for g in state.findings if g.location is not None}
+        if own[f.path] is not None and (f.code, f.location.start_byte) not in own[f.path]:
+            own[f.path] = None
             try:
                 gates[f.path] = macros.switch_gates(read_regular(state.absolute, MAX_FILE_BYTES))
             except (OSError, NotReadable):
