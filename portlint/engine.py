@@ -156,9 +156,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     budget = workers.Budget(config.timeout * PROJECT_SHARE) if named else None
     around = _project_around(candidates, config) if named else None
     build_cache = Cache.open(cache_dir, config, ("build files",), by_target=False) if cache_dir is not None else None
+    # A scan of the project's root discovered all of it: what the build reads is then known.
+    whole = not named and [os.path.realpath(p) for p in paths] == [os.path.realpath(config.root)]
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        # A scan of the project's root discovered all of it: what the build reads is then known.
-        whole = not named and [os.path.realpath(p) for p in paths] == [os.path.realpath(config.root)]
         model = build_model.build(candidates, config, around, build_cache, budget, whole=whole)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
@@ -311,8 +311,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     in_view = {**context, **result.files}
     if explicit or not any(c.explicit for c in candidates):
         result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
+    if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
+        result.findings = _drop_under_unset_switches(result.findings, in_view, config)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
-    result.findings = _drop_under_unset_switches(result.findings, in_view, config)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
     if len(unported_candidates) > 1:

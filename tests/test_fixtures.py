@@ -75,7 +75,8 @@ def _expected(copy: Path, code: str):
 @pytest.mark.parametrize("code, case", list(_cases()))
 def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     copy = _copy(case, tmp_path)
-    result = scan([copy], tmp_path, select=(code,))
+    # (a project fixture is a project: scanned from its own root, as `portlint scan .` in it)
+    result = scan([copy], copy if copy.is_dir() else tmp_path, select=(code,))
     assert not result.problems, [str(p) for p in result.problems]
     found = _positions(result, copy, code)
     expected, todo, notes = _expected(copy, code)

@@ -65,6 +65,15 @@ def test_names_toolchains_or_libraries_set_are_no_project_switches(tmp_path: Pat
     assert _scan(tmp_path, switch=switch) == ["reduce.cu:5"]
 
 
+def test_a_scan_of_a_folder_below_the_root_keeps_them(tmp_path: Path) -> None:
+    """The files that may set a switch are the project's, not the folder's: a scan of `src/`
+    does not see them, so it leaves the gated findings as they are."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "reduce.cu").write_text(KERNEL.format(switch="APP_SHUFFLE_TOTALS", include=""), encoding="utf-8")
+    result = engine.scan([tmp_path / "src"], Config(root=tmp_path, select=("W001",)))
+    assert [f.location.start_line for f in result.findings] == [5]
+
+
 def test_a_script_the_project_ignores_does_not_set_a_switch(tmp_path: Path) -> None:
     found = _scan(tmp_path, **{".gitignore": "local/\n", "local/build.sh": "hipcc -DAPP_SHUFFLE_TOTALS reduce.cu\n"})
     assert found == []

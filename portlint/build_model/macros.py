@@ -564,6 +564,7 @@ class _OnlyUndefined:
         return 0 if name == self.name else None
 
 
+_MAX_SWITCH_NAMES = 16
 Gate = tuple[int, int, tuple[str, ...]]  # (start, end, names): compiled only where each name is defined
 
 
@@ -595,8 +596,8 @@ def switch_gates(data: bytes) -> tuple[Gate, ...]:
             close_arm(chains.pop(), directive.offset)
         else:
             continue
-        if kind in ("if", "elif"):
-            names = tuple(n for n in _identifiers(directive.text)
+        if kind in ("if", "elif") and len(candidates := _identifiers(directive.text)) <= _MAX_SWITCH_NAMES:
+            names = tuple(n for n in candidates
                           if truth(evaluate_directive(kind, directive.text, _OnlyUndefined(n))) is False)
             if names:
                 gates.append((directive.offset, directive_end(data, directive.offset), names))
@@ -623,7 +624,11 @@ def set_outside_the_project(name: str) -> bool | None:
 def _names_an_arm_needs(earlier: list[Directive], arm: Directive) -> tuple[str, ...]:
     """The names whose absence surely leaves `arm` out: its own test false without it, or an
     earlier test of its chain true without it (`#ifndef NAME ... #else`)."""
+    if len(earlier) > _MAX_SWITCH_NAMES:
+        return ()
     candidates = dict.fromkeys(n for d in (*earlier, arm) for n in _identifiers(d.text))
+    if len(candidates) > _MAX_SWITCH_NAMES:
+        return ()  # (a chain that long or a test that wide is no switch: each name costs a pass over it)
     needed = []
     for name in candidates:
         scope = _OnlyUndefined(name)
