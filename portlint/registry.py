@@ -26,7 +26,7 @@ declare its tokens (a test checks it).
 """
 
 from portlint import embedded
-from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, wavefront, wavefront_ops, wavefront_size
+from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, templates, wavefront, wavefront_ops, wavefront_size
 from portlint.deep import diagnostics
 from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
@@ -96,6 +96,7 @@ REGISTRY = {
     "W009": {CUDA: wavefront_size.check_arch_macro_warp_size, PROJECT: wavefront_size.check_arch_macro_warp_size_on_host},
     "W010": {CUDA: wavefront_ops.check_warp_matrix_api},
     "X001": {DEEP: diagnostics.clang_errors},
+    "X002": {CUDA: templates.check_missing_typename},
     "Y001": {BUILD_SCRIPT: setup_py.check_cudaextension_nvcc_args},
     "Y002": {BUILD_SCRIPT: setup_py.check_cuda_toolkit_probe},
     "Y003": {BUILD_SCRIPT: setup_py.check_unpinned_triton, REQUIREMENTS: requirements.check_unpinned_triton,

@@ -436,3 +436,14 @@ def test_a_hipified_build_adds_the_runtime_include_itself(tmp_path: Path) -> Non
         "ext = CUDAExtension('k', ['scale.cu', 'traits.cu', 'bare.cu'])\n")
     result = scan([tmp_path], tmp_path, select=("X001",), deep=True)
     assert _positions(result, "X001") == {("traits.cu", 4)}, _details(result)
+
+
+def test_clang_error_where_a_fast_rule_reports_the_same_rejection_is_one_finding(tmp_path: Path) -> None:
+    """A missing `typename` is X002 in fast mode and a clang error (X001) in deep mode: one
+    root cause, so one finding, the fast rule's (with its fix)."""
+    shutil.copytree(FIXTURES, tmp_path / "deep")
+    path = tmp_path / "deep" / "X001_bad_missing_typename.cu"
+    line = next(i for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "expect: X001" in text)
+    result = scan([path], tmp_path, select=("X001", "X002"), deep=True)
+    assert [(f.code, f.location.start_line) for f in result.findings] == [("X002", line)]
+    assert result.findings[0].fix.is_applicable

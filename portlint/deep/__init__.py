@@ -25,6 +25,7 @@ from portlint.config import Config
 from portlint.deep import compile_db
 from portlint.deep.compile_db import CompileDbError
 from portlint.finding import Finding
+from portlint.ruledocs import load_all
 
 # Codes deep mode has checks for; a scan that selects none of them parses nothing.
 CODES = frozenset({"W001", "W003", "K001", "K002", "R002", "W008", "P001", "X001"})
@@ -235,7 +236,7 @@ def merge(fast: list[Finding], report: DeepReport) -> list[Finding]:
     kept = [f for f in fast if not any(_clears(c, f) for c in report.cleared)]
     added = []
     for found in report.findings:
-        index = next((i for i, f in enumerate(kept) if f.code == found.code and _overlap(f, found)), None)
+        index = next((i for i, f in enumerate(kept) if _same_cause(f, found) and _overlap(f, found)), None)
         if index is None:
             added.append(found)
             continue
@@ -244,6 +245,14 @@ def merge(fast: list[Finding], report: DeepReport) -> list[Finding]:
         related = same.related + tuple(r for r in found.related if r not in same.related)
         kept[index] = replace(same, message=message, related=related)
     return kept + added
+
+
+def _same_cause(fast: Finding, deep: Finding) -> bool:
+    """The same rule; or clang's error (X001) where a fast rule already reports code hip-clang
+    rejects (X002's missing `typename`, N008's short brace list): one root cause."""
+    if fast.code == deep.code:
+        return True
+    return deep.code == "X001" and load_all()[fast.code].impact == "compile"
 
 
 def _overlap(a: Finding, b: Finding) -> bool:
