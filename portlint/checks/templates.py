@@ -10,10 +10,11 @@ compile depends on the language standard and the clang release, which a file doe
 
 from __future__ import annotations
 
+from portlint import queries
 from portlint.checks.cpp import enclosing_function
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
-from portlint.source import SourceFile
+from portlint.source import CUDA, SourceFile
 from portlint.triggers import all_of, needs
 
 _TEMPLATE_PARAMETERS = ("type_parameter_declaration", "optional_type_parameter_declaration",
@@ -24,36 +25,43 @@ _CLASSES = ("class_specifier", "struct_specifier", "union_specifier")
 _PLAIN_DECLARATORS = ("identifier", "init_declarator", "array_declarator")
 
 
+# Block-scope declarations and typedefs whose type is a qualified name (C++20 keeps
+# `typename` required there).
+_QUALIFIED_DECLARATIONS = """
+[(declaration type: (qualified_identifier) @type) @declaration
+ (type_definition type: (qualified_identifier) @type) @declaration]
+"""
+
+
 @needs(all_of(b"template", b"::"))
 def check_missing_typename(source: SourceFile) -> list[Finding]:
     findings = []
-    stack = [source.tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "template_declaration":
-            findings.extend(_in_template(node, source))
-            continue  # (nested templates are read with their enclosing one's parameters)
-        stack.extend(node.named_children)
-    return findings
-
-
-def _in_template(template, source: SourceFile) -> list[Finding]:
-    findings = []
-    stack = [(template, frozenset(), frozenset())]  # (node, template parameters, enclosing class names)
-    while stack:
-        node, parameters, classes = stack.pop()
-        if node.type == "template_declaration":
-            listed = node.child_by_field_name("parameters")
-            parameters = parameters | _parameter_names(listed, source)
-        elif node.type in _CLASSES and (name := node.child_by_field_name("name")) is not None:
-            classes = classes | {source.node_text(name)}
-        elif node.type in ("declaration", "type_definition") and parameters and _in_block(node):
-            finding = _missing_typename(node, parameters, classes, source)
+    for match in queries.matches(CUDA, _QUALIFIED_DECLARATIONS, source.tree.root_node):
+        declaration = match["declaration"][0]
+        if not _in_block(declaration):
+            continue
+        parameters, classes = _enclosing_templates(declaration, source)
+        if parameters:
+            finding = _missing_typename(declaration, parameters, classes, source)
             if finding is not None:
                 findings.append(finding)
-        if node.type != "ERROR":
-            stack.extend((child, parameters, classes) for child in node.named_children)
     return findings
+
+
+def _enclosing_templates(node, source: SourceFile) -> tuple[frozenset[str], frozenset[str]]:
+    """The parameters of the templates around `node`, and the names of the classes it is in."""
+    parameters: set[str] = set()
+    classes: set[str] = set()
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "ERROR":
+            return frozenset(), frozenset()  # (a stretch the tree could not read: no guess)
+        if parent.type == "template_declaration":
+            parameters |= _parameter_names(parent.child_by_field_name("parameters"), source)
+        elif parent.type in _CLASSES and (name := parent.child_by_field_name("name")) is not None:
+            classes.add(source.node_text(name))
+        parent = parent.parent
+    return frozenset(parameters), frozenset(classes)
 
 
 def _parameter_names(listed, source: SourceFile) -> frozenset[str]:
@@ -139,3 +147,7 @@ def _first_parameter_in(node, parameters: frozenset[str], source: SourceFile) ->
             return source.node_text(current)
         stack.extend(reversed(current.named_children))
     return None
+
+
+# Answered from one combined query run per file (portlint.queries.shared).
+queries.shared(CUDA, _QUALIFIED_DECLARATIONS)
