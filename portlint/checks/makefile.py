@@ -328,15 +328,18 @@ _LIBRARIES_BY_NAME = {lib.name: lib for lib in CUDA_LIBRARIES}
 def _library_dir_findings(source: SourceFile, mk: Makefile) -> list[Finding]:
     spans = [(a.words[0].start, a.words[-1].end) for a in mk.assignments if a.live and a.words]
     spans += [(c.words[0].start, c.words[-1].end) for c in mk.commands if c.program.text not in _PRINTERS]
+    texts = [source.data[start:end].decode("utf-8", errors="replace") for start, end in sorted(set(spans))]
+    words = {w.lower().removeprefix("-l") for text in texts for w in text.split()}
     findings = []
-    for start, end in sorted(set(spans)):
-        text = source.data[start:end].decode("utf-8", errors="replace")
+    for (start, _), text in zip(sorted(set(spans)), texts):
         for m in _LIBRARY_DIR.finditer(text):
             path = m.group(1).lower()
             name = next((lib for key, lib in _LIBRARY_DIR_NAMES if key in path), None)
             if name is None:
                 continue
             lib = _LIBRARIES_BY_NAME[name]
+            if (lib.drop_in_header or lib.same_headers) and _rocm_link_name(lib) in words:
+                continue  # `NCCL_HOME` in a build that links RCCL: where that drop-in port is installed
             at = start + len(text[:m.start()].encode())
             shown = m.group()
             findings.append(finding(
@@ -348,8 +351,12 @@ def _library_dir_findings(source: SourceFile, mk: Makefile) -> list[Finding]:
     return findings
 
 
+def _rocm_link_name(lib: CudaLibrary) -> str | None:
+    return _ROCM_LINK_NAME.get(lib.name) or lib.hip_library or lib.hip_package
+
+
 def _library_fix(text: str, lib: CudaLibrary) -> Fix:
-    rocm = _ROCM_LINK_NAME.get(lib.name) or lib.hip_library or lib.hip_package
+    rocm = _rocm_link_name(lib)
     if rocm is None:
         return Fix.advice(f"Link {lib.counterpart or 'the ROCm port'} instead of `{text}` on the ROCm path")
     return Fix.advice(f"Link {lib.counterpart}'s `-L$(ROCM_PATH)/lib -l{rocm}` instead of `{text}` "
