@@ -49,7 +49,7 @@ from portlint.registry import PROJECT, REGISTRY
 from portlint.rocm_path import Status
 from portlint.ruledocs import load_all
 from portlint.shown_paths import shows_paths
-from portlint.source import CMAKE, CUDA, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
+from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, TEXT_LANGUAGES, SourceFile
 from portlint.triggers import Probe, applies_to, needs_of
 
 if TYPE_CHECKING:
@@ -313,6 +313,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
     if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
         result.findings = _drop_under_unset_switches(result.findings, in_view, config)
+        result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, config)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -670,6 +671,30 @@ def _switch_gates_of_findings(findings: list[Finding], files: dict[str, FileStat
 
 
 _MAX_DESCRIPTION_BYTES = 1024 * 1024
+
+
+# A build's request for C++20 or later: `-std=c++20` (`gnu++2a`, MSVC's `/std:c++latest`),
+# CMake's `CXX_STANDARD 20` (also CUDA's and HIP's) and `cxx_std_20`, Meson's `cpp_std=c++20`.
+_CXX20_REQUEST = re.compile(rb"(?:-std=|/std:)(?:c|gnu)\+\+(?:2\w|latest)|(?:CXX|CUDA|HIP)_STANDARD\s+2\d"
+                            rb"|(?:cxx|cuda|hip)_std_2\d|cpp_std\s*=\s*['\"]?(?:c|gnu)\+\+2", re.IGNORECASE)
+
+
+def _drop_where_the_build_asks_for_cxx20(findings: list[Finding], files: dict[str, FileState],
+                                         config: Config) -> list[Finding]:
+    """Leave out the findings of code hip-clang rejects only before C++20 (`open_standard`)
+    where a build file or build description of the project asks for C++20 or later."""
+    if not any(f.open_standard for f in findings):
+        return findings
+    paths = [state.absolute for state in files.values() if state.language in (CMAKE, PYTHON, MAKE)]
+    paths += [str(p) for p in discovery.build_descriptions(config)]
+    for path in paths:
+        try:
+            data = read_regular(path, _MAX_DESCRIPTION_BYTES)
+        except (OSError, NotReadable):
+            continue
+        if _CXX20_REQUEST.search(data):
+            return [f for f in findings if not f.open_standard]
+    return findings
 
 
 def _switches_set_in(state: FileState, names: set[str]) -> set[str]:

@@ -76,7 +76,8 @@ def _expected(copy: Path, code: str):
 def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     copy = _copy(case, tmp_path)
     # (a project fixture is a project: scanned from its own root, as `portlint scan .` in it)
-    result = scan([copy], copy if copy.is_dir() else tmp_path, select=(code,))
+    root = copy if copy.is_dir() else tmp_path
+    result = scan([copy], root, select=(code,))
     assert not result.problems, [str(p) for p in result.problems]
     found = _positions(result, copy, code)
     expected, todo, notes = _expected(copy, code)
@@ -105,11 +106,11 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
         applicable = [f for f in result.findings if f.fix.is_applicable]
         assert not applicable, f"{case.name} has fixes but no {fixed.name}: {[f.fix.title for f in applicable]}"
         return
-    applied = fix_until_stable([copy], tmp_path, (code,))
+    applied = fix_until_stable([copy], root, (code,))
     assert applied > 0
     for got, want in zip(_files(copy), _files(fixed), strict=True):
         assert got.read_bytes() == want.read_bytes(), f"{got.name} differs from {want}"
-    after = scan([copy], tmp_path, select=(code,))
+    after = scan([copy], root, select=(code,))
     # Only findings without a fix may remain; those that follow from a fixed root cause (a
     # use of a mask macro whose definition was fixed) go with it.
     # (Lines move with the fixes: findings are compared by file and message.)
@@ -117,7 +118,7 @@ def test_fixture(code: str, case: Path, tmp_path: Path) -> None:
     remaining = Counter((Path(f.path).name, f.message) for f in after.findings)
     assert remaining <= unfixable, f"after --fix only the findings without a fix may remain: {remaining - unfixable}"
     snapshot = [p.read_bytes() for p in _files(copy)]
-    assert fix_until_stable([copy], tmp_path, (code,)) == 0
+    assert fix_until_stable([copy], root, (code,)) == 0
     assert [p.read_bytes() for p in _files(copy)] == snapshot, "a second --fix changed the files"
     (tmp_path / "original").mkdir()
     for before, after_fix in zip(_files(_copy(case, tmp_path / "original")), _files(copy), strict=True):

@@ -1,17 +1,20 @@
 """C++ templates as clang reads them: what older nvcc front ends let through.
 
-X002 missing-typename: a dependent qualified name used as a type in a block-scope
-declaration without `typename` (`Traits<T>::type v = 1;`, `typedef T::value_type V;` in a
-function template's body). Older nvcc releases accepted it; clang (hip-clang) never has, and
-C++20's relaxation (P0634) does not cover block-scope declarations. Declarations where C++20
-lets `typename` go (members, parameters, return types, `using`) are left alone: whether they
-compile depends on the language standard and the clang release, which a file does not say.
+X002 missing-typename: a dependent qualified name used as a type without `typename`
+(`Traits<T>::type v = 1;` in a function template's body, `typedef T::value_type V;` in a class
+template). Older nvcc releases accepted it; clang (hip-clang) never has. C++20 (P0634, clang
+16) lets `typename` go in some places: members, return types, `using`, a member function's
+parameters. Findings there carry `Finding.open_standard`, and the project pass drops them
+where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`); a block-scope
+declaration and a free function template's parameter need `typename` in every standard.
 """
 
 from __future__ import annotations
 
 from portlint import queries
 from portlint.checks.cpp import enclosing_function
+from dataclasses import replace
+
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -25,11 +28,14 @@ _CLASSES = ("class_specifier", "struct_specifier", "union_specifier")
 _PLAIN_DECLARATORS = ("identifier", "init_declarator", "array_declarator")
 
 
-# Block-scope declarations and typedefs whose type is a qualified name (C++20 keeps
-# `typename` required there).
+# Declarations whose type is a qualified name, wherever they are (the context decides below).
 _QUALIFIED_DECLARATIONS = """
 [(declaration type: (qualified_identifier) @type) @declaration
- (type_definition type: (qualified_identifier) @type) @declaration]
+ (type_definition type: (qualified_identifier) @type) @declaration
+ (field_declaration type: (qualified_identifier) @type) @declaration
+ (function_definition type: (qualified_identifier) @type) @declaration
+ (parameter_declaration type: (qualified_identifier) @type) @declaration
+ (alias_declaration type: (type_descriptor type: (qualified_identifier) @type)) @declaration]
 """
 
 
@@ -37,15 +43,62 @@ _QUALIFIED_DECLARATIONS = """
 def check_missing_typename(source: SourceFile) -> list[Finding]:
     findings = []
     for match in queries.matches(CUDA, _QUALIFIED_DECLARATIONS, source.tree.root_node):
-        declaration = match["declaration"][0]
-        if not _in_block(declaration):
+        declaration, written = match["declaration"][0], match["type"][0]
+        needed_in_cxx20 = _needed_in_cxx20(declaration)
+        if needed_in_cxx20 is None or declaration.has_error:
             continue
         parameters, classes = _enclosing_templates(declaration, source)
-        if parameters:
-            finding = _missing_typename(declaration, parameters, classes, source)
-            if finding is not None:
-                findings.append(finding)
+        dependent_on = _dependent_scope(written, parameters, classes, source) if parameters else None
+        if dependent_on is None:
+            continue
+        name = source.node_text(written)
+        standard = "" if needed_in_cxx20 else " before C++20"
+        findings.append(replace(at_node(
+            source, written,
+            f"`{name}` names a type that depends on `{dependent_on}` without `typename`: clang, and so hip-clang, "
+            f"rejects it{standard} (older nvcc releases accepted it).",
+            Fix.safe(f"Write `typename {name}`", Edit(written.start_byte, written.start_byte, "typename ")),
+        ), open_standard=not needed_in_cxx20))
     return findings
+
+
+def _needed_in_cxx20(declaration) -> bool | None:
+    """Whether `typename` stays required in C++20 where `declaration` is; None where this
+    reading leaves the declaration alone (a block-scope statement that may be an expression)."""
+    parent = declaration.parent
+    if parent is not None and parent.type == "compound_statement":
+        if declaration.type not in ("declaration", "type_definition") or enclosing_function(declaration) is None:
+            return None
+        declarators = declaration.children_by_field_name("declarator")
+        return True if declarators and all(_plain(d) for d in declarators) else None
+    if declaration.type == "parameter_declaration":
+        # A free function template's parameter (not a member's, a lambda's or an out-of-class
+        # member definition's, whose declarator is qualified): P0634 leaves `typename` required.
+        function = parent.parent if parent is not None and parent.type == "parameter_list" else None
+        if function is None or function.type != "function_declarator" or parent.has_error \
+                or not _names_a_parameter(declaration.child_by_field_name("declarator")):
+            return None  # (a macro call read as a declaration: `PARAM(name, 50 * T::eps())`)
+        name = function.child_by_field_name("declarator")
+        return name is not None and name.type == "identifier" and not _in_class_body(function)
+    return False
+
+
+def _names_a_parameter(declarator) -> bool:
+    """`x`, `*x`, `&x`, `x[4]`: a declarator that names its parameter."""
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator",
+                                                         "array_declarator"):
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None)
+    return declarator is not None and declarator.type == "identifier"
+
+
+def _in_class_body(node) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type not in ("compound_statement", "namespace_definition", "translation_unit"):
+        if parent.type == "field_declaration_list":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _enclosing_templates(node, source: SourceFile) -> tuple[frozenset[str], frozenset[str]]:
@@ -72,32 +125,6 @@ def _parameter_names(listed, source: SourceFile) -> frozenset[str]:
         if parameter.type in _TEMPLATE_PARAMETERS:
             names.update(source.node_text(c) for c in parameter.named_children if c.type == "type_identifier")
     return frozenset(names)
-
-
-def _in_block(node) -> bool:
-    """A declaration inside a function body (block scope), not a member or a namespace one."""
-    parent = node.parent
-    return parent is not None and parent.type == "compound_statement" and enclosing_function(node) is not None
-
-
-def _missing_typename(declaration, parameters: frozenset[str], classes: frozenset[str],
-                      source: SourceFile) -> Finding | None:
-    written = declaration.child_by_field_name("type")
-    if written is None or written.type != "qualified_identifier" or declaration.has_error:
-        return None
-    declarators = declaration.children_by_field_name("declarator")
-    if not declarators or not all(_plain(d) for d in declarators):
-        return None
-    dependent_on = _dependent_scope(written, parameters, classes, source)
-    if dependent_on is None:
-        return None
-    name = source.node_text(written)
-    return at_node(
-        source, written,
-        f"`{name}` names a type that depends on `{dependent_on}` without `typename`: clang, and so hip-clang, "
-        "rejects it (older nvcc releases accepted it).",
-        Fix.safe(f"Write `typename {name}`", Edit(written.start_byte, written.start_byte, "typename ")),
-    )
 
 
 def _plain(declarator) -> bool:
