@@ -47,6 +47,8 @@ def check_missing_typename(source: SourceFile) -> list[Finding]:
         needed_in_cxx20 = _needed_in_cxx20(declaration)
         if needed_in_cxx20 is None or declaration.has_error:
             continue
+        if source.data[max(0, written.start_byte - 64):written.start_byte].rstrip().endswith(b"typename"):
+            continue  # (a macro before it, `GLM_FUNC_QUALIFIER static typename A<T>::type f()`, misled the tree)
         parameters, classes = _enclosing_templates(declaration, source)
         dependent_on = _dependent_scope(written, parameters, classes, source) if parameters else None
         if dependent_on is None:
