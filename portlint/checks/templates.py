@@ -12,7 +12,7 @@ declaration and a free function template's parameter need `typename` in every st
 from __future__ import annotations
 
 from portlint import queries
-from portlint.checks.cpp import enclosing_function
+from portlint.checks.cpp import ancestors_of, enclosing_function
 from dataclasses import replace
 
 from portlint.finding import Finding, at_node
@@ -95,11 +95,11 @@ def _names_a_parameter(declarator) -> bool:
 
 
 def _in_class_body(node) -> bool:
-    parent = node.parent
-    while parent is not None and parent.type not in ("compound_statement", "namespace_definition", "translation_unit"):
-        if parent.type == "field_declaration_list":
+    for ancestor in ancestors_of(node):
+        if ancestor.type == "field_declaration_list":
             return True
-        parent = parent.parent
+        if ancestor.type in ("compound_statement", "namespace_definition", "translation_unit"):
+            return False
     return False
 
 
@@ -107,15 +107,13 @@ def _enclosing_templates(node, source: SourceFile) -> tuple[frozenset[str], froz
     """The parameters of the templates around `node`, and the names of the classes it is in."""
     parameters: set[str] = set()
     classes: set[str] = set()
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "ERROR":
+    for ancestor in ancestors_of(node):
+        if ancestor.type == "ERROR":
             return frozenset(), frozenset()  # (a stretch the tree could not read: no guess)
-        if parent.type == "template_declaration":
-            parameters |= _parameter_names(parent.child_by_field_name("parameters"), source)
-        elif parent.type in _CLASSES and (name := parent.child_by_field_name("name")) is not None:
+        if ancestor.type == "template_declaration":
+            parameters |= _parameter_names(ancestor.child_by_field_name("parameters"), source)
+        elif ancestor.type in _CLASSES and (name := ancestor.child_by_field_name("name")) is not None:
             classes.add(source.node_text(name))
-        parent = parent.parent
     return frozenset(parameters), frozenset(classes)
 
 
