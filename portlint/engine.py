@@ -312,8 +312,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if explicit or not any(c.explicit for c in candidates):
         result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
     if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
-        result.findings = _drop_under_unset_switches(result.findings, in_view, config)
-        result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, config)
+        descriptions = functools.cache(lambda: discovery.build_descriptions(config))  # (walked once, if asked)
+        result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
+        result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -614,7 +615,8 @@ def _judge_flags_by_other_files(findings: list[Finding], files: dict[str, FileSt
     return out
 
 
-def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileState], config: Config) -> list[Finding]:
+def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileState],
+                               descriptions: Callable[[], list[Path]]) -> list[Finding]:
     """Leave out the findings in code that no build compiles unless a switch is defined
     (`FileState.switch_gates`: `#ifdef TV_DEBUG`, `#if defined(TEXTURE) && ...`) where nothing
     in the project sets that switch: no C-family file defines, undefines or reads it outside a
@@ -635,7 +637,7 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
         unset -= _switches_set_in(state, {name for name in unset if _may_name(state, name) or (
             state.language != CUDA and _may_name(state, "D" + name))})
     if unset:
-        for path in discovery.build_descriptions(config):
+        for path in descriptions():
             try:
                 data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
             except (OSError, NotReadable):
@@ -680,13 +682,13 @@ _CXX20_REQUEST = re.compile(rb"(?:-std=|/std:)(?:c|gnu)\+\+(?:2\w|latest)|(?:CXX
 
 
 def _drop_where_the_build_asks_for_cxx20(findings: list[Finding], files: dict[str, FileState],
-                                         config: Config) -> list[Finding]:
+                                         descriptions: Callable[[], list[Path]]) -> list[Finding]:
     """Leave out the findings of code hip-clang rejects only before C++20 (`open_standard`)
     where a build file or build description of the project asks for C++20 or later."""
     if not any(f.open_standard for f in findings):
         return findings
     paths = [state.absolute for state in files.values() if state.language in (CMAKE, PYTHON, MAKE)]
-    paths += [str(p) for p in discovery.build_descriptions(config)]
+    paths += [str(p) for p in descriptions()]
     for path in paths:
         try:
             data = read_regular(path, _MAX_DESCRIPTION_BYTES)

@@ -89,7 +89,7 @@ def test_fix_is_unsafe_where_a_warp_helper_out_of_view_decides_the_width(tmp_pat
 def test_code_inside_a_conditional_block_keeps_its_function_context(tmp_path):
     result = assert_findings("""
         __global__ void k(int* out) {
-        #if defined(WITH_STATS)
+        #ifndef APP_NO_STATS
           out[threadIdx.x & 31] = __any(out[0]);
         #endif
         }
