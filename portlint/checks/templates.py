@@ -29,6 +29,8 @@ _PLAIN_DECLARATORS = ("identifier", "init_declarator", "array_declarator")
 
 
 # Declarations whose type is a qualified name, wherever they are (the context decides below).
+# Its own query, not a shared one: a shared walk would collect every parameter and member
+# declaration of every file for the few whose type is qualified.
 _QUALIFIED_DECLARATIONS = """
 [(declaration type: (qualified_identifier) @type) @declaration
  (type_definition type: (qualified_identifier) @type) @declaration
@@ -174,7 +176,3 @@ def _first_parameter_in(node, parameters: frozenset[str], source: SourceFile) ->
             return source.node_text(current)
         stack.extend(reversed(current.named_children))
     return None
-
-
-# Answered from one combined query run per file (portlint.queries.shared).
-queries.shared(CUDA, _QUALIFIED_DECLARATIONS)
