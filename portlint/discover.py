@@ -115,7 +115,10 @@ def _unnamed_groups(regex: str) -> str:
     return "(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex) + ")"
 
 
-def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[Skipped]]:
+def discover(paths: list[Path], config: Config,
+             descriptions: list[Path] | None = None) -> tuple[list[Candidate], list[Skipped]]:
+    """The files to scan under `paths`, and what was skipped; `descriptions`, when given,
+    also receives the build descriptions the walk passes (`build_descriptions`)."""
     excludes = _Matcher(pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude))
     build_scripts = pathspec.GitIgnoreSpec.from_lines(config.build_scripts)
 
@@ -131,7 +134,7 @@ def discover(paths: list[Path], config: Config) -> tuple[list[Candidate], list[S
             skipped.append(Skipped(given, "no such file or directory"))
             continue
         if given.is_dir():
-            for path, resolved, language in _walk(given, config, excludes, skipped):
+            for path, resolved, language in _walk(given, config, excludes, skipped, descriptions=descriptions):
                 if resolved not in found:
                     found[resolved] = candidate(path, language, False, resolved)
         else:
@@ -214,9 +217,11 @@ def build_descriptions(config: Config) -> list[Path]:
     return [resolved for _, resolved, _ in _walk(config.root, config, excludes, [], _build_description)]
 
 
-def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped], kind_of=None):
+def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped], kind_of=None,
+          descriptions: list[Path] | None = None):
     """(path, resolved path, language) of each file below `top` that `kind_of(name, folder)`
-    (the source languages by default) gives a kind."""
+    (the source languages by default) gives a kind; the build descriptions passed on the way
+    are appended to `descriptions` when it is given (one walk serves both)."""
     kind_of = kind_of or _language_of_name
     root = config.root
     # .gitignore files from the project root down to `top` apply to everything below.
@@ -279,6 +284,9 @@ def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped],
                 continue
             language = kind_of(name, folder)
             if language is None:
+                if descriptions is not None and _build_description(name, folder) is not None \
+                        and not entry.is_symlink() and not ignored(name, prefix + name, False):
+                    descriptions.append(Path(prefix + name))
                 continue
             path = directory / name
             if entry.is_symlink():

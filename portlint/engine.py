@@ -141,7 +141,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     """Scan `paths` (and `stdin`, a file whose bytes came from standard input); with
     `cache_dir`, reuse per-file results of unchanged files. `progress(done, total)` is called
     as the files to report on are analysed."""
-    candidates, skipped = discover(paths, config)
+    walked_descriptions: list[Path] = []  # (the build descriptions the discovery walk passed)
+    candidates, skipped = discover(paths, config, walked_descriptions)
     if stdin is not None:
         candidates = [c for c in candidates if c.resolved != stdin.resolved] + [stdin]
     result = ScanResult(problems=[_skipped_problem(s) for s in skipped])
@@ -312,7 +313,9 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if explicit or not any(c.explicit for c in candidates):
         result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
     if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
-        descriptions = functools.cache(lambda: discovery.build_descriptions(config))  # (walked once, if asked)
+        # (a scan of the root walked them all; named files walk once, if asked)
+        descriptions = (lambda: walked_descriptions) if whole else functools.cache(
+            lambda: discovery.build_descriptions(config))
         result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
         result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
@@ -717,13 +720,23 @@ def _switches_set_in(state: FileState, names: set[str]) -> set[str]:
     # a definition, an `#undef`, or a macro body that reads it
     found = {name for d in directives if d.kind in ("define", "undef")
              for kind, name in tokens(d.text) if kind == "id"} & names
-    source = SourceFile(state.path, CUDA, data, Path(state.absolute))
+    source = None
     for name in names - found:
+        if not any(not any(s <= at < e for s, e in lines) for at in _word_offsets(data, name.encode())):
+            continue  # only in directives: the tests themselves (no parse needed to say so)
+        source = source or SourceFile(state.path, CUDA, data, Path(state.absolute))
         for node in cpp.token_nodes(source, name.encode()):
             if not any(s <= node.start_byte < e for s, e in lines):
-                found.add(name)  # read in code
+                found.add(name)  # read in code (not in a comment or a string)
                 break
     return found
+
+
+def _word_offsets(data: bytes, word: bytes):
+    at = data.find(word)
+    while at != -1:
+        yield at
+        at = data.find(word, at + len(word))
 
 
 def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:

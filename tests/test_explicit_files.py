@@ -277,7 +277,7 @@ def test_a_named_file_is_read_with_its_own_project_whatever_the_working_director
     (tmp_path / "projB" / "src" / "loader.cpp").write_text(loader)
     discovered: list[str] = []
     real_discover = engine.discover
-    monkeypatch.setattr(engine, "discover", lambda paths, config: (found := real_discover(paths, config))
+    monkeypatch.setattr(engine, "discover", lambda paths, config, *more: (found := real_discover(paths, config, *more))
                         and discovered.extend(c.absolute for c in found[0]) or found)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["scan", "projA/src/kernels.cu", "--select", "R002"], catch_exceptions=False)
