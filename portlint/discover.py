@@ -201,28 +201,27 @@ _BUILD_DESCRIPTION_NAMES = frozenset({
 })
 
 
-def _build_description(name: str, folder: str) -> str | None:
-    if _language_of_name(name, folder) is not None:
-        return None  # checked (and word-filtered) as a source or build file already
-    if name in _BUILD_DESCRIPTION_NAMES or suffix_of(name).lower() in _BUILD_DESCRIPTION_SUFFIXES \
-            or name.startswith("make.inc"):
-        return "build-description"
-    return None
+def _is_build_description(name: str) -> bool:
+    """For a file no checker reads (its language is None): does its name say it describes a build?"""
+    return name in _BUILD_DESCRIPTION_NAMES or suffix_of(name).lower() in _BUILD_DESCRIPTION_SUFFIXES \
+        or name.startswith("make.inc")
 
 
 def build_descriptions(config: Config) -> list[Path]:
     """The project's files that describe its build in ways no checker reads (above), walked
     from its root with the scan's excludes and ignore files."""
     excludes = _Matcher(pathspec.GitIgnoreSpec.from_lines(config.exclude + config.extend_exclude))
-    return [resolved for _, resolved, _ in _walk(config.root, config, excludes, [], _build_description)]
+    found: list[Path] = []
+    for _ in _walk(config.root, config, excludes, [], descriptions=found):
+        pass  # (the walk yields the source files; the descriptions go to `found` on the way)
+    return found
 
 
-def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped], kind_of=None,
+def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped],
           descriptions: list[Path] | None = None):
-    """(path, resolved path, language) of each file below `top` that `kind_of(name, folder)`
-    (the source languages by default) gives a kind; the build descriptions passed on the way
-    are appended to `descriptions` when it is given (one walk serves both)."""
-    kind_of = kind_of or _language_of_name
+    """(path, resolved path, language) of each source or build file below `top`; the build
+    descriptions passed on the way are appended to `descriptions` when it is given (one walk
+    serves both)."""
     root = config.root
     # .gitignore files from the project root down to `top` apply to everything below.
     ignores: list[tuple[str, _Matcher]] = []  # (resolved directory, its .gitignore)
@@ -282,9 +281,9 @@ def _walk(top: Path, config: Config, excludes: _Matcher, skipped: list[Skipped],
                     path = directory / name
                     below.append((path, path if as_given else resolved_dir / name))
                 continue
-            language = kind_of(name, folder)
+            language = _language_of_name(name, folder)
             if language is None:
-                if descriptions is not None and _build_description(name, folder) is not None \
+                if descriptions is not None and _is_build_description(name) \
                         and not entry.is_symlink() and not ignored(name, prefix + name, False):
                     descriptions.append(Path(prefix + name))
                 continue

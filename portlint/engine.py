@@ -38,8 +38,7 @@ from portlint.checks.wavefront import check_hardcoded_warp_size
 from portlint.checks.wavefront_ops import check_shuffle_width_32
 from portlint.checks import cpp, preprocessor, python_build
 from portlint.config import Config
-from portlint import discover as discovery
-from portlint.discover import Candidate, Skipped, discover
+from portlint.discover import Candidate, Skipped, build_descriptions, discover
 from portlint.fileio import NotReadable, read_regular
 from portlint.finding import Finding, Related, Severity
 from portlint.fix import Applicability
@@ -315,7 +314,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
         # (a scan of the root walked them all; named files walk once, if asked)
         descriptions = (lambda: walked_descriptions) if whole else functools.cache(
-            lambda: discovery.build_descriptions(config))
+            lambda: build_descriptions(config))
         result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
         result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
@@ -716,27 +715,19 @@ def _switches_set_in(state: FileState, names: set[str]) -> set[str]:
     if state.language != CUDA or not names:
         return names
     directives = macros.read_directives(data)
-    lines = [(d.offset, macros.directive_end(data, d.offset)) for d in directives]
     # a definition, an `#undef`, or a macro body that reads it
     found = {name for d in directives if d.kind in ("define", "undef")
              for kind, name in tokens(d.text) if kind == "id"} & names
     source = None
     for name in names - found:
-        if not any(not any(s <= at < e for s, e in lines) for at in _word_offsets(data, name.encode())):
+        if data.count(name.encode()) == sum(d.text.count(name) for d in directives):
             continue  # only in directives: the tests themselves (no parse needed to say so)
         source = source or SourceFile(state.path, CUDA, data, Path(state.absolute))
         for node in cpp.token_nodes(source, name.encode()):
-            if not any(s <= node.start_byte < e for s, e in lines):
+            if not any(d.offset <= node.start_byte < d.end for d in directives):
                 found.add(name)  # read in code (not in a comment or a string)
                 break
     return found
-
-
-def _word_offsets(data: bytes, word: bytes):
-    at = data.find(word)
-    while at != -1:
-        yield at
-        at = data.find(word, at + len(word))
 
 
 def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:

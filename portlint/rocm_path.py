@@ -236,7 +236,7 @@ def _add_chains_the_tree_lost(source: SourceFile, model: RocmPathModel, environm
     for directive in read_directives(data):
         kind, offset = directive.kind, directive.offset
         if kind in ("if", "ifdef", "ifndef"):
-            open_chains.append((offset not in known, [], [kind, offset, directive.text, _body_start(data, directive)]))
+            open_chains.append((offset not in known, [], [kind, offset, directive.text, directive.end]))
         elif not open_chains:
             continue
         elif kind in ("elif", "elifdef", "elifndef", "else", "endif"):
@@ -248,13 +248,7 @@ def _add_chains_the_tree_lost(source: SourceFile, model: RocmPathModel, environm
                 if lost:
                     model.add_chain(arms)
             else:
-                open_chains[-1] = (lost, arms, [kind, offset, directive.text, _body_start(data, directive)])
-
-
-def _body_start(data: bytes, directive) -> int:
-    """Where the lines a directive guards begin: just after its own line (continuations too)."""
-    name_at = data.find(directive.kind.encode(), data.find(b"#", directive.offset))
-    return name_at + len(directive.kind.encode()) + len(directive.text.encode("utf-8", "replace"))
+                open_chains[-1] = (lost, arms, [kind, offset, directive.text, directive.end])
 
 
 def _text_arm(kind: str, offset: int, text: str, start: int, end: int, environment, rocm_macros) -> Arm:

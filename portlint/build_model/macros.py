@@ -404,6 +404,7 @@ class Directive(NamedTuple):  # a tuple: a file has hundreds, a scan tens of tho
     kind: str
     offset: int
     text: str  # what follows the directive name, comments and continuations left in
+    end: int  # where its line ends (continuations followed): the lines it guards start there
 
 
 def read_directives(data: bytes) -> list[Directive]:
@@ -431,7 +432,7 @@ def read_directives(data: bytes) -> list[Directive]:
         at = m.start(1)
         i = bisect.bisect_right(starts, at) - 1
         if i < 0 or comments[i][1] <= at:
-            found.append(Directive(m.group(1).decode(), line, rest.group().decode("utf-8", "replace")))
+            found.append(Directive(m.group(1).decode(), line, rest.group().decode("utf-8", "replace"), rest.end()))
         m = _DIRECTIVE.search(data, rest.end())
     return found
 
@@ -583,7 +584,7 @@ def switch_gates(data: bytes) -> tuple[Gate, ...]:
             return
         names = _names_an_arm_needs(earlier, last)
         if names:
-            gates.append((directive_end(data, last.offset), end, names))
+            gates.append((last.end, end, names))
 
     for directive in read_directives(data):
         kind = directive.kind
@@ -600,7 +601,7 @@ def switch_gates(data: bytes) -> tuple[Gate, ...]:
             names = tuple(n for n in candidates
                           if truth(evaluate_directive(kind, directive.text, _OnlyUndefined(n))) is False)
             if names:
-                gates.append((directive.offset, directive_end(data, directive.offset), names))
+                gates.append((directive.offset, directive.end, names))
     return tuple(gates)
 
 
@@ -609,9 +610,9 @@ def switch_gates(data: bytes) -> tuple[Gate, ...]:
 _SET_BY_BUILD_SYSTEMS = frozenset({"NDEBUG", "linux", "unix", "WIN32", "WIN64"})
 
 
-def set_outside_the_project(name: str) -> bool | None:
+def set_outside_the_project(name: str) -> bool:
     """Is `name` one the toolchains, PyTorch's extension builds or build systems define (or
-    are known not to), rather than a switch of the project's own? True for reserved names
+    are known not to define), rather than a switch of the project's own? True for reserved names
     (`_X`, `__x`: the implementation's), the predefines modelled here, the backend names
     (`USE_CUDA`, `GINKGO_BUILD_HIP`: the backend model's) and the CUDA names hipify documents."""
     return (name.startswith("_") or name in ROCM_DEFINED or name in ROCM_UNKNOWN or name in HIP_CLANG_DEFINED
@@ -640,14 +641,6 @@ def _names_an_arm_needs(earlier: list[Directive], arm: Directive) -> tuple[str, 
 
 def _identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(t for kind, t in tokens(text) if kind == "id" and t != "defined"))
-
-
-def directive_end(data: bytes, offset: int) -> int:
-    """Where the directive at `offset` ends: its line's end, continuations followed."""
-    end = data.find(b"\n", offset)
-    while end > 0 and data[end - 1:end] == b"\\":  # a continued directive
-        end = data.find(b"\n", end + 1)
-    return len(data) if end == -1 else end
 
 
 # ---- the walk ---------------------------------------------------------------------------------

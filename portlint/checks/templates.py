@@ -11,10 +11,10 @@ declaration and a free function template's parameter need `typename` in every st
 
 from __future__ import annotations
 
-from portlint import queries
-from portlint.checks.cpp import ancestors_of, enclosing_function
 from dataclasses import replace
 
+from portlint import queries
+from portlint.checks.cpp import ancestors_of, enclosing_function
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
