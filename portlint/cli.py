@@ -175,7 +175,8 @@ _work_options = _options(
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no notes.")
 @click.option("--group-root-causes/--no-group-root-causes", "group", default=True,
               help="One finding per root cause (rule, file, culprit); its other places become related locations, "
-                   "every edit kept [default: on]. Off: a finding per place.")
+                   "every edit kept, and a note in each other file they are in [default: on]. Off: a finding per "
+                   "place.")
 @click.option("--deep/--no-deep", default=None,
               help="Also parse translation units with libclang (macros, types, symbols) [default: 'deep' in config].")
 @click.option("--compile-commands", type=click.Path(path_type=Path),

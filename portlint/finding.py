@@ -67,6 +67,9 @@ class Finding:
     # Code hip-clang rejects only before C++20 (X002's `typename` in a member): the project
     # pass drops it where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`).
     open_standard: bool = field(default=False, compare=False)
+    # A note `group_root_causes` leaves in a file other than its root cause's (a header's
+    # `WARP_SIZE` used here): the root cause it points back to (`root_cause` of its finding).
+    companion_of: tuple = field(default=(), compare=False)
 
     @property
     def path(self) -> str:
@@ -83,6 +86,8 @@ def root_cause(f: Finding) -> tuple:
     joins the findings that say the same of one file."""
     if f.location is None:
         return (id(f),)
+    if f.companion_of:
+        return f.companion_of
     if len(f.related) == 1:
         anchor = f.related[0].location
         return (f.code, anchor.path, anchor.start_byte)
@@ -122,7 +127,10 @@ def count_root_causes(findings) -> int:
 
 def group_root_causes(findings: list[Finding]) -> list[Finding]:
     """One finding per root cause (`--group-root-causes`): the first finding of each, the
-    others its related locations, every edit kept so `--fix` still rewrites each place."""
+    others its related locations, every edit kept so `--fix` still rewrites each place. In
+    each other file with places of a root cause (a header's constant used here), a note at the
+    first of them: the file's other places and the root cause related, so that an editor, or
+    a pull request's code-scanning view, showing that file shows it too."""
     out = []
     for members in root_cause_groups(findings):
         first, rest = members[0], members[1:]
@@ -145,11 +153,33 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
             # Each place's own rewrite (`__hadd2(a[0], b[0])`, then `a[1]`): all are applied.
             fix = replace(fix, title=f"{first.fix.title}, and the same at {len(rest)} more "
                                      f"place{'s' if len(rest) > 1 else ''}")
-        out.append(replace(
-            first, fix=fix, related=tuple(related),
-            edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations),
-        ))
+        leader = replace(first, fix=fix, related=tuple(related),
+                         edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations))
+        out.append(leader)
+        out.extend(_companions(leader, [m for m in rest if m.path != first.path]))
+    out.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     return out
+
+
+def _companions(leader: Finding, elsewhere: list[Finding]) -> list[Finding]:
+    """A note per file of `elsewhere` (places of `leader`'s root cause in other files), at its
+    first place: the leader (which keeps every edit and the severity) and the file's other
+    places related. Members that are only related locations of the root (a header's warp
+    helper) stay there."""
+    by_file: dict[str, list[Finding]] = {}
+    for m in elsewhere:
+        by_file.setdefault(m.path, []).append(m)
+    notes = []
+    for places in by_file.values():
+        places.sort(key=lambda m: m.location.start_byte)
+        head = places[0]
+        notes.append(replace(
+            head, severity=Severity.NOTE, fix=replace(head.fix, edits=()), edit_locations=(),
+            related=(Related(leader.location, "the root cause, reported here"),
+                     *(Related(m.location, SAME_HAZARD) for m in places[1:])),
+            companion_of=root_cause(leader),
+        ))
+    return notes
 
 
 def finding(

@@ -124,6 +124,32 @@ def test_one_finding_per_root_cause_keeping_every_place_and_edit(project: Path) 
     assert (project / "src" / "reduce.cu").read_text().count("~0ull") == 3
 
 
+def test_a_root_cause_in_a_header_leaves_a_note_in_each_file_that_uses_it(project: Path) -> None:
+    # `WARP_SIZE` of a header, computed with in two kernels' files: one warning at the
+    # definition (every use related), and in each other file a note at its first use that
+    # points back to it, so that the file's own view shows it; still one root cause.
+    (project / "src" / "reduce.cu").unlink()
+    (project / "src" / "warp.h").write_text("#pragma once\n#define WARP_SIZE 32\n")
+    kernel = ('#include "warp.h"\n__global__ void {0}(float* p) {{\n  int lane = threadIdx.x % WARP_SIZE;\n'
+              '  int warp = threadIdx.x / WARP_SIZE;\n  p[warp] = __shfl_down(p[lane], 1);\n}}\n')
+    (project / "src" / "a.cu").write_text(kernel.format("a"))
+    (project / "src" / "b.cu").write_text(kernel.format("b"))
+    payload = json.loads(run("scan", "--select", "W001", "--output-format", "json", "--statistics", cwd=project).output)
+    by_path = {f["location"]["path"]: f for f in payload["findings"]}
+    assert sorted(by_path) == ["src/a.cu", "src/b.cu", "src/warp.h"]
+    assert by_path["src/warp.h"]["severity"] == "warning"
+    for name in ("src/a.cu", "src/b.cu"):
+        note = by_path[name]
+        assert note["severity"] == "note" and note["location"]["start"]["line"] == 3
+        assert [(r["location"]["path"], r["location"]["start"]["line"]) for r in note["related"]] == [
+            ("src/warp.h", 2), (name, 4)]
+    assert payload["statistics"][0]["root_causes"] == 1
+    assert run("scan", "--select", "W001", cwd=project).exit_code == 1  # the warning, as before
+    per_place = json.loads(run("scan", "--select", "W001", "--output-format", "json", "--no-group-root-causes",
+                               cwd=project).output)
+    assert {f["severity"] for f in per_place["findings"]} == {"warning"} and len(per_place["findings"]) == 5
+
+
 def test_the_same_culprit_in_one_file_is_one_finding_whatever_each_place_carries(project: Path) -> None:
     # Two link lines with the same CUDA libraries: each place has its own related one (the
     # second library) and the message is the same: one root cause, every place kept.

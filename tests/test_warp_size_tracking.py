@@ -10,7 +10,7 @@ from pathlib import Path
 
 from portlint import engine
 from portlint.config import Config
-from portlint.finding import Severity
+from portlint.finding import Severity, group_root_causes
 from portlint.report import ReportContext, render
 
 HARD_WIRED = "#pragma once\n#define WARP_SIZE 32\n"
@@ -164,9 +164,17 @@ def test_a_constant_that_only_logical_warps_use_is_a_note(tmp_path: Path) -> Non
               '  out[threadIdx.x] = tile[lane][row] + __shfl_xor(tile[lane][row], 1);\n'
               '}\n')
     (tmp_path / "t.cu").write_text(kernel)
-    (note,) = _scan(tmp_path).findings
-    assert note.severity is Severity.NOTE and note.location.path.endswith("warp.h")
+    findings = _scan(tmp_path).findings
+    assert {f.severity for f in findings} == {Severity.NOTE}
+    (note,) = [f for f in findings if f.location.path.endswith("warp.h")]
     assert [r.location.start_line for r in note.related] == [3, 3, 4, 4]
+    # Each use in the other file says so too; grouped, one note there, pointing back.
+    assert sorted(f.location.start_line for f in findings if f.location.path.endswith("t.cu")) == [3, 3, 4, 4]
+    in_kernel, in_header = group_root_causes(findings)  # (by path)
+    assert in_header.location.path.endswith("warp.h") and in_kernel.location.path.endswith("t.cu")
+    assert in_kernel.severity is Severity.NOTE and in_kernel.location.start_line == 3
+    assert in_kernel.related[0].location == note.location
+    assert [r.location.start_line for r in in_kernel.related[1:]] == [3, 4, 4]
     (tmp_path / "t.cu").write_text(kernel.replace("__shfl_xor(tile[lane][row], 1)", "__shfl_down(tile[lane][row], 1)"))
     result = _scan(tmp_path)
     uses = [f for f in result.findings if "where it" in f.message]

@@ -523,6 +523,15 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                     related=tuple(Related(u.location, f"`{u.name}` groups lanes here") for u in logical[:_MAX_RELATED_USES]),
                     matched=definition.name, file_digest=definition.file_digest,
                 ))
+                # Each use in another file, as the warning case's (grouping leaves one per file).
+                findings.extend(Finding(
+                    location=u.location,
+                    message=f"`{u.name}` is {definition.value} where it groups lanes as a 32-lane logical warp; "
+                            "nothing observes the 64-lane wavefront, so AMD computes the same.",
+                    fix=Fix.advice("Nothing to change for AMD"), severity=Severity.NOTE,
+                    related=(Related(definition.location, f"`{definition.name}` is defined as {definition.value} here"),),
+                    matched=u.name, file_digest=u.file_digest,
+                ) for u in logical if u.location.path != definition.location.path and (u.device or not u.host))
                 continue
             # A definition only ROCm code makes (a shim's `#define WARP_SIZE 32` in the HIP
             # arm) is the hazard itself: reported there once, its uses related.
