@@ -70,6 +70,9 @@ class Finding:
     # A note `group_root_causes` leaves in a file other than its root cause's (a header's
     # `WARP_SIZE` used here): the root cause it points back to (`root_cause` of its finding).
     companion_of: tuple = field(default=(), compare=False)
+    # The place a root cause is written (a constant's definition, its uses related): it leads
+    # its group, even with one use, which points back at it.
+    root: bool = field(default=False, compare=False)
 
     @property
     def path(self) -> str:
@@ -88,7 +91,7 @@ def root_cause(f: Finding) -> tuple:
         return (id(f),)
     if f.companion_of:
         return f.companion_of
-    if len(f.related) == 1:
+    if len(f.related) == 1 and not f.root:
         anchor = f.related[0].location
         return (f.code, anchor.path, anchor.start_byte)
     return (f.code, f.path, f.location.start_byte)
@@ -138,7 +141,8 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
             out.append(first)
             continue
         # The finding at the anchor (a constant's definition) leads, if there is one.
-        first = next((m for m in members if len(m.related) > 1 or not m.related), first)
+        first = next((m for m in members if m.root), None) or next(
+            (m for m in members if len(m.related) > 1 or not m.related), first)
         rest = [m for m in members if m is not first]
         known = {(first.path, first.location.start_byte)} | {
             (r.location.path, r.location.start_byte) for r in first.related if r.location is not None}

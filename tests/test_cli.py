@@ -148,6 +148,13 @@ def test_a_root_cause_in_a_header_leaves_a_note_in_each_file_that_uses_it(projec
     per_place = json.loads(run("scan", "--select", "W001", "--output-format", "json", "--no-group-root-causes",
                                cwd=project).output)
     assert {f["severity"] for f in per_place["findings"]} == {"warning"} and len(per_place["findings"]) == 5
+    # One use: the definition and the use each have the other as their one related place.
+    (project / "src" / "b.cu").unlink()
+    (project / "src" / "a.cu").write_text('#include "warp.h"\n__global__ void a(float* p) {\n'
+                                          '  p[0] = __shfl_down(p[threadIdx.x % WARP_SIZE], 1);\n}\n')
+    payload = json.loads(run("scan", "--select", "W001", "--output-format", "json", cwd=project).output)
+    assert [(f["location"]["path"], f["severity"]) for f in payload["findings"]] == [
+        ("src/a.cu", "note"), ("src/warp.h", "error")]
 
 
 def test_the_same_culprit_in_one_file_is_one_finding_whatever_each_place_carries(project: Path) -> None:

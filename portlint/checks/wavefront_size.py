@@ -521,7 +521,7 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                                    "deliberate where the code is edited later"),
                     severity=Severity.NOTE,
                     related=tuple(Related(u.location, f"`{u.name}` groups lanes here") for u in logical[:_MAX_RELATED_USES]),
-                    matched=definition.name, file_digest=definition.file_digest,
+                    matched=definition.name, file_digest=definition.file_digest, root=True,
                 ))
                 # Each use in another file, as the warning case's (grouping leaves one per file).
                 findings.extend(Finding(
@@ -546,11 +546,11 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                 fix=Fix.advice(_definition_advice(definition.name, definition.kind)),
                 severity=Severity.ERROR if any(u.context == "shuffle" for u in own) else None,
                 related=tuple(_use_related(u) for u in own[:_MAX_RELATED_USES]),
-                matched=definition.name, file_digest=definition.file_digest, in_port=shim,
+                matched=definition.name, file_digest=definition.file_digest, in_port=shim, root=True,
             ))
-        # Host code sizing buffers or a launch from the constant follows from the definition
-        # (the definition's finding lists it); device code computing with it is a line to change.
-        for use in (u for u in uses if u.device or not u.host):
+        # Each use is a line to change: device code for the wavefront's width, host code for
+        # the device's (a host pass never sees `__GFX9__`: it queries the device).
+        for use in uses:
             seen = seen_by[id(use)]
             if all(d.status is Status.PORT for d in seen):
                 continue  # the shim's own finding says it
