@@ -279,9 +279,11 @@ def test_a_launch_with_warp_size_threads_counts_where_the_launched_kernel_observ
     """
     (tmp_path / "votes").mkdir()
     (tmp_path / "copy").mkdir()
-    definition = _only(assert_findings(source, "cuda", "W001", tmp_path=tmp_path / "votes", select=("W001",)))
+    definition, launch = assert_findings(source, "cuda", "W001", "W001", tmp_path=tmp_path / "votes",
+                                         select=("W001",)).findings
     assert definition.location.start_line == 2
     assert [r.location.start_line for r in definition.related] == [6], "the launch of the kernel that votes"
+    assert launch.location.start_line == 6 and launch.severity is not Severity.NOTE
     _logical_note(assert_findings(source.replace("votes<<<4, WARP_SIZE>>>(in, v);", ""), "cuda", "W001",
                                   tmp_path=tmp_path / "copy", select=("W001",)))
 
