@@ -316,6 +316,23 @@ def test_a_mask_macro_another_file_defines_is_a_note_at_its_uses(tmp_path):
     assert [r.location.start_line for r in note.related] == [4]
 
 
+def test_a_64_bit_mask_of_32_lanes_that_only_shuffles_read_is_a_note(tmp_path):
+    # HIP's `_sync` shuffles compute without their mask; only the mask check of a build
+    # without NDEBUG reads it. A vote computes with it: the error comes back.
+    (tmp_path / "common.cuh").write_text("#pragma once\n#define OPS_FULL_WARP_MASK 0xffffffffull\n")
+    body = ('#include "common.cuh"\n'
+            "__device__ float warp_max(float v) {\n"
+            "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(OPS_FULL_WARP_MASK, v, o, 32));\n"
+            "  return __shfl_sync(OPS_FULL_WARP_MASK, v, 0, 32);\n"
+            "}\n")
+    (tmp_path / "ops.cu").write_text(body)
+    definition = next(f for f in scan([tmp_path], tmp_path, select=("W002",)).findings if f.path.endswith(".cuh"))
+    assert definition.severity is Severity.NOTE and "NDEBUG" in definition.message
+    (tmp_path / "ops.cu").write_text(body + "__device__ bool any_of(bool p) { return __ballot_sync(OPS_FULL_WARP_MASK, p); }\n")
+    definition = next(f for f in scan([tmp_path], tmp_path, select=("W002",)).findings if f.path.endswith(".cuh"))
+    assert definition.severity is not Severity.NOTE and "only lanes 0–31 are set" in definition.message
+
+
 TAIL_HELPER = """\
     template <typename T>
     __device__ T block_tail(T* scratch, T total) {{

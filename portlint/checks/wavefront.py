@@ -80,6 +80,7 @@ class OpenMaskMacro:
     name: str
     location: Location  # the macro's name (`ProjectIndex.open_facts` keeps a reported file's)
     finding: Finding
+    wide: bool = False  # `0xffffffffull`: 64 bits wide, lanes 0-31 set
 
 
 def _full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
@@ -123,18 +124,40 @@ def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]
         at = source.data.find(text.encode(), value_node.start_byte, value_node.end_byte)
         edit = Edit(at, at + len(text.encode()), FULL_MASK_64)
         is_wide = "ll" in value.group(2).lower()
-        message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
+        message = (f"`{name}` is `{text}`: {_WIDE_MASK_WORDS}; AMD wavefronts have 64."
                    if is_wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
         uses = _mask_uses(source, name, definition)
+        severity = None
+        if is_wide and uses and all(_intrinsic_of(r.location.start_byte, source) in _SHUFFLES_SYNC for r in uses):
+            message, severity = _shuffled_only_message(name, text), Severity.NOTE
         # In code only the ROCm build compiles, the mask is the port's own (a shim's): wrong
         # there too, unless another definition for other AMD targets (wave32) stands beside it.
         findings.append((name, at_node(source, node, message, Fix.unsafe(
             f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
-            edit), in_port=live.get(name, 0) == 1, related=uses), bool(uses)))
+            edit), in_port=live.get(name, 0) == 1, related=uses, severity=severity), bool(uses)))
     return findings
 
 
 _ALL_32_BITS = re.compile(rb"(?i)0xf{8}|4294967295")
+_WIDE_MASK_WORDS = "64 bits wide, but only lanes 0–31 are set"
+# HIP's `_sync` shuffles compute without their mask: it only feeds `__hip_check_mask`, an
+# assertion that `NDEBUG` compiles out. (Votes and `__syncwarp` compute with it.)
+_SHUFFLES_SYNC = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"})
+
+
+def _shuffled_only_message(name: str, text: str) -> str:
+    return (f"`{name}` is `{text}`, lanes 0–31 of 64, and masks only shuffles: HIP's shuffles compute without "
+            "their mask but check it where `NDEBUG` is not defined (a debug build), and trap when lanes 32-63 "
+            "arrive.")
+
+
+def _intrinsic_of(offset: int, source: SourceFile) -> str | None:
+    """The name of the call whose first argument is at `offset` (a mask passed on), else None."""
+    node = source.tree.root_node.descendant_for_byte_range(offset, offset)
+    arguments = node.parent if node is not None else None
+    if arguments is None or arguments.type != "argument_list" or arguments.parent.type != "call_expression":
+        return None  # (a mask in a wider expression, `FULL_MASK >> n`, is computed with)
+    return callee_name(arguments.parent, source)
 # A macro body that sets all 64 lanes: `0xffffffffffffffff`, `~0ull`, `(~0ULL)`.
 _MACRO_ALL_64_LANES = re.compile(
     r"\(*\s*(?:0[xX][fF]{16}(?:[uU]?[lL]{0,2}|[lL]{0,2}[uU]?)|18446744073709551615[uU]?[lL]{0,2}"
@@ -145,7 +168,8 @@ def open_mask_macros(source: SourceFile) -> list[OpenMaskMacro]:
     """The project facts of W002: the file's mask macros that no code of its own uses (those
     of a header, mostly), for the files that include it to judge."""
     key = file_key(source)
-    return [OpenMaskMacro(key, name, finding.location, finding)
+    return [OpenMaskMacro(key, name, finding.location, finding, wide=finding.message.startswith(f"`{name}` is `")
+                          and _WIDE_MASK_WORDS in finding.message)
             for name, finding, used in _full_mask_macros(source) if not used]
 
 
@@ -186,9 +210,13 @@ def check_full_mask_macros_through_project(index: ProjectIndex) -> list[Finding]
             seeing = [u for u in uses if u.file not in defined_in
                       and not defined_in.intersection(included_files(index, u.file))]
         if seeing:
-            findings.append(replace(fact.finding, related=fact.finding.related + tuple(
+            found = replace(fact.finding, related=fact.finding.related + tuple(
                 Related(u.location, f"`{u.name}` is the mask of `{u.intrinsic}` here")
-                for u in seeing[:_MAX_RELATED_MASK_USES])))
+                for u in seeing[:_MAX_RELATED_MASK_USES]))
+            if fact.wide and all(u.intrinsic in _SHUFFLES_SYNC for u in seeing):
+                text = fact.finding.message.split("`")[3]
+                found = replace(found, message=_shuffled_only_message(fact.name, text), severity=Severity.NOTE)
+            findings.append(found)
     return findings
 
 
