@@ -299,6 +299,23 @@ def test_narrow_mask_variable_names_its_uses(tmp_path):
     assert [(r.location.start_line, r.location.start_column) for r in declaration.related] == [(4, 17), (4, 27)]
 
 
+def test_a_narrow_mask_variable_stored_to_again_names_each_store(tmp_path):
+    # A second vote into the same 32-bit variable truncates again: related, with the reads.
+    result = assert_findings("""
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        __global__ void split(const int* in, int* out, int pivot) {
+          cg::coalesced_group active = cg::coalesced_threads();
+          unsigned int above = active.ballot(in[threadIdx.x] > pivot);
+          above = active.ballot(in[threadIdx.x] >= pivot);
+          out[threadIdx.x] = above & 1;
+        }
+    """, "cuda", "W003", tmp_path=tmp_path, select=("W003",))
+    (declaration,) = result.findings
+    assert [(r.location.start_line, r.message) for r in declaration.related] == [
+        (7, "`above` is stored to here"), (8, "`above` is used here")]
+
+
 def test_a_mask_macro_another_file_defines_is_a_note_at_its_uses(tmp_path):
     # The definition is the error (the common header's own W002); each file passing it on
     # gets one note, its other uses related, so the lines that compute on 32 lanes show.

@@ -2155,12 +2155,17 @@ class _LaneMaskScan:
 
     def uses(self, name: str, function) -> tuple[Related, ...]:
         """Where `function` reads the 32-bit mask variable `name` (a popcount, a shift, the
-        mask of a `_sync` call): the places that compute on its 32 lanes."""
-        return tuple(Related(self.source.location(n.start_byte, n.end_byte), f"`{name}` is used here")
-                     for n in identifiers_named(self.source, name, function.start_byte, function.end_byte)
-                     if n.parent is not None and n.parent.type not in ("init_declarator", "parameter_declaration",
-                                                                        "reference_declarator", "pointer_declarator")
-                     and not (n.parent.type == "assignment_expression" and n.parent.child_by_field_name("left") == n))
+        mask of a `_sync` call), the places that compute on its 32 lanes, and where it stores
+        into it again (`m = tile.ballot(q)`), each such store truncating too."""
+        related = []
+        for n in identifiers_named(self.source, name, function.start_byte, function.end_byte):
+            if n.parent is None or n.parent.type in ("init_declarator", "parameter_declaration",
+                                                     "reference_declarator", "pointer_declarator"):
+                continue
+            stored = n.parent.type == "assignment_expression" and n.parent.child_by_field_name("left") == n
+            related.append(Related(self.source.location(n.start_byte, n.end_byte),
+                                   f"`{name}` is stored to here" if stored else f"`{name}` is used here"))
+        return tuple(related)
 
     def stores(self, function) -> dict[str, _Mask]:
         """Masks kept in 32-bit variables or returned as 32 bits; returns the mask variables."""
