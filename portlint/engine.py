@@ -107,6 +107,10 @@ class FileState:
     # The stretches holding findings that no build compiles unless a name is defined
     # (`macros.switch_gates`): the project pass drops them where nothing sets the name.
     switch_gates: tuple[macros.Gate, ...] = ()
+    # The function templates holding errors or warnings whose name the file writes only at
+    # their definition (`cpp.lone_templates`): the project pass makes those notes where no
+    # other file names them either (nothing instantiates them, so no build compiles them).
+    lone_templates: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def absolute_path(self) -> Path:
@@ -317,6 +321,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
             lambda: build_descriptions(config))
         result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
         result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
+        result.findings = _note_in_templates_nothing_instantiates(result.findings, in_view)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -776,6 +781,33 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
         and (files[f.path].language != CUDA or f.code in _runtime_codes())
         for s, e, name in candidates.get(f.path, ()))]
+
+
+def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
+    """Errors and warnings inside a function template that no file of the project names
+    (`FileState.lone_templates`; a header's helper nothing calls) become notes: hip-clang
+    compiles a template's dependent code only for an instantiation, and none runs. They say
+    so: the hazard is there for the first caller."""
+    candidates = {path: state.lone_templates for path, state in files.items() if state.lone_templates}
+    if not candidates:
+        return findings
+    c_family = [state for state in files.values() if state.language == CUDA]
+    named_elsewhere: set[tuple[str, str]] = set()
+    for path, spans in candidates.items():
+        wanted = {(CUDA, name) for _, _, name in spans}
+        for other in c_family:
+            if other.path != path and wanted - named_elsewhere:
+                # (another file's own lone template of the name is no use of this one)
+                named_elsewhere |= _named_in(other, wanted - named_elsewhere, candidates.get(other.path, ()))
+    out = []
+    for f in findings:
+        span = next((name for s, e, name in candidates.get(f.path, ())
+                     if s <= f.location.start_byte < e and (CUDA, name) not in named_elsewhere), None) \
+            if f.location is not None and f.severity is not Severity.NOTE else None
+        out.append(f if span is None else replace(
+            f, severity=Severity.NOTE,
+            message=f"{f.message} Nothing in the project instantiates `{span}`, so no build compiles it yet."))
+    return out
 
 
 @functools.cache
@@ -1345,6 +1377,11 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
     if source.language in (PYTHON, CMAKE, CUDA) and droppable:
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
                          if any(span[0] <= f.location.start_byte < span[1] for f in droppable))
+    lone = ()
+    if source.language == CUDA:
+        reported = [f.location.start_byte for f in findings if f.location is not None
+                    and (f.severity or load_all()[f.code].severity) is not Severity.NOTE]
+        lone = tuple(cpp.lone_templates(source, reported)) if reported else ()
     gates = ()
     if source.language == CUDA and findings:
         gates = tuple(gate for gate in macros.switch_gates(source.data)
@@ -1361,6 +1398,7 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         off_rocm_functions=off_rocm,
         words=_words_of(source),
         switch_gates=gates,
+        lone_templates=lone,
     )
 
 

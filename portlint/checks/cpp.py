@@ -282,6 +282,27 @@ def function_name(function, source) -> str | None:
     return source.node_text(name) if name is not None and name.type in ("identifier", "field_identifier") else None
 
 
+def lone_templates(source, offsets) -> list[tuple[int, int, str]]:
+    """The function templates around `offsets` (findings) whose name the file writes only once,
+    at their definition, as (start, end, name): nothing here calls or instantiates them, and
+    hip-clang compiles a template's dependent code only where something does."""
+    found: dict[int, tuple[int, int, str]] = {}
+    root = source.tree.root_node
+    for offset in offsets:
+        node = root.descendant_for_byte_range(offset, offset)
+        function = enclosing_function(node) if node is not None else None
+        if function is None or function.id in found:
+            continue
+        template = function.parent
+        name = function_name(function, source)
+        if template is None or template.type != "template_declaration" or name is None \
+                or name.startswith("operator") or len(re.findall(rb"\b%s\b" % re.escape(name.encode()),
+                                                                 source.data)) != 1:
+            continue
+        found[function.id] = (template.start_byte, template.end_byte, name)
+    return list(found.values())
+
+
 def functions_by_name(source) -> dict[str, list]:
     """The file's function definitions by their plain name, in source order."""
     def find(source) -> dict[str, list]:

@@ -1,0 +1,63 @@
+"""A function template that no file of the project names is compiled by no build (hip-clang
+compiles a template's dependent code for an instantiation only): its errors and warnings are
+notes that say so, and they come back where any file calls it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from portlint import engine
+from portlint.config import Config
+from portlint.finding import Severity
+
+HELPER = """\
+#pragma once
+#include <hip/hip_runtime.h>
+template <typename T>
+__device__ T tail_sum(T* scratch, T v) {
+  if (threadIdx.x < 32) {
+    v = v + scratch[threadIdx.x + 32];
+    for (int i = 16; i > 0; i >>= 1) v = v + __shfl_down(v, i);
+  }
+  return v;
+}
+"""
+CALLER = """\
+#include "tail.h"
+__global__ void total(float* scratch, float* out) { out[blockIdx.x] = tail_sum(scratch, out[0]); }
+"""
+
+
+def _scan(root: Path, *paths: Path):
+    result = engine.scan(list(paths) or [root], Config(root=root, select=("W001",)))
+    assert not result.problems, [str(p) for p in result.problems]
+    return result.findings
+
+
+def test_a_template_nothing_instantiates_gets_notes_that_say_so(tmp_path: Path) -> None:
+    (tmp_path / "tail.h").write_text(HELPER)
+    (tmp_path / "other.cu").write_text('#include "tail.h"\n__global__ void idle() {}\n')
+    findings = _scan(tmp_path)
+    assert findings and {f.severity for f in findings} == {Severity.NOTE}
+    assert all("Nothing in the project instantiates `tail_sum`" in f.message for f in findings)
+
+
+def test_a_call_in_another_file_keeps_the_warnings(tmp_path: Path) -> None:
+    (tmp_path / "tail.h").write_text(HELPER)
+    (tmp_path / "total.cu").write_text(CALLER)
+    findings = _scan(tmp_path)
+    assert findings and all(f.severity is not Severity.NOTE and "instantiates" not in f.message for f in findings)
+
+
+def test_a_call_in_its_own_file_keeps_the_warnings(tmp_path: Path) -> None:
+    (tmp_path / "tail.h").write_text(HELPER + "__global__ void total(float* s, float* o) { o[0] = tail_sum(s, o[0]); }\n")
+    findings = _scan(tmp_path)
+    assert findings and all(f.severity is not Severity.NOTE for f in findings)
+
+
+def test_a_plain_function_nothing_calls_keeps_the_warnings(tmp_path: Path) -> None:
+    # (not a template: hip-clang compiles it wherever the header is included)
+    (tmp_path / "tail.h").write_text(HELPER.replace("template <typename T>\n", "").replace("T ", "float ")
+                                     .replace("(T*", "(float*").replace(", T v", ", float v"))
+    findings = _scan(tmp_path)
+    assert findings and all(f.severity is not Severity.NOTE for f in findings)
