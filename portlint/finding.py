@@ -160,7 +160,10 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
         leader = replace(first, fix=fix, related=tuple(related),
                          edit_locations=tuple(loc for m in (first, *rest) for loc in m.edit_locations))
         out.append(leader)
-        out.extend(_companions(leader, [m for m in rest if m.path != first.path]))
+        # (Only where the leader is the place the others point at, a definition: a group of
+        # launches that share a header's block size has no finding there to point back to.)
+        out.extend(_companions(leader, [m for m in rest if m.path != first.path and len(m.related) == 1
+                                        and m.related[0].location == first.location]))
     out.sort(key=lambda f: (f.path, f.location.start_byte if f.location else 0, f.code))
     return out
 

@@ -364,10 +364,13 @@ TAIL_HELPER = """\
 
 
 def test_a_helper_whose_shuffles_run_on_the_first_32_threads_keeps_its_result_there(tmp_path):
-    # Nothing here calls the helper: its callers are out of view. Run by the block's first 32
-    # threads only, its result lives in lanes 0-31 on any wavefront (the lane emulator runs
-    # fixture W001/ok_block_into_lanes.cu so): notes. Run by every lane, with no lane taken
-    # within 32, a caller may read it as the wavefront's: warnings.
+    # Nothing here calls the helper: its callers are out of view (a header declares it for
+    # them; a template no file names at all is another matter, see
+    # test_uninstantiated_templates.py). Run by the block's first 32 threads only, its result
+    # lives in lanes 0-31 on any wavefront (the lane emulator runs fixture
+    # W001/ok_block_into_lanes.cu so): notes. Run by every lane, with no lane taken within 32,
+    # a caller may read it as the wavefront's: warnings.
+    (tmp_path / "tail.h").write_text("template <typename T>\n__device__ T block_tail(T* scratch, T total);\n")
     guarded = assert_findings(TAIL_HELPER.format(guard="if (tid < 32) "), "cuda", "W001", "W004",
                               tmp_path=tmp_path, select=("W001", "W004"))
     assert {f.severity for f in guarded.findings} == {Severity.NOTE}
