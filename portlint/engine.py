@@ -784,10 +784,10 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
 
 
 def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
-    """Errors and warnings inside a function template that no file of the project names
-    (`FileState.lone_templates`; a header's helper nothing calls) become notes: hip-clang
-    compiles a template's dependent code only for an instantiation, and none runs. They say
-    so: the hazard is there for the first caller."""
+    """Errors and warnings about what code computes (`_not_run_codes`) inside a function
+    template that no file of the project names (`FileState.lone_templates`; a header's helper
+    nothing calls) become notes: nothing instantiates it, so none of it runs. They say so:
+    the hazard is there for the first caller."""
     candidates = {path: state.lone_templates for path, state in files.items() if state.lone_templates}
     if not candidates:
         return findings
@@ -800,14 +800,25 @@ def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict
                 # (another file's own lone template of the name is no use of this one)
                 named_elsewhere |= _named_in(other, wanted - named_elsewhere, candidates.get(other.path, ()))
     out = []
+    runtime = _not_run_codes()
     for f in findings:
         span = next((name for s, e, name in candidates.get(f.path, ())
                      if s <= f.location.start_byte < e and (CUDA, name) not in named_elsewhere), None) \
-            if f.location is not None and f.severity is not Severity.NOTE else None
+            if f.location is not None and f.severity is not Severity.NOTE and f.code in runtime else None
         out.append(f if span is None else replace(
             f, severity=Severity.NOTE,
-            message=f"{f.message} Nothing in the project instantiates `{span}`, so no build compiles it yet."))
+            message=f"{f.message} Nothing in the project instantiates `{span}`, so none of it runs yet."))
     return out
+
+
+@functools.cache
+def _not_run_codes() -> frozenset[str]:
+    """The rules whose findings code that never runs makes moot: what it computes, or how
+    fast. Not those of code hip-clang rejects: a template's non-dependent code is checked
+    where it is defined (a missing `typename`, W002's mask `static_assert` in a call that
+    names no template parameter)."""
+    return frozenset(code for code, doc in load_all().items()
+                     if doc.impact in ("results", "performance") and code != "W002")
 
 
 @functools.cache

@@ -1,6 +1,7 @@
-"""A function template that no file of the project names is compiled by no build (hip-clang
-compiles a template's dependent code for an instantiation only): its errors and warnings are
-notes that say so, and they come back where any file calls it."""
+"""A function template that no file of the project names is instantiated by no build, so none
+of it runs: its findings about what code computes are notes that say so, and they come back
+where any file calls it. What hip-clang rejects stays (it checks non-dependent code at the
+definition)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_a_template_nothing_instantiates_gets_notes_that_say_so(tmp_path: Path) 
     (tmp_path / "other.cu").write_text('#include "tail.h"\n__global__ void idle() {}\n')
     findings = _scan(tmp_path)
     assert findings and {f.severity for f in findings} == {Severity.NOTE}
-    assert all("Nothing in the project instantiates `tail_sum`" in f.message for f in findings)
+    assert all("Nothing in the project instantiates `tail_sum`, so none of it runs" in f.message for f in findings)
 
 
 def test_a_call_in_another_file_keeps_the_warnings(tmp_path: Path) -> None:
@@ -61,3 +62,12 @@ def test_a_plain_function_nothing_calls_keeps_the_warnings(tmp_path: Path) -> No
                                      .replace("(T*", "(float*").replace(", T v", ", float v"))
     findings = _scan(tmp_path)
     assert findings and all(f.severity is not Severity.NOTE for f in findings)
+
+
+def test_what_hip_clang_rejects_stays(tmp_path: Path) -> None:
+    # A 32-bit mask in a call that names no template parameter meets HIP's `static_assert`
+    # where the template is defined.
+    (tmp_path / "vote.h").write_text("#pragma once\n#include <hip/hip_runtime.h>\ntemplate <typename T>\n"
+                                      "__device__ bool any_lane(T) { return __any_sync(0xffffffff, 1); }\n")
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
+    assert [f.severity for f in result.findings] == [Severity.ERROR]
