@@ -109,7 +109,7 @@ class FileState:
     switch_gates: tuple[macros.Gate, ...] = ()
     # The function templates holding errors or warnings whose name the file writes only at
     # their definition (`cpp.lone_templates`): the project pass makes those notes where no
-    # other file names them either (nothing instantiates them, so no build compiles them).
+    # other file names them either (nothing instantiates them, so none of them runs).
     lone_templates: tuple[tuple[int, int, str], ...] = ()
 
     @property

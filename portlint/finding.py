@@ -171,8 +171,7 @@ def group_root_causes(findings: list[Finding]) -> list[Finding]:
 def _companions(leader: Finding, elsewhere: list[Finding]) -> list[Finding]:
     """A note per file of `elsewhere` (places of `leader`'s root cause in other files), at its
     first place: the leader (which keeps every edit and the severity) and the file's other
-    places related. Members that are only related locations of the root (a header's warp
-    helper) stay there."""
+    places related."""
     by_file: dict[str, list[Finding]] = {}
     for m in elsewhere:
         by_file.setdefault(m.path, []).append(m)

@@ -80,20 +80,24 @@ class OpenMaskMacro:
     name: str
     location: Location  # the macro's name (`ProjectIndex.open_facts` keeps a reported file's)
     finding: Finding
-    wide: bool = False  # `0xffffffffull`: 64 bits wide, lanes 0-31 set
+    value: str = ""  # as written: `0xffffffff`, `0xffffffffull` (64 bits wide, lanes 0-31 set)
+
+    @property
+    def wide(self) -> bool:
+        return "ll" in self.value.lower()
 
 
-def _full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
+def _full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool, str]]:
     """`#define FULL_MASK 0xffffffff` (32 lanes) and `#define FULL_MASK 0xffffffffull` (64 bits
     wide, 32 lanes set): every mask built from it misses lanes 32-63. Each as (its name, the
-    finding, whether code of this file on the ROCm path uses it). Silent where another
-    definition of the name a ROCm build may take holds all 64 lanes: the name is then a
+    finding, whether code of this file on the ROCm path uses it, its value as written). Silent
+    where another definition of the name a ROCm build may take holds all 64 lanes: the name is then a
     per-platform mask (`#if WARP_SIZE == 64` ... `#else`), and this value the one for 32-lane
     targets."""
     return memoized(source, "wavefront.full_mask_macros", _find_full_mask_macros)
 
 
-def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]]:
+def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool, str]]:
     if b"define" not in source.data or not _ALL_32_BITS.search(source.data):
         return []
     findings = []
@@ -124,7 +128,7 @@ def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]
         at = source.data.find(text.encode(), value_node.start_byte, value_node.end_byte)
         edit = Edit(at, at + len(text.encode()), FULL_MASK_64)
         is_wide = "ll" in value.group(2).lower()
-        message = (f"`{name}` is `{text}`: {_WIDE_MASK_WORDS}; AMD wavefronts have 64."
+        message = (f"`{name}` is `{text}`: 64 bits wide, but only lanes 0–31 are set; AMD wavefronts have 64."
                    if is_wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
         uses = _mask_uses(source, name, definition)
         severity = None
@@ -134,12 +138,11 @@ def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool]
         # there too, unless another definition for other AMD targets (wave32) stands beside it.
         findings.append((name, at_node(source, node, message, Fix.unsafe(
             f"Define `{name}` as `{FULL_MASK_64}` (every lane; CUDA's 32-bit mask parameters take its low half)",
-            edit), in_port=live.get(name, 0) == 1, related=uses, severity=severity), bool(uses)))
+            edit), in_port=live.get(name, 0) == 1, related=uses, severity=severity), bool(uses), text))
     return findings
 
 
 _ALL_32_BITS = re.compile(rb"(?i)0xf{8}|4294967295")
-_WIDE_MASK_WORDS = "64 bits wide, but only lanes 0–31 are set"
 # HIP's `_sync` shuffles compute without their mask: it only feeds `__hip_check_mask`, an
 # assertion that `NDEBUG` compiles out. (Votes and `__syncwarp` compute with it.)
 _SHUFFLES_SYNC = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"})
@@ -158,6 +161,8 @@ def _intrinsic_of(offset: int, source: SourceFile) -> str | None:
     if arguments is None or arguments.type != "argument_list" or arguments.parent.type != "call_expression":
         return None  # (a mask in a wider expression, `FULL_MASK >> n`, is computed with)
     return callee_name(arguments.parent, source)
+
+
 # A macro body that sets all 64 lanes: `0xffffffffffffffff`, `~0ull`, `(~0ULL)`.
 _MACRO_ALL_64_LANES = re.compile(
     r"\(*\s*(?:0[xX][fF]{16}(?:[uU]?[lL]{0,2}|[lL]{0,2}[uU]?)|18446744073709551615[uU]?[lL]{0,2}"
@@ -168,9 +173,8 @@ def open_mask_macros(source: SourceFile) -> list[OpenMaskMacro]:
     """The project facts of W002: the file's mask macros that no code of its own uses (those
     of a header, mostly), for the files that include it to judge."""
     key = file_key(source)
-    return [OpenMaskMacro(key, name, finding.location, finding, wide=finding.message.startswith(f"`{name}` is `")
-                          and _WIDE_MASK_WORDS in finding.message)
-            for name, finding, used in _full_mask_macros(source) if not used]
+    return [OpenMaskMacro(key, name, finding.location, finding, value)
+            for name, finding, used, value in _full_mask_macros(source) if not used]
 
 
 def mask_macro_uses(source: SourceFile) -> list[MaskMacroUse]:
@@ -214,8 +218,7 @@ def check_full_mask_macros_through_project(index: ProjectIndex) -> list[Finding]
                 Related(u.location, f"`{u.name}` is the mask of `{u.intrinsic}` here")
                 for u in seeing[:_MAX_RELATED_MASK_USES]))
             if fact.wide and all(u.intrinsic in _SHUFFLES_SYNC for u in seeing):
-                text = fact.finding.message.split("`")[3]
-                found = replace(found, message=_shuffled_only_message(fact.name, text), severity=Severity.NOTE)
+                found = replace(found, message=_shuffled_only_message(fact.name, fact.value), severity=Severity.NOTE)
             findings.append(found)
     return findings
 
@@ -328,7 +331,7 @@ def _reads_as_mask(node, source: SourceFile) -> bool:
 @needs(b"_sync", FULL_MASK_MACRO_TOKENS, all_of(b"__shfl", nocase(b"mask", b"0xffffffff", b"~0")))
 def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
     # A definition no code here uses is the project check's (`open_mask_macros`).
-    findings = [finding for _, finding, used in _full_mask_macros(source) if used]
+    findings = [finding for _, finding, used, _ in _full_mask_macros(source) if used]
     if b"__shfl" in source.data:
         findings += _mask_as_shuffled_value(source)
     if b"_sync" not in source.data and b"__syncwarp" not in source.data:
