@@ -296,11 +296,16 @@ def lone_templates(source, offsets) -> list[tuple[int, int, str]]:
         template = function.parent
         name = function_name(function, source)
         if template is None or template.type != "template_declaration" or name is None \
-                or name.startswith("operator") or len(re.findall(rb"\b%s\b" % re.escape(name.encode()),
-                                                                 source.data)) != 1:
+                or name.startswith("operator") or _words_named(source.data, name) != 1:
             continue
         found[function.id] = (template.start_byte, template.end_byte, name)
     return list(found.values())
+
+
+def _words_named(data: bytes, name: str) -> int:
+    """How often `name` is written as a word (comments and strings included)."""
+    return sum(1 for hit in _name_pattern(name).finditer(data)
+               if hit.start() == 0 or data[hit.start() - 1] not in _WORD_BYTES)
 
 
 def functions_by_name(source) -> dict[str, list]:
