@@ -4,9 +4,10 @@ X002 missing-typename: a dependent qualified name used as a type without `typena
 (`Traits<T>::type v = 1;` in a function template's body, `typedef T::value_type V;` in a class
 template). Older nvcc releases accepted it; clang (hip-clang) never has. C++20 (P0634, clang
 16) lets `typename` go in some places: members, return types, `using`, a member function's
-parameters. Findings there carry `Finding.open_standard`, and the project pass drops them
-where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`); a block-scope
-declaration and a free function template's parameter need `typename` in every standard.
+parameters, a named cast's type. Findings there carry `Finding.open_standard`, and the project
+pass drops them where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`);
+a block-scope declaration, a free function template's parameter and a type-only library
+template's argument need `typename` in every standard.
 """
 
 from __future__ import annotations
@@ -41,29 +42,84 @@ _QUALIFIED_DECLARATIONS = """
 """
 
 
+# Places only a type can stand, whatever follows: the type of a named cast (P0634 lets
+# `typename` go there in C++20), and an argument of a library template whose parameters are
+# all types (`std::vector<T::value_type>`: a template argument is read as an expression first,
+# so `typename` is needed there in every standard). Other templates' arguments may be values
+# (`std::array<float, T::size>`) and are left alone.
+_QUALIFIED_TYPE_ARGUMENTS = """
+[(template_function name: (identifier) @template
+   arguments: (template_argument_list (type_descriptor type: (qualified_identifier) @type)))
+ (template_type name: (type_identifier) @template
+   arguments: (template_argument_list (type_descriptor type: (qualified_identifier) @type)))]
+"""
+_NAMED_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"})
+# Library class templates whose every parameter is a type (allocators and comparators too).
+_TYPE_ONLY_TEMPLATES = {
+    "std": frozenset({"vector", "list", "deque", "set", "multiset", "unordered_set", "map", "multimap",
+                      "unordered_map", "pair", "tuple", "unique_ptr", "shared_ptr", "weak_ptr", "optional",
+                      "complex", "numeric_limits", "is_same", "remove_const_t", "decay_t", "add_pointer_t"}),
+    "thrust": frozenset({"device_vector", "host_vector", "pair", "tuple", "device_ptr"}),
+}
+
+
+# One walk for both (the declarations' alternatives, then the arguments').
+_QUALIFIED_TYPES = _QUALIFIED_DECLARATIONS.rstrip()[:-1] + _QUALIFIED_TYPE_ARGUMENTS.strip()[1:]
+
+
 @needs(all_of(b"template", b"::"))
 def check_missing_typename(source: SourceFile) -> list[Finding]:
     findings = []
-    for match in queries.matches(CUDA, _QUALIFIED_DECLARATIONS, source.tree.root_node):
-        declaration, written = match["declaration"][0], match["type"][0]
-        needed_in_cxx20 = _needed_in_cxx20(declaration)
-        if needed_in_cxx20 is None or declaration.has_error:
-            continue
-        if source.data[max(0, written.start_byte - 64):written.start_byte].rstrip().endswith(b"typename"):
-            continue  # (a macro before it, `GLM_FUNC_QUALIFIER static typename A<T>::type f()`, misled the tree)
-        parameters, classes = _enclosing_templates(declaration, source)
-        dependent_on = _dependent_scope(written, parameters, classes, source) if parameters else None
-        if dependent_on is None:
-            continue
-        name = source.node_text(written)
-        standard = "" if needed_in_cxx20 else " before C++20"
-        findings.append(replace(at_node(
-            source, written,
-            f"`{name}` names a type that depends on `{dependent_on}` without `typename`: clang, and so hip-clang, "
-            f"rejects it{standard} (older nvcc releases accepted it).",
-            Fix.safe(f"Write `typename {name}`", Edit(written.start_byte, written.start_byte, "typename ")),
-        ), open_standard=not needed_in_cxx20))
+    for match in queries.matches(CUDA, _QUALIFIED_TYPES, source.tree.root_node):
+        finding = _in_declaration(match, source) if "declaration" in match else _in_type_argument(match, source)
+        if finding is not None:
+            findings.append(finding)
     return findings
+
+
+def _in_type_argument(match, source: SourceFile) -> Finding | None:
+    template, written = match["template"][0], match["type"][0]
+    name = source.node_text(template)
+    if template.type == "identifier":
+        if name not in _NAMED_CASTS:
+            return None
+        return _missing_typename(written, False, source)
+    scope = template.parent.parent  # (template_type) in (qualified_identifier): `std::vector<...>`
+    library = source.node_text(scope.child_by_field_name("scope")) \
+        if scope is not None and scope.type == "qualified_identifier" \
+        and scope.child_by_field_name("name") == template.parent else None
+    if name not in _TYPE_ONLY_TEMPLATES.get(library, ()):
+        return None
+    return _missing_typename(written, True, source)
+
+
+def _missing_typename(written, needed_in_cxx20: bool, source: SourceFile) -> Finding | None:
+    """X002 at the qualified name `written`, where its scope is a template parameter of a
+    template around it; else None."""
+    if written.has_error:
+        return None
+    parameters, classes = _enclosing_templates(written, source)
+    dependent_on = _dependent_scope(written, parameters, classes, source) if parameters else None
+    if dependent_on is None:
+        return None
+    name = source.node_text(written)
+    standard = "" if needed_in_cxx20 else " before C++20"
+    return replace(at_node(
+        source, written,
+        f"`{name}` names a type that depends on `{dependent_on}` without `typename`: clang, and so hip-clang, "
+        f"rejects it{standard} (older nvcc releases accepted it).",
+        Fix.safe(f"Write `typename {name}`", Edit(written.start_byte, written.start_byte, "typename ")),
+    ), open_standard=not needed_in_cxx20)
+
+
+def _in_declaration(match, source: SourceFile) -> Finding | None:
+    declaration, written = match["declaration"][0], match["type"][0]
+    needed_in_cxx20 = _needed_in_cxx20(declaration)
+    if needed_in_cxx20 is None or declaration.has_error:
+        return None
+    if source.data[max(0, written.start_byte - 64):written.start_byte].rstrip().endswith(b"typename"):
+        return None  # (a macro before it, `GLM_FUNC_QUALIFIER static typename A<T>::type f()`, misled the tree)
+    return _missing_typename(written, needed_in_cxx20, source)
 
 
 def _needed_in_cxx20(declaration) -> bool | None:
