@@ -133,11 +133,14 @@ def _needed_in_cxx20(declaration) -> bool | None:
         return True if declarators and all(_plain(d) for d in declarators) else None
     if declaration.type == "parameter_declaration":
         # A free function template's parameter (not a member's, a lambda's or an out-of-class
-        # member definition's, whose declarator is qualified): P0634 leaves `typename` required.
+        # member definition's, whose declarator is qualified): P0634 leaves `typename` required;
+        # a lambda's parameter needs it before C++20.
         function = parent.parent if parent is not None and parent.type == "parameter_list" else None
-        if function is None or function.type != "function_declarator" or parent.has_error \
-                or not _names_a_parameter(declaration.child_by_field_name("declarator")):
+        if function is None or function.type not in ("function_declarator", "lambda_declarator") \
+                or parent.has_error or not _names_a_parameter(declaration.child_by_field_name("declarator")):
             return None  # (a macro call read as a declaration: `PARAM(name, 50 * T::eps())`)
+        if function.type == "lambda_declarator":
+            return False  # (P0634 covers a lambda's parameters)
         name = function.child_by_field_name("declarator")
         return name is not None and name.type == "identifier" and not _in_class_body(function)
     return False
