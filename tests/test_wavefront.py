@@ -333,6 +333,30 @@ def test_a_mask_macro_another_file_defines_is_a_note_at_its_uses(tmp_path):
     assert [r.location.start_line for r in note.related] == [4]
 
 
+def test_a_logical_warps_note_names_the_shared_slots_its_groups_index(tmp_path):
+    # A slot per 32-lane group goes with the grouping: the note lists the `__shared__` arrays
+    # indexed by a group's number (a variable holding it, or the expression itself).
+    result = assert_findings("""
+        __global__ void block_sum(const float* in, float* out) {
+          __shared__ float partial[32];
+          __shared__ float staged[8][33];
+          __shared__ float unrelated[256];
+          int warp = threadIdx.x / 32;
+          float v = in[threadIdx.x];
+          for (int o = 16; o > 0; o /= 2) v += __shfl_xor(v, o, 32);
+          partial[warp] = v;
+          staged[threadIdx.x >> 5][0] = v;
+          unrelated[threadIdx.x] = v;
+          __syncthreads();
+          if (threadIdx.x == 0) out[blockIdx.x] = partial[0] + staged[1][0] + unrelated[2];
+        }
+    """, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
+    (note,) = result.findings
+    assert note.severity is Severity.NOTE
+    slots = [(r.location.start_line, r.message) for r in note.related if "slot" in r.message]
+    assert slots == [(3, "`partial` keeps a slot per 32-lane group"), (4, "`staged` keeps a slot per 32-lane group")]
+
+
 def test_a_64_bit_mask_of_32_lanes_that_only_shuffles_read_is_a_note(tmp_path):
     # HIP's `_sync` shuffles compute without their mask; only the mask check of a build
     # without NDEBUG reads it. A vote computes with it: the error comes back.

@@ -617,6 +617,7 @@ class LogicalWarpNotes:
         out = []
         for nodes in self._by_function.values():
             first, *rest = [nodes[k] for k in sorted(nodes)]
+            slots = _slot_arrays(enclosing_function(first), [first, *rest], self.source)
             written = _quoted(self.source.node_text(first))
             more = f" (and {len(rest)} more place{'s' if len(rest) != 1 else ''} here)" if rest else ""
             out.append(at_node(
@@ -628,8 +629,41 @@ class LogicalWarpNotes:
                            "keeps the grouping deliberate"),
                 severity=Severity.NOTE,
                 related=tuple(Related(self.source.location(n.start_byte, n.end_byte), "grouped by 32 here too")
-                              for n in rest)))
+                              for n in rest) + slots))
         return out
+
+
+def _slot_arrays(function, grouped: list, source: SourceFile) -> tuple[Related, ...]:
+    """The `__shared__` arrays of `function` indexed by a logical warp's number (`partial[wid]`
+    where `int wid = threadIdx.x >> 5;`, or `partial[threadIdx.x / 32]`): a slot per 32-lane
+    group, which goes with the grouping wherever it is changed."""
+    if function is None or b"__shared__" not in source.data[function.start_byte:function.end_byte]:
+        return ()
+    indices = []  # the expressions and the variables that hold a group's number
+    for node in grouped:
+        indices.append(node)
+        parent = node.parent
+        if parent is not None and parent.type == "init_declarator" and \
+                (name := parent.child_by_field_name("declarator")) is not None and name.type == "identifier":
+            indices.extend(identifiers_named(source, source.node_text(name), parent.end_byte, function.end_byte))
+    found: dict[str, Related] = {}
+    for index in indices:
+        subscript = index.parent.parent if index.parent is not None else None
+        if subscript is None or subscript.type != "subscript_expression":
+            continue
+        array = subscript.child_by_field_name("argument")
+        name = source.node_text(array) if array is not None and array.type == "identifier" else None
+        if name is None or name in found:
+            continue
+        declared = next((n for n in identifiers_named(source, name, function.start_byte, function.end_byte)
+                         if n.parent.type == "array_declarator"), None)
+        declaration = next((a for a in ancestors_of(declared) if a.type != "array_declarator"), None) \
+            if declared is not None else None  # (`s[8][32 + 1]` nests its declarators)
+        if declaration is not None and declaration.type == "declaration" and b"__shared__" in \
+                source.data[declaration.start_byte:declaration.end_byte]:
+            found[name] = Related(source.location(declared.start_byte, declared.end_byte),
+                                  f"`{name}` keeps a slot per 32-lane group")
+    return tuple(found.values())
 
 
 def open_warps(observers: tuple[Observer, ...]) -> dict[str, tuple[str, ...]]:
