@@ -357,6 +357,26 @@ def test_a_logical_warps_note_names_the_shared_slots_its_groups_index(tmp_path):
     assert slots == [(3, "`partial` keeps a slot per 32-lane group"), (4, "`staged` keeps a slot per 32-lane group")]
 
 
+def test_a_logical_tiles_note_names_the_slots_its_group_rank_indexes(tmp_path):
+    result = assert_findings("""
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        __global__ void block_sum(const float* in, float* out) {
+          cg::thread_block block = cg::this_thread_block();
+          cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+          __shared__ float partial[32];
+          float v = in[threadIdx.x];
+          for (int o = 16; o > 0; o /= 2) v += tile.shfl_xor(v, o);
+          partial[tile.meta_group_rank()] = v;
+          block.sync();
+          if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
+        }
+    """, "cuda", "W006", tmp_path=tmp_path, select=("W006",))
+    (note,) = result.findings
+    assert [(r.location.start_line, r.message) for r in note.related] == [
+        (7, "`partial` keeps a slot per 32-lane group")]
+
+
 def test_a_64_bit_mask_of_32_lanes_that_only_shuffles_read_is_a_note(tmp_path):
     # HIP's `_sync` shuffles compute without their mask; only the mask check of a build
     # without NDEBUG reads it. A vote computes with it: the error comes back.

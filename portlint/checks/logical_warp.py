@@ -633,19 +633,51 @@ class LogicalWarpNotes:
         return out
 
 
+def _declared_by(node):
+    """The variable whose declaration `node` is part of (`int warp = tid / 32;`,
+    `thread_block_tile<32> warp = tiled_partition<32>(b);`), else None."""
+    for ancestor in ancestors_of(node):
+        if ancestor.type in ("compound_statement", "function_definition", "for_statement", "if_statement"):
+            return None
+        if ancestor.type == "expression_statement":
+            # `cg::thread_block_tile<32> warp = ...;` read as `(A < 32) > (warp = ...)`
+            compared = ancestor.named_children[0] if ancestor.named_children else None
+            right = compared.child_by_field_name("right") if compared is not None \
+                and compared.type == "binary_expression" else None
+            left = right.child_by_field_name("left") if right is not None \
+                and right.type == "assignment_expression" else None
+            return left if left is not None and left.type == "identifier" \
+                and compared.child_by_field_name("operator").type == ">" else None
+        if ancestor.type == "declaration":
+            declarators = ancestor.children_by_field_name("declarator")
+            if len(declarators) != 1 or declarators[0].type != "init_declarator":
+                return None
+            name = declarators[0].child_by_field_name("declarator")
+            return name if name is not None and name.type == "identifier" else None
+    return None
+
+
 def _slot_arrays(function, grouped: list, source: SourceFile) -> tuple[Related, ...]:
     """The `__shared__` arrays of `function` indexed by a logical warp's number (`partial[wid]`
     where `int wid = threadIdx.x >> 5;`, or `partial[threadIdx.x / 32]`): a slot per 32-lane
     group, which goes with the grouping wherever it is changed."""
     if function is None or b"__shared__" not in source.data[function.start_byte:function.end_byte]:
         return ()
-    indices = []  # the expressions and the variables that hold a group's number
+    indices = []  # the expressions that give a group's number
     for node in grouped:
         indices.append(node)
-        parent = node.parent
-        if parent is not None and parent.type == "init_declarator" and \
-                (name := parent.child_by_field_name("declarator")) is not None and name.type == "identifier":
-            indices.extend(identifiers_named(source, source.node_text(name), parent.end_byte, function.end_byte))
+        declarator = _declared_by(node)
+        if declarator is None:
+            continue
+        for use in identifiers_named(source, source.node_text(declarator), declarator.end_byte, function.end_byte):
+            # `warp` of `int warp = tid / 32;`, or `warp.meta_group_rank()` of a tile of 32
+            field = use.parent
+            if field is not None and field.type == "field_expression" and field.parent is not None \
+                    and field.parent.type == "call_expression" \
+                    and source.node_text(field.child_by_field_name("field")) == "meta_group_rank":
+                indices.append(field.parent)
+            else:
+                indices.append(use)
     found: dict[str, Related] = {}
     for index in indices:
         subscript = index.parent.parent if index.parent is not None else None
