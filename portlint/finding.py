@@ -124,6 +124,12 @@ def root_cause_groups(findings) -> list[list[Finding]]:
     return groups
 
 
+def place_count(f: Finding) -> int:
+    """The places a finding covers for `--statistics`: itself and its related locations; none
+    for a companion note, whose places its root cause's finding lists already."""
+    return 0 if f.companion_of else 1 + len(f.related)
+
+
 def count_root_causes(findings) -> int:
     return len(root_cause_groups(findings))
 

@@ -143,7 +143,8 @@ def test_a_root_cause_in_a_header_leaves_a_note_in_each_file_that_uses_it(projec
         assert note["severity"] == "note" and note["location"]["start"]["line"] == 3
         assert [(r["location"]["path"], r["location"]["start"]["line"]) for r in note["related"]] == [
             ("src/warp.h", 2), (name, 4)]
-    assert payload["statistics"][0]["root_causes"] == 1
+    stats = payload["statistics"][0]
+    assert stats["root_causes"] == 1 and stats["places"] == 5  # the definition and four uses, each once
     assert run("scan", "--select", "W001", cwd=project).exit_code == 1  # the warning, as before
     per_place = json.loads(run("scan", "--select", "W001", "--output-format", "json", "--no-group-root-causes",
                                cwd=project).output)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from portlint.fix import Applicability
-from portlint.finding import root_cause_groups
+from portlint.finding import place_count, root_cause_groups
 from portlint.report import to_json_text
 from portlint.ruledocs import load_all
 
@@ -48,7 +48,7 @@ def render(result, context) -> str:
         for f in result.findings:
             entry = counts.setdefault(f.code, [0, 0, 0, 0, 0])
             entry[0] += 1
-            entry[1] += 1 + len(f.related)
+            entry[1] += place_count(f)
             if f.fix.is_applicable:  # as the text summary counts: `fixable` by --fix, the rest with --unsafe-fixes
                 entry[3 if f.fix.applicability is Applicability.SAFE else 4] += 1
         for members in root_cause_groups(result.findings):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from portlint.finding import SAME_HAZARD, root_cause_groups
+from portlint.finding import SAME_HAZARD, place_count, root_cause_groups
 from portlint.fix import Applicability
 from portlint.ruledocs import load_all
 
@@ -161,7 +161,7 @@ def render_statistics(result, context) -> str:
     counts = Counter(f.code for f in result.findings)
     places = Counter()
     for f in result.findings:
-        places[f.code] += 1 + len(f.related)
+        places[f.code] += place_count(f)
     # `[*]`: some finding of the rule has a safe fix (`--fix` applies it); `[~]`: only unsafe ones.
     fixes = {}
     for f in result.findings:
