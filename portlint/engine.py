@@ -107,9 +107,10 @@ class FileState:
     # The stretches holding findings that no build compiles unless a name is defined
     # (`macros.switch_gates`): the project pass drops them where nothing sets the name.
     switch_gates: tuple[macros.Gate, ...] = ()
-    # The function templates holding errors or warnings whose name the file writes only at
-    # their definition (`cpp.lone_templates`): the project pass makes those notes where no
-    # other file names them either (nothing instantiates them, so none of them runs).
+    # The function templates holding errors or warnings about what code computes, whose name
+    # the file writes only at their definition (`cpp.lone_templates`): the project pass makes
+    # those notes where no other file names them either (nothing instantiates them, so none
+    # of them runs).
     lone_templates: tuple[tuple[int, int, str], ...] = ()
 
     @property
@@ -791,14 +792,12 @@ def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict
     candidates = {path: state.lone_templates for path, state in files.items() if state.lone_templates}
     if not candidates:
         return findings
-    c_family = [state for state in files.values() if state.language == CUDA]
+    wanted = {(CUDA, name) for spans in candidates.values() for _, _, name in spans}
     named_elsewhere: set[tuple[str, str]] = set()
-    for path, spans in candidates.items():
-        wanted = {(CUDA, name) for _, _, name in spans}
-        for other in c_family:
-            if other.path != path and wanted - named_elsewhere:
-                # (another file's own lone template of the name is no use of this one)
-                named_elsewhere |= _named_in(other, wanted - named_elsewhere, candidates.get(other.path, ()))
+    for state in files.values():
+        if state.language == CUDA and wanted - named_elsewhere:
+            # (a file's own lone templates are written there once, at their definition)
+            named_elsewhere |= _named_in(state, wanted - named_elsewhere, candidates.get(state.path, ()))
     out = []
     runtime = _not_run_codes()
     for f in findings:
@@ -1389,8 +1388,8 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         off_rocm = tuple(span for span in rocm_path.functions_called_only_off_rocm(source, model.status)
                          if any(span[0] <= f.location.start_byte < span[1] for f in droppable))
     lone = ()
-    if source.language == CUDA:
-        reported = [f.location.start_byte for f in findings if f.location is not None
+    if source.language == CUDA:  # (only for the findings the project pass may make notes)
+        reported = [f.location.start_byte for f in findings if f.location is not None and f.code in _not_run_codes()
                     and (f.severity or load_all()[f.code].severity) is not Severity.NOTE]
         lone = tuple(cpp.lone_templates(source, reported)) if reported else ()
     gates = ()

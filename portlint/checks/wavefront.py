@@ -132,7 +132,8 @@ def _find_full_mask_macros(source: SourceFile) -> list[tuple[str, Finding, bool,
                    if is_wide else f"`{name}` is `{text}`, a mask of 32 lanes; AMD wavefronts have 64.")
         uses = _mask_uses(source, name, definition)
         severity = None
-        if is_wide and uses and all(_intrinsic_of(r.location.start_byte, source) in _SHUFFLES_SYNC for r in uses):
+        masked = _intrinsic_at(source) if is_wide and uses else {}
+        if masked and all(masked.get(r.location.start_byte) in _SHUFFLES_SYNC for r in uses):
             message, severity = _shuffled_only_message(name, text), Severity.NOTE
         # In code only the ROCm build compiles, the mask is the port's own (a shim's): wrong
         # there too, unless another definition for other AMD targets (wave32) stands beside it.
@@ -154,13 +155,9 @@ def _shuffled_only_message(name: str, text: str) -> str:
             "arrive.")
 
 
-def _intrinsic_of(offset: int, source: SourceFile) -> str | None:
-    """The name of the call whose first argument is at `offset` (a mask passed on), else None."""
-    node = source.tree.root_node.descendant_for_byte_range(offset, offset)
-    arguments = node.parent if node is not None else None
-    if arguments is None or arguments.type != "argument_list" or arguments.parent.type != "call_expression":
-        return None  # (a mask in a wider expression, `FULL_MASK >> n`, is computed with)
-    return callee_name(arguments.parent, source)
+def _intrinsic_at(source: SourceFile) -> dict[int, str]:
+    """The masked intrinsic (`masked_intrinsic_calls`) whose mask starts at each offset."""
+    return {strip_parens(args[0]).start_byte: name for _, name, args in masked_intrinsic_calls(source) if args}
 
 
 # A macro body that sets all 64 lanes: `0xffffffffffffffff`, `~0ull`, `(~0ULL)`.
