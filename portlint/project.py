@@ -111,6 +111,9 @@ class WarpSizeUse:
     # file whose only observers are such launches): those kernels, whose own files' verdicts
     # the project pass reads (`wavefront_size._judged_by_kernels`).
     kernels: tuple[str, ...] = ()
+    # A literal the host writes for the constant (`32` sizing the launch of a kernel that
+    # computes with `WARP_SIZE`): the place changes with the constant, though it does not name it.
+    written: str | None = None
 
 
 @dataclass(unsafe_hash=True)

@@ -293,7 +293,7 @@ class LaunchContext:
             return evaluate(function.value, self.source, lambda name: bound.get(self.source.node_text(name)))
         if node.type != "identifier":
             return None
-        declarator = self._local_variable(node)
+        declarator = self.local_variable(node)
         if declarator is None:
             return None
         value = self._read(declarator.child_by_field_name("value"), used, constant)
@@ -323,7 +323,7 @@ class LaunchContext:
         if node is None:
             return None, None
         if node.type == "identifier":
-            declarator = self._local_variable(node)
+            declarator = self.local_variable(node)
             found = self._range(declarator.child_by_field_name("value"), used) if declarator is not None else None
             if found is None or found == (None, None):
                 return None, None
@@ -338,7 +338,7 @@ class LaunchContext:
             return min(lows) if None not in lows else None, min((h for h in highs if h is not None), default=None)
         return max((lo for lo in lows if lo is not None), default=None), max(highs) if None not in highs else None
 
-    def _local_variable(self, use):
+    def local_variable(self, use):
         """The `init_declarator` of the local variable `use` names, when the function
         declares it once, before `use`, and never writes it again."""
         function = enclosing_function(use)
@@ -529,7 +529,7 @@ class LaunchContext:
         """The launched kernel's name, a local `auto k = &kernel<T>;` read through."""
         if launch.kernel is None:
             return None
-        declarator = self._local_variable(launch.kernel) if launch.kernel.type == "identifier" else None
+        declarator = self.local_variable(launch.kernel) if launch.kernel.type == "identifier" else None
         value = declarator.child_by_field_name("value") if declarator is not None else None
         if value is None:
             return self.source.node_text(launch.kernel)

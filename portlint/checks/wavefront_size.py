@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from portlint import queries
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, callee_name, enclosing_function, identifiers_named, integer_value, macro_tree, memoized,
-    strip_parens,
+    IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
+    macro_tree, memoized, strip_parens,
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
@@ -276,7 +276,88 @@ def collect_warp_sizes(source: SourceFile, model: RocmPathModel):
         file_wide = any(d.name == "warpSize" and not d.local for d in definitions)
         uses.extend(u for u in builtin_uses if file_wide or any(
             name == "warpSize" and start <= u.start_byte < end for name, start, end, _ in scopes))
-    return definitions, _uses(source, model, uses, scopes)
+    facts = _uses(source, model, uses, scopes)
+    return definitions, facts + _literals_sizing_launches(source, model, facts)
+
+
+# How far a launch's size is followed through the host function's local variables
+# (`smem = (2 * rounded + ...) * sizeof(float)` with `rounded` from `CEIL_DIV(C, 32 * k)`).
+_SIZE_DEPTH = 3
+
+
+def _literals_sizing_launches(source: SourceFile, model: RocmPathModel, facts: list[WarpSizeUse]) -> list[WarpSizeUse]:
+    """The literal 32s that size a launch (its grid, block or shared memory, directly or
+    through the host function's local variables) of a kernel of this file that computes with
+    a warp-size constant: the host's copy of the kernel's width, which has to change with the
+    constant (a grid sized for 32-lane warps launches half the 64-lane ones; shared memory
+    sized for them no longer matches the kernel's layout). Uses of the constant (`use.written`)."""
+    computing = [u for u in facts if u.device and u.context in _REPORTED_USES]
+    if not computing:
+        return []
+    context = LaunchContext.of(source)
+    found: list[WarpSizeUse] = []
+    seen: set[int] = set()  # lines: one place per line, as a reader changes it
+    for launch in launches(source):
+        function = enclosing_function(launch.call)
+        name = context.kernel_name(launch)
+        if function is None or name is None or function_space(function, source) != "host":
+            continue
+        constant = _constant_of_kernel(source, name, computing)
+        if constant is None:
+            continue
+        arguments = [a for a in (launch.grid, launch.block, launch.shared_memory) if hasattr(a, "type")]
+        for literal in _literals_32(source, context, arguments, launch.block):
+            line = source.line_of(literal.start_byte)
+            if line in seen:
+                continue
+            seen.add(line)
+            found.append(WarpSizeUse(
+                name=constant, location=source.location(literal.start_byte, literal.end_byte),
+                file_digest=source.digest, context="launch", host=True, device=False, definition=None,
+                status=model.status(literal.start_byte), sees=_macro_seen(source, constant, literal.start_byte),
+                written=source.node_text(literal)))
+    return found
+
+
+def _constant_of_kernel(source: SourceFile, name: str, computing: list[WarpSizeUse]) -> str | None:
+    """The warp-size constant that the one definition of kernel `name` in this file computes with."""
+    definitions = functions_by_name(source).get(name, ())
+    if len(definitions) != 1:
+        return None
+    kernel = definitions[0]
+    names = {u.name for u in computing if kernel.start_byte <= u.location.start_byte < kernel.end_byte
+             and u.definition is None}
+    return names.pop() if len(names) == 1 else None
+
+
+def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, block) -> list:
+    """Number literals of value 32 in `arguments` and in the initialisers of the local
+    variables they name, followed `_SIZE_DEPTH` deep; a block written as a bare `32` is the
+    block-size rules' (K002)."""
+    found, visited = [], set()
+    pending = [(a, 0) for a in arguments if not (a is block and integer_value(strip_parens(a), source) == 32)]
+    while pending:
+        expression, depth = pending.pop()
+        if expression.id in visited:
+            continue
+        visited.add(expression.id)
+        for node in _descendants(expression):
+            if node.type == "number_literal" and integer_value(node, source) == 32:
+                found.append(node)
+            elif node.type == "identifier" and depth < _SIZE_DEPTH:
+                declarator = context.local_variable(node)
+                value = declarator.child_by_field_name("value") if declarator is not None else None
+                if value is not None:
+                    pending.append((value, depth + 1))
+    return sorted(found, key=lambda n: n.start_byte)
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
 
 
 def _parameter_names(function, source: SourceFile) -> set[str]:
@@ -556,9 +637,14 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
                 continue  # the shim's own finding says it
             findings.append(Finding(
                 location=use.location,
-                message=f"`{use.name}` is {seen[0].value} where it {_REPORTED_USES[use.context]}; "
-                        "AMD wavefronts have 64 lanes.",
-                fix=Fix.advice(_definition_advice(use.name, seen[0].kind)),
+                message=f"`{use.written}` stands for `{use.name}` ({seen[0].value}) where it sizes the launch of a "
+                        f"kernel that computes with `{use.name}`; it changes with `{use.name}`."
+                if use.written is not None else
+                f"`{use.name}` is {seen[0].value} where it {_REPORTED_USES[use.context]}; "
+                "AMD wavefronts have 64 lanes.",
+                fix=Fix.advice(f"Size it with `{use.name}` in place of `{use.written}`, so host and kernel agree "
+                               "when the constant becomes per-platform" if use.written is not None
+                               else _definition_advice(use.name, seen[0].kind)),
                 severity=Severity.ERROR if use.context == "shuffle" else None,
                 related=tuple(Related(d.location, f"`{d.name}` is defined as {d.value} here") for d in seen),
                 matched=use.name, file_digest=use.file_digest,
@@ -602,6 +688,8 @@ def _shim_message(name: str, kind: str, value: int) -> str:
 
 
 def _use_related(use: WarpSizeUse) -> Related:
+    if use.written is not None:
+        return Related(use.location, f"`{use.written}` stands for `{use.name}` here, sizing a launch")
     return Related(use.location, f"`{use.name}` {_REPORTED_USES[use.context]} here")
 
 
@@ -1101,7 +1189,8 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
     findings = []
     for use in index.warp_size_uses_of(chosen.keys()):
         definitions = chosen.get(use.name)
-        if not definitions or not use.host or use.definition is not None or use.status is Status.DEAD:
+        if not definitions or not use.host or use.definition is not None or use.status is Status.DEAD \
+                or use.written is not None:
             continue
         macro = definitions[0].arch_macros[0]
         findings.append(Finding(
