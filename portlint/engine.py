@@ -799,15 +799,19 @@ def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict
             # (a file's own lone templates are written there once, at their definition)
             named_elsewhere |= _named_in(state, wanted - named_elsewhere, candidates.get(state.path, ()))
     out = []
-    runtime = _not_run_codes()
     for f in findings:
         span = next((name for s, e, name in candidates.get(f.path, ())
                      if s <= f.location.start_byte < e and (CUDA, name) not in named_elsewhere), None) \
-            if f.location is not None and f.severity is not Severity.NOTE and f.code in runtime else None
+            if f.location is not None and f.severity is not Severity.NOTE and _moot_unrun(f) else None
         out.append(f if span is None else replace(
             f, severity=Severity.NOTE,
             message=f"{f.message} Nothing in the project instantiates `{span}`, so none of it runs yet."))
     return out
+
+
+def _moot_unrun(f: Finding) -> bool:
+    """Does code that never runs, nor is instantiated, make `f` moot?"""
+    return f.code in _not_run_codes() or f.dependent
 
 
 @functools.cache
@@ -815,7 +819,7 @@ def _not_run_codes() -> frozenset[str]:
     """The rules whose findings code that never runs makes moot: what it computes, or how
     fast. Not those of code hip-clang rejects: a template's non-dependent code is checked
     where it is defined (a missing `typename`, W002's mask `static_assert` in a call that
-    names no template parameter)."""
+    names no template parameter; a finding about a call that does is `Finding.dependent`)."""
     return frozenset(code for code, doc in load_all().items()
                      if doc.impact in ("results", "performance") and code != "W002")
 
@@ -1389,7 +1393,7 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
                          if any(span[0] <= f.location.start_byte < span[1] for f in droppable))
     lone = ()
     if source.language == CUDA:  # (only for the findings the project pass may make notes)
-        reported = [f.location.start_byte for f in findings if f.location is not None and f.code in _not_run_codes()
+        reported = [f.location.start_byte for f in findings if f.location is not None and _moot_unrun(f)
                     and (f.severity or load_all()[f.code].severity) is not Severity.NOTE]
         lone = tuple(cpp.lone_templates(source, reported)) if reported else ()
     gates = ()

@@ -67,6 +67,10 @@ class Finding:
     # Code hip-clang rejects only before C++20 (X002's `typename` in a member): the project
     # pass drops it where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`).
     open_standard: bool = field(default=False, compare=False)
+    # Code hip-clang checks only where its template is instantiated (W002's mask
+    # `static_assert` in a call whose arguments depend on a template parameter): a template
+    # nothing instantiates leaves it moot (`engine._note_in_templates_nothing_instantiates`).
+    dependent: bool = field(default=False, compare=False)
     # A note `group_root_causes` leaves in a file other than its root cause's (a header's
     # `WARP_SIZE` used here): the root cause it points back to (`root_cause` of its finding).
     companion_of: tuple = field(default=(), compare=False)

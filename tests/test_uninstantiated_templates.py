@@ -71,3 +71,34 @@ def test_what_hip_clang_rejects_stays(tmp_path: Path) -> None:
                                       "__device__ bool any_lane(T) { return __any_sync(0xffffffff, 1); }\n")
     result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
     assert [f.severity for f in result.findings] == [Severity.ERROR]
+
+
+DEPENDENT_TAIL = """\
+#pragma once
+#include <cuda_runtime.h>
+template <typename T>
+__device__ T tail_sum(T* scratch) {
+  T v = scratch[threadIdx.x];
+  if (threadIdx.x < 32) {
+    for (int i = 16; i > 0; i >>= 1) v = v + __shfl_down_sync(0xffffffff, v, i);
+  }
+  return v;
+}
+"""
+
+
+def test_a_mask_in_a_call_that_depends_on_the_template_is_checked_only_where_it_is_instantiated(tmp_path: Path) -> None:
+    # `v` is a `T`: hip-clang picks the intrinsic (and meets its mask check) only in an
+    # instantiation, and nothing instantiates `tail_sum`.
+    (tmp_path / "tail.h").write_text(DEPENDENT_TAIL)
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
+    assert [f.severity for f in result.findings] == [Severity.NOTE]
+    assert "Nothing in the project instantiates `tail_sum`" in result.findings[0].message
+
+
+def test_a_dependent_mask_is_an_error_again_where_a_file_instantiates_the_template(tmp_path: Path) -> None:
+    (tmp_path / "tail.h").write_text(DEPENDENT_TAIL)
+    (tmp_path / "total.cu").write_text('#include "tail.h"\n'
+                                       "__global__ void total(float* s, float* o) { o[0] = tail_sum(s); }\n")
+    result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
+    assert [f.severity for f in result.findings] == [Severity.ERROR]

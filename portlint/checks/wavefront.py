@@ -14,7 +14,7 @@ from typing import NamedTuple
 from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, arguments, callee_name, enclosing_function, function_declarator, function_name,
+    IDENTIFIERS, ancestors_of, arguments, callee_name, declared_type, enclosing_function, function_declarator, function_name,
     functions_by_name, has_argument_list, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
     open_constants, strip_parens, token_nodes,
 )
@@ -355,22 +355,72 @@ def check_narrow_full_mask(source: SourceFile) -> list[Finding]:
                 continue
             title = f"Write `{FULL_MASK_32_LANES_64_BIT}`: the same 32 lanes, as a 64-bit mask"
             edit = Edit.replace(mask, FULL_MASK_32_LANES_64_BIT)
-            findings.append(at_node(
+            findings.append(replace(at_node(
                 source, mask,
                 f"Mask `{text}` is 32 bits wide; HIP's `_sync` intrinsics take a 64-bit mask (`static_assert`). "
                 f"Its lanes are right: `{_short(source.node_text(guard))}` runs lanes 0-31 alone.",
                 Fix.unsafe(f"{title}; {doubt}", edit) if doubt else Fix.safe(title, edit),
                 related=(Related(source.location(guard.start_byte, guard.end_byte),
-                                 "only the block's first 32 threads run this branch"),)))
+                                 "only the block's first 32 threads run this branch"),)),
+                dependent=_depends_on_template(call, args[1:], source)))
             continue
         title = f"Replace `{text}` with `{FULL_MASK_64}` (every lane of a 64-lane wavefront)"
-        findings.append(at_node(
+        findings.append(replace(at_node(
             source, mask,
             f"Mask `{text}` covers 32 lanes; AMD wavefronts have 64.",
             Fix.unsafe(f"{title}; {doubt}", Edit.replace(mask, FULL_MASK_64)) if doubt
             else Fix.safe(title, Edit.replace(mask, FULL_MASK_64)),
-        ))
+        ), dependent=_depends_on_template(call, args[1:], source)))
     return findings + _uses_of_masks_defined_elsewhere(source, elsewhere)
+
+
+def _depends_on_template(call, values, source: SourceFile) -> bool:
+    """Does an argument of `call` besides the mask depend on a parameter of a template around
+    it (`__shfl_down_sync(mask, v, i)` with `T v`)? hip-clang then picks the intrinsic's
+    overload, and meets its mask `static_assert`, only where the template is instantiated."""
+    parameters = _template_parameter_names(call)
+    if not parameters:
+        return False
+    for value in values:
+        for node in _named_descendants(value):
+            if node.type not in ("identifier", "type_identifier"):
+                continue
+            name = source.node_text(node)
+            if name in parameters:
+                return True
+            declared = declared_type(source, node) if node.type == "identifier" else None
+            if declared is not None and parameters & set(_WORD.findall(declared.type)):
+                return True
+    return False
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _template_parameter_names(node) -> set[str]:
+    """The names of the parameters of every template declaration around `node`."""
+    names = set()
+    for parent in ancestors_of(node):
+        if parent.type != "template_declaration":
+            continue
+        parameters = parent.child_by_field_name("parameters")
+        for parameter in parameters.named_children if parameters is not None else ():
+            name = parameter.child_by_field_name("declarator") or parameter.child_by_field_name("name")
+            if name is None:  # `typename T`, `class... Ts`: the name is a plain child
+                name = next((c for c in parameter.named_children if c.type == "type_identifier"), None)
+            while name is not None and name.type not in ("identifier", "type_identifier"):
+                name = next((c for c in name.named_children if c.type in ("identifier", "type_identifier")), None)
+            if name is not None:
+                names.add(name.text.decode())
+    return names
+
+
+def _named_descendants(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
 
 
 FULL_MASK_32_LANES_64_BIT = "0xffffffffull"
