@@ -72,7 +72,17 @@ CUDA_DEFINED = frozenset(
     {"__CUDACC__", "__NVCC__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
      "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__"}
 )
-CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__", "__CUDA__"})  # `__CUDA__`: clang in CUDA mode
+# The version macros of the CUDA libraries' own headers (`cublas_api.h`, `cusparse.h`, `cufft.h`,
+# `curand.h`, `cusolver_common.h`, `cudnn_version.h`, NVTX's): the CUDA build has them where it
+# includes those headers; ROCm's counterparts define none of them and hipify renames none
+# (`data/hipify_names.tsv`), so `#if CUBLAS_VERSION >= 11000` is an arm ROCm never compiles.
+# (RCCL and rocThrust define NCCL's and Thrust's version macros: not these.)
+CUDA_LIBRARY_VERSIONS = frozenset(
+    f"{library}_{part}" for library in ("CUBLAS", "CUSPARSE", "CUFFT", "CURAND", "CUSOLVER")
+    for part in ("VERSION", "VER_MAJOR", "VER_MINOR", "VER_PATCH", "VER_BUILD")
+) | {"CUDNN_VERSION", "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL", "NVTX_VERSION"}
+CUDA_UNKNOWN = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDACC_RTC__", "__CUDA__"}) \
+    | CUDA_LIBRARY_VERSIONS  # `__CUDA__`: clang in CUDA mode
 CUDA_ONLY = CUDA_DEFINED | CUDA_UNKNOWN | {"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"}
 # Macros hip-clang's device pass defines per AMD target (`__gfx942__`, `__GFX9__`, `__gfx90a`,
 # `__AMDGCN_CUMODE__`, ...): a CUDA build never defines them (their arms are PORT), the ROCm
