@@ -433,3 +433,29 @@ def test_a_tile_sized_by_a_template_parameter_is_as_wide_as_its_instantiations(t
         "void centre(", "template <int kAny>\nvoid centre(")
     result = assert_findings(unknown, "cuda", "W001", tmp_path=tmp_path, select=("W001",))
     assert result.findings[0].severity is not Severity.NOTE
+
+
+# ---- W008: code the parse could not place ---------------------------------------------------
+def test_c10_warp_size_in_a_kernel_the_parse_loses_is_not_taken_for_file_scope(tmp_path):
+    # A template parameter list split across `#if` arms: the grammar loses the kernel around
+    # its body. Its `__shared__` bound is device code (PyTorch's device pass has a constant
+    # `C10_WARP_SIZE`), not a file-scope constant of the host pass; the scan says it could
+    # not parse the file instead.
+    result = assert_findings("""
+        #include <c10/macros/Macros.h>
+        template <int THREADS,
+        #if defined(WITH_RELU)
+                  bool RELU,
+        #endif
+                  int OCCUPANCY>
+        __global__ __launch_bounds__(THREADS, OCCUPANCY) void block_sums(float* out) {
+          __shared__ float smem[THREADS / C10_WARP_SIZE];
+          smem[threadIdx.x / C10_WARP_SIZE] = out[threadIdx.x];
+        }
+    """, "cuda", tmp_path=tmp_path, select=("W008",))
+    assert any("could not parse" in p.message for p in result.problems)
+    # At file scope the same bound is the host pass's, which has no constant there.
+    assert_findings("""
+        #include <c10/macros/Macros.h>
+        constexpr int kSlots = 256 / C10_WARP_SIZE;
+    """, "cuda", "W008", tmp_path=tmp_path, select=("W008",))

@@ -1058,6 +1058,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
         if _template_parameter(name, text, source):
             continue  # `template <int warpSize> struct warpReduce`: a constant of its own
         space = spaces[function.id] if function is not None else None
+        if function is None and any(a.type == "ERROR" for a in ancestors_of(name)):
+            space = "unknown"  # in code the parse could not place (a kernel it lost): no file scope known
         context = "constant" if _in_launch_bounds(name) else _code_context(name, source, False)
         if context == "constant":
             if text == "C10_WARP_SIZE" and space in ("device", "host-device", "unknown"):
