@@ -155,6 +155,28 @@ def _by_every(tools: frozenset[str], by_hipify, by_torch) -> str | None:
     return found
 
 
+@cache
+def _without_hip() -> frozenset[str]:
+    """The runtime and driver API names HIPIFY's tables document with no HIP counterpart."""
+    found = set()
+    with _TABLE.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.startswith("#"):
+                cuda, hip, kind = line.rstrip("\n").split("\t")
+                if not hip and kind in ("runtime", "driver"):
+                    found.add(cuda)
+    return frozenset(found)
+
+
+def without_hip(cuda_name: str, tools: frozenset[str] = frozenset()) -> bool:
+    """Is `cuda_name` a CUDA runtime or driver API name HIP has no counterpart for, which
+    none of the build's hipify `tools` (none: the file is compiled as written) renames either?
+    hip-clang then meets the CUDA name and stops."""
+    if cuda_name not in _without_hip() or (tools and cuda_name in _custom):
+        return False
+    return not (TORCH in tools and _torch_names().get(cuda_name))
+
+
 def documented(cuda_name: str) -> bool:
     """Is `cuda_name` a name of a CUDA API (runtime, driver, a library) HIPIFY documents?"""
     return cuda_name in _names()

@@ -85,6 +85,7 @@ REGISTRY = {
     "R005": {CUDA: runtime.check_hip7_runtime_semantics},
     "R006": {CUDA: runtime.check_positional_graph_params_init},
     "R007": {CUDA: runtime.check_cuda_toolkit_header},
+    "R008": {CUDA: runtime.check_cuda_api_without_hip},
     "W001": {CUDA: wavefront.check_hardcoded_warp_size, PROJECT: wavefront_size.check_warp_size_through_project},
     "W002": {CUDA: wavefront.check_narrow_full_mask, PROJECT: wavefront.check_full_mask_macros_through_project},
     "W003": {CUDA: wavefront.check_truncated_lane_mask},

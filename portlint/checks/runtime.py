@@ -69,7 +69,7 @@ from dataclasses import replace  # noqa: E402
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
     IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, includes, integer_value,
-    INCLUDES, strip_parens,
+    INCLUDES, strip_parens, token_nodes,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -1440,15 +1440,7 @@ def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
 @only_where(lambda source: source.build is not None and source.build.compiled_as_written)
 def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
     """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written."""
-    build = source.build
-    if build is None or not build.compiled_as_written:
-        return []  # no ROCm build surely compiles it, or hipify rewrites its includes
-    sites = []
-    for _, path_node in includes(source):
-        written = include_path(path_node, source)
-        if written in hipify.TOOLKIT_HEADERS and written not in build.project_headers \
-                and (source.rocm_path is None or source.rocm_path.is_live(path_node.start_byte)):
-            sites.append((path_node, written))
+    sites = _toolkit_includes_compiled_as_written(source)
     if not sites:
         return []
     # One root cause per file: the ROCm build compiles it without hipify. The first include
@@ -1465,6 +1457,95 @@ def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
         Fix.advice(f"Include {instead} under `#if defined(__HIP_PLATFORM_AMD__)` with aliases for the CUDA "
                    "names the file uses (a compatibility header), or hipify the file in the ROCm build"),
         related=related)]
+
+
+def _toolkit_includes_compiled_as_written(source: SourceFile) -> list[tuple[object, str]]:
+    """(path node, header) of the live CUDA toolkit includes of a file the project's ROCm
+    build compiles as written (no hipify), where no project header stands in for them."""
+    build = source.build
+    if build is None or not build.compiled_as_written:
+        return []  # no ROCm build surely compiles it, or hipify rewrites its includes
+    sites = []
+    for _, path_node in includes(source):
+        written = include_path(path_node, source)
+        if written in hipify.TOOLKIT_HEADERS and written not in build.project_headers \
+                and (source.rocm_path is None or source.rocm_path.is_live(path_node.start_byte)):
+            sites.append((path_node, written))
+    return sites
+
+
+# ---- R008 cuda-api-without-hip ----------------------------------------------------------------
+# Words that may name a CUDA runtime (`cudaStreamLegacy`) or driver (`cuCtxGetDevice`,
+# `CU_CTX_SCHED_AUTO`) API: a byte search finds them, the table and the tree decide.
+_API_WORD = re.compile(rb"\b(?:cuda|CUDA_|cu[A-Z]|CU[A-Z])\w*")
+_MAX_RELATED_NAMES = 20
+
+
+@needs(b"cu", b"CU")
+def check_cuda_api_without_hip(source: SourceFile) -> list[Finding]:
+    """R008: a CUDA runtime or driver API name HIP has no counterpart for, in code the ROCm
+    build compiles: hipify leaves it as it is and hip-clang stops at it. One root cause per
+    file (the port's choice of what to do without it): the first use, the others related."""
+    if _toolkit_includes_compiled_as_written(source):
+        return []  # R007's root cause: the file as written is no HIP file at all
+    build = source.build
+    if build is not None and build.rocm_build and not (build.compiled_as_written or source.hipified):
+        return []  # a described ROCm build that may not compile it (a CUDA backend's file)
+    tools = build.hipified if build is not None and source.hipified else frozenset()
+    root, model = source.tree.root_node, source.rocm_path
+    sites, seen = [], set()
+    for match in _API_WORD.finditer(source.data):
+        name = match.group().decode()
+        if not hipify.without_hip(name, tools):
+            continue
+        node = root.descendant_for_byte_range(match.start(), match.end())
+        if node is not None and node.type == "preproc_arg" and not _expanded_here(node.parent, source):
+            continue  # a macro's body compiles where the macro is used: none here
+        if node is None or (node.type not in ("identifier", "type_identifier", "preproc_arg")) \
+                or (node.type != "preproc_arg" and (node.start_byte, node.end_byte) != match.span()) \
+                or _declares(node):
+            continue  # a comment, a string, a member, the project's own definition of the name
+        if model is not None and model.status(match.start()) is Status.DEAD:
+            continue
+        if source.shim(name, match.start()) is not None or source.rocm_defines_function(name, match.start()):
+            continue  # the ROCm build's own definition of the name
+        sites.append((match.start(), match.end(), name))
+        seen.add(name)
+    if not sites:
+        return []
+    (start, end, name), *others = sites
+    more = f" The file names {len(seen) - 1} more such name{'s' if len(seen) > 2 else ''} (related locations)." \
+        if len(seen) > 1 else ""
+    return [finding(
+        source, start, end,
+        f"`{name}` has no HIP counterpart (HIPIFY leaves it as it is); hip-clang stops here.{more}",
+        Fix.advice("Keep it for CUDA only (`#if !defined(__HIP_PLATFORM_AMD__)`) and give the ROCm build its own "
+                   "path: what HIP offers instead, or nothing where the feature is CUDA's alone"),
+        related=tuple(Related(source.location(s, e), f"`{other}` has no HIP counterpart either")
+                      for s, e, other in others[:_MAX_RELATED_NAMES]))]
+
+
+def _expanded_here(definition, source: SourceFile) -> bool:
+    """Is the macro `definition` (a `#define`) used in this file's code the ROCm build compiles?"""
+    name_node = definition.child_by_field_name("name") if definition is not None else None
+    if name_node is None:
+        return False
+    model = source.rocm_path
+    return any(node.start_byte != name_node.start_byte and node.type == "identifier"
+               and (model is None or model.status(node.start_byte) is not Status.DEAD)
+               for node in token_nodes(source, source.node_text(name_node).encode()))
+
+
+# A declaration's field that holds the name it declares.
+_DECLARED_NAME_FIELD = {"function_declarator": "declarator", "init_declarator": "declarator", "enumerator": "name",
+                        "preproc_def": "name", "preproc_function_def": "name"}
+
+
+def _declares(node) -> bool:
+    """Is `node` the name a declaration declares (a project's own `cudaFoo`), not a use?"""
+    parent = node.parent
+    field = _DECLARED_NAME_FIELD.get(parent.type) if parent is not None else None
+    return field is not None and parent.child_by_field_name(field) == node
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
