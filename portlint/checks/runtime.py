@@ -69,7 +69,7 @@ from dataclasses import replace  # noqa: E402
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
     IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, includes, integer_value,
-    INCLUDES, strip_parens, token_nodes,
+    INCLUDES, macro_bodies_root, strip_parens, token_nodes,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -1531,9 +1531,28 @@ def _expanded_here(definition, source: SourceFile) -> bool:
     if name_node is None:
         return False
     model = source.rocm_path
-    return any(node.start_byte != name_node.start_byte and node.type == "identifier"
-               and (model is None or model.status(node.start_byte) is not Status.DEAD)
-               for node in token_nodes(source, source.node_text(name_node).encode()))
+    name = source.node_text(name_node).encode()
+    if any(node.start_byte != name_node.start_byte and node.type == "identifier"
+           and (model is None or model.status(node.start_byte) is not Status.DEAD)
+           for node in token_nodes(source, name)):
+        return True
+    # Or in another macro's body (`#define CHECK(fn) if (!(fn)) err = FAILURE;`), which a
+    # parse of the bodies reads as code (`cpp.macro_bodies_root`).
+    bodies = macro_bodies_root(source, (name,))
+    return bodies is not None and any(
+        node.type == "identifier" and source.data[node.start_byte:node.end_byte] == name
+        and not definition.start_byte <= node.start_byte < definition.end_byte
+        and (model is None or model.status(node.start_byte) is not Status.DEAD)
+        for node in _leaves(bodies))
+
+
+def _leaves(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0:
+            yield current
+        stack.extend(current.children)
 
 
 # A declaration's field that holds the name it declares.
