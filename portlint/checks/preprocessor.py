@@ -10,7 +10,7 @@ import bisect
 import re
 from dataclasses import replace
 
-from portlint import hipify
+from portlint import hipify, queries
 from portlint.checks.cpp import ancestors_of, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
@@ -854,6 +854,33 @@ def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> b
                    for name in names for node in token_nodes(source, name.encode()))
 
 
+_CUDA_WORD = re.compile(r"CUDA", re.IGNORECASE)
+
+
+def _detects_cuda_beside_hip(condition: Condition, source: SourceFile) -> bool:
+    """Is `condition`'s arm only the definition of flags named for CUDA (`#define X_HAS_CUDA
+    __CUDACC__`) whose HIP twins the file defines too (`X_HAS_HIP`, `X_HAS_ROCM`)? The file then
+    detects each backend, and leaves the CUDA flag undefined on ROCm on purpose."""
+    body = [node for node in _arm_body(condition) if node.type != "comment"]
+    if not body or any(node.type not in ("preproc_def", "preproc_function_def") for node in body):
+        return False
+    defined = _defined_macro_names(source)
+    for node in body:
+        name = source.node_text(node.child_by_field_name("name"))
+        twins = {_CUDA_WORD.sub(lambda m, hip=hip: hip if m.group().isupper() else hip.lower(), name)
+                 for hip in ("HIP", "ROCM")}
+        if not _CUDA_WORD.search(name) or not twins & defined:
+            return False
+    return True
+
+
+def _defined_macro_names(source: SourceFile) -> set[str]:
+    def find(source) -> set[str]:
+        return {source.node_text(n.child_by_field_name("name"))
+                for n in queries.nodes("cuda", "[(preproc_def) (preproc_function_def)] @d", source.tree.root_node, "d")}
+    return memoized(source, "preprocessor.defined_macro_names", find)
+
+
 def _checks_only(condition: Condition) -> bool:
     """Is `condition` an `#if` with no other arm around `static_assert`s alone? AMD skipping
     them leaves no code out: they only stop a build that breaks a layout assumption."""
@@ -954,6 +981,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `#if !defined(CUDA_VERSION)` in a function that launches kernels: HIP's arm
         if not on_rocm and _leaves_out_declarations_only(condition, source):
             continue  # `#if defined(__CUDACC__)` around CUDA-only functions: hip-clang says where one is missed
+        if not on_rocm and _detects_cuda_beside_hip(condition, source):
+            continue  # `#define X_HAS_CUDA` beside the file's `#define X_HAS_HIP`: each backend detected
         culprit = _first_identifier(condition.condition, macros, source)
         macro = source.node_text(culprit)
         severity = None
