@@ -314,15 +314,16 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # The project's other files, where files were named: read for what they call and test.
     # A file named without that context (no project rule enabled) keeps its findings.
     in_view = {**context, **result.files}
+    complete = functools.partial(_complete_for_model, config=config, model=model)  # (a file's ROCm-path model)
     if explicit or not any(c.explicit for c in candidates):
-        result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view)
+        result.findings = _drop_in_functions_called_only_off_rocm(result.findings, in_view, complete)
     if explicit or whole:  # (a scan of a folder below the root does not see the files that may set a switch)
         # (a scan of the root walked them all; named files walk once, if asked)
         descriptions = (lambda: walked_descriptions) if whole else functools.cache(
             lambda: build_descriptions(config))
         result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
         result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
-        result.findings = _note_in_templates_nothing_instantiates(result.findings, in_view)
+        result.findings = _note_in_templates_nothing_instantiates(result.findings, in_view, complete)
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -554,6 +555,11 @@ class _FactsLoader:
         return facts
 
 
+def _complete_for_model(state: FileState, config: Config, model) -> SourceFile | None:
+    """`_complete` with the file's environment from the build `model`."""
+    return _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
+
+
 def _complete(state: FileState, config: Config, environment: FileEnvironment | None = None) -> SourceFile | None:
     """Parse a file the per-file pass left unparsed; fill in its ROCm-path model and suppressions."""
     source = read_source(Candidate(state.absolute_path, state.language, explicit=False))
@@ -750,7 +756,8 @@ def _tested_source(state: FileState, data: bytes | None) -> SourceFile | None:
     return source
 
 
-def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
+def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict[str, FileState],
+                                             complete=None) -> list[Finding]:
     """Leave out the findings of functions a ROCm build never runs: those their file calls only
     where ROCm never goes (`FileState.off_rocm_functions`) and whose name no other file of the
     scan in the same language holds (another module, or a file that includes a C-family one,
@@ -766,7 +773,7 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         wanted = {(language, name) for language, name in names - named_elsewhere
                   if language == state.language and language != CUDA}
         if wanted:
-            named_elsewhere |= _named_in(state, wanted, candidates.get(path, ()))
+            named_elsewhere |= _named_in(state, wanted, candidates.get(path, ()), complete)
     c_family = [state for state in files.values() if state.language == CUDA]
     for path, spans in candidates.items():
         state = files[path]
@@ -777,14 +784,15 @@ def _drop_in_functions_called_only_off_rocm(findings: list[Finding], files: dict
         wanted = {(CUDA, name) for _, _, name in spans}
         for other in c_family:
             if other is not state:
-                named_elsewhere |= _named_in(other, wanted - named_elsewhere, ())
+                named_elsewhere |= _named_in(other, wanted - named_elsewhere, (), complete)
     return [f for f in findings if not any(
         s <= f.location.start_byte < e and (files[f.path].language, name) not in named_elsewhere
         and (files[f.path].language != CUDA or f.code in _runtime_codes())
         for s, e, name in candidates.get(f.path, ()))]
 
 
-def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict[str, FileState]) -> list[Finding]:
+def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict[str, FileState],
+                                            complete=None) -> list[Finding]:
     """Errors and warnings about what code computes (`_not_run_codes`) inside a function
     template that no file of the project names (`FileState.lone_templates`; a header's helper
     nothing calls) become notes: nothing instantiates it, so none of it runs. They say so:
@@ -797,7 +805,7 @@ def _note_in_templates_nothing_instantiates(findings: list[Finding], files: dict
     for state in files.values():
         if state.language == CUDA and wanted - named_elsewhere:
             # (a file's own lone templates are written there once, at their definition)
-            named_elsewhere |= _named_in(state, wanted - named_elsewhere, candidates.get(state.path, ()))
+            named_elsewhere |= _named_in(state, wanted - named_elsewhere, candidates.get(state.path, ()), complete)
     out = []
     for f in findings:
         span = next((name for s, e, name in candidates.get(f.path, ())
@@ -838,9 +846,11 @@ def _may_name(state: FileState, name: str) -> bool:
     return state.words is None or state.words.may_hold(name)
 
 
-def _named_in(state: FileState, wanted: set[tuple[str, str]], own) -> set[tuple[str, str]]:
-    """The (language, name) pairs of `wanted` the file's bytes hold, its own candidates' names
-    left out (`own`); all of them where it cannot be read (it might call any)."""
+def _named_in(state: FileState, wanted: set[tuple[str, str]], own, complete=None) -> set[tuple[str, str]]:
+    """The (language, name) pairs of `wanted` the file's bytes hold where the ROCm build
+    compiles them (a call in an arm it skips calls nothing there), its own candidates' names
+    left out (`own`); all of them where it cannot be read (it might call any). `complete`
+    works out the ROCm-path model of a file the per-file pass left unparsed, where needed."""
     wanted = {(language, name) for language, name in wanted if _may_name(state, name)}
     if not wanted:
         return set()
@@ -848,10 +858,25 @@ def _named_in(state: FileState, wanted: set[tuple[str, str]], own) -> set[tuple[
         data = read_regular(state.absolute, MAX_FILE_BYTES)
     except (OSError, NotReadable):
         return set(wanted)
+    if state.ranges is None and complete is not None and any(name.encode() in data for _, name in wanted):
+        complete(state)
+    # The ROCm-path model of the file as the scan read it (not of bytes changed since).
+    ranges = state.ranges if state.ranges is not None and hashlib.sha256(data).hexdigest() == state.digest else None
     if state.language == CMAKE:
         data = data.lower()
     return {(language, name) for language, name in wanted
-            if name.encode() in data and not any(n == name for _, _, n in own)}
+            if _written_where_rocm_compiles(ranges, data, name.encode()) and not any(n == name for _, _, n in own)}
+
+
+def _written_where_rocm_compiles(ranges, data: bytes, name: bytes) -> bool:
+    """Does `data` hold `name` outside the arms the ROCm build skips (`ranges`: the file's
+    ROCm-path model; None: not known, so anywhere)?"""
+    at = data.find(name)
+    while at != -1:
+        if ranges is None or _status(ranges, at) is not Status.DEAD:
+            return True
+        at = data.find(name, at + len(name))
+    return False
 
 
 def _judge_by_other_files(findings: list[Finding], files: dict[str, FileState], index: ProjectIndex) -> list[Finding]:

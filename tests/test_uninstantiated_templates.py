@@ -102,3 +102,19 @@ def test_a_dependent_mask_is_an_error_again_where_a_file_instantiates_the_templa
                                        "__global__ void total(float* s, float* o) { o[0] = tail_sum(s); }\n")
     result = engine.scan([tmp_path], Config(root=tmp_path, select=("W002",)))
     assert [f.severity for f in result.findings] == [Severity.ERROR]
+
+
+def test_a_call_only_in_an_arm_the_rocm_build_skips_instantiates_nothing_there(tmp_path: Path) -> None:
+    # The CUDA arm calls the helper; the ROCm build compiles the HIP arm, which does not.
+    (tmp_path / "tail.h").write_text(HELPER)
+    (tmp_path / "total.cu").write_text('#include "tail.h"\n'
+                                       "__global__ void total(float* scratch, float* out) {\n"
+                                       "#if defined(__HIP_PLATFORM_AMD__)\n"
+                                       "  out[blockIdx.x] = scratch[0];\n"
+                                       "#else\n"
+                                       "  out[blockIdx.x] = tail_sum(scratch, out[0]);\n"
+                                       "#endif\n"
+                                       "}\n")
+    findings = _scan(tmp_path)
+    assert findings and {f.severity for f in findings} == {Severity.NOTE}
+    assert all("Nothing in the project instantiates `tail_sum`" in f.message for f in findings)
