@@ -69,7 +69,7 @@ from dataclasses import replace  # noqa: E402
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
     IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, includes, integer_value,
-    INCLUDES, macro_bodies_root, strip_parens, token_nodes,
+    INCLUDES, macro_tree, memoized, strip_parens, token_nodes,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -1526,24 +1526,41 @@ def check_cuda_api_without_hip(source: SourceFile) -> list[Finding]:
 
 
 def _expanded_here(definition, source: SourceFile) -> bool:
-    """Is the macro `definition` (a `#define`) used in this file's code the ROCm build compiles?"""
-    name_node = definition.child_by_field_name("name") if definition is not None else None
+    """Is the macro `definition` (a `#define`) used in this file's code the ROCm build compiles?
+    (Asked once per definition: a header may name several such APIs in one body.)"""
+    if definition is None:
+        return False
+    answers = source.memo.setdefault("runtime.expanded_here", {})
+    if definition.id not in answers:
+        answers[definition.id] = _expanded(definition, source)
+    return answers[definition.id]
+
+
+def _expanded(definition, source: SourceFile) -> bool:
+    name_node = definition.child_by_field_name("name")
     if name_node is None:
         return False
     model = source.rocm_path
-    name = source.node_text(name_node).encode()
-    if any(node.start_byte != name_node.start_byte and node.type == "identifier"
+    name = source.node_text(name_node)
+    if any(node.start_byte != name_node.start_byte and node.type == "identifier" and source.node_text(node) == name
+           and node.parent.type not in ("preproc_def", "preproc_function_def")
            and (model is None or model.status(node.start_byte) is not Status.DEAD)
-           for node in token_nodes(source, name)):
+           for node in token_nodes(source, name.encode())):
         return True
     # Or in another macro's body (`#define CHECK(fn) if (!(fn)) err = FAILURE;`), which a
-    # parse of the bodies reads as code (`cpp.macro_bodies_root`).
-    bodies = macro_bodies_root(source, (name,))
-    return bodies is not None and any(
-        node.type == "identifier" and source.data[node.start_byte:node.end_byte] == name
-        and not definition.start_byte <= node.start_byte < definition.end_byte
-        and (model is None or model.status(node.start_byte) is not Status.DEAD)
-        for node in _leaves(bodies))
+    # parse of the bodies reads as code (`cpp.macro_tree`, one parse for the file).
+    return name in _names_in_macro_bodies(source)
+
+
+def _names_in_macro_bodies(source: SourceFile) -> frozenset[str]:
+    """The identifiers the file's macro bodies write where the ROCm build compiles them."""
+    def find(source) -> frozenset[str]:
+        bodies = macro_tree(source)
+        model = source.rocm_path
+        return frozenset(source.node_text(node) for node in _leaves(bodies) if node.type == "identifier"
+                         and (model is None or model.status(node.start_byte) is not Status.DEAD)) \
+            if bodies is not None else frozenset()
+    return memoized(source, "runtime.names_in_macro_bodies", find)
 
 
 def _leaves(node):
