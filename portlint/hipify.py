@@ -168,6 +168,12 @@ def _without_hip() -> frozenset[str]:
     return frozenset(found)
 
 
+def names_without_hip() -> frozenset[str]:
+    """Every name `without_hip` may accept (a rule's trigger: without one of them in its bytes,
+    a file names none)."""
+    return _without_hip()
+
+
 def without_hip(cuda_name: str, tools: frozenset[str] = frozenset()) -> bool:
     """Is `cuda_name` a CUDA runtime or driver API name HIP has no counterpart for, which
     none of the build's hipify `tools` (none: the file is compiled as written) renames either?

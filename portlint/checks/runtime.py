@@ -1481,7 +1481,7 @@ _API_WORD = re.compile(rb"\b(?:cuda|CUDA_|cu[A-Z]|CU[A-Z])\w*")
 _MAX_RELATED_NAMES = 20
 
 
-@needs(b"cuda", b"CUDA")  # (a file on the driver API includes `<cuda.h>`)
+@needs(*(name.encode() for name in sorted(hipify.names_without_hip())))
 def check_cuda_api_without_hip(source: SourceFile) -> list[Finding]:
     """R008: a CUDA runtime or driver API name HIP has no counterpart for, in code the ROCm
     build compiles: hipify leaves it as it is and hip-clang stops at it. One root cause per
