@@ -61,6 +61,15 @@ def ancestors_of(node):
     return queries.ancestors(node)
 
 
+def named_descendants(node):
+    """`node` and every named node below it (order not kept)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
+
+
 def enclosing_function(node):
     """The nearest `function_definition` around `node` (lambdas are looked through), else None."""
     found = queries.nearest_ancestor(node, "function_definition")

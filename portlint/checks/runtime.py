@@ -69,7 +69,7 @@ from dataclasses import replace  # noqa: E402
 from portlint import hipify, queries  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
     IntegerConstants, ancestors_of, arguments, callee_name, enclosing_function, include_path, includes, integer_value,
-    INCLUDES, macro_tree, memoized, strip_parens, token_nodes,
+    INCLUDES, macro_tree, memoized, named_descendants, strip_parens, token_nodes,
 )
 from portlint.checks.python_build import callee_name as python_callee_name  # noqa: E402
 from portlint.finding import at_node, finding  # noqa: E402
@@ -1557,19 +1557,11 @@ def _names_in_macro_bodies(source: SourceFile) -> frozenset[str]:
     def find(source) -> frozenset[str]:
         bodies = macro_tree(source)
         model = source.rocm_path
-        return frozenset(source.node_text(node) for node in _leaves(bodies) if node.type == "identifier"
+        return frozenset(source.node_text(node) for node in named_descendants(bodies) if node.type == "identifier"
                          and (model is None or model.status(node.start_byte) is not Status.DEAD)) \
             if bodies is not None else frozenset()
     return memoized(source, "runtime.names_in_macro_bodies", find)
 
-
-def _leaves(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.child_count == 0:
-            yield current
-        stack.extend(current.children)
 
 
 # A declaration's field that holds the name it declares.

@@ -16,7 +16,7 @@ from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, arguments, callee_name, declared_type, enclosing_function, function_declarator, function_name,
     functions_by_name, has_argument_list, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
-    open_constants, strip_parens, token_nodes,
+    named_descendants, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
@@ -382,7 +382,7 @@ def _depends_on_template(call, values, source: SourceFile) -> bool:
     if not parameters:
         return False
     for value in values:
-        for node in _named_descendants(value):
+        for node in named_descendants(value):
             if node.type not in ("identifier", "type_identifier"):
                 continue
             name = source.node_text(node)
@@ -413,14 +413,6 @@ def _template_parameter_names(node) -> set[str]:
             if name is not None:
                 names.add(name.text.decode())
     return names
-
-
-def _named_descendants(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.named_children)
 
 
 FULL_MASK_32_LANES_64_BIT = "0xffffffffull"

@@ -15,7 +15,7 @@ from dataclasses import replace
 from portlint import queries
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
-    macro_tree, memoized, strip_parens,
+    macro_tree, memoized, named_descendants, strip_parens,
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
@@ -341,7 +341,7 @@ def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, bl
         if expression.id in visited:
             continue
         visited.add(expression.id)
-        for node in _descendants(expression):
+        for node in named_descendants(expression):
             if node.type == "number_literal" and integer_value(node, source) == 32:
                 found.append(node)
             elif node.type == "identifier" and depth < _SIZE_DEPTH:
@@ -350,14 +350,6 @@ def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, bl
                 if value is not None:
                     pending.append((value, depth + 1))
     return sorted(found, key=lambda n: n.start_byte)
-
-
-def _descendants(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.named_children)
 
 
 def _parameter_names(function, source: SourceFile) -> set[str]:
