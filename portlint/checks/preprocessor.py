@@ -10,7 +10,7 @@ import bisect
 import re
 from dataclasses import replace
 
-from portlint import hipify, queries
+from portlint import hipify
 from portlint.checks.cpp import ancestors_of, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix

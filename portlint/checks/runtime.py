@@ -1563,7 +1563,6 @@ def _names_in_macro_bodies(source: SourceFile) -> frozenset[str]:
     return memoized(source, "runtime.names_in_macro_bodies", find)
 
 
-
 # A declaration's field that holds the name it declares.
 _DECLARED_NAME_FIELD = {"function_declarator": "declarator", "init_declarator": "declarator", "enumerator": "name",
                         "preproc_def": "name", "preproc_function_def": "name"}
