@@ -93,14 +93,15 @@ ROCM_DEFINES: dict[str, str] = {"__CUDACC__": "1"}
 
 
 @cache
-def _names() -> dict[str, str]:
-    table: dict[str, str] = {}
+def _rows() -> tuple[tuple[str, str, str], ...]:
+    """HIPIFY's table as (CUDA name, HIP name or "", API), read once."""
     with _TABLE.open(encoding="utf-8") as lines:
-        for line in lines:
-            if not line.startswith("#"):
-                cuda, hip, _ = line.rstrip("\n").split("\t")
-                table[cuda] = hip
-    return table
+        return tuple(tuple(line.rstrip("\n").split("\t")) for line in lines if not line.startswith("#"))
+
+
+@cache
+def _names() -> dict[str, str]:
+    return {cuda: hip for cuda, hip, _ in _rows()}
 
 
 @cache
@@ -158,14 +159,7 @@ def _by_every(tools: frozenset[str], by_hipify, by_torch) -> str | None:
 @cache
 def _without_hip() -> frozenset[str]:
     """The runtime and driver API names HIPIFY's tables document with no HIP counterpart."""
-    found = set()
-    with _TABLE.open(encoding="utf-8") as lines:
-        for line in lines:
-            if not line.startswith("#"):
-                cuda, hip, kind = line.rstrip("\n").split("\t")
-                if not hip and kind in ("runtime", "driver"):
-                    found.add(cuda)
-    return frozenset(found)
+    return frozenset(cuda for cuda, hip, api in _rows() if not hip and api in ("runtime", "driver"))
 
 
 def names_without_hip() -> frozenset[str]:

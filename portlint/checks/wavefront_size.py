@@ -305,7 +305,7 @@ def _literals_sizing_launches(source: SourceFile, model: RocmPathModel, facts: l
         constant = _constant_of_kernel(source, name, computing)
         if constant is None:
             continue
-        arguments = [a for a in (launch.grid, launch.block, launch.shared_memory) if hasattr(a, "type")]
+        arguments = [a for a in (launch.grid, launch.block, launch.shared_memory) if a is not None]
         for literal in _literals_32(source, context, arguments, launch.block):
             line = source.line_of(literal.start_byte)
             if line in seen:
