@@ -13,6 +13,7 @@ import pytest
 
 from portlint import engine, source
 from portlint.config import Config
+from portlint.finding import Severity
 from portlint.registry import REGISTRY
 from portlint.triggers import ALWAYS, Probe, all_of, any_of, needs, needs_of, nocase, trigger
 
@@ -50,16 +51,21 @@ def outcome(result: engine.ScanResult) -> tuple:
 
 
 def test_a_check_whose_build_precondition_fails_does_not_parse_the_file(tmp_path: Path) -> None:
-    """R007 needs a ROCm build that compiles the file as written: without one, a file whose
-    only trigger is a toolkit include is not parsed for it; with one, it is and is reported."""
+    """R007 needs a build that compiles the file as written, or none yet: where the
+    project's ROCm build leaves the file out, a file whose only trigger is a toolkit include
+    is not parsed for it; where the ROCm build compiles it, it is parsed and reported."""
     (tmp_path / "split.cpp").write_text("#include <cuda_runtime.h>\n" + PLAIN)
-    result, parsed = scan_counting([tmp_path], tmp_path, select=("R007",))
-    assert parsed == 0 and result.findings == []
-    (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(s LANGUAGES CXX HIP)\n"
-                                            "set_source_files_properties(split.cpp PROPERTIES LANGUAGE HIP)\n"
-                                            "add_library(s split.cpp)\n")
-    result, parsed = scan_counting([tmp_path], tmp_path, select=("R007",))
-    assert parsed >= 1 and [f.code for f in result.findings] == ["R007"]
+    (tmp_path / "other.cpp").write_text(PLAIN)
+    lists = tmp_path / "CMakeLists.txt"
+    head = "cmake_minimum_required(VERSION 3.21)\nproject(s LANGUAGES CXX HIP)\n"
+    lists.write_text(head + "set_source_files_properties(other.cpp PROPERTIES LANGUAGE HIP)\nadd_library(s other.cpp)\n")
+    _, build_files_parsed = scan_counting([tmp_path / "other.cpp"], tmp_path, select=("R007",))  # CMakeLists.txt
+    result, parsed = scan_counting([tmp_path / "split.cpp"], tmp_path, select=("R007",))
+    assert parsed == build_files_parsed and result.findings == []
+    lists.write_text(head + "set_source_files_properties(split.cpp PROPERTIES LANGUAGE HIP)\nadd_library(s split.cpp)\n")
+    result, parsed = scan_counting([tmp_path / "split.cpp"], tmp_path, select=("R007",))
+    assert parsed == build_files_parsed + 1
+    assert [(f.code, f.severity) for f in result.findings] == [("R007", Severity.ERROR)]
 
 
 def test_a_file_without_trigger_tokens_is_not_parsed(tmp_path: Path) -> None:

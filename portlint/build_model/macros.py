@@ -1183,10 +1183,15 @@ class BuildMacros:
         status = self.status(path)
         included = _is_header(path) and bool(self._sites_of(path))
         hipified = self.hipified(path)
-        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
-                and status is None and not included and not hipified:
-            return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         data = self._data(path) or b""
+        # Where a ROCm build compiles the file as written, or the project has none yet (what
+        # one that did would meet), the toolkit headers a project file stands in for.
+        as_written = not hipified and self.compiled_on_rocm(path)
+        project_headers = self._stand_ins(path, data) if as_written or not (hipified or self._rocm_build) \
+            else frozenset()
+        if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
+                and status is None and not included and not hipified and not project_headers:
+            return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         words = _Words(data)
         macros = ({}, {})
         own = self._index(path)
@@ -1213,14 +1218,15 @@ class BuildMacros:
         rocm_defines = {**self.hip_switches(), **self._rocm_defines}
         if hipified:
             rocm_defines.update(hipify.ROCM_DEFINES)
-        as_written = not hipified and self.compiled_on_rocm(path)
-        project_headers = frozenset(
-            h for h in hipify.TOOLKIT_HEADERS if h.encode() in data and self.resolve(path, h, True) is not None
-        ) if as_written else frozenset()
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
                                self._rocm_undefined | self.backend_selectors(),
                                self._hipify_tools if hipified else frozenset(), as_written, project_headers,
                                dict(walk.headers))
+
+    def _stand_ins(self, path: str, data: bytes) -> frozenset[str]:
+        """The CUDA toolkit headers `path` names that a project file of the same path stands in for."""
+        return frozenset(h for h in hipify.TOOLKIT_HEADERS
+                         if h.encode() in data and self.resolve(path, h, True) is not None)
 
     def backend_selectors(self) -> frozenset[str]:
         """The project's CUDA backend selectors: macros whose name says CUDA where a twin the

@@ -1437,10 +1437,12 @@ def check_positional_graph_params_init(source: SourceFile) -> list[Finding]:
 
 
 @needs(*(name.encode() for name in hipify.TOOLKIT_HEADERS))
-@only_where(lambda source: source.build is not None and source.build.compiled_as_written)
+@only_where(lambda source: _as_written(source.build) is not None)
 def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
-    """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written."""
-    sites = _toolkit_includes_compiled_as_written(source)
+    """R007: a CUDA toolkit header in a file the project's ROCm build compiles as written
+    (an error), or in a project with no ROCm build yet that does not hipify it (a note: the
+    port decides whether hipify or a compatibility header takes it)."""
+    sites = _toolkit_includes(source)
     if not sites:
         return []
     # One root cause per file: the ROCm build compiles it without hipify. The first include
@@ -1450,25 +1452,38 @@ def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
     instead = f"`<{hip}>`" if hip else "the HIP headers"
     related = tuple(Related(source.location(node.start_byte, node.end_byte), f"`{name}` is included here too")
                     for node, name in others)
+    surely = _as_written(source.build)
     return [at_node(
         source, first,
-        f"`{written}` is a CUDA toolkit header, which ROCm does not ship; the ROCm build compiles this "
-        "file as written (no hipify step), so it stops here.",
+        f"`{written}` is a CUDA toolkit header, which ROCm does not ship; "
+        + ("the ROCm build compiles this file as written (no hipify step), so it stops here." if surely else
+           "the project has no ROCm build yet, and one that compiles this file as written (HIP language, "
+           "hipcc) stops here."),
         Fix.advice(f"Include {instead} under `#if defined(__HIP_PLATFORM_AMD__)` with aliases for the CUDA "
                    "names the file uses (a compatibility header), or hipify the file in the ROCm build"),
-        related=related)]
+        severity=None if surely else Severity.NOTE, related=related)]
 
 
-def _toolkit_includes_compiled_as_written(source: SourceFile) -> list[tuple[object, str]]:
-    """(path node, header) of the live CUDA toolkit includes of a file the project's ROCm
-    build compiles as written (no hipify), where no project header stands in for them."""
+def _as_written(build) -> bool | None:
+    """True: a described ROCm build surely compiles the file without hipify. False: the
+    project describes no ROCm build yet and none hipifies the file (a PyTorch extension's
+    would), so the port may compile it as written. None: neither."""
+    if build is None or not build.rocm_build:
+        return None if build is not None and build.hipified else False
+    return True if build.compiled_as_written else None
+
+
+def _toolkit_includes(source: SourceFile) -> list[tuple[object, str]]:
+    """(path node, header) of the live CUDA toolkit includes of a file a ROCm build compiles,
+    or may compile, as written (`_as_written`), where no project header stands in for them."""
     build = source.build
-    if build is None or not build.compiled_as_written:
+    if _as_written(build) is None:
         return []  # no ROCm build surely compiles it, or hipify rewrites its includes
+    stand_ins = build.project_headers if build is not None else frozenset()
     sites = []
     for _, path_node in includes(source):
         written = include_path(path_node, source)
-        if written in hipify.TOOLKIT_HEADERS and written not in build.project_headers \
+        if written in hipify.TOOLKIT_HEADERS and written not in stand_ins \
                 and (source.rocm_path is None or source.rocm_path.is_live(path_node.start_byte)):
             sites.append((path_node, written))
     return sites
@@ -1486,7 +1501,7 @@ def check_cuda_api_without_hip(source: SourceFile) -> list[Finding]:
     """R008: a CUDA runtime or driver API name HIP has no counterpart for, in code the ROCm
     build compiles: hipify leaves it as it is and hip-clang stops at it. One root cause per
     file (the port's choice of what to do without it): the first use, the others related."""
-    if _toolkit_includes_compiled_as_written(source):
+    if _as_written(source.build) and _toolkit_includes(source):
         return []  # R007's root cause: the file as written is no HIP file at all
     build = source.build
     if build is not None and build.rocm_build and not (build.compiled_as_written or source.hipified):
