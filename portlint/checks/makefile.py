@@ -116,14 +116,20 @@ def check_nvcc_only_makefile(source: SourceFile) -> list[Finding]:
         return []
     findings = []
     sets_root = mk.is_set("ROCM_PATH")
+    given: set[str] = set()  # variables whose recipes a finding shows already
     for a in mk.assignments:
         if not a.live or not a.words or not _names_nvcc(mk, a.words[0]):
             continue
         word = a.words[0]
+        # The recipes that run it (`$(NVCC) -c $<`): the same root cause, where make runs nvcc.
+        runs = [c.program for c in mk.commands if c.program.reference is not None
+                and reference_name(source, c.program.reference) == a.name] if a.name not in given else []
+        given.add(a.name)
         findings.append(finding(
             source, *_site(word),
             f"`{word.text}` is the only GPU compiler here; ROCm builds need a `hipcc` path.",
-            _nvcc_assignment_fix(source, a, add_root=not sets_root and not findings)))
+            _nvcc_assignment_fix(source, a, add_root=not sets_root and not findings),
+            related=tuple(Related(source.location(*_site(w)), f"`{w.text}` runs nvcc here") for w in runs)))
     if findings:
         return findings
     for command in mk.commands:
@@ -288,15 +294,19 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
         programs = mk.command_programs(command)
         if programs & (HIP_COMPILERS | {NVCC, ""}) or any(_HOST_LINKER.fullmatch(p) for p in programs):
             words.extend((w, id(command)) for w in command.words)
+    # Link flags made from a list (`$(LIBRARIES:%=-l%)`, `$(addprefix -l,$(LIBS))`): the
+    # names where the list is written, as the flags they become.
+    words.extend((made, owner) for word, owner in list(words) if word.reference is not None
+                 for made in mk.expand([word]).words if made.start != word.start)
     # One root cause per assignment or command (`LIBS = -lcudart -lcublas -lcusparse`): the
     # libraries it links, one finding at the first, the others related.
     by_owner: dict[int, list] = {}
     seen = set()
     for word, owner in sorted(words, key=lambda w: w[0].start):
-        if word.start in seen:
-            continue
-        seen.add(word.start)
         text = word.text.strip("\"'")
+        if (word.start, text) in seen:
+            continue
+        seen.add((word.start, text))
         m = _LIB_FLAG.fullmatch(text) or _LIB_FILE.fullmatch(text)
         lib = library_for_link_name(m.group(1)) if m else None
         if lib is not None:
