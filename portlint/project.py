@@ -227,6 +227,12 @@ class ProjectIndex:
         self.c_linkage = _NameSet(self, self._c_linkage)
         self.files = _Files(self, self._files)
 
+    def memoized(self, key: str, compute):
+        """`compute(self)`, run once per scan and kept for the other project rules that read it."""
+        if key not in self._memo:
+            self._memo[key] = compute(self)
+        return self._memo[key]
+
     def defer(self, key: str, loader) -> None:
         """A file whose facts `loader()` collects on first need; `loader.data()` gives its bytes.
 

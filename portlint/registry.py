@@ -96,6 +96,7 @@ REGISTRY = {
     "W008": {CUDA: wavefront_size.check_warpsize_not_constexpr},
     "W009": {CUDA: wavefront_size.check_arch_macro_warp_size, PROJECT: wavefront_size.check_arch_macro_warp_size_on_host},
     "W010": {CUDA: wavefront_ops.check_warp_matrix_api},
+    "W011": {CUDA: launch.check_rows_split_by_wavefront, PROJECT: launch.check_rows_split_by_wavefront_across_files},
     "X001": {DEEP: diagnostics.clang_errors},
     "X002": {CUDA: templates.check_missing_typename},
     "Y001": {BUILD_SCRIPT: setup_py.check_cudaextension_nvcc_args},

@@ -146,12 +146,19 @@ ROWS_OF_32 = """\
 def test_rows_narrower_than_a_wavefront_matter_only_where_the_kernel_observes_its_width(tmp_path):
     from portlint.finding import Severity
 
-    # Each row reduces in a tile of 32 lanes: a wavefront holds two rows, each reduced alone.
+    # Each row reduces in a tile of 32 lanes: a wavefront holds two rows, each reduced alone
+    # (K002's tuning note; no W011).
     tiled = "auto row = cg::tiled_partition<32>(cg::this_thread_block());\n" \
             "      for (int o = 16; o > 0; o /= 2) v += row.shfl_down(v, o);"
-    result = assert_findings(ROWS_OF_32.format(reduce=tiled), "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    result = assert_findings(ROWS_OF_32.format(reduce=tiled), "cuda", "K002", tmp_path=tmp_path,
+                             select=("K002", "W011"))
     assert result.findings[0].severity is Severity.NOTE
     # A broadcast without a width reads lane 0 of the wavefront: row y + 1 gets row y's value.
+    # W011's warning, at the same block, and no K002 note beside it (one root cause).
     wide = "v -= __shfl(v, 0);"
-    result = assert_findings(ROWS_OF_32.format(reduce=wide), "cuda", "K002", tmp_path=tmp_path, select=("K002",))
+    result = assert_findings(ROWS_OF_32.format(reduce=wide), "cuda", "W011", tmp_path=tmp_path,
+                             select=("K002", "W011"))
     assert result.findings[0].severity is Severity.WARNING
+    assert "see both rows" in result.findings[0].message
+
+

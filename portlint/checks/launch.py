@@ -11,14 +11,14 @@ included header (`k<<<g, kBlock>>>` with `kBlock` from `launch_config.h`) become
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from math import prod
 from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, c_operator, callee_name, calls, calls_named, enclosing_function, evaluate,
+    Expr, arguments, c_operator, callee_name, calls_named, enclosing_function, evaluate,
     has_argument_list, identifiers_named, macro_bodies_root, memoized, open_constants, return_functions, strip_parens,
     token_nodes,
 )
@@ -84,12 +84,6 @@ _DEVICE_QUERY_NAMES = re.compile(b"|".join(
 # `min(n, 256)`, `std::max(x, 64)`, `MIN(a, b)`: a size chosen at run time between bounds.
 BOUNDING_CALLS = frozenset({"min", "max", "MIN", "MAX"})
 _BOUNDING_CALL = re.compile(rb"\b(?:min|max|MIN|MAX)\s*[(<]")
-# Calls that work across the lanes of a warp: shuffles, votes, warp-level CUB, cooperative
-# groups tiles, and helpers named as warp reductions.
-WARP_OPERATIONS = re.compile(
-    r"shfl|ballot|__any|__all|activemask|syncwarp|__reduce_[a-z]+_sync|__match_|__lane_id|Warp(Reduce|Scan)"
-    r"|tiled_partition|(?i:warp_?(reduce|scan|sum|max|min|broadcast))"
-)
 
 
 @dataclass(unsafe_hash=True)
@@ -617,34 +611,8 @@ class LaunchContext:
         xor shuffle inside 32 lanes, group each row's lanes alone. Where only widths named
         from headers decide (`thread_block_tile<TILE_DIM>`), their names: the project pass
         reads them (`observed_with_headers`)."""
-        if kernel not in self.warp_functions:
-            return False
         observation = warp_model(self.source).function_observation(kernel)
-        return observation if isinstance(observation, tuple) else observation is not False
-
-    @cached_property
-    def warp_functions(self) -> set[str]:
-        """Names of functions defined here that use warp-level operations, directly or
-        through functions of this file they call."""
-        using: set[str] = set()
-        callers: dict[str, set[str]] = {}  # callee -> functions that call it
-        for call in calls(self.source):
-            function = enclosing_function(call)
-            name = declared_name(function.child_by_field_name("declarator")) if function is not None else None
-            if name is None:
-                continue
-            caller = self.source.node_text(name)
-            if WARP_OPERATIONS.search(self.source.node_text(call.child_by_field_name("function"))):
-                using.add(caller)
-            else:
-                callers.setdefault(callee_name(call, self.source), set()).add(caller)
-        pending = list(using)
-        while pending:
-            for caller in callers.get(pending.pop(), ()):
-                if caller not in using:
-                    using.add(caller)
-                    pending.append(caller)
-        return using
+        return observation if isinstance(observation, tuple) else bool(observation)  # None: not defined here
 
 
 def _dim3_of_fields(node, source: SourceFile):
@@ -1101,7 +1069,30 @@ def _definition_span(source: SourceFile, node) -> tuple[int, int]:
 
 
 @needs(*LAUNCH_TOKENS, b"__launch_bounds__")
+# K002 and W011 share one pass over a file's block sizes: a block whose rows are narrower
+# than a wavefront, launching a kernel whose warp operations observe the wavefront's width,
+# is the only warning `judge_block` gives, and it is W011's (the logical warp's); the rest
+# (notes, and the errors of a launch over its bounds) are K002's.
 def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
+    return [f for f in memoized(source, "block_sizes", _block_size_findings) if f.severity is not Severity.WARNING]
+
+
+def check_rows_split_by_wavefront(source: SourceFile) -> list[Finding]:
+    return [_rows_finding(f) for f in memoized(source, "block_sizes", _block_size_findings)
+            if f.severity is Severity.WARNING]
+
+
+ROWS_ADVICE = ("Give each row a whole wavefront (a block x of `warpSize`, or 64 on AMD), or keep each row's "
+               "warp operations inside its 32 lanes: a width of 32 on every shuffle, `WarpReduce<T, 32>`, "
+               "`tiled_partition<32>`")
+
+
+def _rows_finding(found: Finding) -> Finding:
+    return replace(found, message=found.message[:-1] + "; the launched kernel's warp operations see both rows.",
+                   fix=Fix.advice(ROWS_ADVICE))
+
+
+def _block_size_findings(source: SourceFile) -> list[Finding]:
     if not has_launches(source) and b"__launch_bounds__" not in source.data:
         return []
     context = LaunchContext.of(source)
@@ -1266,6 +1257,18 @@ def check_block_over_1024_across_files(index: ProjectIndex) -> list[Finding]:
 
 
 def check_hardcoded_block_size_across_files(index: ProjectIndex) -> list[Finding]:
+    return [f for f in _block_sizes_across_files(index) if f.severity is not Severity.WARNING]
+
+
+def check_rows_split_by_wavefront_across_files(index: ProjectIndex) -> list[Finding]:
+    return [_rows_finding(f) for f in _block_sizes_across_files(index) if f.severity is Severity.WARNING]
+
+
+def _block_sizes_across_files(index: ProjectIndex) -> list[Finding]:
+    return index.memoized("block_sizes_across_files", _judge_open_launches)  # K002's and W011's: one pass
+
+
+def _judge_open_launches(index: ProjectIndex) -> list[Finding]:
     findings = []
     by_variable: dict[tuple, list] = {}  # a `dim3` variable several launches read: one finding, where it is set
     for fact in index.open_facts(OpenLaunch):
