@@ -274,6 +274,31 @@ def identifiers_named(source, name: str, start: int = 0, end: int | None = None,
             yield node
 
 
+# CUB's warp-level templates and the position of the template argument that gives their
+# logical warp's width (`WarpReduce<T, 32>`; without it, the hardware warp).
+CUB_LOGICAL_WARP_ARGUMENT = {
+    "WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpMergeSort": 2, "WarpLoad": 3, "WarpStore": 3,
+}
+_TEMPLATE_OF_NAME = {"type_identifier": "template_type", "identifier": "template_function"}
+
+
+def cub_warp_templates(source) -> list[tuple[str, object]]:
+    """(name, template argument list) of each `WarpReduce<...>`, `cub::WarpScan<...>`, ... in
+    the main tree, in source order: found where those names occur in the text."""
+    def find(source) -> list[tuple[str, object]]:
+        found = []
+        for name in CUB_LOGICAL_WARP_ARGUMENT:
+            for name_type, template_type in _TEMPLATE_OF_NAME.items():
+                for node in identifiers_named(source, name, node_type=name_type):
+                    template = node.parent
+                    if template.type == template_type and template.child_by_field_name("name") == node:
+                        args = template.child_by_field_name("arguments")
+                        if args is not None and args.type == "template_argument_list":
+                            found.append((node.start_byte, name, args))
+        return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
+    return memoized(source, "cub_warp_templates", find)
+
+
 def function_declarator(function):
     """The `function_declarator` of a definition, below its pointer or reference declarators."""
     declarator = function.child_by_field_name("declarator")

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from portlint import queries, targets
 from portlint.build_model import is_header
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, enclosing_function, function_declarator, function_name,
+    ancestors_of, arguments, callee_name, calls, cub_warp_templates, enclosing_function, function_declarator, function_name,
     identifiers_named, integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances,
     token_nodes,
 )
@@ -100,7 +100,6 @@ _LANE_OF_32 = re.compile(rb"(?:&|%)\s*(?:31|0[xX]1[fF]|32)\b|%\s*\w*(?i:warp_?si
 # Lane or warp geometry of 32 lanes in a returned value.
 _GEOMETRY = re.compile(r"(?:&\s*(?:31|0[xX]1[fF])|%\s*32|/\s*32|>>\s*5)\b|(?i:[%/]\s*\w*warp_?size\w*)")
 _OUT_OF_VIEW = "its result leaves for callers out of view, which may read it as the whole wavefront's"
-_CUB_WARP = re.compile(rb"\bWarp(?:Reduce|Scan)\s*<([^<>;{}]*)>")
 
 
 def _shuffle_kind(name: str) -> str:
@@ -175,16 +174,19 @@ class LogicalWarps:
                 # (a default argument, `int width = warpSize`, is its callers' to pass or not)
                 if body is not None and body.start_byte <= name.start_byte and not self._dead(name):
                     owner.observers.append(Observer(name, "`warpSize` is 64 here"))
-        for match in _CUB_WARP.finditer(source.data):
-            node = root.descendant_for_byte_range(match.start(), match.start() + 4)
-            owner = self._function(node) if node is not None else None
+        for name, template_args in cub_warp_templates(source):
+            if name not in ("WarpReduce", "WarpScan"):
+                continue
+            owner = self._function(template_args)
             if owner is None:
                 continue
             # `WarpReduce<T>` is the hardware warp; `WarpReduce<T, 32>` (or a named width) a logical one.
-            parts = [p.strip() for p in match.group(1).decode("utf-8", "replace").split(",")]
-            width = _literal(parts[1]) if len(parts) > 1 else None
-            if len(parts) < 2 or "warpSize" in parts[1] or (width is not None and width > 32):
-                owner.observers.append(Observer(node, "a warp collective over the whole wavefront"))
+            args = [a for a in template_args.named_children if a.type != "comment"]
+            width_text = source.node_text(args[1]) if len(args) > 1 else ""
+            width = _literal(width_text) if width_text else None
+            if len(args) < 2 or "warpSize" in width_text or (width is not None and width > 32):
+                owner.observers.append(Observer(template_args.parent.child_by_field_name("name"),
+                                                "a warp collective over the whole wavefront"))
         narrow = self._narrow_wrappers(wrapped)
         for owner, call, name, args in wrapped:
             if name in narrow:

@@ -14,8 +14,8 @@ from typing import NamedTuple
 from portlint import queries
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.checks.cpp import (
-    IDENTIFIERS, ancestors_of, arguments, callee_name, declared_type, enclosing_function, function_declarator, function_name,
-    functions_by_name, has_argument_list, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
+    CUB_LOGICAL_WARP_ARGUMENT, IDENTIFIERS, ancestors_of, arguments, callee_name, declared_type, enclosing_function, function_declarator, function_name,
+    functions_by_name, cub_warp_templates, has_argument_list, identifiers_named, integer_suffix, integer_value, macro_tree, memoized,
     named_descendants, open_constants, strip_parens, token_nodes,
 )
 from portlint.finding import Finding, Related, Severity, at_node
@@ -791,9 +791,6 @@ _CONSTANT_FIELDS = {"case_statement": "value", "array_declarator": "size", "prep
 # Things only device code touches: a function with none of these and no qualifier is host code.
 _DEVICE_EVIDENCE = (b"threadIdx", b"blockDim", b"__shfl", b"__syncthreads", b"warpSize", b"hipThreadIdx")
 # cub/hipcub warp collectives -> index of the LOGICAL_WARP_THREADS template argument.
-_CUB_LOGICAL_WARP = {
-    "WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpMergeSort": 2, "WarpLoad": 3, "WarpStore": 3,
-}
 
 _W001_WORDS = (b"warp", b"lane", b"shfl", b"tid", b"thread", b"blockdim")
 HOST_ADVICE = ("Read the warp size at run time: "
@@ -1435,8 +1432,8 @@ class _WarpSizeScan:
     # ---- `cub::WarpReduce<T, 32>` ----------------------------------------------------------
     def cub_logical_warps(self) -> None:
         source = self.source
-        for name, template_args in _cub_warp_templates(source):
-            index = _CUB_LOGICAL_WARP[name]
+        for name, template_args in cub_warp_templates(source):
+            index = CUB_LOGICAL_WARP_ARGUMENT[name]
             args = [a for a in template_args.named_children if a.type != "comment"]
             if len(args) <= index or integer_value(args[index], source) != 32:
                 continue
@@ -1634,24 +1631,6 @@ _WARP_CALL = re.compile(rb"(?i)warp\w{0,64}+\s*+[<(]")
 
 
 # `WarpReduce<T, 32>` is a template type; `WarpReduce<T, 32>(...)` may read as a template function.
-_TEMPLATE_OF_NAME = {"type_identifier": "template_type", "identifier": "template_function"}
-
-
-def _cub_warp_templates(source: SourceFile) -> list[tuple[str, object]]:
-    """(name, template argument list) of each `WarpReduce<...>`, `cub::WarpScan<...>`, ... in
-    the main tree, in source order: found where those names occur in the text."""
-    found = []
-    for name in _CUB_LOGICAL_WARP:
-        for name_type, template_type in _TEMPLATE_OF_NAME.items():
-            for node in identifiers_named(source, name, node_type=name_type):
-                template = node.parent
-                if template.type == template_type and template.child_by_field_name("name") == node:
-                    args = template.child_by_field_name("arguments")
-                    if args is not None and args.type == "template_argument_list":
-                        found.append((node.start_byte, name, args))
-    return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
-
-
 class AncestorWalk:
     """The ancestors of nodes under `root`, asked for in source order, from one tree cursor:
     each `Node.parent` call descends from the root anew, the cursor only from the nearest
