@@ -784,6 +784,8 @@ class _Site:
     root: object | None  # the one constant definition the whole size is, if it is a name
     uses: list  # launches (call nodes) that read it
     message: str | None = None  # when the size is no constant (`min(n, 96)`): its own message
+    # W011's: the launched kernel's warp operations that see both rows of a wavefront.
+    observers: tuple[Related, ...] = ()
 
 
 def _root_constant(context: LaunchContext, launch: Launch | None, node):
@@ -846,6 +848,9 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
         if site is None:
             site = sites[node.id] = _Site(node, " ".join(source.node_text(node).split()), shape.dims, *judged,
                                           root, [])
+        if judged[0] is Severity.WARNING and kernel is not None and not site.observers:
+            body = kernel.child_by_field_name("body")
+            site.observers = warp_model(source).related(body) if body is not None else ()
         site.uses.append(launch.call)
     return sites
 
@@ -1122,6 +1127,7 @@ def _block_size_findings(source: SourceFile) -> list[Finding]:
             name = " ".join(source.data[start:end].decode("utf-8", "replace").split())
             related = tuple(Related(source.location(s.node.start_byte, s.node.end_byte),
                                     f"Read here: `{s.text}`") for s in shared)
+            related += tuple(dict.fromkeys(r for s in shared for r in s.observers))
             message = f"Block size `{name}`, read in {len(shared)} places, {worst.why}."
             findings.append(finding(source, start, end, message, fix, severity=worst.severity, related=related))
             continue
@@ -1133,6 +1139,7 @@ def _block_size_findings(source: SourceFile) -> list[Finding]:
         elif site.uses and not any(_within(site.node, c) for c in site.uses):  # a `dim3` variable
             related = tuple(Related(source.location(c.start_byte, c.end_byte), "Launched with it here")
                             for c in site.uses)
+        related += site.observers
         if site.message is not None:
             message = site.message
         elif site.node.type == "launch_bounds":
