@@ -1073,15 +1073,16 @@ def _definition_span(source: SourceFile, node) -> tuple[int, int]:
     return node.start_byte, node.start_byte + len(text.rstrip())
 
 
-@needs(*LAUNCH_TOKENS, b"__launch_bounds__")
 # K002 and W011 share one pass over a file's block sizes: a block whose rows are narrower
 # than a wavefront, launching a kernel whose warp operations observe the wavefront's width,
 # is the only warning `judge_block` gives, and it is W011's (the logical warp's); the rest
 # (notes, and the errors of a launch over its bounds) are K002's.
+@needs(*LAUNCH_TOKENS, b"__launch_bounds__")
 def check_hardcoded_block_size(source: SourceFile) -> list[Finding]:
     return [f for f in memoized(source, "block_sizes", _block_size_findings) if f.severity is not Severity.WARNING]
 
 
+@needs(*LAUNCH_TOKENS)  # (a `__launch_bounds__` alone is only ever a note)
 def check_rows_split_by_wavefront(source: SourceFile) -> list[Finding]:
     return [_rows_finding(f) for f in memoized(source, "block_sizes", _block_size_findings)
             if f.severity is Severity.WARNING]
