@@ -848,6 +848,8 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
         if site is None:
             site = sites[node.id] = _Site(node, " ".join(source.node_text(node).split()), shape.dims, *judged,
                                           root, [])
+        elif judged[0].rank > site.severity.rank:  # a `dim3` several kernels launch with: the worst judgement
+            site.severity, site.why = judged
         if judged[0] is Severity.WARNING and kernel is not None and not site.observers:
             body = kernel.child_by_field_name("body")
             site.observers = warp_model(source).related(body) if body is not None else ()
