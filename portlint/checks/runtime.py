@@ -1466,11 +1466,18 @@ def check_cuda_toolkit_header(source: SourceFile) -> list[Finding]:
 
 def _as_written(build) -> bool | None:
     """True: a described ROCm build surely compiles the file without hipify. False: the
-    project describes no ROCm build yet and none hipifies the file (a PyTorch extension's
-    would), so the port may compile it as written. None: neither."""
-    if build is None or not build.rocm_build:
-        return None if build is not None and build.hipified else False
-    return True if build.compiled_as_written else None
+    project has no ROCm port yet (`_before_the_port`) and nothing hipifies the file (a
+    PyTorch extension's builder would), so the port may compile it as written. None: neither."""
+    if build is not None and build.rocm_build:
+        return True if build.compiled_as_written else None
+    return False if _before_the_port(build) and not (build is not None and build.hipified) else None
+
+
+def _before_the_port(build) -> bool:
+    """Does the project have no ROCm port yet? Its build files describe no ROCm build, and
+    its code tests no HIP backend beside the CUDA one (`X_ENABLE_CUDA` with `X_ENABLE_HIP`,
+    `rocm_undefined`): such a backend is a port whose build the build files did not show."""
+    return build is None or not (build.rocm_build or build.rocm_undefined)
 
 
 def _toolkit_includes(source: SourceFile) -> list[tuple[object, str]]:
@@ -1506,6 +1513,8 @@ def check_cuda_api_without_hip(source: SourceFile) -> list[Finding]:
     build = source.build
     if build is not None and build.rocm_build and not (build.compiled_as_written or source.hipified):
         return []  # a described ROCm build that may not compile it (a CUDA backend's file)
+    if build is not None and not build.rocm_build and not _before_the_port(build):
+        return []  # a HIP backend whose build is not described: which files it compiles is not known
     tools = build.hipified if build is not None and source.hipified else frozenset()
     root, model = source.tree.root_node, source.rocm_path
     sites, seen = [], set()
