@@ -312,6 +312,9 @@ class FileEnvironment:
     # ROCm libraries' drop-in headers the ROCm build includes, by the offset from which this
     # file has them (its own `#include`, or that of a project header that includes one).
     rocm_headers: Mapping[str, int] = field(default_factory=dict)
+    # A scanned file includes HIP's runtime header: the project has HIP code of its own, a
+    # port, whether or not its build files describe the ROCm build.
+    hip_code: bool = False
     # `rocm_undefined` with the host platforms' macros, by platform set (`scope`).
     _undefined: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
@@ -328,7 +331,7 @@ class FileEnvironment:
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
                   repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
                   repr(sorted(self.rocm_undefined)), repr(self.hipified), repr(self.compiled_as_written),
-                  repr(sorted(self.project_headers)), repr(sorted(self.rocm_headers.items()))]
+                  repr(sorted(self.project_headers)), repr(sorted(self.rocm_headers.items())), repr(self.hip_code)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
@@ -723,6 +726,7 @@ class BuildMacros:
         self._backend_selectors: frozenset[str] | None = None
         self._hip_switches: dict[str, str] | None = None
         self._switched = False  # `_switch_bases` ran
+        self._hip_code = False  # a scanned file includes HIP's runtime header (`_switch_bases`)
         self._directives: dict[str, list] = {}  # read by `_switch_bases`, taken by the walk
         # Files no ROCm build compiles (the build files say so): what only they include is
         # not compiled for ROCm either. (Their own findings are the build files' business.)
@@ -1032,6 +1036,8 @@ class BuildMacros:
             for d in directives:
                 if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
                     self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
+                elif d.kind == "include" and not self._hip_code and (m := _INCLUDE.match(d.text)) is not None:
+                    self._hip_code = (m.group(1) or m.group(2)) in HIP_RUNTIME_HEADERS
         selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
         switches = self._switch_names()
         if selectors or switches:
@@ -1180,6 +1186,7 @@ class BuildMacros:
 
     def _environment(self, path: str) -> FileEnvironment:
         walk = self.walk(path)
+        self._switch_bases()  # (`hip_code`, also where the walk had nothing to do)
         status = self.status(path)
         included = _is_header(path) and bool(self._sites_of(path))
         hipified = self.hipified(path)
@@ -1190,7 +1197,7 @@ class BuildMacros:
         project_headers = self._stand_ins(path, data) if as_written or not (hipified or self._rocm_build) \
             else frozenset()
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
-                and status is None and not included and not hipified and not project_headers:
+                and status is None and not included and not hipified and not project_headers and not self._hip_code:
             return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
         words = _Words(data)
         macros = ({}, {})
@@ -1221,7 +1228,7 @@ class BuildMacros:
         return FileEnvironment(macros, functions, rocm_defines, self._cuda_defines, status, self._rocm_build,
                                self._rocm_undefined | self.backend_selectors(),
                                self._hipify_tools if hipified else frozenset(), as_written, project_headers,
-                               dict(walk.headers))
+                               dict(walk.headers), self._hip_code)
 
     def _stand_ins(self, path: str, data: bytes) -> frozenset[str]:
         """The CUDA toolkit headers `path` names that a project file of the same path stands in for."""
@@ -1334,6 +1341,8 @@ _EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
 # The headers of ROCm libraries that keep the CUDA library's API names (RCCL keeps NCCL's
 # `nccl*`): where the ROCm build includes one, the names need no change (`FileEnvironment.includes`).
 ROCM_DROP_IN_HEADERS = frozenset({"rccl/rccl.h", "rccl.h"})
+# HIP's runtime headers: code that includes one is HIP code (`FileEnvironment.hip_code`).
+HIP_RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 

@@ -1475,9 +1475,9 @@ def _as_written(build) -> bool | None:
 
 def _before_the_port(build) -> bool:
     """Does the project have no ROCm port yet? Its build files describe no ROCm build, and
-    its code tests no HIP backend beside the CUDA one (`X_ENABLE_CUDA` with `X_ENABLE_HIP`,
-    `rocm_undefined`): such a backend is a port whose build the build files did not show."""
-    return build is None or not (build.rocm_build or build.rocm_undefined)
+    none of its files includes HIP's runtime header (`hip_code`: HIP code of its own is a
+    port, whose build the build files did not show)."""
+    return build is None or not (build.rocm_build or build.hip_code)
 
 
 def _toolkit_includes(source: SourceFile) -> list[tuple[object, str]]:
