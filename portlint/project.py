@@ -188,7 +188,7 @@ def pack(facts: FileFacts) -> FileFacts:
 class ProjectIndex:
     lowered_names: set[str] = field(default_factory=set)
     open_sizes: list = field(default_factory=list)
-    _memo: dict = field(default_factory=dict, repr=False)  # included files, file names
+    _memo: dict = field(default_factory=dict, repr=False)  # `memoized`: included files, file names, shared passes
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
     cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
     # Facts looked up by name or by file, as collected; rules read them through the views
@@ -227,7 +227,7 @@ class ProjectIndex:
         self.c_linkage = _NameSet(self, self._c_linkage)
         self.files = _Files(self, self._files)
 
-    def memoized(self, key: str, compute):
+    def memoized(self, key, compute):
         """`compute(self)`, run once per scan and kept for the other project rules that read it."""
         if key not in self._memo:
             self._memo[key] = compute(self)
@@ -1010,8 +1010,7 @@ def _header_constant(index: ProjectIndex, path: str, name: str, resolving: froze
 
 def included_files(index: ProjectIndex, path: str) -> list[str]:
     """The scanned files `path` includes, directly or not, nearest first."""
-    key = ("includes", path)
-    if key not in index._memo:
+    def walk(index: ProjectIndex) -> list[str]:
         seen, order, pending = {path}, [], [path]
         while pending:
             current = pending.pop(0)
@@ -1021,8 +1020,8 @@ def included_files(index: ProjectIndex, path: str) -> list[str]:
                         seen.add(target)
                         order.append(target)
                         pending.append(target)
-        index._memo[key] = order
-    return index._memo[key]
+        return order
+    return index.memoized(("includes", path), walk)
 
 
 def first_included(index: ProjectIndex, path: str, wanted, memo: dict, includes_of) -> str | None:
@@ -1047,9 +1046,8 @@ def first_included(index: ProjectIndex, path: str, wanted, memo: dict, includes_
 
 
 def _include_targets(index: ProjectIndex, including: str, include: str) -> list[str]:
-    if "basenames" not in index._memo:
-        index._memo["basenames"] = by_basename(index.files)
-    return include_targets(including, include, index.files, index._memo["basenames"])
+    basenames = index.memoized("basenames", lambda index: by_basename(index.files))
+    return include_targets(including, include, index.files, basenames)
 
 
 def by_basename(paths) -> dict[str, list[str]]:

@@ -386,6 +386,10 @@ class FileEnvironment:
 
 EMPTY = FileEnvironment()
 EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a described ROCm build
+# Nothing defined, by (`rocm_build`, `hip_code`): one shared environment each.
+_NOTHING_DEFINED = {(False, False): EMPTY, (True, False): EMPTY_IN_ROCM_BUILD,
+                    (False, True): FileEnvironment(hip_code=True),
+                    (True, True): FileEnvironment(rocm_build=True, hip_code=True)}
 # A PyTorch extension's source as its builder compiles it on ROCm (`load_inline`): hipified by
 # PyTorch's map, with the builder's defines (which the model does not list).
 TORCH_EXTENSION_SOURCE = FileEnvironment(hipified=frozenset({hipify.TORCH}))
@@ -1186,7 +1190,6 @@ class BuildMacros:
 
     def _environment(self, path: str) -> FileEnvironment:
         walk = self.walk(path)
-        self._switch_bases()  # (`hip_code`, also where the walk had nothing to do)
         status = self.status(path)
         included = _is_header(path) and bool(self._sites_of(path))
         hipified = self.hipified(path)
@@ -1197,8 +1200,8 @@ class BuildMacros:
         project_headers = self._stand_ins(path, data) if as_written or not (hipified or self._rocm_build) \
             else frozenset()
         if walk is _EMPTY_WALK and not self._rocm_defines and not self._cuda_defines and not self._rocm_undefined \
-                and status is None and not included and not hipified and not project_headers and not self._hip_code:
-            return EMPTY_IN_ROCM_BUILD if self._rocm_build else EMPTY
+                and status is None and not included and not hipified and not project_headers:
+            return _NOTHING_DEFINED[self._rocm_build, self._hip_code]
         words = _Words(data)
         macros = ({}, {})
         own = self._index(path)
