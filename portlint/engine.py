@@ -215,6 +215,17 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.files[state.path] = state
         if current.get(candidate.absolute, (None,))[0] is not None and not any(p.internal for p in problems):
             scan_after[candidate.absolute] = (*current[candidate.absolute], outcome)
+    # The same paths scanned again with every file as the last such scan left it, and no
+    # setting or build description changed: what follows gives that scan's result again.
+    final_key = (_final_key(config, codes, walked_descriptions)
+                 if not explicit and stdin is None and not config.deep else None)
+    kept_final = _final_kept(scan_before, current, fresh, final_key)
+    if kept_final is not None:
+        result.findings, result.suppressed, result.not_built, tail = kept_final
+        result.problems.extend(tail)
+        result.problems.sort(key=lambda p: p.path)
+        return result
+    tail_start = len(result.problems)
     before_states = len(left_out)
     context = _context_states(plan, context_outcomes, left_out)
     if budget is not None and len(left_out) > before_states:  # build files the budget stopped
@@ -334,9 +345,13 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     result.problems.extend(Problem(display_path(Path(path)), message) for path, message in model.problems)
     if budget is not None:
         result.problems.extend(Problem("<project>", line, less_context=True) for line in budget.spent_on)
+    tail = result.problems[tail_start:]
     result.problems.sort(key=lambda p: p.path)
     if not explicit:  # after the central filters: what they completed of each state is kept too
         scan_after.update(_headers_outside(model, scan_after))
+        if final_key is not None and not any(p.timed_out or p.internal for p in tail):
+            scan_after[_FINAL] = ((0, 0, 0), False,
+                                  (final_key, result.findings, result.suppressed, result.not_built, tail))
         unchanged.save(cache, scan_after, scan_before, *scan_kind)
     return result
 
@@ -427,6 +442,27 @@ def _named_entry(candidate: Candidate, signature, state: FileState | None, previ
 
 # The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
 _CUT_SHORT = "<cut short>"
+# The scan snapshot's entry (no file's) for the result after the per-file pass: the project
+# rules' findings, the central filters' verdicts, what they found wrong.
+_FINAL = "<final>"
+
+
+def _final_key(config: Config, codes, descriptions: list[Path]) -> str:
+    """What the result depends on besides the files' own contents: the settings (severities,
+    per-file ignores) and the build descriptions the switch filter reads."""
+    described = [(str(path), unchanged.signature(str(path))) for path in descriptions]
+    return hashlib.sha256(repr((config, codes, described)).encode()).hexdigest()
+
+
+def _final_kept(before: unchanged.Snapshot, current: dict[str, tuple], fresh: list, key: str | None):
+    """The last scan's (findings, suppressed, not built, problems after the per-file pass)
+    when every file it saw is here as it was, no other is, and `key` is the same; else None."""
+    entry = before.get(_FINAL)
+    if key is None or entry is None or fresh or entry[2][0] != key:
+        return None
+    seen = {path for path, (_, _, kept) in before.items() if kept is not None and not path.startswith("<")}
+    findings, suppressed, not_built, tail = entry[2][1:]
+    return (list(findings), suppressed, dict(not_built), list(tail)) if seen == current.keys() else None
 # A context file's state in the snapshot where the budget left it unread.
 _LEFT_OUT = "<left out>"
 _CONTEXT_LEFT_OUT = "the project context (some files not read: the cross-file rules see less)"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from portlint import engine, source
 from portlint.config import Config
+from portlint.finding import Severity
 
 KERNEL = '#include "macros.h"\n__global__ void saxpy(float* y) { y[0] = 1; }\n'
 LOADER = 'void load() { hipModuleGetFunction(&f, mod, "saxpy"); }\n'
@@ -276,3 +277,54 @@ def test_an_entry_read_in_another_working_directory_shows_paths_from_there(tmp_p
     assert [p.path for p in places] == ["proj/src/a.cu", str(tmp_path.parent / "other.cu")]
     monkeypatch.chdir(root / "..")
     assert Cache(tmp_path / "cache", "salt").get("k", FILE)[0].path == "proj/src/a.cu"
+
+
+SWITCHED = """\
+#include <hip/hip_runtime.h>
+__device__ float lane_total(float v) {
+#ifdef APP_SHUFFLE_TOTALS
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+#endif
+  return v;
+}
+"""
+
+
+def _aged(*paths: Path) -> None:
+    """Written a while ago: the snapshot keeps them (a file just written may change unseen)."""
+    for path in paths:
+        os.utime(path, ns=(time.time_ns() - 10**10,) * 2)
+
+
+def test_an_unchanged_rescan_gives_the_last_result_until_a_setting_a_description_or_a_file_set_changes(
+        tmp_path: Path, monkeypatch) -> None:
+    """A scan of the same paths finding every file as the last one left it takes that scan's
+    result as is: no project rule runs again. A changed severity, a build description that
+    now sets a switch, a file removed: each gives what a cold scan gives."""
+    (tmp_path / "reduce.cu").write_text(SWITCHED)
+    (tmp_path / "a.cu").write_text(HAZARD)
+    _aged(tmp_path / "reduce.cu", tmp_path / "a.cu")
+    cache = tmp_path / ".portlint_cache"
+
+    def scan(config: Config) -> list[tuple[str, int, str]]:
+        cold = engine.scan([tmp_path], config)
+        warm = engine.scan([tmp_path], config, cache_dir=cache)
+        shown = [(Path(f.path).name, f.location.start_line, f.severity.value) for f in warm.findings]
+        assert shown == [(Path(f.path).name, f.location.start_line, f.severity.value) for f in cold.findings]
+        return shown
+
+    config = Config(root=tmp_path, select=("W001", "W002"))
+    assert scan(config) == [("a.cu", 1, "error")]  # the switch nobody sets leaves reduce.cu's loop out
+    project_rules: list[int] = []
+    real = engine._run_project_rules
+    monkeypatch.setattr(engine, "_run_project_rules", lambda *a, **k: project_rules.append(1) or real(*a, **k))
+    assert scan(Config(root=tmp_path, select=("W001", "W002"), severity={"W002": Severity.NOTE})) == [
+        ("a.cu", 1, "note")]
+    assert scan(config) == [("a.cu", 1, "error")]
+    project_rules.clear()
+    assert scan(config) == [("a.cu", 1, "error")] and len(project_rules) == 1  # the cold scan's, not the warm one's
+    (tmp_path / "ci.yml").write_text("env:\n  CXXFLAGS: -DAPP_SHUFFLE_TOTALS\n")
+    _aged(tmp_path / "ci.yml")
+    assert scan(config) == [("a.cu", 1, "error"), ("reduce.cu", 4, "error")]
+    (tmp_path / "a.cu").unlink()
+    assert scan(config) == [("reduce.cu", 4, "error")]
