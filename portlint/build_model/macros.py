@@ -668,9 +668,9 @@ class _Walk:
     # per build: name -> its events, offsets ascending: the file's own, and the macros each
     # of its includes leaves defined among them (at the `#include`). Most names have one
     # event (thousands per file under large headers): one of the file's own is an (offset,
-    # state) pair, one an include brought is that include's shared `_Included`; the next
-    # makes them (offsets, states) lists (`_add_event`); read them with `_events`.
-    index: tuple[dict, dict]
+    # state) pair, one an include brought is that include's shared `_Included` (`_Index`);
+    # the next makes them (offsets, states) lists (`_add_event`); read them with `_events`.
+    index: "tuple[_Index, _Index] | tuple[dict, dict]"
     final: tuple[dict, dict]  # per build: name -> its state after the file (what includers take in)
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
@@ -890,8 +890,8 @@ class BuildMacros:
             return _EMPTY_WALK
         chains = _chains(directives)
         walk_bases = self._hipify_bases if self._walked_hipified(path) else self._bases
-        named: tuple[dict, dict] = ({}, {})  # per build: name -> its events (`_Walk.index`)
         final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
+        named = (_Index(final[0]), _Index(final[1]))  # per build: name -> its events (`_Walk.index`)
         functions: dict[str, int] = {}
         headers: dict[str, int] = {}
         counts: dict[str, int] = {}
@@ -987,10 +987,10 @@ class BuildMacros:
                         if into[name] is not state:
                             into[name] = state
                             _add_event(events, name, events[name], offset, state)
-                    # The others (most: thousands under large headers) share one entry.
+                    # The others (most: thousands under large headers) are this include's.
                     new = brought.keys() - into.keys()
                     if new:
-                        events.update(dict.fromkeys(new, _Included(offset, None if t is None else brought)))
+                        events.includes.append(_Included(offset, None if t is None else brought, brought))
                     if t is None:
                         into.update(dict.fromkeys(new, MAYBE))
                     else:
@@ -1412,14 +1412,58 @@ class _Words:
 class _Included:
     """A walk index's entry for a name whose one event is the `#include` at `offset` that
     brought it: its state is the one the included file leaves it in (`final`, that file's
-    final states), or MAYBE where this build may skip the include (`final` None). One object
-    serves every name an include brings (thousands under large headers): a name costs its
-    index slot only, and the include is applied with set operations."""
+    final states), or MAYBE where this build may skip the include (`final` None). `brought`:
+    the included file's final states either way (the names it brings). One object serves
+    every name an include brings (thousands under large headers), found by `_Index`."""
 
-    __slots__ = ("offset", "final")
+    __slots__ = ("offset", "final", "brought")
 
-    def __init__(self, offset: int, final: dict | None) -> None:
-        self.offset, self.final = offset, final
+    def __init__(self, offset: int, final: dict | None, brought: dict) -> None:
+        self.offset, self.final, self.brought = offset, final, brought
+
+
+class _Index:
+    """A walk's index for one build, read as a mapping name -> events: the file's own events
+    (`own`), and for the other names it sees, the first of its includes that brought them.
+    The names are those of the walk's final states (`visible`: every event also sets a final
+    state), so the includes' names need no slot of their own here: under large headers a file
+    sees thousands, and a project of such files held them all once per file."""
+
+    __slots__ = ("own", "includes", "visible")
+
+    def __init__(self, visible: dict) -> None:
+        self.own: dict = {}
+        self.includes: list[_Included] = []  # in file order
+        self.visible = visible
+
+    def get(self, name: str, default=None):
+        entry = self.own.get(name)
+        if entry is not None:
+            return entry
+        if name in self.visible:
+            # (A name seen before an include that brings it again has an event of its own.)
+            for included in self.includes:
+                if name in included.brought:
+                    return included
+        return default
+
+    def __getitem__(self, name: str):
+        entry = self.get(name)
+        if entry is None:
+            raise KeyError(name)
+        return entry
+
+    def __setitem__(self, name: str, entry) -> None:
+        self.own[name] = entry
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.visible
+
+    def __iter__(self):
+        return iter(self.visible)
+
+    def __len__(self) -> int:
+        return len(self.visible)
 
 
 def _add_event(index: dict, name: str, entry, offset: int, state: State) -> None:
