@@ -395,3 +395,26 @@ def test_a_header_whose_includers_were_not_all_walked_is_not_judged_by_those_tha
     env = in_time.environment("/p/lib.h", follow_includers=False)
     assert env.status is None
     assert env.scope(1 << 30, True).state("LIB_MODE") is None
+
+
+def test_a_files_events_through_its_includes_keep_their_order_and_leave_the_header_as_it_is() -> None:
+    """Each place of a file sees the state its last event gave: an include that brings a name,
+    one the build may skip that brings another definition (either, so unknown), the file's own
+    definition. The header keeps its own definitions for every other file that includes it:
+    what one includer does after the include is its own."""
+    files = {
+        "width.h": "#pragma once\n#define LANES 32\n#define TILE 8\n",
+        "wide.h": "#pragma once\n#define LANES 64\n",
+        "k.cu": ('#include "width.h"\nint a = LANES;\n#if SOMETHING_UNKNOWN\n#include "wide.h"\n#endif\n'
+                 "int b = LANES;\n#undef LANES\n#define LANES 16\nint c = LANES + TILE;\n"),
+        "other.cu": '#include "width.h"\nint d = LANES + TILE;\n',
+    }
+    model = _model(files)
+    text = files["k.cu"]
+    for rocm in (True, False):
+        assert _value(model, "k.cu", "LANES", rocm, offset=text.index("int a")) == 32
+        assert _state(model, "k.cu", "LANES", rocm, offset=text.index("int b")) is MAYBE
+        assert _value(model, "k.cu", "LANES", rocm, offset=text.index("int c")) == 16
+        assert _value(model, "k.cu", "TILE", rocm, offset=text.index("int c")) == 8
+        assert _value(model, "other.cu", "LANES", rocm) == 32
+        assert _value(model, "width.h", "LANES", rocm) == 32

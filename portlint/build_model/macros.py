@@ -30,9 +30,9 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import compress
-from operator import is_not
 from typing import Iterable, Mapping, NamedTuple
+
+import immutables
 
 from portlint import hipify, targets
 from portlint.build_model.expressions import Value, and_, evaluate, not_, or_, tokens, truth
@@ -665,13 +665,12 @@ def _identifiers(text: str) -> list[str]:
 class _Walk:
     """One file's macro events per build, and what it leaves defined (its exports)."""
 
-    # per build: name -> its events, offsets ascending: the file's own, and the macros each
-    # of its includes leaves defined among them (at the `#include`). Most names have one
-    # event (thousands per file under large headers): one of the file's own is an (offset,
-    # state) pair, one an include brought is that include's shared `_Included` (`_Index`);
-    # the next makes them (offsets, states) lists (`_add_event`); read them with `_events`.
+    # per build: name -> its events (offsets, states), offsets ascending: the file's own, and
+    # the macros each of its includes leaves defined among them (at the `#include`), found
+    # through the includes when read (`_Index`).
     index: "tuple[_Index, _Index] | tuple[dict, dict]"
-    final: tuple[dict, dict]  # per build: name -> its state after the file (what includers take in)
+    # per build: name -> its state after the file (what includers take in), a persistent map
+    final: "tuple[immutables.Map, immutables.Map] | tuple[dict, dict]"
     # name -> offset: intrinsic-named functions ROCm-compiled code defines, in the file or
     # in the headers it includes (at the offset of the `#include`)
     functions: dict
@@ -890,7 +889,9 @@ class BuildMacros:
             return _EMPTY_WALK
         chains = _chains(directives)
         walk_bases = self._hipify_bases if self._walked_hipified(path) else self._bases
-        final: tuple[dict, dict] = ({}, {})  # per build: name -> its state so far
+        # per build: name -> its state so far; a persistent map (`_merge`): a file's final states
+        # share their entries with those of the headers it includes.
+        final = [immutables.Map().mutate(), immutables.Map().mutate()]
         named = (_Index(final[0]), _Index(final[1]))  # per build: name -> its events (`_Walk.index`)
         functions: dict[str, int] = {}
         headers: dict[str, int] = {}
@@ -971,30 +972,20 @@ class BuildMacros:
                 if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
                     self._budget.check()
                 included = self.walk(target)
-                for b in (ROCM, CUDA):  # `_apply` on each name the include leaves, set-wise: the walk's hot path
+                for b in (ROCM, CUDA):  # the names the include leaves: the walk's hot path
                     t = truth(active[b])
-                    brought, into, events, offset = included.final[b], final[b], named[b], d.offset
-                    if t is False or not brought or brought.items() <= into.items():
-                        continue  # (the last: a header seen already, nothing it leaves is new here)
-                    # Names with a state here already: an event where the include changes it.
-                    # An include this build may skip leaves a name it brings as it was (the
-                    # same definition either way: a header's guarded config seen again).
-                    # (Found in C: thousands of names, most of them left as they were.)
-                    common = list(brought.keys() & into.keys())
-                    for name in compress(common, map(is_not, map(into.__getitem__, common),
-                                                     map(brought.__getitem__, common))):
-                        state = MAYBE if t is None else brought[name]
-                        if into[name] is not state:
-                            into[name] = state
-                            _add_event(events, name, events[name], offset, state)
-                    # The others (most: thousands under large headers) are this include's.
-                    new = brought.keys() - into.keys()
-                    if new:
-                        events.includes.append(_Included(offset, None if t is None else brought, brought))
-                    if t is None:
-                        into.update(dict.fromkeys(new, MAYBE))
-                    else:
-                        into.update(brought)
+                    brought = included.final[b]
+                    if t is False or not brought:
+                        continue
+                    into = final[b].finish()
+                    merged, changed, brings_new = _merge(into, brought, maybe=t is None)
+                    final[b] = named[b].visible = merged.mutate()
+                    # Names with a state here already: an event where the include changes it
+                    # (`changed`). An include this build may skip leaves a name it brings as
+                    # it was (the same definition either way: a header's guarded config seen
+                    # again). The others (most: thousands under large headers) are the include's.
+                    if changed or brings_new:
+                        named[b].includes.append(_Included(d.offset, t is None, brought, into))
                 if truth(active[ROCM]) is True:
                     for name in included.functions:
                         functions.setdefault(name, d.offset)
@@ -1004,7 +995,9 @@ class BuildMacros:
         if counts and max(counts.values()) > MAX_DEFINITIONS:
             name = max(counts, key=counts.get)
             self.problems.append((path, f"`{name}` is defined {counts[name]} times; its later definitions are not followed"))
-        return _Walk(named, final, functions, headers)
+        for b in (ROCM, CUDA):
+            final[b] = named[b].visible = final[b].finish()
+        return _Walk(named, (final[0], final[1]), functions, headers)
 
     @staticmethod
     def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
@@ -1016,11 +1009,7 @@ class BuildMacros:
         if final.get(name) is state:
             return
         final[name] = state
-        entry = index.get(name)
-        if entry is None:
-            index[name] = (offset, state)
-        else:
-            _add_event(index, name, entry, offset, state)
+        index.add(name, offset, state)
 
     # ---- which builds reach a header ---------------------------------------------------------
     def _switch_bases(self) -> None:
@@ -1409,52 +1398,122 @@ class _Words:
         return found
 
 
+_ABSENT = object()
+
+
+def _merge(into: immutables.Map, brought: immutables.Map, maybe: bool) -> tuple[immutables.Map, list[str], bool]:
+    """A file's final states after an include: `into`, the states so far, with `brought`, the
+    included file's final states, over them (each name `brought` sets has its state, MAYBE
+    where this build may skip the include and the states differ). Also the names `into` had
+    whose state changes, and whether `brought` has names `into` had not. Read from the
+    smaller side and built on the larger, whose entries the result shares."""
+    changed: list[str] = []
+    if len(into) <= len(brought):
+        kept = {}  # names only `into` has
+        for name, state in into.items():
+            other = brought.get(name, _ABSENT)
+            if other is _ABSENT:
+                kept[name] = state
+            elif other is not state and not (maybe and state is MAYBE):
+                changed.append(name)
+        brings_new = len(brought) > len(into) - len(kept)
+        if not changed and not brings_new:
+            return into, changed, False
+        if maybe:
+            result = into.mutate()
+            for name in brought:
+                if name not in into:
+                    result[name] = MAYBE
+            for name in changed:
+                result[name] = MAYBE
+            return result.finish(), changed, brings_new
+        result = brought.mutate()
+        for name, state in kept.items():
+            result[name] = state
+        return result.finish(), changed, brings_new
+    new = []
+    for name, other in brought.items():
+        state = into.get(name, _ABSENT)
+        if state is _ABSENT:
+            new.append(name)
+        elif other is not state and not (maybe and state is MAYBE):
+            changed.append(name)
+    if not changed and not new:
+        return into, changed, False
+    result = into.mutate()
+    for name in (*changed, *new):
+        result[name] = MAYBE if maybe else brought[name]
+    return result.finish(), changed, bool(new)
+
+
 class _Included:
-    """A walk index's entry for a name whose one event is the `#include` at `offset` that
-    brought it: its state is the one the included file leaves it in (`final`, that file's
-    final states), or MAYBE where this build may skip the include (`final` None). `brought`:
-    the included file's final states either way (the names it brings). One object serves
-    every name an include brings (thousands under large headers), found by `_Index`."""
+    """An `#include` at `offset` in a walk's index (`_Index`): the names it brings (`brought`,
+    the included file's final states) that the file had not seen (`before`: its final states
+    just before the include) have their first event there, as do those whose state it changes.
+    Their state there is the one the included file leaves them in, or MAYBE where this build
+    may skip the include (`maybe`) and the states differ."""
 
-    __slots__ = ("offset", "final", "brought")
+    __slots__ = ("offset", "maybe", "brought", "before")
 
-    def __init__(self, offset: int, final: dict | None, brought: dict) -> None:
-        self.offset, self.final, self.brought = offset, final, brought
+    def __init__(self, offset: int, maybe: bool, brought, before) -> None:
+        self.offset, self.maybe, self.brought, self.before = offset, maybe, brought, before
+
+    def event(self, name: str) -> State | None:
+        """The state `name` takes here, or None where the include leaves it as it was."""
+        state = self.brought.get(name, _ABSENT)
+        if state is _ABSENT:
+            return None
+        before = self.before.get(name, _ABSENT)
+        if before is _ABSENT:
+            return MAYBE if self.maybe else state
+        if state is before or (self.maybe and before is MAYBE):
+            return None
+        return MAYBE if self.maybe else state
 
 
 class _Index:
-    """A walk's index for one build, read as a mapping name -> events: the file's own events
-    (`own`), and for the other names it sees, the first of its includes that brought them.
-    The names are those of the walk's final states (`visible`: every event also sets a final
-    state), so the includes' names need no slot of their own here: under large headers a file
-    sees thousands, and a project of such files held them all once per file."""
+    """A walk's index for one build, read as a mapping name -> (offsets, states), its events
+    in file order: the file's own (`own`: a define, an undef) and those of its includes
+    (`_Included`), worked out when a name is read. Under large headers a file sees thousands
+    of names and an include changes many (a header a build may skip makes them MAYBE): a slot
+    each, per file, was most of a large project's memory. The names are those of the walk's
+    final states (`visible`): every event also sets a final state."""
 
     __slots__ = ("own", "includes", "visible")
 
-    def __init__(self, visible: dict) -> None:
-        self.own: dict = {}
+    def __init__(self, visible) -> None:
+        self.own: dict = {}  # name -> (offset, state), or ([offsets], [states]) from its second
         self.includes: list[_Included] = []  # in file order
         self.visible = visible
 
-    def get(self, name: str, default=None):
+    def add(self, name: str, offset: int, state: State) -> None:
+        """One of the file's own events (after those it has)."""
         entry = self.own.get(name)
-        if entry is not None:
-            return entry
-        if name in self.visible:
-            # (A name seen before an include that brings it again has an event of its own.)
-            for included in self.includes:
-                if name in included.brought:
-                    return included
-        return default
+        if entry is None:
+            self.own[name] = (offset, state)
+        elif type(entry[0]) is int:
+            self.own[name] = ([entry[0], offset], [entry[1], state])
+        else:
+            entry[0].append(offset)
+            entry[1].append(state)
+
+    def get(self, name: str, default=None):
+        if name not in self.visible:
+            return default
+        own = self.own.get(name)
+        offsets, states = _events(own, name) if own is not None else ((), ())
+        found = [(included.offset, state) for included in self.includes
+                 if (state := included.event(name)) is not None]
+        if not found:
+            return (tuple(offsets), tuple(states)) if own is not None else default
+        events = sorted([*zip(offsets, states), *found], key=lambda event: event[0])
+        return tuple(o for o, _ in events), tuple(state for _, state in events)
 
     def __getitem__(self, name: str):
         entry = self.get(name)
         if entry is None:
             raise KeyError(name)
         return entry
-
-    def __setitem__(self, name: str, entry) -> None:
-        self.own[name] = entry
 
     def __contains__(self, name: object) -> bool:
         return name in self.visible
@@ -1466,20 +1525,8 @@ class _Index:
         return len(self.visible)
 
 
-def _add_event(index: dict, name: str, entry, offset: int, state: State) -> None:
-    """Another event of `name` in a walk's index: its one event becomes lists, which grow."""
-    if type(entry) is _Included:
-        index[name] = entry = ([entry.offset], [MAYBE if entry.final is None else entry.final[name]])
-    elif type(entry[0]) is int:
-        index[name] = entry = ([entry[0]], [entry[1]])
-    entry[0].append(offset)
-    entry[1].append(state)
-
-
 def _events(entry, name: str) -> tuple:
     """A walk index's entry for `name` as (offsets, states)."""
-    if type(entry) is _Included:
-        return (entry.offset,), (MAYBE if entry.final is None else entry.final[name],)
     return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
 
 
