@@ -169,6 +169,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
     build = model.files
+    workers.release_freed_memory()  # what reading the build files freed (their parse trees)
     # The targets the build names, unless the command line, the config or the environment
     # names them; set before workers fork (they inherit it) and before the cache is keyed.
     targets.select(config.targets, targets.BuildSettings(tuple(targets.target(n) for n in build.offload_archs),
@@ -1237,6 +1238,7 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
+    workers.release_freed_memory()
     return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout)
 
 

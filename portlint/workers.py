@@ -18,7 +18,9 @@ main process had buffered is written twice.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
 import os
 import pickle
 import select
@@ -141,6 +143,25 @@ class Budget:
             self.spent_on.append(line)
             if lasting:
                 self.cut_short.append(what)
+
+
+@functools.cache
+def _c_library():
+    try:
+        return ctypes.CDLL(None)
+    except OSError:
+        return None
+
+
+def release_freed_memory() -> None:
+    """Free what is no longer reachable (the build files' syntax trees hold cycles) and give
+    the C heap's free pages back to the system: glibc keeps them in the process, and every
+    worker forked from it would count them too. Where there is no `malloc_trim`, only the
+    first."""
+    gc.collect()
+    trim = getattr(_c_library(), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def start(function: Callable, items: Sequence, workers: int, timeout: float,
