@@ -57,6 +57,7 @@ REGISTRY = {
              MAKE: makefile.check_cuda_library},
     "L002": {CUDA: libraries.check_late_cooperative_groups_api},
     "L003": {CUDA: libraries.check_missing_cooperative_groups_api},
+    "L004": {CUDA: libraries.check_cuda_library_loaded_by_name},
     "M001": {CUDA: memory.check_lds_over_64k, PROJECT: memory.check_lds_over_64k_across_files},
     "M002": {CUDA: memory.check_managed_memory},
     "M003": {CUDA: memory.check_threadfence_system},

@@ -931,6 +931,96 @@ def _qualified_uses(source: SourceFile, groups: "CooperativeGroupNames", name: s
             yield qualified
 
 
+
+# ---- L004: a CUDA library loaded by its file name at run time --------------------------------
+# The shared library of each counterpart, as ROCm installs it (what a port loads instead).
+_ROCM_SHARED_LIBRARIES = {
+    "HIP": "libamdhip64.so", "hipRTC": "libhiprtc.so", "hipBLAS": "libhipblas.so",
+    "hipBLASLt": "libhipblaslt.so", "hipFFT": "libhipfft.so", "hipSPARSE": "libhipsparse.so",
+    "hipSOLVER": "libhipsolver.so", "hipRAND": "libhiprand.so", "MIOpen": "libMIOpen.so",
+    "RCCL": "librccl.so", "roctx": "libroctx64.so", "AMD SMI": "libamd_smi.so",
+}
+# Other ROCm libraries a loader may name beside them.
+_OTHER_ROCM_STEMS = frozenset({"rocblas", "rocfft", "rocrand", "rocsparse", "rocsolver", "rocm_smi64", "hiprtc-builtins"})
+# A shared library's file name: `libcudart.so.12`, `libnvrtc.so.` (a version appended next),
+# `libcuda.dylib`, Windows' `nvcuda.dll`, `cudart64_110.dll`, `nvrtc64_120_0.dll`.
+_SHARED_LIBRARY = re.compile(
+    r"(?:lib)?(?P<stem>[A-Za-z][A-Za-z0-9_+-]*?)(?:64(?:_\d+)+)?(?:\.so(?:\.\d+)*\.?|\.dll|(?:\.\d+)*\.dylib)")
+# Windows names that are not `<link name>.dll`.
+_DLL_STEMS = {"nvcuda": "cuda", "nvml": "nvidia-ml"}
+
+
+def _shared_library_stem(text: str) -> str | None:
+    m = _SHARED_LIBRARY.fullmatch(text)
+    if m is None:
+        return None
+    stem = m.group("stem")
+    return _DLL_STEMS.get(stem.lower(), stem).replace("-", "_") if stem.lower() != "nvrtc-builtins" else "nvrtc_builtins"
+
+
+def _rocm_stems() -> frozenset[str]:
+    return frozenset({_shared_library_stem(name).lower() for name in _ROCM_SHARED_LIBRARIES.values()}
+                     | {stem.replace("-", "_") for stem in _OTHER_ROCM_STEMS})
+
+
+# The whole content of a string literal, and the functions that look a symbol up by name.
+_STRINGS = "(string_literal (string_content) @text) @string"
+_SYMBOL_LOOKUPS = frozenset({"dlsym", "dlvsym", "GetProcAddress"})
+
+
+@needs(any_of(b".so", b".dll", b".dylib"))
+def check_cuda_library_loaded_by_name(source: SourceFile) -> list[Finding]:
+    """L004: `dlopen("libcuda.so.1")`, a CUDA library named by its file name to load at run time."""
+    loaded, rocm = [], False
+    rocm_stems = _rocm_stems()
+    for kind, node in queries.captures(CUDA, _STRINGS, source.tree.root_node):
+        if kind != "text" or node.parent.named_child_count != 1:
+            continue  # (a literal with escapes is no file name)
+        stem = _shared_library_stem(source.node_text(node))
+        if stem is None:
+            continue
+        if stem.lower() in rocm_stems:
+            rocm = True
+        elif (lib := library_for_link_name(stem)) is not None and lib.counterpart in _ROCM_SHARED_LIBRARIES:
+            loaded.append((node.parent, lib))
+    if rocm or not loaded:
+        return []  # a loader that names ROCm's libraries too chooses by platform already
+    lookups = _cuda_symbol_lookups(source)
+    findings = []
+    for literal, lib in loaded:
+        written = source.node_text(literal)
+        counterpart = _ROCM_SHARED_LIBRARIES[lib.counterpart]
+        findings.append(finding(
+            source, literal.start_byte, literal.end_byte,
+            f"`{written}` is {lib.name}'s shared library, loaded by name: ROCm has none, so loading it fails "
+            f"there; ROCm's is `{counterpart}` ({lib.counterpart}).",
+            Fix.advice(f"Load `{counterpart}` where the ROCm build compiles (`#ifdef __HIP_PLATFORM_AMD__`), "
+                       "and look its functions up by their HIP names"),
+            related=tuple(related for looked_up, related in lookups if looked_up is lib)))
+    return findings
+
+
+def _cuda_symbol_lookups(source: SourceFile) -> list[tuple[CudaLibrary, Related]]:
+    """`dlsym(handle, "cuCtxGetDevice")`: CUDA API names looked up in a loaded library, each
+    with its library (the runtime's and driver's names belong to the CUDA runtime)."""
+    found = []
+    for kind, call in queries.captures(CUDA, _CALLS, source.tree.root_node):
+        if kind != "call" or callee_name(call, source) not in _SYMBOL_LOOKUPS:
+            continue
+        arguments = call.child_by_field_name("arguments").named_children
+        if len(arguments) < 2 or arguments[1].type != "string_literal" or arguments[1].named_child_count != 1:
+            continue
+        name = source.node_text(arguments[1].named_children[0])
+        if not hipify.documented(name):
+            continue
+        hip = hipify.hip_name(name)
+        lib = library_for_api(name) or _BY_LINK_NAME["nvrtc" if name.startswith("nvrtc") else "cudart"]
+        found.append((lib, Related(source.location(arguments[1].start_byte, arguments[1].end_byte),
+                                   f"`{name}` is looked up by name: HIP's is `{hip}`" if hip else
+                                   f"`{name}` is looked up by name: HIP has no such function")))
+    return found
+
+
 # Answered from one combined query run per file (portlint.queries.shared).
 queries.shared(
     CUDA,
@@ -940,4 +1030,5 @@ queries.shared(
     INCLUDES,
     _CG_VARIABLES,
     _NAMESPACE_ALIASES,
+    _STRINGS,
 )
