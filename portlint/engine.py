@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Fewer files than this are scanned in-process even with --jobs: workers cost a start-up.
 PARALLEL_THRESHOLD = 48
+# A scan of fewer files frees too little for a full collection (`workers.release_freed_memory`)
+# to be worth its time, which grows with the whole heap of the process.
+LARGE_SCAN = 500
 # The part of the timeout a run on named files gives the project's share (finding includers,
 # walking their macros, reading the project context): the rest is the named files' own.
 PROJECT_SHARE = 0.6
@@ -169,7 +172,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)
     build = model.files
-    workers.release_freed_memory()  # what reading the build files freed (their parse trees)
+    if len(candidates) >= LARGE_SCAN:
+        workers.release_freed_memory()  # what reading the build files freed (their parse trees)
     # The targets the build names, unless the command line, the config or the environment
     # names them; set before workers fork (they inherit it) and before the cache is keyed.
     targets.select(config.targets, targets.BuildSettings(tuple(targets.target(n) for n in build.offload_archs),
@@ -1238,7 +1242,8 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         model.walk_all()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
-    workers.release_freed_memory()
+    if len(misses) >= LARGE_SCAN:
+        workers.release_freed_memory()
     return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout)
 
 
