@@ -1000,7 +1000,8 @@ class BuildMacros:
         return _Walk(named, (final[0], final[1]), functions, headers)
 
     @staticmethod
-    def _apply(final: dict, index: dict, offset: int, name: str, state: State, active: Value) -> None:
+    def _apply(final: immutables.MapMutation, index: _Index, offset: int, name: str, state: State,
+               active: Value) -> None:
         t = truth(active)
         if t is False:
             return
@@ -1526,7 +1527,7 @@ class _Index:
 
 
 def _events(entry, name: str) -> tuple:
-    """A walk index's entry for `name` as (offsets, states)."""
+    """A walk index's entry for `name` as (offsets, states): an own event's pair, or lists."""
     return ((entry[0],), (entry[1],)) if type(entry[0]) is int else entry
 
 

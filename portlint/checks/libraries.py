@@ -986,8 +986,12 @@ def check_cuda_library_loaded_by_name(source: SourceFile) -> list[Finding]:
     if rocm or not loaded:
         return []  # a loader that names ROCm's libraries too chooses by platform already
     lookups = _cuda_symbol_lookups(source)
-    findings = []
+    by_library: dict[CudaLibrary, list] = {}  # one root cause per library: the file loads it
     for literal, lib in loaded:
+        if _is_live(source, literal.start_byte):  # (the engine drops the others)
+            by_library.setdefault(lib, []).append(literal)
+    findings = []
+    for lib, (literal, *others) in by_library.items():
         written = source.node_text(literal)
         counterpart = _ROCM_SHARED_LIBRARIES[lib.counterpart]
         findings.append(finding(
@@ -996,7 +1000,9 @@ def check_cuda_library_loaded_by_name(source: SourceFile) -> list[Finding]:
             f"there; ROCm's is `{counterpart}` ({lib.counterpart}).",
             Fix.advice(f"Load `{counterpart}` where the ROCm build compiles (`#ifdef __HIP_PLATFORM_AMD__`), "
                        "and look its functions up by their HIP names"),
-            related=tuple(related for looked_up, related in lookups if looked_up is lib)))
+            related=(*(Related(source.location(other.start_byte, other.end_byte),
+                               f"`{source.node_text(other)}` names it too") for other in others),
+                     *(related for looked_up, related in lookups if looked_up is lib))))
     return findings
 
 
