@@ -447,6 +447,11 @@ def _named_entry(candidate: Candidate, signature, state: FileState | None, previ
 
 # The context snapshot's entry (no file's) for what its run cut short, said again on reuse.
 _CUT_SHORT = "<cut short>"
+# A context file's state in the snapshot where the budget left it unread.
+_LEFT_OUT = "<left out>"
+_CONTEXT_LEFT_OUT = "the project context (some files not read: the cross-file rules see less)"
+
+
 # The scan snapshot's entry (no file's) for the result after the per-file pass: the project
 # rules' findings, the central filters' verdicts, what they found wrong.
 _FINAL = "<final>"
@@ -468,9 +473,6 @@ def _final_kept(before: unchanged.Snapshot, current: dict[str, tuple], fresh: li
     seen = {path for path, (_, _, kept) in before.items() if kept is not None and not path.startswith("<")}
     findings, suppressed, not_built, tail = entry[2][1:]
     return (list(findings), suppressed, dict(not_built), list(tail)) if seen == current.keys() else None
-# A context file's state in the snapshot where the budget left it unread.
-_LEFT_OUT = "<left out>"
-_CONTEXT_LEFT_OUT = "the project context (some files not read: the cross-file rules see less)"
 
 
 def _keep_for_named_runs(candidates: list[Candidate], outcomes: list, current: dict[str, tuple],
