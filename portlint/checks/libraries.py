@@ -955,12 +955,11 @@ def _shared_library_stem(text: str) -> str | None:
     if m is None:
         return None
     stem = m.group("stem")
-    return _DLL_STEMS.get(stem.lower(), stem).replace("-", "_") if stem.lower() != "nvrtc-builtins" else "nvrtc_builtins"
+    return _DLL_STEMS.get(stem.lower(), stem).replace("-", "_")
 
 
-def _rocm_stems() -> frozenset[str]:
-    return frozenset({_shared_library_stem(name).lower() for name in _ROCM_SHARED_LIBRARIES.values()}
-                     | {stem.replace("-", "_") for stem in _OTHER_ROCM_STEMS})
+_ROCM_STEMS = frozenset({_shared_library_stem(name).lower() for name in _ROCM_SHARED_LIBRARIES.values()}
+                        | {stem.replace("-", "_") for stem in _OTHER_ROCM_STEMS})
 
 
 # The whole content of a string literal, and the functions that look a symbol up by name.
@@ -972,14 +971,13 @@ _SYMBOL_LOOKUPS = frozenset({"dlsym", "dlvsym", "GetProcAddress"})
 def check_cuda_library_loaded_by_name(source: SourceFile) -> list[Finding]:
     """L004: `dlopen("libcuda.so.1")`, a CUDA library named by its file name to load at run time."""
     loaded, rocm = [], False
-    rocm_stems = _rocm_stems()
     for kind, node in queries.captures(CUDA, _STRINGS, source.tree.root_node):
         if kind != "text" or node.parent.named_child_count != 1:
             continue  # (a literal with escapes is no file name)
         stem = _shared_library_stem(source.node_text(node))
         if stem is None:
             continue
-        if stem.lower() in rocm_stems:
+        if stem.lower() in _ROCM_STEMS:
             rocm = True
         elif (lib := library_for_link_name(stem)) is not None and lib.counterpart in _ROCM_SHARED_LIBRARIES:
             loaded.append((node.parent, lib))
