@@ -129,7 +129,7 @@ class ScanResult:
     # `portlint doctor` only: checks that could not run on this machine, each with its reason.
     skipped: list = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    files: dict[str, FileState] = field(default_factory=dict)
+    files: unchanged.FileStates = field(default_factory=unchanged.FileStates)  # shown path -> FileState
     notes: list[str] = field(default_factory=list)  # one line each for stderr: what deep mode used, its time
     # Scanned files no ROCm build compiles (their findings are dropped): path -> reason.
     not_built: dict[str, str] = field(default_factory=dict)
@@ -209,16 +209,16 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     finally:
         analysis.close()
     fresh_outcomes = iter(analysed)
-    outcomes = [kept[c.absolute][2] if c.absolute in kept else next(fresh_outcomes) for c in candidates]
+    outcomes: list[unchanged.Stored | Problem] = [
+        kept[c.absolute][2] if c.absolute in kept else _stored(next(fresh_outcomes)) for c in candidates]
     scan_after: unchanged.Snapshot = {}
     for candidate, outcome in zip(candidates, outcomes):
         if isinstance(outcome, Problem):
             result.problems.append(outcome)
             continue
-        state, problems = outcome
-        result.problems.extend(problems)
-        result.files[state.path] = state
-        if current.get(candidate.absolute, (None,))[0] is not None and not any(p.internal for p in problems):
+        result.problems.extend(outcome.problems)
+        result.files.add(outcome)
+        if current.get(candidate.absolute, (None,))[0] is not None and not any(p.internal for p in outcome.problems):
             scan_after[candidate.absolute] = (*current[candidate.absolute], outcome)
     # The same paths scanned again with every file as the last such scan left it, and no
     # setting or build description changed: what follows gives that scan's result again.
@@ -269,8 +269,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
                               and unchanged.signature(path) == entry[0]})
         # The named files too: the next run on them (unchanged) keeps this context, and a run
         # on another file takes their states as its context.
-        named_states = {c.absolute: o[0] for c, o in zip(candidates, outcomes)
-                        if not isinstance(o, Problem) and not any(p.internal for p in o[1])}
+        named_states = {c.absolute: o.state for c, o in zip(candidates, outcomes)
+                        if not isinstance(o, Problem) and not any(p.internal for p in o.problems)}
         context_after.update({c.absolute: _named_entry(c, signature, named_states.get(c.absolute),
                                                        context_before.get(c.absolute) if held else None)
                               for c in candidates if c.content is None and c.absolute not in context_after
@@ -475,6 +475,11 @@ def _final_kept(before: unchanged.Snapshot, current: dict[str, tuple], fresh: li
     return (list(findings), suppressed, dict(not_built), list(tail)) if seen == current.keys() else None
 
 
+def _stored(outcome: tuple[FileState, list[Problem]] | Problem) -> unchanged.Stored | Problem:
+    """A file's outcome from the analysis as the scan snapshot keeps it."""
+    return outcome if isinstance(outcome, Problem) else unchanged.Stored(outcome[0].path, *outcome)
+
+
 def _keep_for_named_runs(candidates: list[Candidate], outcomes: list, current: dict[str, tuple],
                          model: build_model.BuildModel, config: Config, codes, cache_dir: Path, build_cache) -> None:
     """After a scan of the whole project, what a run on one of its files named alone reads
@@ -490,9 +495,9 @@ def _keep_for_named_runs(candidates: list[Candidate], outcomes: list, current: d
     snapshot: unchanged.Snapshot = {}
     for candidate, outcome in zip(candidates, outcomes):
         signature = current.get(candidate.absolute, (None,))
-        if signature[0] is None or isinstance(outcome, Problem) or any(p.internal for p in outcome[1]):
+        if signature[0] is None or isinstance(outcome, Problem) or any(p.internal for p in outcome.problems):
             continue
-        snapshot[candidate.absolute] = (*signature, _packed(replace(outcome[0], findings=[])))
+        snapshot[candidate.absolute] = (*signature, _packed(replace(outcome.state, findings=[])))
     snapshot.update(_headers_outside(model, snapshot))
     unchanged.save(context_cache, snapshot, before, *kind)
     c_family = [c.absolute for c in candidates if c.language == CUDA]

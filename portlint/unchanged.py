@@ -16,11 +16,14 @@ unchanged (named files included); a changed source file is analysed again alone.
 from __future__ import annotations
 
 import os
+import pickle
 import posixpath
 import time
+from collections.abc import Iterator, MutableMapping
 
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.cache import SNAPSHOT, Cache
+from portlint.shown_paths import loads_written_from
 from portlint.source import CMAKE, CUDA, MAKE, PYPROJECT
 
 Signature = tuple[int, int, int]
@@ -84,3 +87,67 @@ def reusable(snapshot: Snapshot, current: dict[str, tuple[Signature | None, bool
         return {}  # a header or build file is gone
     return {path: entry for path, entry in snapshot.items()
             if path in current and current[path][0] is not None and entry[0] == current[path][0]}
+
+
+class Stored:
+    """A scanned file's outcome as a scan snapshot keeps it: its problems as they are, its
+    state (`engine.FileState`) pickled apart and unpickled when first read. A warm scan whose
+    result is kept whole (`engine._final_kept`) reads a state only for the files its report
+    places findings in; unpickling every file's state was a third of that run."""
+
+    __slots__ = ("path", "problems", "_state", "_data", "_written_from")
+
+    def __init__(self, path: str, state, problems: list) -> None:
+        self.path, self.problems, self._state = path, problems, state
+        self._data: bytes | None = None
+        self._written_from = ""
+
+    @property
+    def state(self):
+        if self._state is None:
+            self._state = loads_written_from(self._data, self._written_from)
+            self._data = None
+        return self._state
+
+    def __reduce__(self):
+        # A state never read is written back as the bytes it was read from; one read since
+        # (the central filters complete states in place) is pickled as it is now.
+        data = self._data if self._state is None else pickle.dumps(self._state, pickle.HIGHEST_PROTOCOL)
+        written_from = self._written_from if self._state is None else os.getcwd()
+        return _stored, (self.path, data, written_from, self.problems)
+
+
+def _stored(path: str, data: bytes, written_from: str, problems: list) -> Stored:
+    stored = Stored(path, None, problems)
+    stored._data, stored._written_from = data, written_from
+    return stored
+
+
+class FileStates(MutableMapping):
+    """The scanned files' states by shown path (`ScanResult.files`); a state the last scan's
+    snapshot kept (`Stored`) is unpickled when read."""
+
+    def __init__(self) -> None:
+        self._states: dict = {}
+
+    def add(self, stored: Stored) -> None:
+        self._states[stored.path] = stored
+
+    def __getitem__(self, path: str):
+        state = self._states[path]
+        return state.state if isinstance(state, Stored) else state
+
+    def __setitem__(self, path: str, state) -> None:
+        self._states[path] = state
+
+    def __delitem__(self, path: str) -> None:
+        del self._states[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._states)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def __contains__(self, path) -> bool:
+        return path in self._states

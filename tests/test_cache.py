@@ -328,3 +328,38 @@ def test_an_unchanged_rescan_gives_the_last_result_until_a_setting_a_description
     assert scan(config) == [("a.cu", 1, "error"), ("reduce.cu", 4, "error")]
     (tmp_path / "a.cu").unlink()
     assert scan(config) == [("reduce.cu", 4, "error")]
+
+
+def test_a_kept_result_reads_the_states_of_only_the_files_it_reports_and_reports_as_a_cold_scan(
+        tmp_path: Path, monkeypatch) -> None:
+    """The warm re-scan of an unchanged project (the usual CI or pre-commit run) gives the
+    cold scan's SARIF, fingerprints and places included, and its cost does not grow with the
+    files that have nothing to report: their kept states are never unpickled."""
+    import json
+
+    from portlint import unchanged
+    from portlint.report import ReportContext, render
+
+    (tmp_path / "a.cu").write_text(HAZARD)
+    for name in ("b.cu", "c.cu"):
+        (tmp_path / name).write_text(KERNEL)
+    (tmp_path / "macros.h").write_text("#define SCALE 2\n")
+    _aged(*tmp_path.iterdir())
+    cache = tmp_path / ".portlint_cache"
+    config = Config(root=tmp_path)
+
+    def sarif(result) -> dict:
+        return json.loads(render("sarif", result, ReportContext(root=tmp_path)))
+
+    cold = sarif(engine.scan([tmp_path], config))
+    engine.scan([tmp_path], config, cache_dir=cache)  # fills the snapshot
+    unpickled: list[str] = []
+    real = unchanged.Stored.state.fget
+    monkeypatch.setattr(unchanged.Stored, "state", property(lambda self: unpickled.append(self.path) or real(self)))
+    for _ in range(2):  # the second run reads what the first kept (written back as read)
+        unpickled.clear()
+        warm = engine.scan([tmp_path], config, cache_dir=cache)
+        assert sarif(warm) == cold
+        assert [Path(f.path).name for f in warm.findings] == ["a.cu"]
+        assert {Path(path).name for path in unpickled} <= {"a.cu"}
+        assert len(warm.files) == 4 and warm.files[next(p for p in warm.files if p.endswith("b.cu"))].language
