@@ -13,6 +13,7 @@ suppression comments, per-file ignores.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import itertools
@@ -686,11 +687,15 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
     recipes: `discover.build_descriptions`) names it, and it is none of the names toolchains,
     PyTorch or build systems set (`macros.set_outside_the_project`). The ROCm build, as the
     project ships it, never compiles that code, and neither does the CUDA one."""
-    gates_of = _switch_gates_of_findings(findings, files)
-    gated = [f for f in findings if any(s <= f.location.start_byte < e for s, e, _ in gates_of.get(f.path, ()))]
+    spans = {path: _Spans(gates) for path, gates in _switch_gates_of_findings(findings, files).items()}
+
+    def gates_around(f: Finding) -> list:
+        return spans[f.path].holding(f.location.start_byte) if f.path in spans else []
+
+    gated = [f for f in findings if gates_around(f)]
     if not gated:
         return findings
-    names = {name for f in gated for s, e, gate in gates_of[f.path] if s <= f.location.start_byte < e for name in gate}
+    names = {name for f in gated for _, _, gate in gates_around(f) for name in gate}
     unset = {name for name in names if not macros.set_outside_the_project(name)}
     for state in files.values():
         if not unset:
@@ -709,8 +714,27 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
                 break
     if not unset:
         return findings
-    return [f for f in findings if not any(s <= f.location.start_byte < e and not unset.isdisjoint(gate)
-                                           for s, e, gate in gates_of.get(f.path, ()))]
+    return [f for f in findings if not any(not unset.isdisjoint(gate) for _, _, gate in gates_around(f))]
+
+
+class _Spans:
+    """Byte spans (start, end, ...), sorted once, for those that hold an offset: a file of
+    thousands of `#elif` arms has thousands of gates and as many findings."""
+
+    def __init__(self, spans) -> None:
+        self._spans = sorted(spans, key=lambda span: span[0])
+        self._starts = [span[0] for span in self._spans]
+        self._reach = list(itertools.accumulate((span[1] for span in self._spans), max))  # the furthest end so far
+
+    def holding(self, offset: int) -> list:
+        """The spans with start <= offset < end."""
+        held = []
+        i = bisect.bisect_right(self._starts, offset) - 1
+        while i >= 0 and self._reach[i] > offset:  # (no span before i reaches the offset once the reach does not)
+            if self._spans[i][1] > offset:
+                held.append(self._spans[i])
+            i -= 1
+        return held
 
 
 def _switch_gates_of_findings(findings: list[Finding], files: dict[str, FileState]) -> dict[str, tuple]:
@@ -779,8 +803,9 @@ def _switches_set_in(state: FileState, names: set[str]) -> set[str]:
     found = {name for d in directives if d.kind in ("define", "undef")
              for kind, name in tokens(d.text) if kind == "id"} & names
     source = None
+    in_directives = "\n".join(d.text for d in directives)  # (a name, one word, never spans two)
     for name in names - found:
-        if data.count(name.encode()) == sum(d.text.count(name) for d in directives):
+        if data.count(name.encode()) == in_directives.count(name):
             continue  # only in directives: the tests themselves (no parse needed to say so)
         source = source or SourceFile(state.path, CUDA, data, Path(state.absolute))
         for node in cpp.token_nodes(source, name.encode()):
@@ -1473,8 +1498,10 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
         lone = tuple(cpp.lone_templates(source, reported)) if reported else ()
     gates = ()
     if source.language == CUDA and findings:
+        starts = sorted(f.location.start_byte for f in findings if f.location)
         gates = tuple(gate for gate in macros.switch_gates(source.data)
-                      if any(f.location and gate[0] <= f.location.start_byte < gate[1] for f in findings))
+                      if bisect.bisect_left(starts, gate[0]) < len(starts)
+                      and starts[bisect.bisect_left(starts, gate[0])] < gate[1])
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),
