@@ -717,6 +717,12 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
     return [f for f in findings if not any(not unset.isdisjoint(gate) for _, _, gate in gates_around(f))]
 
 
+def _any_between(offsets: list[int], start: int, end: int) -> bool:
+    """Whether sorted `offsets` hold one with start <= offset < end."""
+    i = bisect.bisect_left(offsets, start)
+    return i < len(offsets) and offsets[i] < end
+
+
 class _Spans:
     """Byte spans (start, end, ...), sorted once, for those that hold an offset: a file of
     thousands of `#elif` arms has thousands of gates and as many findings."""
@@ -1499,9 +1505,7 @@ def _state(source: SourceFile, findings: list[Finding], model, facts: FileFacts)
     gates = ()
     if source.language == CUDA and findings:
         starts = sorted(f.location.start_byte for f in findings if f.location)
-        gates = tuple(gate for gate in macros.switch_gates(source.data)
-                      if bisect.bisect_left(starts, gate[0]) < len(starts)
-                      and starts[bisect.bisect_left(starts, gate[0])] < gate[1])
+        gates = tuple(gate for gate in macros.switch_gates(source.data) if _any_between(starts, gate[0], gate[1]))
     return FileState(
         path=source.path,
         absolute=str(source.absolute_path),

@@ -114,10 +114,10 @@ class Stored:
         # (the central filters complete states in place) is pickled as it is now.
         data = self._data if self._state is None else pickle.dumps(self._state, pickle.HIGHEST_PROTOCOL)
         written_from = self._written_from if self._state is None else os.getcwd()
-        return _stored, (self.path, data, written_from, self.problems)
+        return _from_pickle, (self.path, data, written_from, self.problems)
 
 
-def _stored(path: str, data: bytes, written_from: str, problems: list) -> Stored:
+def _from_pickle(path: str, data: bytes, written_from: str, problems: list) -> Stored:
     stored = Stored(path, None, problems)
     stored._data, stored._written_from = data, written_from
     return stored
