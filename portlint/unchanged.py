@@ -19,7 +19,7 @@ import os
 import pickle
 import posixpath
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping
 
 from portlint.build_model.macros import HEADER_SUFFIXES
 from portlint.cache import SNAPSHOT, Cache
@@ -123,31 +123,24 @@ def _from_pickle(path: str, data: bytes, written_from: str, problems: list) -> S
     return stored
 
 
-class FileStates(MutableMapping):
-    """The scanned files' states by shown path (`ScanResult.files`); a state the last scan's
-    snapshot kept (`Stored`) is unpickled when read."""
+class FileStates(Mapping):
+    """The scanned files' states by shown path (`ScanResult.files`), each kept as the scan
+    snapshot keeps it (`Stored`): unpickled when read."""
 
     def __init__(self) -> None:
-        self._states: dict = {}
+        self._stored: dict[str, Stored] = {}
 
     def add(self, stored: Stored) -> None:
-        self._states[stored.path] = stored
+        self._stored[stored.path] = stored
 
     def __getitem__(self, path: str):
-        state = self._states[path]
-        return state.state if isinstance(state, Stored) else state
-
-    def __setitem__(self, path: str, state) -> None:
-        self._states[path] = state
-
-    def __delitem__(self, path: str) -> None:
-        del self._states[path]
+        return self._stored[path].state
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._states)
+        return iter(self._stored)
 
     def __len__(self) -> int:
-        return len(self._states)
+        return len(self._stored)
 
-    def __contains__(self, path) -> bool:
-        return path in self._states
+    def __contains__(self, path) -> bool:  # (without reading the state, as `Mapping`'s would)
+        return path in self._stored
