@@ -487,6 +487,39 @@ def test_makefile_objects_and_defines_per_arm(tmp_path: Path) -> None:
     assert (build.rocm_defines, build.cuda_defines) == ({"MK_AMD": "1"}, {"MK_NV": None})
 
 
+def test_a_makefile_that_compiles_with_hipcc_on_the_rocm_path_is_a_rocm_build(tmp_path: Path) -> None:
+    """`%.o: %.cu` run by a compiler the ROCm arm sets to hipcc: the makefile describes a ROCm
+    build that compiles its CUDA sources as written, found per folder when the source list
+    cannot be read (`$(foreach ...)`). A CUDA toolkit include there stops that build (an
+    error, not the note of a project with no ROCm build); a makefile whose only compile rule
+    is nvcc's describes none."""
+    makefile = """\
+        DIRS := src src/extra
+        SOURCES := $(foreach D,$(DIRS),$(wildcard $(D)/*.cu))
+        ifdef HIP_PLATFORM
+          GPU_CC := hipcc
+        else
+          GPU_CC := nvcc
+        endif
+        app: $(SOURCES:.cu=.o)
+        \t$(GPU_CC) $^ -o $@
+        %.o: %.cu
+        \t$(GPU_CC) -O2 -c $< -o $@
+        """
+    kernel = "#include <cuda_runtime.h>\n" + CLEAN
+    root = _project(tmp_path / "hip", {"Makefile": makefile, "src/a.cu": kernel, "src/extra/b.cu": kernel})
+    build = _read(root)
+    assert build.rocm_build
+    assert build.rocm_compiled == {str(root / "src/a.cu"), str(root / "src/extra/b.cu")}
+    findings = scan([root], root, select=("R007",)).findings
+    assert sorted((f.path.split("/")[-1], f.severity.value) for f in findings) == [("a.cu", "error"), ("b.cu", "error")]
+    assert all("the ROCm build compiles this file as written" in f.message for f in findings)
+
+    nvcc_only = _project(tmp_path / "nv", {"Makefile": makefile.replace("hipcc", "nvcc"), "src/a.cu": kernel})
+    assert not _read(nvcc_only).rocm_build
+    assert [f.severity.value for f in scan([nvcc_only], nvcc_only, select=("R007",)).findings] == ["note"]
+
+
 def test_make_fragments_named_for_a_platform_are_that_builds(tmp_path: Path) -> None:
     """A configure step includes one platform's fragment (`makefiles/hip_64bit.mk` or
     `makefiles/cuda_64bit.mk`): each one's flags are its build's alone; a fragment whose name

@@ -1202,7 +1202,36 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
             collector.note_commands(word.text for word in command.words)
             for other in _make_file_arguments(command.words, base):
                 _read_makefile(other, collector, read)
+    suffixes = _hipcc_compiled_suffixes(makefile)
+    if suffixes and platform is None:
+        # hipcc compiles the makefile's sources on the ROCm path: a ROCm build, which takes
+        # them as written unless a hipify step rewrites them (`note_commands`). Its sources
+        # of those suffixes, or where the lists cannot be read (`$(foreach ...)` over
+        # folders), the CUDA sources of the makefile's folder.
+        collector.rocm_build = build.rocm = True
+        named = {p for p in build.rocm_sources if suffix_of(os.path.basename(p)).lower() in suffixes}
+        if not named and suffixes & CUDA_SUFFIXES:
+            named = {p for suffix in sorted(suffixes & CUDA_SUFFIXES)
+                     for p in _glob_within(str(base / "**" / f"*{suffix}"), base, collector.fs)}
+        build.rocm_compiled.update(named)
     collector.builds.append(build)
+
+
+def _hipcc_compiled_suffixes(makefile: make_ast.Makefile) -> set[str]:
+    """The source suffixes (`.cu`) of the pattern rules whose recipe compiles with hipcc on the
+    ROCm path: `%.o: %.cu` run by `$(GPUCXX) -c $<` where the arm a ROCm build takes sets
+    `GPUCXX := hipcc`."""
+    found = set()
+    for rule in makefile.rules:
+        sources = [w.text for w in (*rule.prerequisites, *rule.target_patterns) if w.text.startswith("%.")]
+        if not sources:
+            continue
+        for command in rule.commands:
+            if makefile.model.status(command.line.start_byte) is Status.DEAD:
+                continue
+            if "hipcc" in makefile.command_programs(command) and any(w.text == "-c" for w in command.words):
+                found.update(text[1:].lower() for text in sources)
+    return found
 
 
 def _make_file_arguments(words, base: Path) -> list[Path]:
