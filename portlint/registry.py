@@ -26,7 +26,7 @@ declare its tokens (a test checks it).
 """
 
 from portlint import embedded
-from portlint.checks import assembly, cmake, intrinsics, launch, libraries, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, templates, wavefront, wavefront_ops, wavefront_size
+from portlint.checks import assembly, cmake, intrinsics, launch, libraries, literals, makefile, memory, numerics, preprocessor, pyproject, requirements, runtime, setup_py, templates, wavefront, wavefront_ops, wavefront_size
 from portlint.deep import diagnostics
 from portlint.source import BUILD_SCRIPT, CMAKE, CUDA, MAKE, PYPROJECT, PYTHON, REQUIREMENTS
 
@@ -100,6 +100,7 @@ REGISTRY = {
     "W011": {CUDA: launch.check_rows_split_by_wavefront, PROJECT: launch.check_rows_split_by_wavefront_across_files},
     "X001": {DEEP: diagnostics.clang_errors},
     "X002": {CUDA: templates.check_missing_typename},
+    "X003": {CUDA: literals.check_literal_macro_suffix},
     "Y001": {BUILD_SCRIPT: setup_py.check_cudaextension_nvcc_args},
     "Y002": {BUILD_SCRIPT: setup_py.check_cuda_toolkit_probe},
     "Y003": {BUILD_SCRIPT: setup_py.check_unpinned_triton, REQUIREMENTS: requirements.check_unpinned_triton,
