@@ -1218,19 +1218,16 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
 
 
 def _hipcc_compiled_suffixes(makefile: make_ast.Makefile) -> set[str]:
-    """The source suffixes (`.cu`) of the pattern rules whose recipe compiles with hipcc on the
-    ROCm path: `%.o: %.cu` run by `$(GPUCXX) -c $<` where the arm a ROCm build takes sets
-    `GPUCXX := hipcc`."""
+    """The source suffixes (`.cu`) of the pattern rules whose recipe runs hipcc on the ROCm
+    path: `%.o: %.cu` run by `$(GPUCXX) -c $<` where the arm a ROCm build takes sets
+    `GPUCXX := hipcc`, or `%: %.cu` building a program at once."""
     found = set()
     for rule in makefile.rules:
-        sources = [w.text for w in (*rule.prerequisites, *rule.target_patterns) if w.text.startswith("%.")]
-        if not sources:
-            continue
-        for command in rule.commands:
-            if makefile.model.status(command.line.start_byte) is Status.DEAD:
-                continue
-            if "hipcc" in makefile.command_programs(command) and any(w.text == "-c" for w in command.words):
-                found.update(text[1:].lower() for text in sources)
+        suffixes = {w.text[1:].lower() for w in (*rule.prerequisites, *rule.target_patterns)
+                    if w.text.startswith("%.")} & COMPILED_SUFFIXES
+        if suffixes and any(makefile.model.status(c.line.start_byte) is not Status.DEAD
+                            and "hipcc" in makefile.command_programs(c) for c in rule.commands):
+            found |= suffixes
     return found
 
 
