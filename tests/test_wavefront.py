@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from harness import assert_findings, fix_until_stable, scan
 
 from portlint.finding import Severity
@@ -459,3 +460,59 @@ def test_c10_warp_size_in_a_kernel_the_parse_loses_is_not_taken_for_file_scope(t
         #include <c10/macros/Macros.h>
         constexpr int kSlots = 256 / C10_WARP_SIZE;
     """, "cuda", "W008", tmp_path=tmp_path, select=("W008",))
+
+
+# A block reduction that tests the hardware width at run time: the 32-lane tail in the
+# `else` of `if (warpSize >= 64)` runs only where the warp has 32 lanes.
+_WIDTH_DISPATCH = """\
+#include <hip/hip_runtime.h>
+template <unsigned int blockSize, typename T>
+__device__ void warpReduce32(volatile T* data, int tid) {
+  if (blockSize >= 64) data[tid] += data[tid + 32];
+  if (blockSize >= 32) data[tid] += data[tid + 16];
+  if (blockSize >= 16) data[tid] += data[tid + 8];
+  if (blockSize >= 8) data[tid] += data[tid + 4];
+  if (blockSize >= 4) data[tid] += data[tid + 2];
+  if (blockSize >= 2) data[tid] += data[tid + 1];
+}
+template <unsigned int blockSize, typename T>
+__device__ void warpReduce64(volatile T* data, int tid) {
+  if (blockSize >= 128) data[tid] += data[tid + 64];
+  warpReduce32<blockSize>(data, tid);
+}
+template <unsigned int blockSize, typename T>
+__device__ void blockReduceSum(T* data, T& sum) {
+  int tid = threadIdx.x;
+  if (blockSize >= 256) { if (tid < 128) { data[tid] += data[tid + 128]; } __syncthreads(); }
+  if (WIDTH_TEST) {
+    if (tid < 64) warpReduce64<blockSize>(data, tid);
+  } else {
+    if (blockSize >= 128) { if (tid < 64) { data[tid] += data[tid + 64]; } __syncthreads(); }
+    if (tid < 32) warpReduce32<blockSize>(data, tid);
+  }
+  if (tid == 0) sum = data[0];
+}
+__global__ void k(float* in, float* out) {
+  __shared__ float s[256];
+  s[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  float r;
+  blockReduceSum<256>(s, r);
+  if (threadIdx.x == 0) *out = r;
+}
+"""
+
+
+@pytest.mark.parametrize("test", ["warpSize >= 64", "64 <= warpSize", "!(warpSize < 64)", "warpSize > 32 || blockSize == 0"])
+def test_code_only_a_32_lane_warp_runs_is_no_observed_32(tmp_path: Path, test: str) -> None:
+    """The `tid < 32` of the arm that runs only where `warpSize` is below 64 is no place of
+    the warning (a wave32 target's reading: its 32 is the hardware's); the tail the 64-lane
+    arm also reaches stays reported, at its fold. (A HIP source: its `warpSize` is the
+    hardware's.)"""
+    (tmp_path / "r.cu").write_text(_WIDTH_DISPATCH.replace("WIDTH_TEST", test))
+    findings = [f for f in scan([tmp_path / "r.cu"], tmp_path, select=("W001",)).findings]
+    narrow_arm = _WIDTH_DISPATCH.splitlines().index("    if (tid < 32) warpReduce32<blockSize>(data, tid);") + 1
+    warnings = [f for f in findings if f.severity is Severity.WARNING]
+    assert [f.location.start_line for f in warnings] == [4]  # the fold of `warpReduce32`, which `warpReduce64` reaches too
+    assert narrow_arm not in {r.location.start_line for f in warnings for r in f.related}
+    assert all(f.severity is Severity.NOTE for f in findings if f.location.start_line == narrow_arm)

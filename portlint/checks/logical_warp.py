@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from portlint import queries, targets
 from portlint.build_model import is_header
 from portlint.checks.cpp import (
-    ancestors_of, arguments, callee_name, calls, cub_warp_templates, enclosing_function, function_declarator, function_name,
+    ancestors_of, arguments, callee_name, calls, calls_named, cub_warp_templates, enclosing_function, function_declarator, function_name,
     identifiers_named, integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances,
     token_nodes,
 )
@@ -482,7 +482,7 @@ class LogicalWarps:
         """What observes the hardware width for code at `node`: the observers of its function,
         of the functions it calls here, and of those that call it here (see the module's
         doc). Code outside functions and in macro bodies sees every observer of the file."""
-        if self.hardware_width <= 32:
+        if self.hardware_width <= 32 or (not in_macro and self.never_on_wide_wavefronts(node)):
             return ()
         function = None if in_macro else enclosing_function(node)
         if function is None or function.id not in self.functions or self._host(function):
@@ -498,6 +498,22 @@ class LogicalWarps:
         if function.id not in self._scope:
             self._scope[function.id] = self._observers_around(self.functions[function.id])
         return self._scope[function.id]
+
+    def never_on_wide_wavefronts(self, node, _open: frozenset = frozenset()) -> bool:
+        """Does the code at `node` run only where the hardware warp has 32 lanes: in an arm a
+        wider wavefront never takes (`_never_on_wide_wavefronts`), or in a device function
+        every call of which in this file is (a `tail_of_32()` called from the `else` of `if
+        (warpSize >= 64)`)? A kernel is called from host code: never."""
+        if _never_on_wide_wavefronts(node, self.source):
+            return True
+        function = enclosing_function(node)
+        if function is None or function.id not in self.functions or function.id in _open:
+            return False
+        name = self.functions[function.id].name
+        if not name or any(c.type == "__global__" for c in function.children):
+            return False
+        sites = [c for c in calls_named(self.source, name) if not _within(c, function)]
+        return bool(sites) and all(self.never_on_wide_wavefronts(c, _open | {function.id}) for c in sites)
 
     def helpers_out_of_view(self) -> list[str]:
         """The warp helpers this file calls but does not define, in the order first called."""
@@ -758,6 +774,68 @@ def _quoted(code: str) -> str:
     """Code as a note quotes it: on one line, at most 40 characters."""
     written = " ".join(code.split())
     return written if len(written) <= 40 else written[:37] + "..."
+
+
+# `warpSize OP n`: the hardware width tested where the code runs (`if (warpSize >= 64)`).
+_COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+                "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _never_on_wide_wavefronts(node, source: SourceFile) -> bool:
+    """Is `node` in an arm a wavefront wider than 32 lanes never takes: the `else` of `if
+    (warpSize >= 64)`, the body of `if (warpSize == 32)`? The code there runs only where the
+    hardware warp has 32 lanes, as on a wave32 target: its 32s are the hardware's, and
+    nothing there observes 64 lanes."""
+    inner = node
+    for parent in ancestors_of(node):
+        if parent.type == "if_statement":
+            taken = _width_test(parent.child_by_field_name("condition"), source, 64)
+            consequence = parent.child_by_field_name("consequence")
+            alternative = parent.child_by_field_name("alternative")
+            if taken is False and consequence is not None and _within(inner, consequence):
+                return True
+            if taken is True and alternative is not None and _within(inner, alternative):
+                return True
+        elif parent.type in ("function_definition", "lambda_expression"):
+            return False
+        inner = parent
+    return False
+
+
+def _within(node, arm) -> bool:
+    return arm.start_byte <= node.start_byte and node.end_byte <= arm.end_byte
+
+
+def _width_test(condition, source: SourceFile, width: int) -> bool | None:
+    """The truth of `condition` where `warpSize` is `width`: True or False where it follows
+    from comparisons of `warpSize` with a number (`&&`, `||`, `!` between them), else None."""
+    node = strip_parens(condition)
+    if node is None:
+        return None
+    if node.type == "condition_clause":
+        value = node.child_by_field_name("value")
+        return _width_test(value, source, width) if value is not None and node.named_child_count == 1 else None
+    if node.type == "unary_expression" and node.child_by_field_name("operator").type == "!":
+        inner = _width_test(node.child_by_field_name("argument"), source, width)
+        return None if inner is None else not inner
+    if node.type != "binary_expression":
+        return None
+    operator = node.child_by_field_name("operator").type
+    left, right = strip_parens(node.child_by_field_name("left")), strip_parens(node.child_by_field_name("right"))
+    if operator in ("&&", "||"):
+        parts = [_width_test(left, source, width), _width_test(right, source, width)]
+        if operator == "&&":
+            return False if False in parts else (True if parts == [True, True] else None)
+        return True if True in parts else (False if parts == [False, False] else None)
+    if operator not in _COMPARISONS or left is None or right is None:
+        return None
+    if source.node_text(right) == "warpSize":
+        left, right, operator = right, left, _MIRRORED[operator]
+    number = integer_value(right, source)
+    if source.node_text(left) != "warpSize" or number is None:
+        return None
+    return _COMPARISONS[operator](width, number)
 
 
 def warp_model(source: SourceFile) -> LogicalWarps:
