@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from portlint.build_model.macros import EMPTY_IN_ROCM_BUILD, TORCH_EXTENSION_SOURCE
+from portlint.build_model.macros import RUNTIME_COMPILED, TORCH_EXTENSION_SOURCE
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import Status
@@ -52,7 +52,7 @@ class EmbeddedKernel:
         string knows its build (no `-D__HIP_NO_HALF_OPERATORS__` there)."""
         source = SourceFile(host.path, CUDA, self.text.encode("utf-8"), host.absolute_path)
         if self.loader in _RUNTIME_COMPILED:
-            source.build = EMPTY_IN_ROCM_BUILD  # what it passes is known: nothing
+            source.build = RUNTIME_COMPILED  # what it passes is known: nothing; device code only
         else:
             source.build = TORCH_EXTENSION_SOURCE  # `load_inline`: PyTorch's builder, hipify included
         return source
@@ -78,9 +78,25 @@ def kernels(source: SourceFile) -> list[EmbeddedKernel]:
             continue  # a call the ROCm build never makes (a test skipped there, a CUDA-only branch)
         if _expected_to_fail(node, parents):
             continue
-        for literal in _source_literals(node, loader, constants):
+        for literal in _source_literals(node, loader, {**constants, **_scope_strings(node, parents)}):
             found.append(_embedded(source, literal, loader, node))
     return sorted(found, key=lambda k: k.literal_start)
+
+
+def _scope_strings(call: ast.Call, parents: dict[int, ast.AST]) -> dict[str, ast.Constant]:
+    """The strings assigned once in the class or function bodies around `call`, the innermost
+    first (`_kernel = r'''...'''` beside `_mod = RawModule(code=_kernel)` in a class body)."""
+    out: dict[str, ast.Constant] = {}
+    in_function = False  # a class body's names are not seen from its methods
+    node = parents.get(id(call))
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                (isinstance(node, ast.ClassDef) and not in_function):
+            for name, value in _assigned_strings(node.body).items():
+                out.setdefault(name, value)
+        in_function = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        node = parents.get(id(node))
+    return out
 
 
 # Context managers of a test that expects its block to raise.
@@ -131,8 +147,13 @@ def _callee(call: ast.Call) -> str | None:
 
 def _module_strings(tree: ast.Module) -> dict[str, ast.Constant]:
     """`KERNEL = r'''...'''` at module level (assigned once): the usual home of a kernel."""
+    return _assigned_strings(tree.body)
+
+
+def _assigned_strings(body: list[ast.stmt]) -> dict[str, ast.Constant]:
+    """The names `body`'s own statements assign once, to a string literal."""
     seen: dict[str, list] = {}
-    for stmt in tree.body:
+    for stmt in body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             seen.setdefault(stmt.targets[0].id, []).append(stmt.value)
     return {name: values[0] for name, values in seen.items()

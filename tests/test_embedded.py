@@ -56,3 +56,42 @@ def test_an_escaped_string_is_reported_at_its_first_line_without_edits(tmp_path:
 def test_strings_no_loader_compiles_are_only_text(tmp_path: Path) -> None:
     path = _write(tmp_path, 'DOC = "__shfl_sync(0xffffffff, v, 0)"\nprint(DOC)\n')
     assert scan([path], tmp_path, select=("W002",)).findings == []
+
+
+def test_a_kernel_string_of_the_class_or_function_body_around_the_loader_is_scanned(tmp_path: Path) -> None:
+    """`_src = r'''...'''` beside `_mod = RawModule(code=_src)` in a class body, or in the
+    function that loads it; a class attribute a method names bare is no such string (Python
+    would not find it there either)."""
+    body = 'r"""\nextern "C" __global__ void first(const float* x, float* out) {\n' \
+           '  *out = __shfl_sync(0xffffffff, x[threadIdx.x], 0);\n}\n"""'
+    path = _write(tmp_path, f"import cupy as cp\n\n\nclass Ops:\n    _src = {body}\n"
+                            "    _mod = cp.RawModule(code=_src)\n\n\n"
+                            f"def load():\n    src = {body}\n    return cp.RawKernel(src, 'first')\n\n\n"
+                            "class Hidden:\n    _src = 'no kernel here'\n\n"
+                            "    def load(self):\n        return cp.RawModule(code=_src)\n")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = [lines[f.location.start_line - 1].strip() for f in scan([path], tmp_path, select=("W002",)).findings]
+    assert found == ["*out = __shfl_sync(0xffffffff, x[threadIdx.x], 0);"] * 2
+
+
+def test_a_run_time_compilers_string_is_read_as_its_device_pass(tmp_path: Path) -> None:
+    """NVRTC and hiprtc compile device code only: under hiprtc `__HIP_DEVICE_COMPILE__` is
+    always defined, so the `#else` a kernel string keeps for NVRTC is no ROCm code."""
+    path = _write(tmp_path, '''\
+        import cupy as cp
+
+        SRC = r"""
+        #ifdef __HIP_DEVICE_COMPILE__
+        #define FULL_MASK __activemask()
+        #else
+        #define FULL_MASK 0xffffffffu
+        #endif
+        extern "C" __global__ void first(int* x) { x[threadIdx.x] = __shfl_down_sync(FULL_MASK, x[threadIdx.x], 1); }
+        """
+
+        first = cp.RawKernel(SRC, "first")
+        ''')
+    assert [f.code for f in scan([path], tmp_path, select=("W002",)).findings] == []
+    unguarded = path.read_text(encoding="utf-8").replace("#ifdef __HIP_DEVICE_COMPILE__", "#ifdef NOT_SET_HERE")
+    path.write_text(unguarded, encoding="utf-8")
+    assert [f.code for f in scan([path], tmp_path, select=("W002",)).findings] == ["W002"]

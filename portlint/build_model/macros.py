@@ -390,6 +390,9 @@ EMPTY_IN_ROCM_BUILD = FileEnvironment(rocm_build=True)  # nothing defined, in a 
 _NOTHING_DEFINED = {(False, False): EMPTY, (True, False): EMPTY_IN_ROCM_BUILD,
                     (False, True): FileEnvironment(hip_code=True),
                     (True, True): FileEnvironment(rocm_build=True, hip_code=True)}
+# A kernel string a run-time compiler builds (NVRTC, hiprtc): it passes no defines of the
+# project's, and compiles device code only, so hiprtc's device pass is all the ROCm build is.
+RUNTIME_COMPILED = FileEnvironment(rocm_build=True, rocm_defines=immutables.Map({"__HIP_DEVICE_COMPILE__": "1"}))
 # A PyTorch extension's source as its builder compiles it on ROCm (`load_inline`): hipified by
 # PyTorch's map, with the builder's defines (which the model does not list).
 TORCH_EXTENSION_SOURCE = FileEnvironment(hipified=frozenset({hipify.TORCH}))
