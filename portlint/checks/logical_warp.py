@@ -125,6 +125,7 @@ class LogicalWarps:
         self.functions: dict[int, FunctionWarp] = {}
         self._by_name: dict[str, list[FunctionWarp]] = {}
         self._scope: dict[int, tuple[Observer, ...]] = {}
+        self._narrow_functions: dict[int, bool] = {}  # function id -> only 32-lane arms call it
         self._spaces: dict[int, bool] = {}  # function id -> host code
         self._tree_uses: dict[tuple[int, str], tuple[list[int], list]] = {}
         self._instances: dict[tuple[int, str], int | None] = {}  # (function id, parameter) -> widest value
@@ -501,19 +502,49 @@ class LogicalWarps:
 
     def never_on_wide_wavefronts(self, node, _open: frozenset = frozenset()) -> bool:
         """Does the code at `node` run only where the hardware warp has 32 lanes: in an arm a
-        wider wavefront never takes (`_never_on_wide_wavefronts`), or in a device function
-        every call of which in this file is (a `tail_of_32()` called from the `else` of `if
-        (warpSize >= 64)`)? A kernel is called from host code: never."""
-        if _never_on_wide_wavefronts(node, self.source):
+        wider wavefront never takes (`_narrow_arms`), or in a device function every call of
+        which in this file is (a `tail_of_32()` called from the `else` of `if (warpSize >=
+        64)`)? A kernel is called from host code: never."""
+        arms = self._narrow_arms
+        if not arms:
+            return False
+        if any(start <= node.start_byte and node.end_byte <= end for start, end in arms):
             return True
         function = enclosing_function(node)
         if function is None or function.id not in self.functions or function.id in _open:
             return False
-        name = self.functions[function.id].name
-        if not name or any(c.type == "__global__" for c in function.children):
-            return False
-        sites = [c for c in calls_named(self.source, name) if not _within(c, function)]
-        return bool(sites) and all(self.never_on_wide_wavefronts(c, _open | {function.id}) for c in sites)
+        if function.id not in self._narrow_functions:
+            name = self.functions[function.id].name
+            narrow = False
+            if name and not any(c.type == "__global__" for c in function.children):
+                sites = [c for c in calls_named(self.source, name) if not _within(c, function)]
+                narrow = bool(sites) and all(self.never_on_wide_wavefronts(c, _open | {function.id}) for c in sites)
+            self._narrow_functions[function.id] = narrow
+        return self._narrow_functions[function.id]
+
+    @functools.cached_property
+    def _narrow_arms(self) -> list[tuple[int, int]]:
+        """The byte ranges of the arms a wavefront wider than 32 lanes never takes: the
+        `else` of `if (warpSize >= 64)`, the body of `if (warpSize == 32)`. Found from the
+        file's `warpSize` uses, once (climbing from every node would be quadratic in an
+        `else if` chain)."""
+        arms = []
+        for use in identifiers_named(self.source, "warpSize"):
+            for parent in ancestors_of(use):
+                if parent.type in ("function_definition", "lambda_expression", "compound_statement"):
+                    break
+                if parent.type != "if_statement":
+                    continue
+                condition = parent.child_by_field_name("condition")
+                if condition is None or not _within(use, condition):
+                    break
+                taken = _width_test(condition, self.source, 64)
+                arm = parent.child_by_field_name("consequence" if taken is False else "alternative") \
+                    if taken is not None else None
+                if arm is not None:
+                    arms.append((arm.start_byte, arm.end_byte))
+                break
+        return arms
 
     def helpers_out_of_view(self) -> list[str]:
         """The warp helpers this file calls but does not define, in the order first called."""
@@ -780,27 +811,6 @@ def _quoted(code: str) -> str:
 _COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
                 "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-
-
-def _never_on_wide_wavefronts(node, source: SourceFile) -> bool:
-    """Is `node` in an arm a wavefront wider than 32 lanes never takes: the `else` of `if
-    (warpSize >= 64)`, the body of `if (warpSize == 32)`? The code there runs only where the
-    hardware warp has 32 lanes, as on a wave32 target: its 32s are the hardware's, and
-    nothing there observes 64 lanes."""
-    inner = node
-    for parent in ancestors_of(node):
-        if parent.type == "if_statement":
-            taken = _width_test(parent.child_by_field_name("condition"), source, 64)
-            consequence = parent.child_by_field_name("consequence")
-            alternative = parent.child_by_field_name("alternative")
-            if taken is False and consequence is not None and _within(inner, consequence):
-                return True
-            if taken is True and alternative is not None and _within(inner, alternative):
-                return True
-        elif parent.type in ("function_definition", "lambda_expression"):
-            return False
-        inner = parent
-    return False
 
 
 def _within(node, arm) -> bool:
