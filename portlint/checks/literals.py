@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from portlint import queries
+from portlint.checks.cpp import macro_tree
 from portlint.discover import suffix_of
 from portlint.finding import Finding, Related, finding
 from portlint.fix import Edit, Fix
@@ -30,12 +31,12 @@ STANDARD_SUFFIXES = frozenset({"s", "sv", "L", "u", "U", "u8", "R", "LR", "uR", 
 _LITERALS = frozenset({"string_literal", "raw_string_literal", "char_literal"})
 
 _UDL = "(user_defined_literal (literal_suffix) @suffix) @literal"
-# A literal closed and followed at once by a name: the file's trigger, and the reading of a
-# macro's body, which the tree keeps as text. A character literal must not follow a digit
-# or a letter (`1'000'000`: digit separators); a name starts with a letter (`_x` is a
-# user-defined suffix of the project's own). A string is read up to 256 characters: the
-# bound keeps the search linear (a file of escaped quotes would make each quote's search
-# run to the end); a longer literal glued to a name is left to the compiler.
+# A literal closed and followed at once by a name: the file's trigger (the trees decide). A
+# character literal must not follow a digit or a letter (`1'000'000`: digit separators); a
+# name starts with a letter (`_x` is a user-defined suffix of the project's own). A string is
+# read up to 256 characters: the bound keeps the search linear (a file of escaped quotes
+# would make each quote's search run to the end); a longer literal glued to a name is left
+# to the compiler.
 _WRITTEN_AGAINST = re.compile(
     rb"(?:\"(?:[^\"\\\n]|\\.){0,256}\"|(?<![\w'])'(?:[^'\\\n]|\\.){1,8}')([A-Za-z]\w*)")
 
@@ -46,23 +47,19 @@ def check_literal_macro_suffix(source: SourceFile) -> list[Finding]:
         return []
     model = source.rocm_path
     sites: list[tuple[int, int, str, str]] = []  # (literal start, suffix start, literal, suffix)
-    for match in queries.matches(CUDA, _UDL, source.tree.root_node):
-        literal, suffix = match["literal"][0], match["suffix"][0]
-        glued = literal.named_children[0]
-        if glued.type == "concatenated_string":  # `FMT ": %"NAME`: the last piece is glued
-            glued = glued.named_children[-1]
-        name = source.node_text(suffix)
-        if glued.type not in _LITERALS or name.startswith("_") or name in STANDARD_SUFFIXES:
-            continue  # a number (`10ms`), or a literal operator of the project's or the library's
-        written = source.data[glued.start_byte:suffix.end_byte].decode("utf-8", "replace")
-        sites.append((glued.start_byte, suffix.start_byte, written, name))
-    for body in queries.nodes(CUDA, "(preproc_arg) @body", source.tree.root_node, "body"):
-        text = source.data[body.start_byte:body.end_byte]
-        for found in _WRITTEN_AGAINST.finditer(text):
-            name = found.group(1).decode()
-            if name not in STANDARD_SUFFIXES:
-                sites.append((body.start_byte + found.start(), body.start_byte + found.start(1),
-                              found.group().decode("utf-8", "replace"), name))
+    for root in (source.tree.root_node, macro_tree(source)):  # code, and `#define` bodies
+        if root is None:
+            continue
+        for match in queries.matches(CUDA, _UDL, root):
+            literal, suffix = match["literal"][0], match["suffix"][0]
+            glued = literal.named_children[0]
+            if glued.type == "concatenated_string":  # `FMT ": %"NAME`: the last piece is glued
+                glued = glued.named_children[-1]
+            name = source.node_text(suffix)
+            if glued.type not in _LITERALS or name.startswith("_") or name in STANDARD_SUFFIXES:
+                continue  # a number (`10ms`), or a literal operator of the project's or the library's
+            written = source.data[glued.start_byte:suffix.end_byte].decode("utf-8", "replace")
+            sites.append((glued.start_byte, suffix.start_byte, written, name))
     sites = sorted(s for s in sites if model is None or model.status(s[0]) is not Status.DEAD)
     if not sites:
         return []
