@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 
 from portlint import queries, targets
 from portlint.build_model import is_header
+from portlint.build_model.expressions import c_operator
 from portlint.checks.cpp import (
     ancestors_of, arguments, callee_name, calls, calls_named, cub_warp_templates, enclosing_function, function_declarator, function_name,
     identifiers_named, integer_value, memoized, named_elsewhere, open_constants, strip_parens, template_instances,
@@ -807,9 +808,7 @@ def _quoted(code: str) -> str:
     return written if len(written) <= 40 else written[:37] + "..."
 
 
-# `warpSize OP n`: the hardware width tested where the code runs (`if (warpSize >= 64)`).
-_COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-                "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+# `n OP warpSize` read as `warpSize OP' n`: the hardware width tested where the code runs.
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
@@ -838,14 +837,14 @@ def _width_test(condition, source: SourceFile, width: int) -> bool | None:
         if operator == "&&":
             return False if False in parts else (True if parts == [True, True] else None)
         return True if True in parts else (False if parts == [False, False] else None)
-    if operator not in _COMPARISONS or left is None or right is None:
+    if operator not in _MIRRORED or left is None or right is None:
         return None
     if source.node_text(right) == "warpSize":
         left, right, operator = right, left, _MIRRORED[operator]
     number = integer_value(right, source)
     if source.node_text(left) != "warpSize" or number is None:
         return None
-    return _COMPARISONS[operator](width, number)
+    return bool(c_operator(operator, width, number))
 
 
 def warp_model(source: SourceFile) -> LogicalWarps:
