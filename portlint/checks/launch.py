@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from portlint import queries, targets
 from portlint.checks.cpp import (
-    Expr, arguments, c_operator, callee_name, calls_named, enclosing_function, evaluate,
+    Expr, arguments, c_operator, callee_name, calls_named, enclosing_function, evaluate, integer_value,
     has_argument_list, identifiers_named, macro_bodies_root, memoized, open_constants, return_functions, strip_parens,
     token_nodes,
 )
@@ -852,9 +852,39 @@ def _launch_sites(source: SourceFile, context: LaunchContext, findings: list) ->
             site.severity, site.why = judged
         if judged[0] is Severity.WARNING and kernel is not None and not site.observers:
             body = kernel.child_by_field_name("body")
-            site.observers = warp_model(source).related(body) if body is not None else ()
+            if body is not None:
+                site.observers = warp_model(source).related(body) + _row_width_uses(source, body, shape.dims[0])
         site.uses.append(launch.call)
     return sites
+
+
+# Where a kernel launched with rows narrower than a wavefront writes the row's width itself:
+# a flat id (`threadIdx.y * 32 + threadIdx.x`), a loop over a row (`c += 32`), per-row slots
+# (`float partial[32]`). Giving each row a whole wavefront (W011's advice) changes these too.
+_ROW_ARITHMETIC = frozenset({"*", "/", "%", "+", "-", "+=", "-="})
+
+
+def _row_width_uses(source: SourceFile, body, width, limit: int = 6) -> tuple[Related, ...]:
+    if not isinstance(width, int):
+        return ()
+    found, lines, needle, start = [], set(), str(width).encode(), body.start_byte
+    while len(found) < limit:
+        start = source.data.find(needle, start, body.end_byte)
+        if start == -1:
+            break
+        node = body.descendant_for_byte_range(start, start + len(needle))
+        start += len(needle)
+        if node is None or integer_value(node, source) != width or node.parent is None:
+            continue
+        parent = node.parent
+        operator = parent.child_by_field_name("operator")
+        if parent.type == "array_declarator" or (
+                parent.type in ("binary_expression", "assignment_expression") and operator is not None
+                and source.node_text(operator) in _ROW_ARITHMETIC) and source.line_of(start) not in lines:
+            lines.add(source.line_of(start))
+            found.append(Related(source.location(node.start_byte, node.end_byte),
+                                 f"The kernel takes a row to be {width} threads here"))
+    return tuple(found)
 
 
 def _range_site(source: SourceFile, context: LaunchContext, launch: Launch) -> _Site | None:
