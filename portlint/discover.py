@@ -188,7 +188,7 @@ def _relative(resolved: Path | str, root: Path | str) -> str | None:
 
 
 # Files that describe or drive a build without being one portlint checks: configure templates
-# and scripts, other build systems, shell and CI recipes. The project pass reads them only to
+# and scripts, other build systems, shell and CI recipes, make include files, build documents. The project pass reads them only to
 # learn whether a name is set anywhere (`engine._drop_under_unset_switches`).
 _BUILD_DESCRIPTION_SUFFIXES = frozenset({
     ".in", ".ac", ".am", ".m4", ".sh", ".bash", ".bat", ".cmd", ".ps1", ".yml", ".yaml", ".bzl", ".bazel",
@@ -201,10 +201,16 @@ _BUILD_DESCRIPTION_NAMES = frozenset({
 })
 
 
+# Make include files by name (`make.inc`, `make.cuda_gpu`, `make.sys`) and the documents that
+# tell a user how to build (`README.md`, `INSTALL`, `BUILDING.md`): a switch they name
+# (`-DGPU_ACC`) is one the project's users set.
+_BUILD_DOCUMENT_PREFIXES = ("make.", "readme", "install", "building")
+
+
 def _is_build_description(name: str) -> bool:
     """For a file no checker reads (its language is None): does its name say it describes a build?"""
     return name in _BUILD_DESCRIPTION_NAMES or suffix_of(name).lower() in _BUILD_DESCRIPTION_SUFFIXES \
-        or name.startswith("make.inc")
+        or name.lower().startswith(_BUILD_DOCUMENT_PREFIXES)
 
 
 def build_descriptions(config: Config) -> list[Path]:

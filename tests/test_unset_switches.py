@@ -55,6 +55,9 @@ def test_a_switch_named_only_in_a_comment_is_still_unset(tmp_path: Path) -> None
     (".github/workflows/ci.yml", "env:\n  CXXFLAGS: -DAPP_SHUFFLE_TOTALS\n"),
     ("configure.ac", "AC_DEFINE([APP_SHUFFLE_TOTALS], [1], [shuffle totals])\n"),
     ("values.h", "inline int shuffle_totals() { return APP_SHUFFLE_TOTALS; }  // a value some header gives it\n"),
+    ("MAKE_INC/make.gpu", "CFLAGS += -DAPP_SHUFFLE_TOTALS\n"),  # a make include named by convention
+    ("README.md", "For GPU totals, configure with `-DCMAKE_C_FLAGS=-DAPP_SHUFFLE_TOTALS`.\n"),
+    ("INSTALL", "Pass -DAPP_SHUFFLE_TOTALS to enable the shuffle totals.\n"),
 ])
 def test_a_switch_the_project_sets_somewhere_keeps_its_findings(tmp_path: Path, name: str, text: str) -> None:
     assert _scan(tmp_path, **{name: text}) == ["reduce.cu:5"]
