@@ -86,7 +86,7 @@ TOOLKIT_HEADERS: dict[str, str | None] = {
 # Every CUB header becomes hipCUB's one header.
 HEADER_FOLDERS: dict[str, str] = {"cub/": "hipcub/hipcub.hpp"}
 # Namespaces hipify renames where they are used (`cub::BlockReduce` -> `hipcub::BlockReduce`).
-NAMESPACES: dict[str, str] = {"cub": "hipcub"}
+NAMESPACES: dict[str, str] = {"cub": "hipcub", "thrust::cuda": "thrust::hip", "thrust::system::cuda": "thrust::system::hip"}
 # Preprocessor names hipify renames to one hip-clang defines: a hipified file's
 # `#ifdef __CUDACC__` is taken on ROCm (`__HIPCC__` is 1 there).
 ROCM_DEFINES: dict[str, str] = {"__CUDACC__": "1"}

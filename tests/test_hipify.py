@@ -290,3 +290,20 @@ add_library(ops SHARED src/ops.cu)
     assert _codes(root, select=("L001",)) == []
     (root / "hipify_map.json").write_text('{"custom_map": {}}\n')
     assert _codes(root, select=("L001",)) == [("ops.cu", 1, "L001")]
+
+
+THRUST_BACKEND = """\
+#include <thrust/reduce.h>
+int total(const int* bins, int n) { return thrust::reduce(thrust::cuda::par, bins, bins + n); }
+"""
+
+
+def test_thrusts_cuda_backend_is_a_hazard_until_hipify_names_the_hip_one(tmp_path: Path) -> None:
+    """rocThrust has no working CUDA backend: `thrust::cuda::par` stops hip-clang, unless the
+    build's hipify writes `thrust::hip::par` (PyTorch's map does)."""
+    plain = _project(tmp_path / "plain", {"CMakeLists.txt": CMAKE_HIP.format(step=""), "src/ops.cu": THRUST_BACKEND})
+    assert ("ops.cu", 2, "L001") in _codes(plain, select=("L001",))
+    step = "execute_process(COMMAND ${Python3_EXECUTABLE} -m torch.utils.hipify.hipify_python --project-directory src)"
+    hipified = _project(tmp_path / "hipified", {"CMakeLists.txt": CMAKE_HIP.format(step=step),
+                                                "src/ops.cu": THRUST_BACKEND})
+    assert [c for c in _codes(hipified, select=("L001",)) if c[1] == 2] == []

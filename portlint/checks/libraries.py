@@ -502,8 +502,10 @@ def _api_use(source: SourceFile, lib: CudaLibrary, lines: list[list], alias: Fix
                    _rename_fix(source, lib, every_name, alias), severity=lib.severity, related=tuple(related))
 
 
-# Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API).
-_NAMESPACES = {"cub": ("CUB", "hipcub")}
+# Libraries used through a namespace, and their ROCm namespace (hipCUB mirrors CUB's API;
+# rocThrust has no CUDA backend, only its HIP one: `thrust::cuda::par` is `thrust::hip::par`).
+_NAMESPACES = {"cub": ("CUB", "hipcub"), "thrust::cuda": ("Thrust's CUDA backend", "thrust::hip"),
+               "thrust::system::cuda": ("Thrust's CUDA backend", "thrust::system::hip")}
 # Where a namespace name is used: `cub::BlockReduce`, `using namespace cub;`, `namespace a = cub;`.
 _NAMESPACE_USES = frozenset({"qualified_identifier", "using_declaration", "namespace_alias_definition"})
 
@@ -515,15 +517,18 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
     for namespace, (lib_name, _) in _NAMESPACES.items():
         if namespace.encode() + b"::" not in source.data and b"namespace " + namespace.encode() not in source.data:
             continue
-        if namespace in own_names:
-            continue  # `#define cub hipcub`: a project alias
+        *scope, last = namespace.split("::")
+        if (scope[0] if scope else last) in own_names:
+            continue  # `#define cub hipcub`, `#define thrust ...`: a project alias
         if source.hipified and namespace in hipify.NAMESPACES:
-            continue  # hipify writes `hipcub::`
-        by_line: dict[int, list] = {}
-        for node in token_nodes(source, namespace.encode()):
+            continue  # hipify writes `hipcub::`, `thrust::hip::`
+        by_line = found.get(lib_name, {})
+        for node in token_nodes(source, last.encode()):
             parent = node.parent
-            if source.node_text(node) != namespace or parent is None or parent.type not in _NAMESPACE_USES:
+            if source.node_text(node) != last or parent is None or parent.type not in _NAMESPACE_USES:
                 continue
+            if scope and not _qualified_by(node, scope, source):
+                continue  # another `cuda::` (libcu++'s, a project's own)
             if source.shim(namespace, node.start_byte) is not None:
                 continue  # a header the ROCm build includes maps it (`#define cub hipcub`)
             if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
@@ -531,8 +536,20 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
                 break
             by_line.setdefault(source.line_of(node.start_byte), []).append(node)
         if by_line:
-            found[lib_name] = list(by_line.values())
-    return found
+            found[lib_name] = by_line
+    return {lib_name: [sorted(nodes, key=lambda n: n.start_byte) for _, nodes in sorted(by_line.items())]
+            for lib_name, by_line in found.items()}
+
+
+def _qualified_by(node, scope: list[str], source: SourceFile) -> bool:
+    """Is the namespace name `node` written after exactly `scope` (`thrust::system::` before
+    `cuda`, or `::thrust::system::`)?"""
+    qualified = node.parent
+    while qualified.parent is not None and qualified.parent.type == "qualified_identifier" \
+            and qualified.parent.child_by_field_name("name") == qualified:
+        qualified = qualified.parent
+    written = "".join(source.node_text(qualified)[:node.start_byte - qualified.start_byte].split())
+    return written.removeprefix("::") == "::".join(scope) + "::"
 
 
 def _namespace_uses(source: SourceFile, namespaces: dict[str, list[list]], aliases: dict[str, Fix]) -> list[Finding]:
@@ -541,13 +558,18 @@ def _namespace_uses(source: SourceFile, namespaces: dict[str, list[list]], alias
     for lib_name, lines in namespaces.items():
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
         namespace, hip = next((n, h) for n, (name, h) in _NAMESPACES.items() if name == lib_name)
-        fix = aliases.get(lib_name) or Fix.advice(
-            f"Alias `{namespace}` to `{hip}` where {lib.name}'s header is included, under `{_ROCM_GUARD}`")
+        if "::" in namespace:  # a library's backend namespace (`thrust::cuda::`): the port names its HIP twin
+            fix = Fix.advice(f"Use `{hip}::par` for `{namespace}::par` under `{_ROCM_GUARD}`, or `thrust::device`, "
+                             "the device backend of either build")
+            message = (f"`{namespace}::` is {lib.name}; {lib.counterpart} has none (its device backend is "
+                       f"`{hip}::`), so this does not compile on ROCm.")
+        else:
+            fix = aliases.get(lib_name) or Fix.advice(
+                f"Alias `{namespace}` to `{hip}` where {lib.name}'s header is included, under `{_ROCM_GUARD}`")
+            message = f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}."
         for nodes in lines:
-            findings.append(finding(
-                source, nodes[0].start_byte, nodes[-1].end_byte,
-                f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}.",
-                fix, severity=lib.severity))
+            findings.append(finding(source, nodes[0].start_byte, nodes[-1].end_byte, message, fix,
+                                    severity=lib.severity))
     return findings
 
 
@@ -584,7 +606,7 @@ def _alias_fix(lib: CudaLibrary, includes: list, names: list[str], namespaces, s
     aliases = {name: rocm_name(name, lib) for name in dict.fromkeys(names)}
     lines = [f"#define {name} {new}" for name, new in sorted(aliases.items()) if new is not None and new != name]
     for namespace, (lib_name, hip_namespace) in _NAMESPACES.items():
-        if lib_name == lib.name and namespaces:
+        if lib_name == lib.name and namespaces and "::" not in namespace:  # (an alias names one namespace)
             lines.append(f"namespace {namespace} = {hip_namespace};")
     opening = "\n".join([_ROCM_GUARD, f"#include <{hip}>", *lines, "#else", ""])
     edits = _guard_runs(includes, opening, source)
