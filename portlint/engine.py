@@ -41,7 +41,7 @@ from portlint.checks import cpp, preprocessor, python_build
 from portlint.config import Config
 from portlint.discover import Candidate, Skipped, build_descriptions, discover
 from portlint.fileio import NotReadable, read_regular
-from portlint.finding import Finding, Related, Severity
+from portlint.finding import SAME_HAZARD, Finding, Related, Severity, root_cause
 from portlint.fix import Applicability
 from portlint.project import (FileFacts, ProjectIndex, WordFilter, by_basename, first_included, include_targets,
                               included_files, pack)
@@ -339,8 +339,11 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
         descriptions = (lambda: walked_descriptions) if whole else functools.cache(
             lambda: build_descriptions(config))
         result.findings = _drop_under_unset_switches(result.findings, in_view, descriptions)
+        result.findings = _one_warning_per_switch(_keep_switches_the_build_sets(result.findings, in_view, descriptions))
         result.findings = _drop_where_the_build_asks_for_cxx20(result.findings, in_view, descriptions)
         result.findings = _note_in_templates_nothing_instantiates(result.findings, in_view, complete)
+    else:  # (the build files are out of view: whether the project has a ROCm build, or sets a switch, is unknown)
+        result.findings = [f for f in result.findings if not f.open_switches]
     result.findings = _judge_flags_by_other_files(result.findings, in_view)
     if held:
         result.findings = _fold_into_unported_includes(result.findings, held)
@@ -715,6 +718,65 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
     if not unset:
         return findings
     return [f for f in findings if not any(not unset.isdisjoint(gate) for _, _, gate in gates_around(f))]
+
+
+def _keep_switches_the_build_sets(findings: list[Finding], files: dict[str, FileState],
+                                  descriptions: Callable[[], list[Path]]) -> list[Finding]:
+    """Keep a finding that stands on a switch of the project's build (`Finding.open_switches`,
+    P006's `GOOGLE_CUDA`) only where a build file or build description names the switch and no
+    C-family file defines it: one the sources define themselves (`#define CUDA_DRIVER_API`
+    before an include) is theirs on any build, and one nothing sets is no build's."""
+    switches = {name for f in findings for name in f.open_switches}
+    if not switches:
+        return findings
+    in_build: set[str] = set()
+    in_code: set[str] = set()
+    for state in files.values():
+        candidates = {n for n in switches if _may_name(state, n) or (state.language != CUDA and _may_name(state, "D" + n))}
+        found = _switches_set_in(state, candidates)
+        if state.language == CUDA:
+            # (a read as a value counts as set there too: `_switches_set_in`'s reading; a test is no set)
+            in_code |= found
+        else:
+            in_build |= found
+    left = switches - in_build - in_code
+    if left:
+        for path in descriptions():
+            try:
+                data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
+            except (OSError, NotReadable):
+                continue
+            in_build |= {name for name in left if name.encode() in data}
+            left -= in_build
+            if not left:
+                break
+    kept = in_build - in_code
+    return [f for f in findings if not f.open_switches or set(f.open_switches) <= kept]
+
+
+def _one_warning_per_switch(findings: list[Finding]) -> list[Finding]:
+    """A switch of the project found in many files (P006's `GOOGLE_CUDA`) is one root cause:
+    its first place keeps the severity with every other file's places related, and each other
+    file keeps a note at its own first place that points back to it (as `group_root_causes`
+    leaves a header constant's uses)."""
+    by_switch: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.open_switches and f.location is not None:
+            by_switch.setdefault((f.code, f.open_switches), []).append(f)
+    if not by_switch:
+        return findings
+    replaced: dict[int, Finding] = {}
+    for members in by_switch.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda m: (m.path, m.location.start_byte))
+        leader, *rest = members
+        related = list(leader.related) + [r for m in rest for r in (Related(m.location, SAME_HAZARD), *m.related)]
+        replaced[id(leader)] = replace(leader, related=tuple(related))
+        for m in rest:
+            replaced[id(m)] = replace(m, severity=Severity.NOTE, companion_of=root_cause(leader),
+                                      related=(Related(leader.location, "the root cause, reported here"), *m.related))
+    return [replaced.get(id(f), f) for f in findings]
 
 
 def _any_between(offsets: list[int], start: int, end: int) -> bool:

@@ -64,6 +64,9 @@ class Finding:
     # Feature flags a gate defines that its file never tests (P002): the project pass judges
     # it by the files that test them (`engine._judge_flags_by_other_files`).
     open_flags: tuple[str, ...] = field(default=(), compare=False)
+    # The project's switches the finding stands on (P006's `GOOGLE_CUDA`): the project pass
+    # drops it where nothing in the project sets one (`engine._drop_under_unset_switches`).
+    open_switches: tuple[str, ...] = field(default=(), compare=False)
     # Code hip-clang rejects only before C++20 (X002's `typename` in a member): the project
     # pass drops it where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`).
     open_standard: bool = field(default=False, compare=False)

@@ -78,6 +78,7 @@ REGISTRY = {
     "P003": {CUDA: preprocessor.check_nvcc_only_macro},
     "P004": {CUDA: preprocessor.check_deprecated_hip_platform_macro},
     "P005": {PROJECT: preprocessor.check_unmacroed_global},
+    "P006": {CUDA: preprocessor.check_cuda_path_switch},
     "R001": {CUDA: runtime.check_compute_capability_check, PYTHON: runtime.check_compute_capability_check},
     "R002": {PROJECT: runtime.check_module_kernel_not_extern_c, PYTHON: embedded.check_kernel_lookup_by_name},
     "R003": {MAKE: makefile.check_missing_offload_arch, CMAKE: cmake.check_missing_offload_arch,

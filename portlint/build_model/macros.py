@@ -228,7 +228,7 @@ def _bases(rocm_macros: frozenset[str], rocm_defines: tuple, cuda_defines: tuple
 class ScopeAt:
     """What one build knows at one point: its base, then the project's macros (`lookup`)."""
 
-    def __init__(self, base: Base, lookup, values: Mapping[str, int] | None = None,
+    def __init__(self, base: Base, lookup, values: Mapping[str, int | None] | None = None,
                  alternates: bool = False) -> None:
         self._base, self._lookup, self._values = base, lookup, values or {}
         # Whether any name here may be a `OneOf` (`FileEnvironment.alternates`): only then is
@@ -236,8 +236,9 @@ class ScopeAt:
         self.alternates = alternates
 
     def state(self, name: str) -> State | None:
-        if name in self._values:
-            return Macro(name, None, str(self._values[name]))
+        if name in self._values:  # (a value of None: "what if it were undefined")
+            value = self._values[name]
+            return UNDEFINED if value is None else Macro(name, None, str(value))
         state = self._lookup(name)
         return state if state is not None else self._base.state(name)
 

@@ -1085,3 +1085,58 @@ queries.shared(
     CUDA,
     _PLATFORM_MENTIONS,
 )
+
+
+# ---- P006 cuda-path-switch ------------------------------------------------------------------
+
+
+@needs(b"CUDA")
+def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
+    """P006: before the port, code gated by the project's own switch for its CUDA path
+    (`GOOGLE_CUDA`, `WITH_CUDA`, `KIT_USE_CUDA`: named for CUDA, set by the build where it finds
+    CUDA): a ROCm build that follows the build files leaves it out, CPU-only or with a GPU arm
+    missing, and says nothing. One finding per file and switch, at its first gate. (A switch
+    nothing in the project sets is no build's: the engine drops what it gates.)"""
+    build = source.build
+    if build is None or build.rocm_build or build.hip_code or source.rocm_path is None:
+        return []  # (a project with a ROCm build chose what its CUDA-only switches leave out)
+    gates: dict[str, list] = {}
+    for condition in source.rocm_path.conditions:
+        if condition.condition is None or not any(_CUDA_SWITCH_WORD.search(m) for m in condition.macros):
+            continue
+        if _chain_tests_hip(condition, source):
+            continue  # written with HIP in mind
+        for name in sorted(m for m in condition.macros if _is_cuda_switch(m)):
+            if truth(evaluate(condition, source, rocm=True)) is True \
+                    or truth(evaluate(condition, source, rocm=True, values={name: None})) is not False \
+                    or truth(evaluate(condition, source, rocm=False, values={name: 1})) is not True:
+                continue  # not the arm the switch turns on, or one ROCm takes regardless
+            if _toolchain_only(_arm_body(condition), source, False) or _leaves_out_declarations_only(condition, source):
+                continue  # NVIDIA's headers and pragmas, or functions hip-clang says are missing where called
+            node = _first_identifier(condition.condition, {name}, source)
+            if node is not None:
+                gates.setdefault(name, []).append(node)
+    findings = []
+    for name, nodes in gates.items():
+        first, *others = nodes
+        more = f" ({len(others)} more place{'s' if len(others) != 1 else ''} in this file)" if others else ""
+        findings.append(replace(at_node(
+            source, first,
+            f"`{name}` is the project's switch for its CUDA path, and the project has no ROCm build yet: "
+            f"a ROCm build that does not set it leaves this code out{more}.",
+            Fix.advice(f"Set `{name}` on the ROCm path of the build as well, or test the ROCm build's own "
+                       f"switch beside it (`#if defined({name}) || defined(__HIP_PLATFORM_AMD__)`)"),
+            related=tuple(Related(source.location(n.start_byte, n.end_byte), f"`{name}` gates code here too")
+                          for n in others)), open_switches=(name,)))
+    return findings
+
+
+_CUDA_SWITCH_WORD = re.compile(r"(?:^|_)CUDA(?:$|_)")
+
+
+def _is_cuda_switch(name: str) -> bool:
+    """A project's name for its CUDA path (`GOOGLE_CUDA`, `WITH_CUDA`, `KIT_USE_CUDA`): CUDA as
+    one word of it, no HIP word, not a toolchain's or a library's macro (`CUDA_VERSION`,
+    `__CUDACC__`, `CUDART_VERSION`: P003's; reserved `_X` names)."""
+    return bool(_CUDA_SWITCH_WORD.search(name)) and not name.startswith("_") and name not in NVCC_ONLY_MACROS \
+        and not _is_hip_macro(name, frozenset()) and not hipify.documented(name)
