@@ -1066,6 +1066,8 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
             condition = model.condition_at(node.start_byte) if model is not None else None
             if condition is not None and RENAMED_PLATFORM_MACROS[old] in condition.macros:
                 continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`: both spellings
+            if _defines_the_old_name(node, condition, old, source):
+                continue  # the project defines it itself (a shim): its tests after that hold on any ROCm
             spans = [(node.start_byte, node.end_byte, old)]
         else:
             text = source.node_text(node)
@@ -1078,6 +1080,22 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
                 Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
             ))
     return findings
+
+
+def _defines_the_old_name(node, condition: Condition | None, old: str, source: SourceFile) -> bool:
+    """Does the project define the old platform name `node` is, so that its tests hold on any
+    ROCm (a shim of the port)? `#define __HIP_PLATFORM_HCC__`, the `#ifndef` around only that
+    define, and a test after a definition the ROCm build has (`source.shim`)."""
+    parent = node.parent
+    if parent is not None and parent.type == "preproc_def" and parent.child_by_field_name("name") == node:
+        return True
+    if condition is not None and condition.directive == "#ifndef" \
+            and condition.node.child_by_field_name("alternative") is None:
+        body = [n for n in _arm_body(condition) if n.type != "comment"]
+        if body and all(n.type == "preproc_def" and source.node_text(n.child_by_field_name("name")) == old
+                        for n in body):
+            return True
+    return source.shim(old, node.start_byte) is not None
 
 
 # Answered from one combined query run per file (portlint.queries.shared).
