@@ -1266,9 +1266,11 @@ class _Analysis:
     that need it while the main process goes on; `outcomes()` waits for them."""
 
     def __init__(self, outcomes: list, candidates: list, work: "workers.Work | None", timeout: float,
-                 compute=None) -> None:
-        # `outcomes[i]` is the outcome of `candidates[i]`, or None: the next result of `work`.
+                 compute=None, given: list | None = None) -> None:
+        # `outcomes[i]` is the outcome of `candidates[i]`, or None: `work`'s result for it, the
+        # files `work` was given (`given`, in its order) being those.
         self._outcomes, self._candidates, self._work, self._timeout = outcomes, candidates, work, timeout
+        self._given = given or []
         self._compute = compute  # in-process: the outcomes, worked out when asked
 
     def outcomes(self, stop=None) -> list:
@@ -1277,8 +1279,8 @@ class _Analysis:
             return self._compute()
         if self._work is None:
             return self._outcomes
-        analysed = iter(self._work.results(stop))
-        return [_file_outcome(c, next(analysed), self._timeout) if o is None else o
+        analysed = dict(zip(map(id, self._given), self._work.results(stop)))
+        return [_file_outcome(c, analysed[id(c)], self._timeout) if o is None else o
                 for c, o in zip(self._candidates, self._outcomes)]
 
     def close(self) -> None:
@@ -1344,7 +1346,19 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         queries.precompile()
     if len(misses) >= LARGE_SCAN:
         workers.release_freed_memory()
-    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout)
+    if count > 1:  # largest first: a large file handed out last keeps one worker busy alone at the end
+        misses.sort(key=_size_of, reverse=True)
+    return _Analysis(outcomes, candidates, workers.start(analyze, misses, count, config.timeout, tick), config.timeout,
+                     given=misses)
+
+
+def _size_of(candidate: Candidate) -> int:
+    if candidate.content is not None:
+        return len(candidate.content)
+    try:
+        return os.stat(candidate.absolute).st_size
+    except OSError:
+        return 0  # (read and reported by its worker)
 
 
 def _readable_or_cached(candidate: Candidate, cache: Cache, environment: FileEnvironment | None,
