@@ -1108,7 +1108,7 @@ queries.shared(
 # ---- P006 cuda-path-switch ------------------------------------------------------------------
 
 
-@needs(b"CUDA")
+@needs(re.compile(rb"#[ \t]*(?:el)?if[^\n]*CUDA"))  # (a directive that names CUDA: few files have one)
 def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
     """P006: before the port, code gated by the project's own switch for its CUDA path
     (`GOOGLE_CUDA`, `WITH_CUDA`, `KIT_USE_CUDA`: named for CUDA, set by the build where it finds
@@ -1116,15 +1116,22 @@ def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
     missing, and says nothing. One finding per file and switch, at its first gate. (A switch
     nothing in the project sets is no build's: the engine drops what it gates.)"""
     build = source.build
-    if build is None or build.rocm_build or build.hip_code or source.rocm_path is None:
+    if build is None or build.rocm_build or build.hip_code:
         return []  # (a project with a ROCm build chose what its CUDA-only switches leave out)
+    # The directive lines first: the file's conditions and its ROCm-path model cost memory on
+    # a header of thousands of `#ifdef`s (OpenGL's), and most files test no such switch.
+    tested = {name for line in _DIRECTIVE_TESTS.findall(source.data) for name in _NAMES.findall(line)
+              if b"CUDA" in name and _is_cuda_switch(name.decode())}
+    if not tested or source.rocm_path is None:
+        return []
+    switches = {name.decode() for name in tested}
     gates: dict[str, list] = {}
     for condition in source.rocm_path.conditions:
-        if condition.condition is None or not any(_CUDA_SWITCH_WORD.search(m) for m in condition.macros):
+        if condition.condition is None or condition.macros.isdisjoint(switches):
             continue
         if _chain_tests_hip(condition, source):
             continue  # written with HIP in mind
-        for name in sorted(m for m in condition.macros if _is_cuda_switch(m)):
+        for name in sorted(condition.macros & switches):
             if truth(evaluate(condition, source, rocm=True)) is True \
                     or truth(evaluate(condition, source, rocm=True, values={name: None})) is not False \
                     or truth(evaluate(condition, source, rocm=False, values={name: 1})) is not True:
@@ -1150,6 +1157,9 @@ def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
 
 
 _CUDA_SWITCH_WORD = re.compile(r"(?:^|_)CUDA(?:$|_)")
+# The text after `#if`, `#ifdef`, `#elif`, ... on a directive's first line, and the names in it.
+_DIRECTIVE_TESTS = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b([^\n]*)", re.MULTILINE)
+_NAMES = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _is_cuda_switch(name: str) -> bool:
