@@ -1113,8 +1113,9 @@ def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
     """P006: before the port, code gated by the project's own switch for its CUDA path
     (`GOOGLE_CUDA`, `WITH_CUDA`, `KIT_USE_CUDA`: named for CUDA, set by the build where it finds
     CUDA): a ROCm build that follows the build files leaves it out, CPU-only or with a GPU arm
-    missing, and says nothing. One finding per file and switch, at its first gate. (A switch
-    nothing in the project sets is no build's: the engine drops what it gates.)"""
+    missing, and says nothing. One finding per file and switch, at its first gate; the project
+    pass keeps it only where a build file or build description sets the switch and no source
+    defines it, and makes the files' findings one warning (`Finding.open_switches`)."""
     build = source.build
     if build is None or build.rocm_build or build.hip_code:
         return []  # (a project with a ROCm build chose what its CUDA-only switches leave out)
