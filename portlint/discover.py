@@ -188,8 +188,9 @@ def _relative(resolved: Path | str, root: Path | str) -> str | None:
 
 
 # Files that describe or drive a build without being one portlint checks: configure templates
-# and scripts, other build systems, shell and CI recipes, make include files, build documents. The project pass reads them only to
-# learn whether a name is set anywhere (`engine._drop_under_unset_switches`).
+# and scripts, other build systems, shell and CI recipes, make include files, build documents.
+# The project pass reads them only to learn whether a name is set anywhere
+# (`engine._drop_under_unset_switches`, `engine._keep_switches_the_build_sets`).
 _BUILD_DESCRIPTION_SUFFIXES = frozenset({
     ".in", ".ac", ".am", ".m4", ".sh", ".bash", ".bat", ".cmd", ".ps1", ".yml", ".yaml", ".bzl", ".bazel",
     ".gn", ".gni", ".toml", ".cfg", ".ini", ".json", ".lua", ".vcxproj", ".props", ".targets", ".pri", ".pro",

@@ -732,7 +732,8 @@ def _keep_switches_the_build_sets(findings: list[Finding], files: dict[str, File
     in_build: set[str] = set()
     in_code: set[str] = set()
     for state in files.values():
-        candidates = {n for n in switches if _may_name(state, n) or (state.language != CUDA and _may_name(state, "D" + n))}
+        candidates = {n for n in switches
+                      if _may_name(state, n) or (state.language != CUDA and _may_name(state, "D" + n))}
         found = _switches_set_in(state, candidates)
         if state.language == CUDA:
             # (a read as a value counts as set there too: `_switches_set_in`'s reading; a test is no set)

@@ -876,12 +876,13 @@ def _row_width_uses(source: SourceFile, body, width, limit: int = 6) -> tuple[Re
         start += len(needle)
         if node is None or integer_value(node, source) != width or node.parent is None:
             continue
-        parent = node.parent
+        parent, line = node.parent, source.line_of(node.start_byte)
         operator = parent.child_by_field_name("operator")
-        if parent.type == "array_declarator" or (
-                parent.type in ("binary_expression", "assignment_expression") and operator is not None
-                and source.node_text(operator) in _ROW_ARITHMETIC) and source.line_of(start) not in lines:
-            lines.add(source.line_of(start))
+        in_row_arithmetic = parent.type == "array_declarator" or (
+            parent.type in ("binary_expression", "assignment_expression") and operator is not None
+            and source.node_text(operator) in _ROW_ARITHMETIC)
+        if in_row_arithmetic and line not in lines:
+            lines.add(line)
             found.append(Related(source.location(node.start_byte, node.end_byte),
                                  f"The kernel takes a row to be {width} threads here"))
     return tuple(found)
