@@ -135,3 +135,22 @@ def test_version_and_arch_guard_that_excludes_amd_from_an_older_gpu_arm(tmp_path
         #define NEEDS_BF16_LOADS 1
         #endif
     """, "cuda", "P003", tmp_path=tmp_path, select=("P003",))
+
+
+def test_an_old_platform_name_the_rocm_build_defines_itself_holds_there(tmp_path):
+    """`-D__HIP_PLATFORM_HCC__` on the ROCm build's path: the port's tests of the old name hold
+    on every ROCm release, as with the project's own `#define` (`fixtures/P004/ok_project_defines_it.cu`)."""
+    from portlint import engine
+    from portlint.config import Config
+
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\nproject(lanes LANGUAGES CXX HIP)\n"
+        "add_compile_definitions(__HIP_PLATFORM_HCC__)\n"
+        "set_source_files_properties(lanes.cu PROPERTIES LANGUAGE HIP)\nadd_library(lanes lanes.cu)\n")
+    (tmp_path / "lanes.cu").write_text(
+        "#include <hip/hip_runtime.h>\n#ifdef __HIP_PLATFORM_HCC__\n#define LANES 64\n#else\n#define LANES 32\n#endif\n"
+        "__global__ void fill(int* out) { out[threadIdx.x] = LANES; }\n")
+    assert engine.scan([tmp_path], Config(root=tmp_path, select=("P004",))).findings == []
+    (tmp_path / "CMakeLists.txt").write_text(
+        (tmp_path / "CMakeLists.txt").read_text().replace("add_compile_definitions(__HIP_PLATFORM_HCC__)\n", ""))
+    assert [f.location.start_line for f in engine.scan([tmp_path], Config(root=tmp_path, select=("P004",))).findings] == [2]

@@ -1085,7 +1085,10 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
 def _defines_the_old_name(node, condition: Condition | None, old: str, source: SourceFile) -> bool:
     """Does the project define the old platform name `node` is, so that its tests hold on any
     ROCm (a shim of the port)? `#define __HIP_PLATFORM_HCC__`, the `#ifndef` around only that
-    define, and a test after a definition the ROCm build has (`source.shim`)."""
+    define, and a test after a definition the ROCm build has (`source.shim`, or the build's
+    own `-D__HIP_PLATFORM_HCC__`)."""
+    if source.build is not None and old in source.build.rocm_defines:
+        return True
     parent = node.parent
     if parent is not None and parent.type == "preproc_def" and parent.child_by_field_name("name") == node:
         return True
