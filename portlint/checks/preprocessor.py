@@ -14,6 +14,8 @@ from portlint import hipify
 from portlint.checks.cpp import ancestors_of, memoized, token_nodes
 from portlint.finding import Finding, Severity, at_node
 from portlint.fix import Applicability, Edit, Fix
+from portlint.build_model.expressions import tokens
+from portlint.build_model.macros import read_directives
 from portlint.rocm_path import ROCM_DEFINED, ROCM_UNKNOWN, Condition, Value, evaluate
 from portlint.source import SourceFile
 from portlint.triggers import needs
@@ -1122,13 +1124,12 @@ def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
     build = source.build
     if build is None or build.rocm_build or build.hip_code:
         return []  # (a project with a ROCm build chose what its CUDA-only switches leave out)
-    # The directive lines first: the file's conditions and its ROCm-path model cost memory on
-    # a header of thousands of `#ifdef`s (OpenGL's), and most files test no such switch.
-    tested = {name for line in _DIRECTIVE_TESTS.findall(source.data) for name in _NAMES.findall(line)
-              if b"CUDA" in name and _is_cuda_switch(name.decode())}
-    if not tested or source.rocm_path is None:
+    # The directives first: the file's conditions and its ROCm-path model cost memory on a
+    # header of thousands of `#ifdef`s (OpenGL's), and most files test no such switch.
+    switches = {name for directive in read_directives(source.data) if directive.kind in _TEST_KINDS
+                for kind, name in tokens(directive.text) if kind == "id" and "CUDA" in name and _is_cuda_switch(name)}
+    if not switches or source.rocm_path is None:
         return []
-    switches = {name.decode() for name in tested}
     gates: dict[str, list] = {}
     for condition in source.rocm_path.conditions:
         if condition.condition is None or condition.macros.isdisjoint(switches):
@@ -1161,9 +1162,7 @@ def check_cuda_path_switch(source: SourceFile) -> list[Finding]:
 
 
 _CUDA_SWITCH_WORD = re.compile(r"(?:^|_)CUDA(?:$|_)")
-# The text after `#if`, `#ifdef`, `#elif`, ... on a directive's first line, and the names in it.
-_DIRECTIVE_TESTS = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b([^\n]*)", re.MULTILINE)
-_NAMES = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_TEST_KINDS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
 
 
 def _is_cuda_switch(name: str) -> bool:
