@@ -706,18 +706,26 @@ def _drop_under_unset_switches(findings: list[Finding], files: dict[str, FileSta
         # (a flag's word in a build file may be `-DNAME`, `/DNAME`: one word with its `D`)
         unset -= _switches_set_in(state, {name for name in unset if _may_name(state, name) or (
             state.language != CUDA and _may_name(state, "D" + name))})
-    if unset:
-        for path in descriptions():
-            try:
-                data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
-            except (OSError, NotReadable):
-                continue  # (a description too large or unreadable is no build script)
-            unset = {name for name in unset if name.encode() not in data}
-            if not unset:
-                break
+    unset -= _named_in_descriptions(unset, descriptions)
     if not unset:
         return findings
     return [f for f in findings if not any(not unset.isdisjoint(gate) for _, _, gate in gates_around(f))]
+
+
+def _named_in_descriptions(names: set[str], descriptions: Callable[[], list[Path]]) -> set[str]:
+    """The `names` some build description (`discover.build_descriptions`) holds."""
+    found: set[str] = set()
+    if not names:
+        return found
+    for path in descriptions():
+        try:
+            data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
+        except (OSError, NotReadable):
+            continue  # (a description too large or unreadable is no build script)
+        found |= {name for name in names - found if name.encode() in data}
+        if found == names:
+            break
+    return found
 
 
 def _keep_switches_the_build_sets(findings: list[Finding], files: dict[str, FileState],
@@ -740,17 +748,7 @@ def _keep_switches_the_build_sets(findings: list[Finding], files: dict[str, File
             in_code |= found
         else:
             in_build |= found
-    left = switches - in_build - in_code
-    if left:
-        for path in descriptions():
-            try:
-                data = read_regular(str(path), _MAX_DESCRIPTION_BYTES)
-            except (OSError, NotReadable):
-                continue
-            in_build |= {name for name in left if name.encode() in data}
-            left -= in_build
-            if not left:
-                break
+    in_build |= _named_in_descriptions(switches - in_build - in_code, descriptions)
     kept = in_build - in_code
     return [f for f in findings if not f.open_switches or set(f.open_switches) <= kept]
 
