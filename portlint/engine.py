@@ -1074,11 +1074,13 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
     (`kernel.h` -> `make_iter.h` -> `iter.h`), is part of that file's root cause: the code
     written on the library, which the port replaces or keeps from the ROCm build as a whole.
     Its finding goes with the includer's, as related places, down to a file nothing so
-    written includes (a kernel's source), one finding for the whole of it."""
+    written includes (a kernel's source), one finding for the whole of it; and files whose
+    code shares such a header are one body of code, one finding too."""
     unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
     by_absolute, included = reach.by_absolute, reach.included
 
     includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
+    includers: dict[str, list[str]] = {}  # header's path -> every such file that includes it
     for path in sorted(unported):
         if path not in files or files[path].language != CUDA:  # a build file's link line: no includes
             continue
@@ -1093,19 +1095,39 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
                     seen.add(target)
                     if by_absolute[target] in unported:
                         includer_of.setdefault(by_absolute[target], path)
+                        includers.setdefault(by_absolute[target], []).append(path)
                     else:
                         nxt.append(target)
             frontier = nxt
     if not includer_of:
         return findings
-    members: dict[str, list[str]] = {}  # the root's path -> the headers folded into its finding
-    for header in includer_of:
+
+    def root_of(header: str) -> str:
         root, seen = header, {header}
         while root in includer_of and includer_of[root] not in seen:  # (an include cycle stops where it closes)
             root = includer_of[root]
             seen.add(root)
-        if root != header:
-            members.setdefault(root, []).append(header)
+        return root
+
+    # Files that share a header written on the library (a forward and a backward kernel over
+    # one CUTLASS-based utility header) are parts of one body of code written on it: one root
+    # cause, led by the first of them.
+    led_by: dict[str, str] = {}
+
+    def leader(root: str) -> str:
+        while root in led_by:
+            root = led_by[root]
+        return root
+
+    for sharers in includers.values():
+        roots = sorted({leader(root_of(path)) for path in sharers})
+        for other in roots[1:]:
+            led_by[other] = roots[0]  # (always a later path to an earlier one: no cycle)
+    members: dict[str, list[str]] = {}  # the root's path -> the files folded into its finding
+    for path in unported:
+        top = leader(root_of(path))
+        if top != path:
+            members.setdefault(top, []).append(path)
     folded = {header for headers in members.values() for header in headers}
     out = []
     for f in findings:

@@ -235,6 +235,23 @@ def test_a_cutlass_header_reached_through_a_plain_project_header_folds_too(tmp_p
     assert ("iter.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
 
 
+def test_cutlass_kernels_that_share_a_cutlass_header_are_one_root_cause(tmp_path) -> None:
+    # The forward and the backward kernel of one attention op each include CUTLASS and share a
+    # CUTLASS-based helper header: one body of code written on CUTLASS, one error (at the
+    # first of them) with the other's include related. A CUTLASS header that shares nothing
+    # with them (`unrelated.h`) stays a root cause of its own.
+    files = {
+        "attn/backward.h": '#pragma once\n#include <cutlass/cutlass.h>\n#include "common/tiles.h"\n',
+        "attn/forward.h": '#pragma once\n#include <cutlass/bfloat16.h>\n#include "common/tiles.h"\n',
+        "attn/common/tiles.h": '#pragma once\n#include <cutlass/array.h>\n',
+        "attn/unrelated.h": '#pragma once\n#include <cutlass/numeric_types.h>\n',
+    }
+    found = _library_findings_by_file(tmp_path, files)
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("backward.h", 2), ("unrelated.h", 2)]
+    related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+    assert {("tiles.h", 2), ("forward.h", 2)} <= related
+
+
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
     (tmp_path / "ranges.h").write_text(
         "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"
