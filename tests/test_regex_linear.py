@@ -56,7 +56,8 @@ HANG_LIMIT = 120  # seconds for the whole child process (it normally needs a few
 # Calls that compile a pattern from a value known only at run time, inside a function; each
 # is covered another way (module-level patterns built by the same code, or `#match?`).
 DYNAMIC_SITES = {
-    ("checks/cpp.py", "re.escape(name.encode()) + b'(?![A-Za-z0-9_])'"): "an escaped name: a literal",
+    ("triggers.py", "b'(?=[' + re.escape(first) + b'])(?:' + pattern + b')'"):
+        "leading: called at module level only, its patterns are in the inventory",
     ("checks/wavefront.py", "'|'.join((_at_token_start(s) for s in spellings)).encode()"):
         "_literal_pattern: its module-level uses (W001 and W003 triggers) are in the inventory",
     ("checks/wavefront.py", "_word_starts(*starts).encode()"):
@@ -388,6 +389,24 @@ def test_comment_banner_header_scans() -> None:
     except subprocess.TimeoutExpired:
         pytest.fail(f"`portlint scan {BANNERS.name}` did not finish in 60 s")
     assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+
+
+def test_a_leading_class_changes_no_match() -> None:
+    """A pattern given a leading class of its first bytes (`triggers.leading`) matches where
+    the pattern alone does: over every fixture, and its literals alone, quoted and in pairs
+    (a first byte left out of the class would lose the matches that start with it)."""
+    prefix = re.compile(rb"\(\?=\[((?:\\.|[^\]\\])+)\]\)\(\?:")
+    led = [(label, pattern) for label, pattern, _ in inventory()
+           if isinstance(pattern.pattern, bytes) and prefix.match(pattern.pattern)]
+    assert len(led) >= 3, "the inventory no longer finds the patterns built by `leading`"
+    texts = [p.read_bytes() for p in (PACKAGE.parent / "fixtures").rglob("*") if p.is_file()]
+    for label, pattern in led:
+        alone = re.compile(pattern.pattern[prefix.match(pattern.pattern).end():-1], pattern.flags)
+        literals = _literals(alone)
+        samples = texts + [f"x {literal}\n '{literal}'x \"{literal}\"x".encode() for literal in literals] + [
+            f"{a}{b} .{a}_{b} '{a}'{b} \"{a}\"{b}".encode() for a in literals for b in literals]
+        for text in samples:
+            assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in alone.finditer(text)], label
 
 
 def test_dynamic_patterns_are_accounted_for() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -255,22 +254,28 @@ class IntegerConstants:
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-@functools.lru_cache(maxsize=4096)
-def _name_pattern(name: str) -> re.Pattern:
-    # The name first: `re` scans for a literal prefix far faster than for a lookbehind.
-    return re.compile(re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+def _words(data: bytes, name: str, start: int = 0, end: int | None = None):
+    """Where `name` is written as a whole word in bytes `start` to `end` of `data`: (start,
+    end) of each. A byte search, not a regex: a pattern per name cost a compile per name, and
+    scans ask for thousands of names."""
+    needle, stop, size = name.encode(), len(data) if end is None else end, len(data)
+    if not needle:
+        return
+    at = data.find(needle, start, stop)
+    while at != -1:
+        after = at + len(needle)
+        if (at == 0 or data[at - 1] not in _WORD_BYTES) and (after >= size or data[after] not in _WORD_BYTES):
+            yield at, after
+        at = data.find(needle, at + 1, stop)
 
 
 def identifiers_named(source, name: str, start: int = 0, end: int | None = None, node_type: str = "identifier"):
     """The `node_type` nodes `name` written in bytes `start` to `end` of the main tree (a byte
     search: a hit next to a letter, digit or `_` is part of a longer word and is skipped)."""
-    root, data = source.tree.root_node, source.data
-    for hit in _name_pattern(name).finditer(data, start, len(data) if end is None else end):
-        at = hit.start()
-        if at > 0 and data[at - 1] in _WORD_BYTES:
-            continue
-        node = root.descendant_for_byte_range(at, hit.end())
-        if node is not None and node.type == node_type and node.start_byte == at and node.end_byte == hit.end():
+    root = source.tree.root_node
+    for at, after in _words(source.data, name, start, end):
+        node = root.descendant_for_byte_range(at, after)
+        if node is not None and node.type == node_type and node.start_byte == at and node.end_byte == after:
             yield node
 
 
@@ -338,8 +343,7 @@ def lone_templates(source, offsets) -> list[tuple[int, int, str]]:
 
 def _words_named(data: bytes, name: str) -> int:
     """How often `name` is written as a word (comments and strings included)."""
-    return sum(1 for hit in _name_pattern(name).finditer(data)
-               if hit.start() == 0 or data[hit.start() - 1] not in _WORD_BYTES)
+    return sum(1 for _ in _words(data, name))
 
 
 def functions_by_name(source) -> dict[str, list]:

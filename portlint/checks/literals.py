@@ -11,8 +11,6 @@ in a `#define`'s body alike, used or not. hip-clang compiles the CUDA sources (`
 
 from __future__ import annotations
 
-import re
-
 from portlint import queries
 from portlint.checks.cpp import macro_tree
 from portlint.discover import suffix_of
@@ -20,7 +18,7 @@ from portlint.finding import Finding, Related, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
-from portlint.triggers import needs
+from portlint.triggers import leading, needs
 
 # The suffixes of the files hip-clang surely compiles as HIP C++.
 HIP_CLANG_SUFFIXES = frozenset({".cu", ".cuh", ".hip"})
@@ -37,8 +35,8 @@ _UDL = "(user_defined_literal (literal_suffix) @suffix) @literal"
 # read up to 256 characters: the bound keeps the search linear (a file of escaped quotes
 # would make each quote's search run to the end); a longer literal glued to a name is left
 # to the compiler.
-_WRITTEN_AGAINST = re.compile(
-    rb"(?:\"(?:[^\"\\\n]|\\.){0,256}\"|(?<![\w'])'(?:[^'\\\n]|\\.){1,8}')([A-Za-z]\w*)")
+_WRITTEN_AGAINST = leading(
+    b"\"'", rb"(?:\"(?:[^\"\\\n]|\\.){0,256}\"|(?<![\w'])'(?:[^'\\\n]|\\.){1,8}')([A-Za-z]\w*)")
 
 
 @needs(_WRITTEN_AGAINST)

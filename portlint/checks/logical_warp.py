@@ -55,6 +55,7 @@ from portlint.finding import Finding, Related, Severity, at_node
 from portlint.fix import Fix
 from portlint.rocm_path import Status
 from portlint.source import CUDA, SourceFile
+from portlint.triggers import leading
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,8 @@ class FunctionWarp:
 
 
 # Calls that cross lanes (their names hold one of these).
-_CROSS_LANE_WORDS = re.compile(rb"(?i:shfl|shuffle|ballot|activemask)|__any|__all|__match_|__reduce_|__uni"
-                               rb"|(?<=\.)(?:any|all|match_any|match_all)\b")
+_CROSS_LANE_WORDS = leading(b"sSbBaAm_", rb"(?i:shfl|shuffle|ballot|activemask)|__any|__all|__match_|__reduce_"
+                            rb"|__uni|(?<=\.)(?:any|all|match_any|match_all)\b")
 _VOTES = ("__ballot", "__activemask", "__any", "__all", "__match_", "__reduce_", "__uni")
 _GROUP_VOTES = frozenset({".ballot", ".any", ".all", ".match_any", ".match_all"})
 _WARP_NAME = re.compile(r"(?i)warp")

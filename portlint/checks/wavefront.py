@@ -24,7 +24,7 @@ from portlint.nesting import bounded
 from portlint.rocm_path import Status
 from portlint.project import MaskMacroUse, ProjectIndex, file_key, included_files, index_key
 from portlint.source import CUDA, Location, SourceFile
-from portlint.triggers import Trigger, all_of, any_of, in_name, needs, nocase
+from portlint.triggers import Trigger, all_of, any_of, in_name, leading, needs, nocase
 
 FULL_MASK_64 = "~0ull"
 
@@ -732,8 +732,8 @@ THREAD_EXPRESSION_BYTES = any_of(
     nocase(b"blockdim"),
     _word_start_trigger("lane", "tid", "ltid"),
     # A name with a thread word and an index word, in either order (`threadIdx`, `tid_thread`).
-    in_name(b"thread", re.compile(f"(?:{_THREAD_WORD})(?i:id)|{_in_one_name_before(_INDEX_WORD, _THREAD_WORD)}"
-                                  f"|{_in_one_name_before(_THREAD_WORD, _INDEX_WORD)}".encode())),
+    in_name(b"thread", leading(b"tTiIrR", f"(?:{_THREAD_WORD})(?i:id)|{_in_one_name_before(_INDEX_WORD, _THREAD_WORD)}"
+                                          f"|{_in_one_name_before(_THREAD_WORD, _INDEX_WORD)}".encode())),
 )
 
 
