@@ -1074,12 +1074,11 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
     (`kernel.h` -> `make_iter.h` -> `iter.h`), is part of that file's root cause: the code
     written on the library, which the port replaces or keeps from the ROCm build as a whole.
     Its finding goes with the includer's, as related places, down to a file nothing so
-    written includes (a kernel's source), one finding for the whole of it; and files whose
-    code shares such a header are one body of code, one finding too."""
+    written includes (a kernel's source), one finding for the whole of it; files that share
+    such a header (two kernels over one CUTLASS-based helper) are one body of code too."""
     unported = {f.path: f for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
     by_absolute, included = reach.by_absolute, reach.included
 
-    includer_of: dict[str, str] = {}  # header's path -> the first such file that includes it
     includers: dict[str, list[str]] = {}  # header's path -> every such file that includes it
     for path in sorted(unported):
         if path not in files or files[path].language != CUDA:  # a build file's link line: no includes
@@ -1094,40 +1093,35 @@ def _fold_unported_headers(findings: list[Finding], files: dict[str, "FileState"
                         continue
                     seen.add(target)
                     if by_absolute[target] in unported:
-                        includer_of.setdefault(by_absolute[target], path)
                         includers.setdefault(by_absolute[target], []).append(path)
                     else:
                         nxt.append(target)
             frontier = nxt
-    if not includer_of:
+    if not includers:
         return findings
+    # The files so joined (a header and its includer, two kernels and the header they share,
+    # headers that include one another) are one body of code: one finding, at the first path
+    # that none of them includes (else, a cycle, at the first path).
+    group_of = {path: path for path in unported}
 
-    def root_of(header: str) -> str:
-        root, seen = header, {header}
-        while root in includer_of and includer_of[root] not in seen:  # (an include cycle stops where it closes)
-            root = includer_of[root]
-            seen.add(root)
-        return root
+    def group(path: str) -> str:
+        while group_of[path] != path:
+            path = group_of[path]
+        return path
 
-    # Files that share a header written on the library (a forward and a backward kernel over
-    # one CUTLASS-based utility header) are parts of one body of code written on it: one root
-    # cause, led by the first of them.
-    led_by: dict[str, str] = {}
-
-    def leader(root: str) -> str:
-        while root in led_by:
-            root = led_by[root]
-        return root
-
-    for sharers in includers.values():
-        roots = sorted({leader(root_of(path)) for path in sharers})
-        for other in roots[1:]:
-            led_by[other] = roots[0]  # (always a later path to an earlier one: no cycle)
-    members: dict[str, list[str]] = {}  # the root's path -> the files folded into its finding
-    for path in unported:
-        top = leader(root_of(path))
-        if top != path:
-            members.setdefault(top, []).append(path)
+    for header, includers_of_it in includers.items():
+        for includer in includers_of_it:
+            a, b = group(header), group(includer)
+            if a != b:
+                group_of[max(a, b)] = min(a, b)
+    groups: dict[str, list[str]] = {}
+    for path in sorted(unported):
+        groups.setdefault(group(path), []).append(path)
+    members: dict[str, list[str]] = {}  # the leading file's path -> the files folded into its finding
+    for paths in groups.values():
+        if len(paths) > 1:
+            leader = min([p for p in paths if p not in includers] or paths)
+            members[leader] = [p for p in paths if p != leader]
     folded = {header for headers in members.values() for header in headers}
     out = []
     for f in findings:

@@ -252,6 +252,21 @@ def test_cutlass_kernels_that_share_a_cutlass_header_are_one_root_cause(tmp_path
     assert {("tiles.h", 2), ("forward.h", 2)} <= related
 
 
+def test_cutlass_headers_that_include_each_other_fold_into_their_kernel(tmp_path) -> None:
+    # Headers written on CUTLASS that include one another, and a kernel (whose path sorts
+    # after theirs) that includes one of them: one error at the kernel, both headers' includes
+    # related; none is lost in the cycle.
+    files = {
+        "attn/zkernel.cu": '#include <cutlass/gemm/gemm.h>\n#include "tile/tile.h"\n__global__ void k() {}\n',
+        "attn/tile/tile.h": '#pragma once\n#include <cutlass/array.h>\n#include "iter.h"\n',
+        "attn/tile/iter.h": '#pragma once\n#include <cutlass/layout/matrix.h>\n#include "tile.h"\n',
+    }
+    found = _library_findings_by_file(tmp_path, files)
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("zkernel.cu", 1)]
+    related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+    assert {("tile.h", 2), ("iter.h", 2)} <= related
+
+
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
     (tmp_path / "ranges.h").write_text(
         "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"

@@ -402,7 +402,9 @@ def test_a_leading_class_changes_no_match() -> None:
     texts = [p.read_bytes() for p in (PACKAGE.parent / "fixtures").rglob("*") if p.is_file()]
     for label, pattern in led:
         alone = re.compile(pattern.pattern[prefix.match(pattern.pattern).end():-1], pattern.flags)
-        literals = _literals(alone)
+        # (each literal as written, and in the cases a case-insensitive group also matches)
+        literals = sorted({form for literal in _literals(alone)
+                           for form in (literal, literal.upper(), literal.capitalize())})
         samples = texts + [f"x {literal}\n '{literal}'x \"{literal}\"x".encode() for literal in literals] + [
             f"{a}{b} .{a}_{b} '{a}'{b} \"{a}\"{b}".encode() for a in literals for b in literals]
         for text in samples:

@@ -254,7 +254,7 @@ class IntegerConstants:
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _words(data: bytes, name: str, start: int = 0, end: int | None = None):
+def _word_spans(data: bytes, name: str, start: int = 0, end: int | None = None):
     """Where `name` is written as a whole word in bytes `start` to `end` of `data`: (start,
     end) of each. A byte search, not a regex: a pattern per name cost a compile per name, and
     scans ask for thousands of names."""
@@ -273,7 +273,7 @@ def identifiers_named(source, name: str, start: int = 0, end: int | None = None,
     """The `node_type` nodes `name` written in bytes `start` to `end` of the main tree (a byte
     search: a hit next to a letter, digit or `_` is part of a longer word and is skipped)."""
     root = source.tree.root_node
-    for at, after in _words(source.data, name, start, end):
+    for at, after in _word_spans(source.data, name, start, end):
         node = root.descendant_for_byte_range(at, after)
         if node is not None and node.type == node_type and node.start_byte == at and node.end_byte == after:
             yield node
@@ -343,7 +343,7 @@ def lone_templates(source, offsets) -> list[tuple[int, int, str]]:
 
 def _words_named(data: bytes, name: str) -> int:
     """How often `name` is written as a word (comments and strings included)."""
-    return sum(1 for _ in _words(data, name))
+    return sum(1 for _ in _word_spans(data, name))
 
 
 def functions_by_name(source) -> dict[str, list]:
