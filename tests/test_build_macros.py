@@ -225,6 +225,25 @@ def test_a_header_is_compiled_where_its_includes_are() -> None:
                         "unused.h": None, "k.cu": None}
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_headers_that_include_one_another_are_compiled_where_the_cycle_is_included(first: bool) -> None:
+    # Pairs of headers that include one another, asked about in either order. Only CUDA code
+    # includes `a.h` (`cuda.cu`'s `#else`): both are dead on ROCm. Every build includes `e.h`
+    # (`k.cu`): both are compiled. Nothing outside includes `c.h` and `d.h`: they stand for
+    # themselves, as a header nobody includes.
+    files = {
+        "a.h": '#pragma once\n#include "b.h"\n', "b.h": '#pragma once\n#include "a.h"\n',
+        "cuda.cu": '#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#else\n#include "a.h"\n#endif\n',
+        "e.h": '#pragma once\n#include "f.h"\n', "f.h": '#pragma once\n#include "e.h"\n',
+        "k.cu": '#include "e.h"\n',
+        "c.h": '#pragma once\n#include "d.h"\n', "d.h": '#pragma once\n#include "c.h"\n',
+    }
+    model = _model(files)
+    pairs = [("a.h", "b.h"), ("e.h", "f.h"), ("c.h", "d.h")]
+    statuses = [[model.environment(f"/p/{name}").status for name in (pair if first else pair[::-1])] for pair in pairs]
+    assert statuses == [["dead", "dead"], [None, None], [None, None]]
+
+
 def test_a_header_sees_what_every_includer_defined_before_including_it() -> None:
     shim = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n#endif\n"
     uses = "__device__ float f(float v) { return __shfl_xor_sync(~0u, v, 1); }\n"

@@ -267,6 +267,19 @@ def test_cutlass_headers_that_include_each_other_fold_into_their_kernel(tmp_path
     assert {("tile.h", 2), ("iter.h", 2)} <= related
 
 
+def test_cutlass_headers_that_only_include_one_another_are_reported(tmp_path) -> None:
+    # Two headers written on CUTLASS include one another and nothing else includes them: they
+    # stand for themselves (a header nobody includes is compiled where a build includes it),
+    # one body of code: one error, the other's include related.
+    files = {
+        "attn/a.h": '#pragma once\n#include <cutlass/array.h>\n#include "b.h"\n',
+        "attn/b.h": '#pragma once\n#include <cutlass/layout/matrix.h>\n#include "a.h"\n',
+    }
+    found = _library_findings_by_file(tmp_path, files)
+    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("a.h", 2)]
+    assert ("b.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+
+
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
     (tmp_path / "ranges.h").write_text(
         "#pragma once\n#include <nvtx3/nvToolsExt.h>\n"

@@ -416,6 +416,7 @@ _CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
 _ALTERNATIVES = frozenset({"elif", "elifdef", "elifndef", "else"})
 # Deeper include chains are not followed (generated code; Python's own stack is the limit).
 MAX_INCLUDE_DEPTH = 200
+_DONE = 1 << 30  # (`_reach_of`: an answer that leans on no header still being read)
 # A macro defined more often than this in one file stops being followed (it is a counter or
 # generated code, and each definition is an event every includer would carry).
 MAX_DEFINITIONS = 64
@@ -1086,27 +1087,44 @@ class BuildMacros:
             return [site for site in self._sites.get(path, ()) if site[0] in self._walks]
         return self._sites.get(path, [])
 
-    def reach(self, path: str, depth: int = 0) -> tuple[Value, Value]:
+    def reach(self, path: str) -> tuple[Value, Value]:
         """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
         nobody includes, stands for itself; a header is compiled where its includes are."""
+        return self._reach_of(path, 0, {})[0]
+
+    def _reach_of(self, path: str, depth: int, open_paths: dict[str, int]) -> tuple[tuple[Value, Value] | None, int]:
+        """`reach`, and how far up the headers being read (`open_paths`, by place on the
+        path) its answer leans on one: None and that place for a header met again on the way
+        (an include cycle, which adds nothing by itself). An answer that leans on a header
+        above is kept only once that header is done; headers that only one another include
+        (a cycle nothing outside includes) stand for themselves, as a header nobody includes."""
         if path in self._reach:
-            return self._reach[path]
+            return self._reach[path], _DONE
         if depth >= MAX_INCLUDE_DEPTH:
-            return True, True  # too deep to tell: compiled, as when no build file decides
+            return (True, True), _DONE  # too deep to tell: compiled, as when no build file decides
         if path in self._not_built:
-            return False, True
+            return (False, True), _DONE
         sites = self._sites_of(path) if _is_header(path) else None
         if not sites or not _is_header(path) or self._unwalked_includers(path):
-            return True, True  # (an includer not walked may compile it in either build)
-        self._reach[path] = (False, False)  # an include cycle adds nothing
+            return (True, True), _DONE  # (an includer not walked may compile it in either build)
+        if path in open_paths:
+            return None, open_paths[path]
+        place = open_paths[path] = len(open_paths)
         rocm: Value = False
         cuda: Value = False
+        included, leans_on = False, _DONE
         for including, _, on_rocm, on_cuda in sites:
-            outer = self.reach(including, depth + 1)
-            rocm = or_(rocm, and_(outer[ROCM], on_rocm))
-            cuda = or_(cuda, and_(outer[CUDA], on_cuda))
-        self._reach[path] = (rocm, cuda)
-        return rocm, cuda
+            outer, lean = self._reach_of(including, depth + 1, open_paths)
+            leans_on = min(leans_on, lean)
+            if outer is not None:
+                included = True
+                rocm = or_(rocm, and_(outer[ROCM], on_rocm))
+                cuda = or_(cuda, and_(outer[CUDA], on_cuda))
+        del open_paths[path]
+        if leans_on < place:  # a header above is still being read: asked again once it is done
+            return ((rocm, cuda) if included else None), leans_on
+        self._reach[path] = (rocm, cuda) if included else (True, True)
+        return self._reach[path], _DONE
 
     def status(self, path: str) -> str | None:
         if path in self._not_built:
