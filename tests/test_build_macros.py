@@ -244,6 +244,18 @@ def test_headers_that_include_one_another_are_compiled_where_the_cycle_is_includ
     assert statuses == [["dead", "dead"], [None, None], [None, None]]
 
 
+def test_a_cluster_of_headers_that_all_include_one_another_is_settled_once() -> None:
+    # 30 headers, each including all the others, one of them included by a CUDA-only arm:
+    # each is dead on ROCm. The cluster is settled as one group; following every chain of
+    # includes through it instead would never end.
+    names = [f"h{i}.h" for i in range(30)]
+    files = {name: "#pragma once\n" + "".join(f'#include "{other}"\n' for other in names if other != name)
+             for name in names}
+    files["k.cu"] = '#ifndef __HIP_PLATFORM_AMD__\n#include "h7.h"\n#endif\n'
+    model = _model(files)
+    assert {model.environment(f"/p/{name}").status for name in names} == {"dead"}
+
+
 def test_a_header_sees_what_every_includer_defined_before_including_it() -> None:
     shim = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n#endif\n"
     uses = "__device__ float f(float v) { return __shfl_xor_sync(~0u, v, 1); }\n"

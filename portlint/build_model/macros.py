@@ -416,7 +416,6 @@ _CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
 _ALTERNATIVES = frozenset({"elif", "elifdef", "elifndef", "else"})
 # Deeper include chains are not followed (generated code; Python's own stack is the limit).
 MAX_INCLUDE_DEPTH = 200
-_DONE = 1 << 30  # (`_reach_of`: an answer that leans on no header still being read)
 # A macro defined more often than this in one file stops being followed (it is a counter or
 # generated code, and each definition is an event every includer would carry).
 MAX_DEFINITIONS = 64
@@ -1090,41 +1089,89 @@ class BuildMacros:
     def reach(self, path: str) -> tuple[Value, Value]:
         """(ROCm, CUDA): does each build compile `path`? A translation unit, or a header
         nobody includes, stands for itself; a header is compiled where its includes are."""
-        return self._reach_of(path, 0, {})[0]
+        known = self._known_reach(path)
+        if known is None:
+            self._settle_reach(path)
+            known = self._reach[path]
+        return known
 
-    def _reach_of(self, path: str, depth: int, open_paths: dict[str, int]) -> tuple[tuple[Value, Value] | None, int]:
-        """`reach`, and how far up the headers being read (`open_paths`, by place on the
-        path) its answer leans on one: None and that place for a header met again on the way
-        (an include cycle, which adds nothing by itself). An answer that leans on a header
-        above is kept only once that header is done; headers that only one another include
-        (a cycle nothing outside includes) stand for themselves, as a header nobody includes."""
+    def _known_reach(self, path: str) -> tuple[Value, Value] | None:
+        """`reach` where no includer has to be asked (or was asked already); else None."""
         if path in self._reach:
-            return self._reach[path], _DONE
-        if depth >= MAX_INCLUDE_DEPTH:
-            return (True, True), _DONE  # too deep to tell: compiled, as when no build file decides
+            return self._reach[path]
         if path in self._not_built:
-            return (False, True), _DONE
-        sites = self._sites_of(path) if _is_header(path) else None
-        if not sites or not _is_header(path) or self._unwalked_includers(path):
-            return (True, True), _DONE  # (an includer not walked may compile it in either build)
-        if path in open_paths:
-            return None, open_paths[path]
-        place = open_paths[path] = len(open_paths)
-        rocm: Value = False
-        cuda: Value = False
-        included, leans_on = False, _DONE
-        for including, _, on_rocm, on_cuda in sites:
-            outer, lean = self._reach_of(including, depth + 1, open_paths)
-            leans_on = min(leans_on, lean)
-            if outer is not None:
-                included = True
+            return False, True
+        if not _is_header(path) or not self._sites_of(path) or self._unwalked_includers(path):
+            return True, True  # (an includer not walked may compile it in either build)
+        return None
+
+    def _settle_reach(self, start: str) -> None:
+        """`reach` of `start` and of every header its includers' chains pass through, a group
+        of headers that include one another (an include cycle) at a time, includers' groups
+        first (Tarjan's order), without recursion."""
+        index: dict[str, int] = {start: 0}
+        low: dict[str, int] = {start: 0}
+        stack, on_stack = [start], {start}
+        work = [(start, iter([site[0] for site in self._sites_of(start)]))]
+        while work:
+            node, includers = work[-1]
+            for including in includers:
+                if len(work) >= MAX_INCLUDE_DEPTH or self._known_reach(including) is not None:
+                    continue  # (too deep to tell: compiled, as when no build file decides)
+                if including not in index:
+                    index[including] = low[including] = len(index)
+                    stack.append(including)
+                    on_stack.add(including)
+                    work.append((including, iter([site[0] for site in self._sites_of(including)])))
+                    break
+                if including in on_stack:
+                    low[node] = min(low[node], index[including])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while not group or group[-1] != node:
+                        group.append(stack.pop())
+                        on_stack.discard(group[-1])
+                    self._settle_group(group)
+
+    def _settle_group(self, group: list[str]) -> None:
+        """`reach` of headers that include one another (or of one header), their includers
+        outside the group settled: the least answers that hold along every include, found
+        by a worklist (each answer only grows, a few times at most). A group that nothing
+        outside includes stands for itself, as a header nobody includes."""
+        members = set(group)
+        reach = {path: (False, False) for path in group}
+        dependents: dict[str, list[str]] = {}  # a member -> the members it includes
+        outside = False
+        for path in group:
+            for including, _, _, _ in self._sites_of(path):
+                if including in members:
+                    dependents.setdefault(including, []).append(path)
+                else:
+                    outside = True
+        if not outside:
+            self._reach.update((path, (True, True)) for path in group)
+            return
+        pending, queued = list(group), set(group)
+        while pending:
+            path = pending.pop()
+            queued.discard(path)
+            rocm: Value = False
+            cuda: Value = False
+            for including, _, on_rocm, on_cuda in self._sites_of(path):
+                outer = reach[including] if including in members else (self._known_reach(including) or (True, True))
                 rocm = or_(rocm, and_(outer[ROCM], on_rocm))
                 cuda = or_(cuda, and_(outer[CUDA], on_cuda))
-        del open_paths[path]
-        if leans_on < place:  # a header above is still being read: asked again once it is done
-            return ((rocm, cuda) if included else None), leans_on
-        self._reach[path] = (rocm, cuda) if included else (True, True)
-        return self._reach[path], _DONE
+            if (rocm, cuda) != reach[path]:
+                reach[path] = (rocm, cuda)
+                for dependent in dependents.get(path, ()):
+                    if dependent not in queued:
+                        queued.add(dependent)
+                        pending.append(dependent)
+        self._reach.update(reach)
 
     def status(self, path: str) -> str | None:
         if path in self._not_built:
