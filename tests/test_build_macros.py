@@ -256,6 +256,20 @@ def test_a_cluster_of_headers_that_all_include_one_another_is_settled_once() -> 
     assert {model.environment(f"/p/{name}").status for name in names} == {"dead"}
 
 
+@pytest.mark.parametrize("first", ["a.h", "b.h"])
+def test_a_header_a_hipified_source_reaches_through_a_cycle_is_hipified_whichever_is_asked_first(first: str) -> None:
+    # `x.cu` (hipified, surely compiled) includes `z.h`, which includes `a.h`; `a.h` and `b.h`
+    # include one another; `y.cu` (neither) includes `b.h`. Both headers are reached from
+    # `x.cu`, in whichever order they are asked about.
+    files = {"y.cu": '#include "b.h"\n', "b.h": '#pragma once\n#include "a.h"\n',
+             "a.h": '#pragma once\n#include "b.h"\n', "z.h": '#include "a.h"\n', "x.cu": '#include "z.h"\n'}
+    model = _model(files, hipified=frozenset({"/p/x.cu"}), rocm_compiled=frozenset({"/p/x.cu"}))
+    order = [first, "b.h" if first == "a.h" else "a.h"]
+    assert [model.hipified(f"/p/{name}") for name in order] == [True, True]
+    assert [model.compiled_on_rocm(f"/p/{name}") for name in order] == [True, True]
+    assert [model.hipified("/p/y.cu"), model.compiled_on_rocm("/p/y.cu")] == [False, False]
+
+
 def test_a_header_sees_what_every_includer_defined_before_including_it() -> None:
     shim = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n#endif\n"
     uses = "__device__ float f(float v) { return __shfl_xor_sync(~0u, v, 1); }\n"

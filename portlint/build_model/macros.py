@@ -24,6 +24,7 @@ ROCm build defines with an intrinsic's name (`shim`, `rocm_function`).
 from __future__ import annotations
 
 import bisect
+import collections
 import hashlib
 import os
 import posixpath
@@ -414,7 +415,7 @@ _INTRINSIC_DEFINITION = re.compile(
     rb"(__(?<!\w__)[A-Za-z]\w*)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 _CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
 _ALTERNATIVES = frozenset({"elif", "elifdef", "elifndef", "else"})
-# Deeper include chains are not followed (generated code; Python's own stack is the limit).
+# Deeper include chains are not walked for macros (generated code; Python's own stack is the limit).
 MAX_INCLUDE_DEPTH = 200
 # A macro defined more often than this in one file stops being followed (it is a counter or
 # generated code, and each definition is an event every includer would carry).
@@ -1116,8 +1117,8 @@ class BuildMacros:
         while work:
             node, includers = work[-1]
             for including in includers:
-                if len(work) >= MAX_INCLUDE_DEPTH or self._known_reach(including) is not None:
-                    continue  # (too deep to tell: compiled, as when no build file decides)
+                if self._known_reach(including) is not None:
+                    continue  # (answered: a translation unit, a header settled or nobody includes)
                 if including not in index:
                     index[including] = low[including] = len(index)
                     stack.append(including)
@@ -1139,38 +1140,44 @@ class BuildMacros:
 
     def _settle_group(self, group: list[str]) -> None:
         """`reach` of headers that include one another (or of one header), their includers
-        outside the group settled: the least answers that hold along every include, found
-        by a worklist (each answer only grows, a few times at most). A group that nothing
-        outside includes stands for itself, as a header nobody includes."""
+        outside the group settled: the least answers that hold along every include. Each
+        answer only grows (False, then maybe, then True, per build), so an include passes
+        on its includer's answer each time that grows, a few times at most: linear in the
+        includes. A group that nothing outside includes stands for itself, as a header
+        nobody includes."""
         members = set(group)
-        reach = {path: (False, False) for path in group}
-        dependents: dict[str, list[str]] = {}  # a member -> the members it includes
+        reach: dict[str, tuple[Value, Value]] = {}
+        passes_to: dict[str, list[tuple[str, Value, Value]]] = {}  # a member -> (member it includes, the include's values)
         outside = False
         for path in group:
-            for including, _, _, _ in self._sites_of(path):
-                if including in members:
-                    dependents.setdefault(including, []).append(path)
-                else:
-                    outside = True
-        if not outside:
-            self._reach.update((path, (True, True)) for path in group)
-            return
-        pending, queued = list(group), set(group)
-        while pending:
-            path = pending.pop()
-            queued.discard(path)
             rocm: Value = False
             cuda: Value = False
             for including, _, on_rocm, on_cuda in self._sites_of(path):
-                outer = reach[including] if including in members else (self._known_reach(including) or (True, True))
+                if including in members:
+                    passes_to.setdefault(including, []).append((path, on_rocm, on_cuda))
+                    continue
+                outside = True
+                outer = self._known_reach(including) or (True, True)  # (settled first: Tarjan's order)
                 rocm = or_(rocm, and_(outer[ROCM], on_rocm))
                 cuda = or_(cuda, and_(outer[CUDA], on_cuda))
-            if (rocm, cuda) != reach[path]:
-                reach[path] = (rocm, cuda)
-                for dependent in dependents.get(path, ()):
-                    if dependent not in queued:
-                        queued.add(dependent)
-                        pending.append(dependent)
+            reach[path] = (rocm, cuda)
+        if not outside:
+            self._reach.update((path, (True, True)) for path in group)
+            return
+        pending = collections.deque(path for path in group if reach[path] != (False, False))
+        queued = set(pending)
+        while pending:
+            path = pending.popleft()
+            queued.discard(path)
+            rocm, cuda = reach[path]
+            for included, on_rocm, on_cuda in passes_to.get(path, ()):
+                before = reach[included]
+                after = (or_(before[ROCM], and_(rocm, on_rocm)), or_(before[CUDA], and_(cuda, on_cuda)))
+                if after != before:
+                    reach[included] = after
+                    if included not in queued:
+                        queued.add(included)
+                        pending.append(included)
         self._reach.update(reach)
 
     def status(self, path: str) -> str | None:
@@ -1332,20 +1339,36 @@ class BuildMacros:
         a header one of those includes where the ROCm build may take the include?"""
         return self._reached_from(path, self._rocm_compiled_sources, self._rocm_compiled)
 
-    def _reached_from(self, path: str, sources: frozenset[str], known: dict[str, bool], depth: int = 0) -> bool:
-        """Is `path` one of `sources`, or a header included from one (`known` memoizes)?"""
+    def _reached_from(self, path: str, sources: frozenset[str], known: dict[str, bool]) -> bool:
+        """Is `path` one of `sources`, or a header included from one where the ROCm build may
+        take the include (`known` memoizes)? A search up its includers, breadth first: the
+        files on the chain from a source down to `path` are reached; where no chain comes
+        from a source, every file the search met is not (all their chains were searched)."""
         if not sources:
             return False
         found = known.get(path)
         if found is not None:
             return found
-        known[path] = False  # an include cycle adds nothing
-        found = path in sources or (depth < MAX_INCLUDE_DEPTH and _is_header(path) and any(
-            rocm is not False and self._reached_from(including, sources, known, depth + 1)
-            for including, _, rocm, _ in self._sites_of(path)))
-        known[path] = found
-        return found
-
+        came_from: dict[str, str | None] = {path: None}  # a file met -> the file it includes on the way to `path`
+        frontier = [path]
+        while frontier:
+            further = []
+            for file in frontier:
+                if known.get(file) or file in sources:
+                    at: str | None = file
+                    while at is not None:
+                        known[at] = True
+                        at = came_from[at]
+                    return True
+                if known.get(file) is False or not _is_header(file):
+                    continue
+                for including, _, rocm, _ in self._sites_of(file):
+                    if rocm is not False and including not in came_from:
+                        came_from[including] = file
+                        further.append(including)
+            frontier = further
+        known.update(dict.fromkeys(came_from, False))
+        return False
 
 # A name with CUDA, HIP or ROCM as one of its `_`-separated words (`X_ENABLE_CUDA`).
 # A CUDA word in a backend switch's name and the words its ROCm twin says instead: the
