@@ -65,7 +65,8 @@ class Finding:
     # it by the files that test them (`engine._judge_flags_by_other_files`).
     open_flags: tuple[str, ...] = field(default=(), compare=False)
     # The project's switches the finding stands on (P006's `GOOGLE_CUDA`): the project pass
-    # drops it where nothing in the project sets one (`engine._drop_under_unset_switches`).
+    # keeps it only where a build file or build description sets them and no source defines
+    # them (`engine._keep_switches_the_build_sets`), one warning per switch.
     open_switches: tuple[str, ...] = field(default=(), compare=False)
     # Code hip-clang rejects only before C++20 (X002's `typename` in a member): the project
     # pass drops it where the build asks for C++20 (`engine._drop_where_the_build_asks_for_cxx20`).
