@@ -1357,6 +1357,8 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     count = 1 if len(misses) < PARALLEL_THRESHOLD else count
     if model is not None and any(c.language == CUDA for c in misses):  # (build files need no macro walk)
         model.walk_all()
+    if model is not None:  # each worker reads its files' bytes again, rather than counting them all
+        model.release_bytes()
     if count > 1:  # parsers and query walks are built once, here: forked workers share them
         queries.precompile()
     if len(misses) >= LARGE_SCAN:

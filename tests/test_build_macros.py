@@ -463,3 +463,33 @@ def test_a_files_events_through_its_includes_keep_their_order_and_leave_the_head
         assert _value(model, "k.cu", "TILE", rocm, offset=text.index("int c")) == 8
         assert _value(model, "other.cu", "LANES", rocm) == 32
         assert _value(model, "width.h", "LANES", rocm) == 32
+
+
+def test_a_model_that_released_the_bytes_answers_as_before_reading_each_file_again_once(tmp_path: Path) -> None:
+    """Before workers fork, the model stops keeping the files' bytes (each worker would count
+    them): a file's environment is the same as the kept model's, each file is read again once
+    (as its worker asks for it), and only the newest read's bytes are kept."""
+    (tmp_path / "config.h").write_text("#ifdef __HIP_PLATFORM_AMD__\n#define LANES 64\n#else\n#define LANES 32\n#endif\n")
+    (tmp_path / "a.cu").write_text('#include "config.h"\n#if LANES == 64\n#endif\n')
+    (tmp_path / "b.cu").write_text('#include "config.h"\n#define WIDE (LANES * 2)\n')
+    paths = [str(tmp_path / name) for name in ("config.h", "a.cu", "b.cu")]
+    reads: list[str] = []
+
+    def read(path: str) -> bytes | None:
+        reads.append(path)
+        return Path(path).read_bytes() if Path(path).is_file() else None
+
+    kept = BuildMacros({p: Path(p).read_bytes() for p in paths}, read=read)
+    released = BuildMacros({p: Path(p).read_bytes() for p in paths}, read=read)
+    assert kept.environment(paths[1]).scope(1 << 30, True).state("LANES") is not None
+    released.walk_all()
+    released.release_bytes()
+    assert all(released.bytes_read(p) is None for p in paths)
+    for path in paths:
+        for rocm in (True, False):
+            for name in ("LANES", "WIDE"):
+                assert released.environment(path).scope(1 << 30, rocm).state(name) == \
+                    kept.environment(path).scope(1 << 30, rocm).state(name)
+        assert released.bytes_read(path) == Path(path).read_bytes()  # the newest read, for the file's analysis
+    assert sorted(reads) == sorted(paths)  # each read again once; the kept model read none
+    assert released.bytes_read(paths[0]) is None  # only the newest read is kept

@@ -105,6 +105,10 @@ class BuildModel:
         if self._scanned_whole is not None and self._environments:
             self._scanned_whole.save(self._environments, project, self.macros)
 
+    def release_bytes(self) -> None:
+        """Stop keeping the files' bytes (`BuildMacros.release_bytes`): before workers fork."""
+        self.macros.release_bytes()
+
     def bytes_read(self, absolute: str) -> bytes | None:
         """What the model read of a C-family file for this scan: the per-file pass takes it
         rather than reading the file again (None: read it)."""

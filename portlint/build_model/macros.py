@@ -684,6 +684,12 @@ class _Walk:
     headers: dict = field(default_factory=dict)
 
 
+# `BuildMacros._sources` values besides bytes and None (unreadable): not read yet; read once,
+# then released (`release_bytes`).
+_UNREAD = object()
+_RELEASED = object()
+
+
 class BuildMacros:
     """The macro environments of one scan. `environment(path)` gives a file its part."""
 
@@ -720,6 +726,7 @@ class BuildMacros:
         self._hipify_bases = self._with_hipify(self._rocm_defines, self._rocm_undefined)
         self._include_dirs = tuple(include_dirs)
         self._read = read
+        self._newest_read: tuple[str | None, bytes | None] = (None, None)  # (`release_bytes`)
         self._walks: dict[str, _Walk] = {}
         self._translation_units = [p for p in scanned if not _is_header(p)]
         self._headers = [p for p in scanned if _is_header(p)]
@@ -758,11 +765,23 @@ class BuildMacros:
 
     # ---- includes -------------------------------------------------------------------------
     def _data(self, path: str) -> bytes | None:
-        if path in self._sources:
-            return self._sources[path]
+        data = self._sources.get(path, _UNREAD)
+        if data is _RELEASED:  # read again when asked (`release_bytes`); the newest read is kept
+            if self._newest_read[0] != path:
+                self._newest_read = (path, self._read(path) if self._read is not None else None)
+            return self._newest_read[1]
+        if data is not _UNREAD:
+            return data
         data = self._read(path) if self._read is not None else None
         self._sources[path] = data
         return data
+
+    def release_bytes(self) -> None:
+        """Stop keeping the bytes of the files read so far (once walked, before workers fork:
+        every forked worker counts the pages its parent holds). A file asked for again is read
+        again, and only the newest read is kept: a worker asks for one file's bytes at a time."""
+        self._sources = {path: None if data is None else _RELEASED for path, data in self._sources.items()}
+        self._newest_read = (None, None)
 
     def files_read(self) -> list[str]:
         """Every file the walk read (or tried to), scanned or not."""
@@ -776,8 +795,12 @@ class BuildMacros:
         return [path for path in self._sources if path not in self._scanned]
 
     def bytes_read(self, path: str) -> bytes | None:
-        """The bytes of `path` read so far (None: not read, or unreadable)."""
-        return self._sources.get(path)
+        """The bytes of `path` read so far (None: not read, unreadable, or released and not
+        the newest read)."""
+        data = self._sources.get(path)
+        if data is _RELEASED:
+            return self._newest_read[1] if self._newest_read[0] == path else None
+        return data
 
     def _exists(self, path: str) -> bool:
         if path in self._sources:
