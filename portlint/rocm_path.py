@@ -25,7 +25,7 @@ from enum import Enum
 
 from portlint import hipify, queries, targets
 from portlint.nesting import bounded
-from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile, module_nodes
+from portlint.source import CMAKE, CUDA, MAKE, PYTHON, TEXT_LANGUAGES, SourceFile, module_nodes, module_parents
 
 # The macro environments and the `#if` logic live in the build model; the names stay here
 # for the rules that read them.
@@ -931,7 +931,6 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
     except SyntaxError:
         return model
     elif_heads: set[int] = set()
-    following = _statements_following_ifs(tree)
     resolve = PythonNames(tree)
     for node in module_nodes(tree):
         if isinstance(node, ast.If) and id(node) not in elif_heads:
@@ -951,10 +950,10 @@ def _build_python(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMo
                     continue
                 if current.orelse:
                     arms.append(Arm(*_stmts_range(source, current.orelse), True, True))
-                elif every_arm_exits and following.get(id(node)):
+                elif every_arm_exits and (following := _statements_following(tree, node)):
                     # `if torch.version.hip: return rocm_flags` makes the rest of the block
                     # its `else` arm.
-                    arms.append(Arm(*_stmts_range(source, following[id(node)]), True, True))
+                    arms.append(Arm(*_stmts_range(source, following), True, True))
                 break
             model.add_chain(arms)
         elif isinstance(node, ast.IfExp):
@@ -1122,16 +1121,15 @@ def _cmake_functions(source: SourceFile) -> tuple[list[tuple[int, int, str]], di
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def _statements_following_ifs(tree: ast.AST) -> dict[int, list[ast.stmt]]:
-    """For each `if` statement (by id), the statements after it in its block."""
-    following: dict[int, list[ast.stmt]] = {}
-    for node in module_nodes(tree):
-        for _, block in ast.iter_fields(node):
-            if isinstance(block, list):
-                for i, stmt in enumerate(block):
-                    if isinstance(stmt, ast.If):
-                        following[id(stmt)] = block[i + 1:]
-    return following
+def _statements_following(tree: ast.AST, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements after `statement` in its block."""
+    parent = module_parents(tree).get(id(statement))
+    for _, block in ast.iter_fields(parent) if parent is not None else ():
+        if isinstance(block, list):
+            for i, stmt in enumerate(block):
+                if stmt is statement:
+                    return block[i + 1:]
+    return []
 
 
 def _stmts_range(source: SourceFile, stmts: list[ast.stmt]) -> tuple[int, int]:

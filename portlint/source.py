@@ -244,7 +244,7 @@ def module_nodes(tree: ast.AST) -> list[ast.AST]:
     generator costs more than the work done at each node."""
     nodes = tree.__dict__.get("_portlint_nodes")
     if nodes is None:
-        nodes = tree._portlint_nodes = list(ast.walk(tree))
+        nodes = _index_module(tree)[0]
     return nodes
 
 
@@ -252,12 +252,31 @@ def module_parents(tree: ast.AST) -> dict[int, ast.AST]:
     """id(node) -> its parent, for every node of a parsed module but the module (made once)."""
     parents = tree.__dict__.get("_portlint_parents")
     if parents is None:
-        parents = {}
-        for node in module_nodes(tree):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-        tree._portlint_parents = parents
+        parents = _index_module(tree)[1]
     return parents
+
+
+def _index_module(tree: ast.AST) -> tuple[list[ast.AST], dict[int, ast.AST]]:
+    """`module_nodes` and `module_parents` in one pass: breadth first, children in field
+    order, as `ast.walk` goes (a loop over a list, without its three nested generators)."""
+    nodes, parents = [tree], {}
+    node_type = ast.AST
+    at = 0
+    while at < len(nodes):
+        node = nodes[at]
+        at += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                nodes.append(value)
+                parents[id(value)] = node
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        nodes.append(item)
+                        parents[id(item)] = node
+    tree._portlint_nodes, tree._portlint_parents = nodes, parents
+    return nodes, parents
 
 
 def parse_python(data: bytes, filename: str = "<unknown>") -> ast.Module:
