@@ -1328,10 +1328,13 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
         return model.bytes_read(candidate.absolute) if model is not None and candidate.language == CUDA else None
 
     def analyze(candidate: Candidate):
+        env, data = environment(candidate), known(candidate)
+        if model is not None and model.changed_since_walk(candidate.absolute):
+            # (its macros are the walked version's: analysed now, they would mix two versions)
+            return Problem(display_path(candidate.path), "skipped: saved again while the scan read it; scan again")
         if id(candidate) in in_context:
-            return analyze_file(candidate, config, project_codes, context_cache, environment(candidate),
-                                facts_only=True, data=known(candidate))
-        return analyze_file(candidate, config, codes, cache, environment(candidate), data=known(candidate))
+            return analyze_file(candidate, config, project_codes, context_cache, env, facts_only=True, data=data)
+        return analyze_file(candidate, config, codes, cache, env, data=data)
 
     def analyze_here(candidate: Candidate):
         outcome = analyze(candidate)

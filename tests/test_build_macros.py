@@ -468,7 +468,8 @@ def test_a_files_events_through_its_includes_keep_their_order_and_leave_the_head
 def test_a_model_that_released_the_bytes_answers_as_before_reading_each_file_again_once(tmp_path: Path) -> None:
     """Before workers fork, the model stops keeping the files' bytes (each worker would count
     them): a file's environment is the same as the kept model's, each file is read again once
-    (as its worker asks for it), and only the newest read's bytes are kept."""
+    (as its worker asks for it: the environment and the file's own bytes share the read), and
+    only the newest read is kept."""
     (tmp_path / "config.h").write_text("#ifdef __HIP_PLATFORM_AMD__\n#define LANES 64\n#else\n#define LANES 32\n#endif\n")
     (tmp_path / "a.cu").write_text('#include "config.h"\n#if LANES == 64\n#endif\n')
     (tmp_path / "b.cu").write_text('#include "config.h"\n#define WIDE (LANES * 2)\n')
@@ -484,12 +485,41 @@ def test_a_model_that_released_the_bytes_answers_as_before_reading_each_file_aga
     assert kept.environment(paths[1]).scope(1 << 30, True).state("LANES") is not None
     released.walk_all()
     released.release_bytes()
-    assert all(released.bytes_read(p) is None for p in paths)
     for path in paths:
         for rocm in (True, False):
             for name in ("LANES", "WIDE"):
                 assert released.environment(path).scope(1 << 30, rocm).state(name) == \
                     kept.environment(path).scope(1 << 30, rocm).state(name)
-        assert released.bytes_read(path) == Path(path).read_bytes()  # the newest read, for the file's analysis
+        assert released.bytes_read(path) == Path(path).read_bytes()  # the environment's read, for the analysis
+        assert not released.changed_since_walk(path)
     assert sorted(reads) == sorted(paths)  # each read again once; the kept model read none
-    assert released.bytes_read(paths[0]) is None  # only the newest read is kept
+    released.bytes_read(paths[0])
+    assert len(reads) == len(paths) + 1  # only the newest read is kept
+
+
+def test_a_file_saved_again_after_the_walk_is_skipped_not_analysed_with_the_old_macros(tmp_path: Path, monkeypatch) -> None:
+    """A file saved while the scan runs, after the macro walk read it and before its worker
+    reads it again, would be analysed with the old version's macros (the guard moved): it is
+    skipped with a message, and scanned again it is analysed as it now is."""
+    from portlint import build_model
+
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_library(k k.hip)\n")
+    kernel = tmp_path / "k.hip"
+    old = "__global__ void k(int* out) {\n  out[0] = __shfl_down(out[0], 1);\n}\n"
+    kernel.write_text(old)
+    for i in range(40):  # enough files for the workers
+        (tmp_path / f"h{i}.h").write_text(f"#define H{i} {i}\n")
+    release = build_model.BuildModel.release_bytes
+
+    def release_then_save(self) -> None:
+        release(self)
+        kernel.write_text("#include <hip/hip_runtime.h>\n" + old)
+
+    monkeypatch.setattr(build_model.BuildModel, "release_bytes", release_then_save)
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=tmp_path)
+    result = engine.scan([tmp_path], config, jobs=2)
+    assert any(p.path == "k.hip" and "saved again while the scan read it" in p.message for p in result.problems)
+    monkeypatch.setattr(build_model.BuildModel, "release_bytes", release)
+    again = engine.scan([tmp_path], config, jobs=2)
+    assert not any("saved again" in p.message for p in again.problems)

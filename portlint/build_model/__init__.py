@@ -109,6 +109,10 @@ class BuildModel:
         """Stop keeping the files' bytes (`BuildMacros.release_bytes`): before workers fork."""
         self.macros.release_bytes()
 
+    def changed_since_walk(self, absolute: str) -> bool:
+        """Was the file saved again between the walk and its worker's read of it?"""
+        return self.macros.changed_since_walk(absolute)
+
     def bytes_read(self, absolute: str) -> bytes | None:
         """What the model read of a C-family file for this scan: the per-file pass takes it
         rather than reading the file again (None: read it)."""

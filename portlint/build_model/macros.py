@@ -727,6 +727,7 @@ class BuildMacros:
         self._include_dirs = tuple(include_dirs)
         self._read = read
         self._newest_read: tuple[str | None, bytes | None] = (None, None)  # (`release_bytes`)
+        self._walked_hashes: dict[str, int] = {}
         self._walks: dict[str, _Walk] = {}
         self._translation_units = [p for p in scanned if not _is_header(p)]
         self._headers = [p for p in scanned if _is_header(p)]
@@ -780,8 +781,20 @@ class BuildMacros:
         """Stop keeping the bytes of the files read so far (once walked, before workers fork:
         every forked worker counts the pages its parent holds). A file asked for again is read
         again, and only the newest read is kept: a worker asks for one file's bytes at a time."""
+        # (a hash of each, to tell a file saved again since the walk read it: `changed_since_walk`)
+        self._walked_hashes = {path: hash(data) for path, data in self._sources.items()
+                               if data is not None and data is not _RELEASED} | self._walked_hashes
         self._sources = {path: None if data is None else _RELEASED for path, data in self._sources.items()}
         self._newest_read = (None, None)
+
+    def changed_since_walk(self, path: str) -> bool:
+        """Were the bytes of `path` read again after `release_bytes` other than those the walk
+        read (saved again meanwhile)? Its macros would then be the old version's."""
+        walked = self._walked_hashes.get(path)
+        if walked is None or self._newest_read[0] != path:
+            return False
+        data = self._newest_read[1]
+        return data is None or hash(data) != walked
 
     def files_read(self) -> list[str]:
         """Every file the walk read (or tried to), scanned or not."""
@@ -795,12 +808,10 @@ class BuildMacros:
         return [path for path in self._sources if path not in self._scanned]
 
     def bytes_read(self, path: str) -> bytes | None:
-        """The bytes of `path` read so far (None: not read, unreadable, or released and not
-        the newest read)."""
+        """The bytes of `path` read so far (None: not read, or unreadable); released, they are
+        read again (`changed_since_walk` then says whether they are still the walked ones)."""
         data = self._sources.get(path)
-        if data is _RELEASED:
-            return self._newest_read[1] if self._newest_read[0] == path else None
-        return data
+        return self._data(path) if data is _RELEASED else data
 
     def _exists(self, path: str) -> bool:
         if path in self._sources:
