@@ -202,6 +202,16 @@ def _library_findings_by_file(root, files: dict[str, str]) -> list:
     return sorted(scan([root], root, select=("L001",)).findings, key=lambda f: f.path)
 
 
+def _places(found) -> list[tuple[str, int]]:
+    """(file name, line) of each finding, in the order given."""
+    return [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found]
+
+
+def _related_places(finding) -> set[tuple[str, int]]:
+    """(file name, line) of each related location of a finding."""
+    return {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in finding.related}
+
+
 @pytest.mark.parametrize("kernel", ["kernel.cu", "zkernel.cu"])
 def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_path, kernel: str) -> None:
     # A kernel written on CUTLASS and its own CUTLASS-based headers are one root cause (the
@@ -216,8 +226,8 @@ def test_headers_written_on_cutlass_fold_into_the_file_that_includes_them(tmp_pa
         "attn/epilogue.h": '#pragma once\n#include <cutlass/epilogue/thread/linear_combination.h>\n',
     }
     found = _library_findings_by_file(tmp_path, files)
-    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("epilogue.h", 2), (kernel, 1)]
-    related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[1].related}
+    assert _places(found) == [("epilogue.h", 2), (kernel, 1)]
+    related = _related_places(found[1])
     assert {("tile.h", 2), ("iter.h", 2)} <= related
 
 
@@ -234,8 +244,8 @@ def test_a_cutlass_header_reached_through_a_plain_project_header_folds_too(tmp_p
         "attn/util/other.h": '#pragma once\n#include <cutlass/numeric_types.h>\n',
     }
     found = _library_findings_by_file(tmp_path, files)
-    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("kernel.h", 2), ("other.h", 2)]
-    assert ("iter.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+    assert _places(found) == [("kernel.h", 2), ("other.h", 2)]
+    assert ("iter.h", 2) in _related_places(found[0])
 
 
 def test_cutlass_kernels_that_share_a_cutlass_header_are_one_root_cause(tmp_path) -> None:
@@ -250,8 +260,8 @@ def test_cutlass_kernels_that_share_a_cutlass_header_are_one_root_cause(tmp_path
         "attn/unrelated.h": '#pragma once\n#include <cutlass/numeric_types.h>\n',
     }
     found = _library_findings_by_file(tmp_path, files)
-    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("backward.h", 2), ("unrelated.h", 2)]
-    related = {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+    assert _places(found) == [("backward.h", 2), ("unrelated.h", 2)]
+    related = _related_places(found[0])
     assert {("tiles.h", 2), ("forward.h", 2)} <= related
 
 
@@ -264,8 +274,8 @@ def test_cutlass_headers_that_only_include_one_another_are_reported(tmp_path) ->
         "attn/b.h": '#pragma once\n#include <cutlass/layout/matrix.h>\n#include "a.h"\n',
     }
     found = _library_findings_by_file(tmp_path, files)
-    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("a.h", 2)]
-    assert ("b.h", 2) in {(r.location.path.rsplit("/", 1)[-1], r.location.start_line) for r in found[0].related}
+    assert _places(found) == [("a.h", 2)]
+    assert ("b.h", 2) in _related_places(found[0])
 
 
 def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> None:
@@ -275,7 +285,7 @@ def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> No
         "  ~Range() { nvtxRangePop(); }\n};\n}  // namespace engine::nvtx\n")
     (tmp_path / "use.cpp").write_text('#include "ranges.h"\nvoid step() { engine::nvtx::Range r("step"); }\n')
     found = scan([tmp_path], tmp_path, select=("L001",)).findings
-    assert [(f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found] == [("ranges.h", 2)]
+    assert _places(found) == [("ranges.h", 2)]
 
 
 def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(tmp_path) -> None:
@@ -289,4 +299,4 @@ def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(
         "graph.h": '#pragma once\n#include <cudnn_frontend.h>\n#include "attention.h"\n',
     }
     found = _library_findings_by_file(tmp_path, files)
-    assert sorted((f.path.rsplit("/", 1)[-1], f.location.start_line) for f in found) == [("Makefile", 3), ("graph.h", 2)]
+    assert sorted(_places(found)) == [("Makefile", 3), ("graph.h", 2)]
