@@ -262,6 +262,57 @@ def test_cmake_backend_option_and_cuda_only_subdirectory(tmp_path: Path) -> None
     assert build.include_dirs == (str(root / "include"),)
 
 
+# Two backend switches a configure step turns on one at a time; the ROCm build's arm names a
+# file CMake writes into its build folder.
+CMAKE_SWITCHES = """\
+    cmake_minimum_required(VERSION 3.21)
+    project(p LANGUAGES CXX)
+    option(P_ENABLE_{cuda} "NVIDIA backend" OFF)
+    option(P_ENABLE_{hip} "AMD backend" OFF)
+    add_library(core src/common.cu ${{PROJECT_BINARY_DIR}}/version.cpp)
+    if(P_ENABLE_{hip})
+      target_sources(core PRIVATE src/amd.hip)
+    endif()
+    add_subdirectory(ops)
+    include(cmake/nv_sources.cmake)
+    """
+
+
+def _switch_project(tmp_path: Path, cuda: str = "CUDA", hip: str = "HIP") -> Path:
+    return _project(tmp_path, {
+        "CMakeLists.txt": CMAKE_SWITCHES.format(cuda=cuda, hip=hip),
+        # The subfolder tests only the CUDA switch; the top tests both.
+        "ops/CMakeLists.txt": f"if(P_ENABLE_{cuda})\n  target_sources(core PRIVATE nv_ops.cu)\nendif()\n",
+        # An included list's relative paths are the including folder's (`src/`, not `cmake/src/`).
+        "cmake/nv_sources.cmake": f"if(P_ENABLE_{cuda})\n  target_sources(core PRIVATE src/nv_only.cu)\nendif()\n",
+        "src/common.cu": CLEAN,
+        "src/amd.hip": CLEAN,
+        "src/nv_only.cu": HAZARD,
+        "ops/nv_ops.cu": HAZARD,
+    })
+
+
+@pytest.mark.parametrize("cuda, hip", [("CUDA", "HIP"), ("CUDALIB", "HIPLIB")])
+def test_the_cuda_arm_of_a_backend_pair_is_cuda_only_in_subfolders_and_included_lists(
+        tmp_path: Path, cuda: str, hip: str) -> None:
+    root = _switch_project(tmp_path, cuda, hip)
+    assert _not_built(root) == {
+        "ops/nv_ops.cu": "listed only on a CUDA-only path (ops/CMakeLists.txt:2)",
+        "src/nv_only.cu": "listed only on a CUDA-only path (cmake/nv_sources.cmake:2)",
+    }
+    result = scan([root], root, select=("W001",))
+    assert result.findings == []
+
+
+def test_a_file_the_build_writes_leaves_the_source_lists_read_but_an_unknown_one_does_not(tmp_path: Path) -> None:
+    root = _switch_project(tmp_path)
+    (root / "CMakeLists.txt").write_text(
+        (root / "CMakeLists.txt").read_text().replace("${PROJECT_BINARY_DIR}", "${GENERATED_DIR}"))
+    assert _not_built(root) == {}  # a folder the lists do not say: any file may be in it
+    result = scan([root], root, select=("W001",))
+    assert sorted(Path(f.path).name for f in result.findings) == ["nv_only.cu", "nv_ops.cu"]
+
+
 def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(tmp_path: Path) -> None:
     files = {
         "CMakeLists.txt": """\

@@ -1274,6 +1274,13 @@ _COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_cust
 _CMAKEDEFINE = re.compile(rb"^[ \t]*#[ \t]*cmakedefine(01)?[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 
 
+# Where CMake writes its build: files there are generated or fetched at configure time
+# (`${PROJECT_BINARY_DIR}/version.h`, `add_subdirectory(${CMAKE_CURRENT_BINARY_DIR}/googletest-src)`),
+# never the project's sources, so a path there names no file a scan reads (not "unresolved").
+BINARY_DIR = "/<cmake-binary-dir>"
+_BINARY_DIRS = ("CMAKE_BINARY_DIR", "CMAKE_CURRENT_BINARY_DIR", "PROJECT_BINARY_DIR")
+
+
 class _CMakeTree:
     """One CMake project from its top CMakeLists.txt: every list file it reads, with the
     variables each build holds, following `add_subdirectory` and `include`."""
@@ -1285,6 +1292,11 @@ class _CMakeTree:
         self.build = _Build(collector.shown(top))
         self.reached: dict[str, tuple[Value, str]] = {}  # list file -> (ROCm reads it, first site)
         self.active: list[str] = []
+        # The backend switches of the list files being read (`CMakeWalk.selectors`): a file
+        # `add_subdirectory` or `include` reads keeps them, as the build keeps its choice
+        # (a subfolder that tests only `USE_CUDA_TOOLKIT` under a top that tests it beside
+        # `USE_ROCM_TOOLKIT`).
+        self.selectors: list[frozenset[str]] = []
         self.walks = 0
         # A project function's body names sources for its callers: they are the ROCm build's
         # where some call may run on ROCm, the CUDA build's where only CUDA arms call it.
@@ -1295,7 +1307,8 @@ class _CMakeTree:
         # A ROCm-only list file is a subdirectory of the project, not a project's top.
         top_dir = str(self.collector.root.resolve() if self.rocm_only else self.top.parent)
         env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
-               "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,))}
+               "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,)),
+               **{name: CMakeValue((BINARY_DIR,)) for name in _BINARY_DIRS}}
         self._walk(self.top, not self.cuda_only, not self.rocm_only, dict(env), dict(env), "")
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
@@ -1346,10 +1359,19 @@ class _CMakeTree:
         outer = {name: (rocm_env.get(name), cuda_env.get(name)) for name in here}
         rocm_env.update(here)
         cuda_env.update(here)
+        # Relative paths in an `include()`d file's commands are the including folder's, as
+        # CMake reads them from `CMAKE_CURRENT_SOURCE_DIR`, not from the file's own folder.
+        current = (rocm_env.get("CMAKE_CURRENT_SOURCE_DIR") if rocm is not False else None) \
+            or cuda_env.get("CMAKE_CURRENT_SOURCE_DIR")
+        commands_dir = Path(current.items[0]) if current is not None and current.definite \
+            and len(current.items) == 1 else path.parent
         self.active.append(key)
         try:
             walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
-            walk.on_command = lambda *a: self._command(source, path.parent, walk, *a)
+            if self.selectors:
+                walk.selectors |= self.selectors[-1]
+            self.selectors.append(walk.selectors)
+            walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
             source.rocm_path = walk.run(rocm, cuda)
             # What the file set stays set for its reader: `include()` shares the includer's
             # scope (`add_subdirectory` passes a copy). The list file's own location does not.
@@ -1366,6 +1388,8 @@ class _CMakeTree:
             self.build.unresolved = self.build.lists_unresolved = True
         finally:
             self.active.pop()
+            if len(self.selectors) > len(self.active):
+                self.selectors.pop()
 
     def _configured_defines(self, text: str, directory: Path, rocm: Value, cuda: Value, rocm_env: dict,
                             cuda_env: dict) -> None:
@@ -1478,6 +1502,7 @@ class _CMakeTree:
                 for variable in ["PROJECT_SOURCE_DIR"] + [f"{n}_SOURCE_DIR" for n in names[:1] if complete
                                                           and re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]:
                     env[variable] = CMakeValue((str(directory),))
+                    env[variable[:-len("SOURCE_DIR")] + "BINARY_DIR"] = CMakeValue((BINARY_DIR,))
             return
         if name == "find_package" and texts and re.fullmatch(r"[A-Za-z0-9_.+-]+", texts[0]):
             # Module mode reads the project's own `Find<Name>.cmake` where the call stands (in

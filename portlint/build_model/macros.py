@@ -1434,7 +1434,8 @@ _HIP_SWITCH = re.compile(r"(?:^|_)(?:USE|USING|ENABLE|ENABLED|WITH|BUILD)_(?:HIP
 def backend_selectors(tested: Iterable[str]) -> set[str]:
     """The names among `tested` that say CUDA (or a CUDA library) where a twin in `tested`
     says HIP or ROCm (or that library's ROCm counterpart): `X_USE_CUDA` beside `X_USE_HIP`,
-    `X_USING_CUSPARSE` beside `X_USING_ROCSPARSE`."""
+    `X_USING_CUSPARSE` beside `X_USING_ROCSPARSE`, and a platform word run into another
+    (`TPL_ENABLE_CUDALIB` beside `TPL_ENABLE_HIPLIB`)."""
     tested = set(tested)
     found = set()
     for name in tested:
@@ -1442,11 +1443,19 @@ def backend_selectors(tested: Iterable[str]) -> set[str]:
             continue
         words = name.split("_")
         for i, word in enumerate(words):
-            twins = BACKEND_TWINS.get(word)
-            if twins and any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in twins):
+            if any("_".join([*words[:i], twin, *words[i + 1:]]) in tested for twin in _word_twins(word)):
                 found.add(name)
                 break
     return found
+
+
+def _word_twins(word: str) -> list[str]:
+    """`word` with its CUDA platform or library word, whole or at either end, said for ROCm."""
+    if word in BACKEND_TWINS:
+        return list(BACKEND_TWINS[word])
+    return [twin + word[len(cuda):] if word.startswith(cuda) else word[:-len(cuda)] + twin
+            for cuda, twins in BACKEND_TWINS.items() if word.startswith(cuda) or word.endswith(cuda)
+            for twin in twins]
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:
