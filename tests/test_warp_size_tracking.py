@@ -222,3 +222,20 @@ def test_a_shuffle_wrapper_is_as_wide_as_the_width_its_rocm_arm_passes(tmp_path:
                                                        "__shfl_down(value, delta)"))
     found = engine.scan([tmp_path], Config(root=tmp_path, select=("W001",))).findings
     assert found and Severity.NOTE not in {f.severity for f in found}
+
+
+def test_a_functions_own_constant_is_reported_only_where_something_computes_with_it(tmp_path: Path) -> None:
+    # Host code that keeps a warp width it never uses (left over from a removed launch) beside
+    # one whose 32 sizes a lane index: only the second is a hazard.
+    (tmp_path / "solve.cu").write_text(textwrap.dedent("""\
+        void plan(int n) {
+          const int warp_size = 32;  /* threads per warp */
+          (void)n;
+        }
+        __global__ void lanes(int* out) {
+          const int warp_size = 32;
+          out[threadIdx.x] = threadIdx.x % warp_size + __ballot(1);
+        }
+    """))
+    result = _scan(tmp_path)
+    assert sorted({f.location.start_line for f in result.findings}) == [6, 7]
