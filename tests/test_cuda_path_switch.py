@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from portlint import engine
 from portlint.config import Config
 from portlint.finding import Severity
@@ -39,4 +41,14 @@ def test_the_switch_set_on_the_rocm_path_as_well_is_silent(tmp_path: Path) -> No
         "find_package(CUDA QUIET)\nif(CUDA_FOUND)",
         "find_package(CUDA QUIET)\nfind_package(hip QUIET)\nif(CUDA_FOUND OR hip_FOUND)\n"
         "  enable_language(HIP)"))
+    assert _scan(root) == []
+
+
+@pytest.mark.parametrize("header", ["hip/hip_runtime.h", "rocm/include/hip/hip_runtime_api.h"])
+def test_a_project_whose_code_includes_hips_runtime_has_begun_its_port(tmp_path: Path, header: str) -> None:
+    # A file that includes HIP's runtime header (as written, or under a folder of the
+    # include path that starts higher up) is HIP code: the project chose what its switch leaves out.
+    root = tmp_path / "ops"
+    shutil.copytree(FIXTURES / "bad_tf_op", root)
+    (root / "ops" / "gpu_vendor.h").write_text(f'#pragma once\n#include "{header}"\n')
     assert _scan(root) == []

@@ -1070,7 +1070,7 @@ class BuildMacros:
                 if d.kind in _CONDITIONALS or d.kind in _ALTERNATIVES:
                     self._tested_platform_names.update(PLATFORM_NAME.findall(d.text))
                 elif d.kind == "include" and not self._hip_code and (m := _INCLUDE.match(d.text)) is not None:
-                    self._hip_code = (m.group(1) or m.group(2)) in HIP_RUNTIME_HEADERS
+                    self._hip_code = _names_hip_runtime(m.group(1) or m.group(2))
         selectors = frozenset(backend_selectors(self._tested_platform_names)) - self._rocm_defines.keys()
         switches = self._switch_names()
         if selectors or switches:
@@ -1471,6 +1471,12 @@ _EMPTY_WALK = _Walk(({}, {}), ({}, {}), {})
 ROCM_DROP_IN_HEADERS = frozenset({"rccl/rccl.h", "rccl.h"})
 # HIP's runtime headers: code that includes one is HIP code (`FileEnvironment.hip_code`).
 HIP_RUNTIME_HEADERS = frozenset({"hip/hip_runtime.h", "hip/hip_runtime_api.h"})
+
+
+def _names_hip_runtime(header: str) -> bool:
+    """`hip/hip_runtime.h`, also under a folder the project's include path starts higher up
+    (`rocm/include/hip/hip_runtime_api.h`)."""
+    return any(header == h or header.endswith("/" + h) for h in HIP_RUNTIME_HEADERS)
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 
