@@ -300,3 +300,13 @@ def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(
     }
     found = _library_findings_by_file(tmp_path, files)
     assert sorted(_places(found)) == [("Makefile", 3), ("graph.h", 2)]
+
+
+def test_a_declaration_of_a_documented_library_function_is_still_the_library(tmp_path) -> None:
+    # A project's own declaration of cuBLAS's `cublasCreate` (to avoid the header) is no
+    # helper of its own: the call still needs hipBLAS on ROCm.
+    result = assert_findings("""\
+        cublasStatus_t cublasCreate(cublasHandle_t* handle);
+        void start(cublasHandle_t* h) { cublasCreate(h); }
+        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
+    assert "`cublasCreate`" in " ".join([result.findings[0].message, *(r.message for r in result.findings[0].related)])

@@ -272,8 +272,21 @@ _OWN_NAMES = """
 [(preproc_def name: (identifier) @name)
  (preproc_function_def name: (identifier) @name)
  (function_definition declarator: (function_declarator declarator: (identifier) @name))
+ (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+ (function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name)))
+ (function_definition declarator: (function_declarator declarator: (template_function name: (identifier) @name)))
  (type_definition declarator: (type_identifier) @name)
  (alias_declaration name: (type_identifier) @name)]
+"""
+# Functions the file declares and data members it gives its classes (`const char*
+# cusparseGetStatusString(int);`, `void* curand_handle_;`): the project's names where the
+# library documents no such name (a declaration of a documented one may be a stub's).
+_OWN_DECLARED = """
+[(declaration declarator: (function_declarator declarator: (identifier) @name))
+ (declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))
+ (declaration declarator: (function_declarator declarator: (template_function name: (identifier) @name)))
+ (field_declaration declarator: (field_identifier) @name)
+ (field_declaration declarator: (pointer_declarator declarator: (field_identifier) @name))]
 """
 # Variables, parameters and template parameters the file names itself (`cusparseHandle_t
 # cusparseHandle`, `template <typename curandState>`): a name that only looks like the API.
@@ -327,6 +340,8 @@ def check_cuda_library(source: SourceFile) -> list[Finding]:
     if implemented:
         own_names |= {n for n in _library_names_in(source) if library_for_name(n).name in implemented}
     own_names |= {source.node_text(n) for n in queries.nodes(CUDA, _OWN_VARIABLES, root, "name")}
+    own_names |= {name for n in queries.nodes(CUDA, _OWN_DECLARED, root, "name")
+                  if not hipify.documented(name := source.node_text(n))}
     uses = _api_names(source, own_names)
     namespaces = _namespace_names(source, own_names)
     aliases: dict[str, Fix] = {}  # library -> the one fix of its include and of every use
@@ -1052,6 +1067,7 @@ queries.shared(
     CUDA,
     _OWN_NAMES,
     _OWN_VARIABLES,
+    _OWN_DECLARED,
     _CALLS,
     INCLUDES,
     _CG_VARIABLES,
