@@ -580,9 +580,9 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         for definition in definitions:
             own = [u for u in uses if definition in seen_by[id(u)]]
             logical = [u for u in computing if u.context == _UNOBSERVED and definition in seen_by[id(u)]]
-            if not own and not logical and (computing or definition.local):
+            if not own and not logical and (computing or definition.local and not uses_of.get(key)):
                 # The name's uses in view all see another definition of it, or a function's own
-                # constant nothing in its scope computes with: nothing observes this 32.
+                # constant nothing in its scope uses: nothing observes this 32.
                 continue
             if not own and logical:
                 # Every use is a logical warp that nothing 64 lanes wide observes: AMD computes
