@@ -1037,3 +1037,53 @@ def test_a_hipify_helper_that_returns_something_else_is_read_as_written(tmp_path
         "    for folder in include_dirs:\n        print(folder)\n    renamed = set()\n    for name in sources:"))
     assert "for folder in include_dirs" in (root / "build_tools" / "files.py").read_text()
     assert _not_built(root) == {"csrc/nvidia/tma.cu": "listed only on a CUDA-only path (setup.py:8)"}
+
+
+# A package's fused ops, built two ways: a setup.py for NVIDIA images, which runs nvcc
+# through a helper before it builds anything (so it fails on ROCm), and a module that
+# compiles the same sources when imported, with flags chosen per platform.
+OPS_SETUP = """\
+    import subprocess
+    from setuptools import setup
+    from torch.utils import cpp_extension
+    from torch.utils.cpp_extension import CUDAExtension
+
+    def nvcc_major(cuda_dir):
+        out = subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True)
+        return out.split("release ")[1].split(".")[0]
+
+    major = nvcc_major(cpp_extension.CUDA_HOME)
+    setup(name="ops", ext_modules=[CUDAExtension("ops_k", ["k.cpp", "k_cuda.cu"],
+                                                 extra_compile_args={"nvcc": ["--use_fast_math"]})])
+    """
+OPS_LOADER = """\
+    import pathlib
+    import torch
+    from torch.utils import cpp_extension
+
+    def build():
+        here = pathlib.Path(__file__).parent.absolute()
+        flags = ["-O3"] {arm}
+        return cpp_extension.load(name="ops_k", sources=[here / "k.cpp", here / "k_cuda.cu"],
+                                  extra_cuda_cflags=flags)
+    """
+
+
+@pytest.mark.parametrize("arm, setup_is_cuda_only", [
+    ('if torch.version.hip is not None else ["-O3", "--use_fast_math"]', True),
+    ("", False),  # a loader that does not know ROCm: the setup.py may be the port's build
+])
+def test_a_setup_py_that_fails_on_rocm_beside_a_loader_that_knows_rocm_is_the_cuda_builds(
+        tmp_path: Path, arm: str, setup_is_cuda_only: bool) -> None:
+    root = _project(tmp_path, {
+        "ops/setup.py": OPS_SETUP,
+        "ops/__init__.py": OPS_LOADER.format(arm=arm),
+        "ops/k.cpp": "int k_entry();\n",
+        "ops/k_cuda.cu": HAZARD,
+    })
+    expected = {"ops/setup.py": "a CUDA-only build: it fails on ROCm before it builds (ops/setup.py:7)"}
+    assert _not_built(root) == (expected if setup_is_cuda_only else {})
+    result = scan([root], root, select=("W001", "Y001", "Y002"))
+    # The loader compiles the kernel on ROCm either way: its hazard stays.
+    assert {(Path(f.path).name, f.code) for f in result.findings} >= {("k_cuda.cu", "W001")}
+    assert any(Path(f.path).name == "setup.py" for f in result.findings) is not setup_is_cuda_only

@@ -765,17 +765,29 @@ def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
     # extensions, the CMake tree it drives) that compiles sources where ROCm may go.
     others = collector.rocm_build or (any(b.rocm for b in going) and any(b.rocm_sources or b.unresolved for b in going))
     stopped = [b for b in collector.builds if b.stops_on_rocm]
-    if not others or not stopped:
+    if not stopped:
         return {}
+    # Or a module that compiles the extensions when run and takes a ROCm arm to do it
+    # (`if torch.version.hip: flags = [...]` before `cpp_extension.load(...)`): what it
+    # compiles, and the folders it compiles from, stay compiled.
+    run_time: set[str] = set()
+    if not others:
+        if not _rocm_run_time_build(candidates, collector):
+            return {}
+        run_time = _run_time_builds(candidates, collector)
+        if run_time is None:
+            return {}  # sources that cannot be read: it may compile any file
     out: dict[str, str] = {}
     for build in stopped:
         reason = f"part of {build.name}, a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
         out[build.entry] = f"a CUDA-only build: it fails on ROCm before it builds ({build.stops_on_rocm})"
-        paths = set(build.rocm_sources)
+        paths = set(build.rocm_sources) - run_time
         folder = os.path.dirname(build.entry)
-        if folder != str(collector.root):
+        if folder != str(collector.root) and not any(p.startswith(folder + os.sep) for p in run_time):
             paths.update(c.absolute for c in candidates if c.language == CUDA
                          and c.absolute.startswith(folder + os.sep))
+        for path in run_time:
+            build.cuda_sources.pop(path, None)
         for path in sorted(paths):
             out.setdefault(path, reason)
         build.rocm_sources.clear()  # it compiles nothing on ROCm
@@ -829,6 +841,33 @@ def _run_time_builds(candidates, collector: _Collector) -> set[str] | None:
     sources)`), relative to each file's folder; None when one cannot be read. Only those that
     exist: a test run from elsewhere names its sources relative to where it is run."""
     found: set[str] = set()
+    for c, script, calls in _run_time_loads(candidates, collector):
+        for call in calls:
+            if script.is_dead(call):
+                continue
+            for leaf in _source_leaves(script, call):
+                paths = _paths(script, leaf, Path(c.absolute).parent, collector.fs)
+                if paths is None:
+                    return None
+                found.update(p for p in paths if collector.fs.exists(p))
+    return found
+
+
+def _rocm_run_time_build(candidates, collector: _Collector) -> bool:
+    """Does a Python file of the project that compiles extensions when run (`_run_time_loads`)
+    test for a ROCm build on the way (`if torch.version.hip: flags = [...]`): a build made at
+    run time that knows ROCm?"""
+    for _, script, _ in _run_time_loads(candidates, collector):
+        names = rocm_path.PythonNames(script.tree)
+        if any(isinstance(node, (ast.If, ast.IfExp)) and rocm_path.python_condition(node.test, names=names) in ((True, False), (False, True))
+               for node in module_nodes(script.tree)):
+            return True
+    return False
+
+
+def _run_time_loads(candidates, collector: _Collector):
+    """(candidate, its script, its `cpp_extension.load(...)` calls) for each Python file of the
+    project but a setup.py that makes one."""
     for c in candidates:
         if c.language != PYTHON or c.build_script and c.path.name == "setup.py":
             continue
@@ -842,16 +881,10 @@ def _run_time_builds(candidates, collector: _Collector) -> set[str] | None:
             continue
         loaded = {alias.asname or alias.name for node in module_nodes(script.tree) if isinstance(node, ast.ImportFrom)
                   and (node.module or "").endswith("cpp_extension") for alias in node.names if alias.name == "load"}
-        for call in script.all_calls():
-            name = dotted_name(call.func) or ""
-            if not (name.endswith("cpp_extension.load") or name in loaded) or script.is_dead(call):
-                continue
-            for leaf in _source_leaves(script, call):
-                paths = _paths(script, leaf, Path(c.absolute).parent, collector.fs)
-                if paths is None:
-                    return None
-                found.update(p for p in paths if collector.fs.exists(p))
-    return found
+        calls = [call for call in script.all_calls()
+                 if (name := dotted_name(call.func) or "").endswith("cpp_extension.load") or name in loaded]
+        if calls:
+            yield c, script, calls
 
 
 def _project_paths(script: BuildScript, leaf: ast.expr, base: Path, fs: Observed, root: Path) -> list[str] | None:

@@ -756,7 +756,9 @@ class _RocmRun:
 
     def _may_leave(self, statement: ast.stmt) -> bool:
         """Might the block stop at `statement` without failing (a return, break or exit that
-        a ROCm build may take)?"""
+        a ROCm build may take)? A definition leaves nothing: its body runs when called."""
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
         stack = [statement]
         while stack:
             node = stack.pop()
