@@ -12,6 +12,7 @@ template's argument need `typename` in every standard.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from portlint import queries
@@ -98,8 +99,8 @@ def _missing_typename(written, needed_in_cxx20: bool, source: SourceFile) -> Fin
     template around it; else None."""
     if written.has_error:
         return None
-    parameters, classes = _enclosing_templates(written, source)
-    dependent_on = _dependent_scope(written, parameters, classes, source) if parameters else None
+    parameters, classes, current = _enclosing_templates(written, source)
+    dependent_on = _dependent_scope(written, parameters, classes, current, source) if parameters else None
     if dependent_on is None:
         return None
     name = source.node_text(written)
@@ -164,18 +165,105 @@ def _in_class_body(node) -> bool:
     return False
 
 
-def _enclosing_templates(node, source: SourceFile) -> tuple[frozenset[str], frozenset[str]]:
-    """The parameters of the templates around `node`, and the names of the classes it is in."""
+def _enclosing_templates(node, source: SourceFile) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The parameters of the templates around `node`, the names of the classes it is in, and
+    the scopes that name the current instantiation where it is (`_current_instantiation`)."""
     parameters: set[str] = set()
     classes: set[str] = set()
+    current: set[str] = set()
     for ancestor in ancestors_of(node):
         if ancestor.type == "ERROR":
-            return frozenset(), frozenset()  # (a stretch the tree could not read: no guess)
+            return frozenset(), frozenset(), frozenset()  # (a stretch the tree could not read: no guess)
         if ancestor.type == "template_declaration":
             parameters |= _parameter_names(ancestor.child_by_field_name("parameters"), source)
         elif ancestor.type in _CLASSES and (name := ancestor.child_by_field_name("name")) is not None:
             classes.add(source.node_text(name))
-    return frozenset(parameters), frozenset(classes)
+        elif ancestor.type == "function_definition":
+            current |= _current_instantiation(ancestor, node, source)
+    return frozenset(parameters), frozenset(classes), frozenset(current)
+
+
+def _current_instantiation(function, node, source: SourceFile) -> frozenset[str]:
+    """The scopes of the declarator-id `X<T, A>::inner::f`, without spaces (`X<T,A>`,
+    `X<T,A>::inner`), where `function` defines a member of class template X out of line under
+    `template <typename T, typename A>` and `node` follows that declarator-id (parameters,
+    initializers, body): names there are looked up in the class, so `X<T, A>::member` is the
+    current instantiation's and needs no `typename`. Else empty. The return type comes before
+    the declarator-id; `X<U, A>` and `X<T*, A>` name other classes."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None)
+    if declarator is None or declarator.type != "function_declarator":
+        return frozenset()
+    name = declarator.child_by_field_name("declarator")
+    if name is None or name.type != "qualified_identifier" or node.start_byte < name.end_byte:
+        return frozenset()
+    header = function.parent
+    if header is None or header.type != "template_declaration":
+        return frozenset()
+    while header.parent is not None and header.parent.type == "template_declaration":
+        header = header.parent  # (`template <T> template <U> X<T>::f`: the class's parameters come first)
+    arguments = _header_as_arguments(header.child_by_field_name("parameters"), source)
+    if arguments is None:
+        return frozenset()
+    text = source.node_text(name)
+    if name.has_error:
+        # (A macro before the return type, `inline MACRO typename X<T>::r X<T>::f`, makes the
+        # tree glue the return type into the declarator-id: its last word is the name.)
+        text = _words_outside_brackets(re.sub(r"\s*::\s*", "::", text))[-1]
+    parts = _outside_brackets(_without_spaces(text), "::")
+    first = next((i for i, part in enumerate(parts[:-1]) if part.endswith(arguments)
+                  and part[:-len(arguments)].isidentifier()), None)
+    if first is None:
+        return frozenset()
+    return frozenset("::".join(parts[first:end]) for end in range(first + 1, len(parts)))
+
+
+def _words_outside_brackets(text: str) -> list[str]:
+    """`text` split at the blanks outside `<...>`."""
+    return [w for w in _outside_brackets(re.sub(r"\s+", " ", text.strip()), " ") if w]
+
+
+def _outside_brackets(text: str, separator: str) -> list[str]:
+    """`text` split at each `separator` outside `<...>`."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if text[i] == "<":
+            depth += 1
+        elif text[i] == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            start = i = i + len(separator)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _header_as_arguments(listed, source: SourceFile) -> str | None:
+    """`<T,A,Ts...>` for `template <typename T, class A, typename... Ts>`: the arguments that
+    name the primary template from inside; None where a parameter has no name."""
+    if listed is None:
+        return None
+    names = []
+    for parameter in listed.named_children:
+        if parameter.type == "comment":
+            continue
+        if parameter.type == "template_template_parameter_declaration":  # (`template <typename> class C`)
+            parameter = parameter.named_children[-1]
+        found = parameter.child_by_field_name("name") or parameter.child_by_field_name("declarator") or next(
+            (c for c in parameter.named_children if c.type == "type_identifier"), None)
+        if found is None:
+            return None
+        variadic = parameter.type.startswith("variadic_") or found.type == "variadic_declarator"
+        names.append(_without_spaces(source.node_text(found)).lstrip(".") + ("..." if variadic else ""))
+    return "<" + ",".join(names) + ">"
+
+
+def _without_spaces(text: str) -> str:
+    return "".join(text.split())
 
 
 def _parameter_names(listed, source: SourceFile) -> frozenset[str]:
@@ -197,10 +285,12 @@ def _plain(declarator) -> bool:
     return inner is None or inner.type == "identifier" or (inner.type == "array_declarator" and _plain(inner))
 
 
-def _dependent_scope(qualified, parameters: frozenset[str], classes: frozenset[str], source: SourceFile) -> str | None:
+def _dependent_scope(qualified, parameters: frozenset[str], classes: frozenset[str], current: frozenset[str],
+                     source: SourceFile) -> str | None:
     """The template parameter the scopes of `A<T>::B::type` (or `T::type`) name, or None where
     no scope depends on one, a scope is the class being defined (its own members need no
-    `typename`), or the last name is no plain type name (`A<T>::template B<U>`)."""
+    `typename`), the whole scope is the current instantiation (`current`), or the last name is
+    no plain type name (`A<T>::template B<U>`)."""
     found = None
     node = qualified
     while node.type == "qualified_identifier":
@@ -224,7 +314,13 @@ def _dependent_scope(qualified, parameters: frozenset[str], classes: frozenset[s
         node = node.child_by_field_name("name")
         if node is None:
             return None
-    return found if node.type == "type_identifier" else None
+    if node.type != "type_identifier":
+        return None
+    # Only the declarator's own scopes: `X<T, A>::other::type` may be a typedef's member.
+    if found is not None and current and _without_spaces(
+            source.data[qualified.start_byte:node.start_byte].decode("utf-8", "replace")).removesuffix("::") in current:
+        return None
+    return found
 
 
 def _first_parameter_in(node, parameters: frozenset[str], source: SourceFile) -> str | None:
