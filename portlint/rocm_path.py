@@ -1392,12 +1392,28 @@ _MAKE_ROCM_VALUES = frozenset({"HIP", "ROCM", "AMD", "AMDGPU", "HIPCC"})
 _MAKE_CUDA_VALUES = frozenset({"CUDA", "NVCC", "NVIDIA"})
 
 
+# Words only one platform's build passes: an arm that holds them is that platform's build.
+_MAKE_ROCM_WORDS = frozenset({"-lamdhip64", "-D__HIP_PLATFORM_AMD__"})
+_MAKE_CUDA_WORDS = frozenset({"-lcudart", "-lcudart_static"})
+# A file without any of these has no arm that builds HIP (`_make_backend_arms`).
+_MAKE_HIP_BUILD = re.compile(rb"(?i)hipcc|amdhip64|__HIP_PLATFORM_AMD__")
+_MAKE_REFERENCE = re.compile(r"\$[({]\s*([A-Za-z_][A-Za-z0-9_.-]*)")
+
+
 def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
     """`ifeq`/`ifneq`/`ifdef`/`ifndef` ... `else if...` ... `else` ... `endif` chains."""
-    model = RocmPathModel()
     if b"if" not in source.data:
-        return model
+        return RocmPathModel()
     selectors = _make_platform_selectors(source)
+    chains = _make_chains(source)
+    model, arms = _make_model(chains, source, rocm_macros, selectors, {})
+    decided = _make_backend_arms(source, chains, arms, model)
+    return _make_model(chains, source, rocm_macros, selectors, decided)[0] if decided else model
+
+
+def _make_chains(source: SourceFile) -> list[list[tuple[int, int, object]]]:
+    """Each chain's arms: (body start, body end, condition node; None for `else`)."""
+    chains = []
     for chain in queries.nodes(MAKE, "(conditional) @c", source.tree.root_node, "c"):
         head = chain.child_by_field_name("condition")
         if head is None:
@@ -1405,17 +1421,142 @@ def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathMode
         alternatives = [c for c in chain.children if c.type in _MAKE_ARM_HEADS]
         endif = next((c for c in chain.children if c.type == "endif"), None)
         head_end = alternatives[0].start_byte if alternatives else endif.start_byte if endif else chain.end_byte
-        arms = [Arm(head.end_byte, head_end, *_eval_make_directive(head, source, rocm_macros, selectors))]
+        arms = [(head.end_byte, head_end, head)]
         for alt in alternatives:
             if alt.type == "else_directive":
-                arms.append(Arm(alt.children[0].end_byte, alt.end_byte, True, True))
+                arms.append((alt.children[0].end_byte, alt.end_byte, None))
                 continue
             cond = alt.child_by_field_name("condition")
             if cond is None:
                 break
-            arms.append(Arm(cond.end_byte, alt.end_byte, *_eval_make_directive(cond, source, rocm_macros, selectors)))
+            arms.append((cond.end_byte, alt.end_byte, cond))
+        chains.append(arms)
+    return chains
+
+
+def _make_model(chains, source: SourceFile, extra: frozenset[str], selectors: frozenset[str],
+                decided: dict) -> tuple[RocmPathModel, list[list[Arm]]]:
+    """The model of the chains, each condition evaluated, or as `decided` says
+    (`_make_backend_arms`); and each chain's arms."""
+    model, all_arms = RocmPathModel(), []
+    for chain in chains:
+        arms = []
+        for start, end, cond in chain:
+            value = (True, True) if cond is None else _decided_make_test(cond, source, decided)
+            if value is None:
+                value = _eval_make_directive(cond, source, extra, selectors)
+            arms.append(Arm(start, end, *value))
         model.add_chain(arms)
-    return model
+        all_arms.append(arms)
+    return model, all_arms
+
+
+def _make_backend_arms(source: SourceFile, chains, arms_of_chains: list[list[Arm]],
+                       model: RocmPathModel) -> dict:
+    """The ROCm build is the one that compiles with hipcc: in a chain no condition decides, an
+    arm that sets the compiler of the recipes that compile sources to hipcc (or links
+    `-lamdhip64`, defines `__HIP_PLATFORM_AMD__`), beside an arm that sets it to nvcc (or
+    links `-lcudart`), is the arm the ROCm build takes, and that one the CUDA build's (as
+    `CMakeWalk._if` reads an arm that enables HIP). Returns what this says of the chains'
+    conditions: by position, and by test for the file's other chains that make the same one
+    (`ifdef HIPCONFIG` around `-lhipfft` or `-lcufft`). A Makefile with no hipcc arm gets
+    nothing."""
+    if not _MAKE_HIP_BUILD.search(source.data):
+        return {}
+    open_chains = []
+    for chain, arms in zip(chains, arms_of_chains):
+        outcomes = chain_outcomes([(arm.rocm, arm.cuda) for arm in arms])
+        statuses = [status for _, _, status in outcomes]
+        # (a chain with a PORT arm, or one the ROCm build surely takes, is decided already)
+        if None in statuses and "port" not in statuses and all(_truth(r) is not True for r, _, _ in outcomes):
+            open_chains.append((chain, arms, outcomes))
+    if not open_chains:
+        return {}
+    # Imported here: both modules import this one. The Makefile is read with the model so far
+    # (every undecided arm live), so `compile_commands` sees each arm's compiler.
+    from portlint.build_model.build_files import compile_commands
+    from portlint.checks import make_ast
+    makefile = make_ast.Makefile(source, model)
+    compiles = [command for _, command in compile_commands(makefile)]
+    compilers = {name for command in compiles for name in makefile.program_variables(command.program)}
+    starts = [a.node.start_byte for a in makefile.assignments]  # (sorted)
+    decided: dict = {}
+    for chain, arms, outcomes in open_chains:
+        sides = [_make_arm_platforms(makefile, compilers, compiles, starts, start, end)
+                 if _truth(on_rocm) is None and _truth(on_cuda) is None else (False, False)
+                 for (start, end, _), (on_rocm, on_cuda, _) in zip(chain, outcomes)]
+        hip = [i for i, (rocm, cuda) in enumerate(sides) if rocm and not cuda]
+        nvcc = [i for i, (rocm, cuda) in enumerate(sides) if cuda and not rocm]
+        if len(hip) != 1 or not nvcc:  # (two hipcc arms: either may be the ROCm build's)
+            continue
+        rocm_arm, cuda_arm = hip[0], nvcc[0]
+        for i, ((_, _, cond), arm) in enumerate(zip(chain, arms)):
+            if cond is None:
+                continue
+            # Each build takes its arm: the conditions before it are false there, its own true.
+            value = (True if i == rocm_arm else False if i < rocm_arm else arm.rocm,
+                     True if i == cuda_arm else False if i < cuda_arm else arm.cuda)
+            decided[("at", cond.start_byte)] = value
+            test = _make_test(cond, source)
+            if test is not None and _make_test_holds(test[0], chains, source, makefile):
+                decided[test[0]] = (_not(value[0]), _not(value[1])) if test[1] else value
+    return decided
+
+
+def _make_arm_platforms(makefile, compilers: set[str], compiles, starts: list[int],
+                        start: int, end: int) -> tuple[bool, bool]:
+    """(builds HIP, builds CUDA): what the assignments and compile commands in `start:end`
+    (nested arms included) set the recipes' compiler to, link or define."""
+    rocm = cuda = False
+    for a in makefile.assignments[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]:
+        if a.name in compilers and a.words:
+            programs = makefile.programs(a.words[0])
+            rocm, cuda = rocm or "hipcc" in programs, cuda or "nvcc" in programs
+        texts = {w.text.split("=", 1)[0] for w in a.words}
+        rocm, cuda = rocm or bool(texts & _MAKE_ROCM_WORDS), cuda or bool(texts & _MAKE_CUDA_WORDS)
+    for command in compiles:
+        if start <= command.line.start_byte < end:
+            programs = makefile.command_programs(command)
+            rocm, cuda = rocm or "hipcc" in programs, cuda or "nvcc" in programs
+    return rocm, cuda
+
+
+def _make_test(cond, source: SourceFile) -> tuple[tuple, bool] | None:
+    """A condition as (what it tests, whether it is that test negated): `ifdef X` and
+    `ifndef X` test one thing, as do `ifeq (A,B)` and `ifneq (B,A)`."""
+    if cond.type in ("ifdef_directive", "ifndef_directive"):
+        name = cond.child_by_field_name("variable")
+        if name is None:
+            return None
+        return ("defined", source.node_text(name).strip()), cond.type == "ifndef_directive"
+    if cond.type in ("ifeq_directive", "ifneq_directive"):
+        sides = tuple(sorted(_make_arg(cond.child_by_field_name(f), source) for f in ("arg0", "arg1")))
+        return ("equal", sides), cond.type == "ifneq_directive"
+    return None
+
+
+def _decided_make_test(cond, source: SourceFile, decided: dict) -> tuple[Value, Value] | None:
+    if not decided:
+        return None
+    if ("at", cond.start_byte) in decided:
+        return decided[("at", cond.start_byte)]
+    test = _make_test(cond, source)
+    if test is None or test[0] not in decided:
+        return None
+    value = decided[test[0]]
+    return (_not(value[0]), _not(value[1])) if test[1] else value
+
+
+def _make_test_holds(key: tuple, chains, source: SourceFile, makefile) -> bool:
+    """Does the test have one answer in the whole file: nothing sets a variable it reads, and
+    no `include` comes, after the first chain that makes it?"""
+    tests = [cond.start_byte for chain in chains for _, _, cond in chain
+             if cond is not None and (_make_test(cond, source) or (None,))[0] == key]
+    first = min(tests)
+    text = " ".join(key[1]) if key[0] == "equal" else f"$({key[1]})"
+    names = set(_MAKE_REFERENCE.findall(text))
+    return (not any(a.node.start_byte > first for name in names for a in makefile.by_name.get(name, ()))
+            and not any(word.start > first for word in makefile.includes))
 
 
 def _make_platform_selectors(source: SourceFile) -> frozenset[str]:

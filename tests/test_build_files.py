@@ -603,6 +603,53 @@ def test_a_shim_chosen_by_the_hip_fragments_define_hides_the_cuda_names(tmp_path
     assert scan([root], root, select=("L001",)).findings == []
 
 
+# A Makefile that picks the platform by a variable that names none (`ifdef PROJCONFIG`): its
+# hipcc arm defines the switch of a cuFFT -> hipFFT shim.
+PLATFORM_BY_COMPILER = """\
+    ifdef PROJCONFIG
+      DFLAGS   += -DMYPROJ_HIP
+      GPUCXX   ?= hipcc
+      LIBS     += -lhipfft -lamdhip64
+    else
+      GPUCXX   ?= nvcc
+      GPUFLAGS += --expt-extended-lambda
+      LIBS     += -lcufft
+    endif
+    GPUFLAGS += $(DFLAGS)
+    app: fft.o
+    \t$(GPUCXX) $^ -o $@ $(LIBS)
+    %.o: %.cu
+    \t$(GPUCXX) $(GPUFLAGS) -c $< -o $@
+    """
+FFT_SHIM = """\
+    #ifdef MYPROJ_HIP
+    #include <hipfft/hipfft.h>
+    #define cufftHandle hipfftHandle
+    #else
+    #include <cufft.h>
+    #endif
+    cufftHandle plan;
+    """
+
+
+def test_the_makefile_arm_that_compiles_with_hipcc_is_the_rocm_builds(tmp_path: Path) -> None:
+    """The arm that sets the recipes' compiler to hipcc is the one the ROCm build takes: its
+    `-D` flags are the ROCm build's defines (the shim applies), and the nvcc arm's flags and
+    libraries are the CUDA build's. The same chain with no hipcc arm (a CUDA-only Makefile)
+    keeps its findings."""
+    root = _project(tmp_path / "ported", {"Makefile": PLATFORM_BY_COMPILER, "fft.cu": FFT_SHIM})
+    build = _read(root)
+    assert (build.rocm_defines, build.cuda_defines) == ({"MYPROJ_HIP": None}, {})
+    assert scan([root], root, select=("B001", "L001", "R007")).findings == []
+
+    cuda_only = PLATFORM_BY_COMPILER.replace("hipcc", "nvcc").replace("-lhipfft -lamdhip64", "-lcufft")
+    root = _project(tmp_path / "cuda", {"Makefile": cuda_only, "fft.cu": FFT_SHIM})
+    assert _read(root).rocm_defines == {}
+    findings = scan([root], root, select=("B001", "L001")).findings
+    found = {(Path(f.path).name, f.code, f.location.start_line) for f in findings}
+    assert found == {("Makefile", "B001", 7), ("Makefile", "L001", 4), ("Makefile", "L001", 8), ("fft.cu", "L001", 5)}
+
+
 # ---- the scan -------------------------------------------------------------------------------
 def _selecting_project(tmp_path: Path) -> Path:
     return _project(tmp_path, {

@@ -107,6 +107,44 @@ def test_make_conditionals(src: str, expected: dict) -> None:
     assert statuses(src) == expected
 
 
+# A chain whose conditions name no platform (`ifdef PROJCONFIG`), decided by what its arms
+# build with: `GPUCXX` is the compiler of the `%.o: %.cu` recipe below each case.
+COMPILE_RULE = "%.o: %.cu\n\t$(GPUCXX) $(GPUFLAGS) -c $< -o $@\n"
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        # The arm that sets the recipe's compiler to hipcc is the ROCm build's; the nvcc one the
+        # CUDA build's, and every chain of the file that makes the same test follows it.
+        ("ifdef PROJCONFIG\nV_a = -DPROJ_GPU_AMD\nGPUCXX ?= hipcc\nelse\nGPUCXX ?= nvcc\nV_b = -arch sm_70\nendif\n"
+         "ifdef PROJCONFIG\nV_c = -lhipfft\nelse\nV_d = -lcufft\nendif\n"
+         "ifndef PROJCONFIG\nV_e = -lcurand\nendif\n",
+         {"a": Status.PORT, "b": Status.DEAD, "c": Status.PORT, "d": Status.DEAD, "e": Status.DEAD}),
+        # The hipcc arm may come last, and the compiler may be set through another variable.
+        ("GPUCXX = $(DEVICE_CC)\nifeq ($(TOOLCHAIN),nv)\nDEVICE_CC = nvcc\nV_a = 1\n"
+         "else ifeq ($(TOOLCHAIN),llvm)\nDEVICE_CC = clang++\nV_b = 1\nelse\nDEVICE_CC = hipcc\nV_c = 1\nendif\n",
+         {"a": Status.DEAD, "b": Status.DEAD, "c": Status.PORT}),
+        # The runtime each arm links says the same where no compile rule does.
+        ("ifdef PROJCONFIG\nV_a = -lamdhip64\nelse\nV_b = -L$(CUDA_HOME)/lib64 -lcudart\nendif\n",
+         {"a": Status.PORT, "b": Status.DEAD}),
+        # A test whose variable the file sets again after it may answer otherwise there.
+        ("ifdef PROJCONFIG\nGPUCXX = hipcc\nelse\nGPUCXX = nvcc\nendif\nPROJCONFIG :=\n"
+         "ifdef PROJCONFIG\nV_a = 1\nendif\n", {"a": Status.LIVE}),
+        # Undecided: no nvcc arm beside the hipcc one, two hipcc arms, no hipcc arm at all.
+        ("ifdef PROJCONFIG\nGPUCXX = hipcc\nV_a = 1\nelse\nGPUCXX = g++\nV_b = 1\nendif\n",
+         {"a": Status.LIVE, "b": Status.LIVE}),
+        ("ifdef A\nGPUCXX = hipcc\nV_a = 1\nelse ifdef B\nGPUCXX = hipcc\nV_b = 1\n"
+         "else\nGPUCXX = nvcc\nV_c = 1\nendif\n",
+         {"a": Status.LIVE, "b": Status.LIVE, "c": Status.LIVE}),
+        ("ifdef PROJCONFIG\nGPUCXX = nvcc -G\nV_a = 1\nelse\nGPUCXX = nvcc\nV_b = -lcudart\nendif\n",
+         {"a": Status.LIVE, "b": Status.LIVE}),
+    ],
+)
+def test_make_chain_decided_by_the_compiler_its_arms_set(src: str, expected: dict) -> None:
+    assert statuses(src + COMPILE_RULE) == expected
+
+
 # ---- suppressions --------------------------------------------------------------------------
 NVCC_ONLY = "NVCC := nvcc{comment}\n\nk.o: k.cu\n\t$(NVCC) -c $< -o $@\n"
 

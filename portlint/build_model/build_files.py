@@ -1254,13 +1254,21 @@ def _hipcc_compiled_suffixes(makefile: make_ast.Makefile) -> set[str]:
     """The source suffixes (`.cu`) of the pattern rules whose recipe runs hipcc on the ROCm
     path: `%.o: %.cu` run by `$(GPUCXX) -c $<` where the arm a ROCm build takes sets
     `GPUCXX := hipcc`, or `%: %.cu` building a program at once."""
-    found = set()
+    return {suffix for suffixes, command in compile_commands(makefile)
+            if "hipcc" in makefile.command_programs(command) for suffix in suffixes}
+
+
+def compile_commands(makefile: make_ast.Makefile) -> list[tuple[set[str], make_ast.Command]]:
+    """The recipe commands of the pattern rules that compile sources (`%.o: %.cu`), outside
+    code dead on ROCm, each with its rule's source suffixes. The ROCm-path model reads the
+    compiler they run to tell a Makefile's ROCm arm from its CUDA one."""
+    found = []
     for rule in makefile.rules:
         suffixes = {w.text[1:].lower() for w in (*rule.prerequisites, *rule.target_patterns)
                     if w.text.startswith("%.")} & COMPILED_SUFFIXES
-        if suffixes and any(makefile.model.status(c.line.start_byte) is not Status.DEAD
-                            and "hipcc" in makefile.command_programs(c) for c in rule.commands):
-            found |= suffixes
+        if suffixes:
+            found.extend((suffixes, c) for c in rule.commands
+                         if makefile.model.status(c.line.start_byte) is not Status.DEAD)
     return found
 
 

@@ -190,9 +190,12 @@ def references_under(source: SourceFile, word: Word) -> list[tuple[object, str]]
 class Makefile:
     """A Makefile's statements, in source order, and where variables get their values."""
 
-    def __init__(self, source: SourceFile):
+    def __init__(self, source: SourceFile, model: rocm_path.RocmPathModel | None = None):
+        """`model`: the ROCm-path model to read the file with (the model's own first reading,
+        while it decides a chain by the compilers its arms set), else the file's."""
         self.source = source
-        model = source.rocm_path if source.rocm_path is not None else rocm_path.build(source)
+        if model is None:
+            model = source.rocm_path if source.rocm_path is not None else rocm_path.build(source)
         self.model = model
         self._dead = _union(sorted((s, e) for s, e, status in model.ranges if status is Status.DEAD))
         self._dead_starts = [s for s, _ in self._dead]
@@ -425,6 +428,21 @@ class Makefile:
                                           self.source.node_text(inner[0]), (inner[0],)), _seen)
             return {""}
         return {tail}
+
+    def program_variables(self, word: Word, _seen: frozenset[str] = frozenset()) -> set[str]:
+        """The variables through which a command word names its program: `$(GPUCXX)` where
+        `GPUCXX = $(HIPCC)` goes through both."""
+        node = word.reference
+        if node is None or node.type != "variable_reference":
+            return set()
+        name = reference_name(self.source, node)
+        if name is None or name in _seen:
+            return set()
+        found = {name}
+        for a in self.values(name):
+            if a.words:
+                found |= self.program_variables(a.words[0], _seen | {name})
+        return found
 
     def command_programs(self, command: Command) -> set[str]:
         """What `command` runs. A first word that may expand to nothing, or to `echo`
