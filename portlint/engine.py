@@ -237,7 +237,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     if budget is not None and len(left_out) > before_states:  # build files the budget stopped
         budget.cut(_CONTEXT_LEFT_OUT)
 
-    index = ProjectIndex()
+    index = ProjectIndex(not_built=frozenset(state.facts.path for state in result.files.values()
+                                             if state.absolute in build.not_built))
     loaders: list[_FactsLoader] = []
     for state in (*result.files.values(), *context.values()):
         if state.facts.deferred:

@@ -190,6 +190,8 @@ class ProjectIndex:
     open_sizes: list = field(default_factory=list)
     _memo: dict = field(default_factory=dict, repr=False)  # `memoized`: included files, file names, shared passes
     warp_size_definitions: list[WarpSizeDefinition] = field(default_factory=list)
+    # Files (their facts' `path`) no ROCm build compiles: what they define does not exist there.
+    not_built: AbstractSet[str] = frozenset()
     cmake_files: list[CMakeFacts] = field(default_factory=list)  # joined by cmake_project.CMakeBuild.of
     # Facts looked up by name or by file, as collected; rules read them through the views
     # `functions`, `macros`, `c_linkage` and `files`, which first load the deferred files
@@ -292,7 +294,8 @@ class ProjectIndex:
         self.open_sizes.extend(facts.open_sizes)
         if facts.cmake is not None:
             self.cmake_files.append(facts.cmake)
-        self.warp_size_definitions.extend(facts.warp_size_definitions)
+        self.warp_size_definitions.extend(facts.warp_size_definitions if facts.path not in self.not_built else
+                                          (replace(d, status=Status.DEAD) for d in facts.warp_size_definitions))
         rank = len(self._warp_size_uses)
         self._warp_size_uses.append(list(facts.warp_size_uses))
         for use in facts.mask_uses:

@@ -1134,3 +1134,59 @@ def test_a_setup_py_that_fails_on_rocm_beside_a_loader_that_knows_rocm_is_the_cu
     # The loader compiles the kernel on ROCm either way: its hazard stays.
     assert {(Path(f.path).name, f.code) for f in result.findings} >= {("k_cuda.cu", "W001")}
     assert any(Path(f.path).name == "setup.py" for f in result.findings) is not setup_is_cuda_only
+
+
+# A library with one folder of target headers per backend, put on the include path by the
+# backend's arm: `#include <target_device.h>` finds the HIP one in the ROCm build.
+TARGET_FOLDERS = {
+    "CMakeLists.txt": """\
+        cmake_minimum_required(VERSION 3.21)
+        project(lib LANGUAGES CXX)
+        option(LIB_TARGET_CUDA "NVIDIA" ON)
+        option(LIB_TARGET_HIP "AMD" OFF)
+        add_library(core src/reduce.cu)
+        if(LIB_TARGET_HIP)
+          enable_language(HIP)
+          target_include_directories(core PRIVATE include/targets/hip)
+        elseif(LIB_TARGET_CUDA)
+          enable_language(CUDA)
+          target_include_directories(core PRIVATE include/targets/cuda)
+        endif()
+        """,
+    "include/targets/cuda/target_device.h": """\
+        #pragma once
+        #include <mma/simt.cuh>
+        namespace device { constexpr int warp_size() { return 32; } }
+        """,
+    # Only the CUDA target header includes it: no HIP twin, still the CUDA build's.
+    "include/targets/cuda/mma/simt.cuh": """\
+        #pragma once
+        struct Simt { static constexpr int warp_size = 32; };
+        __device__ inline unsigned lane_id() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
+        """,
+    "include/targets/hip/target_device.h": """\
+        #pragma once
+        #include <hip/hip_runtime.h>
+        namespace device { constexpr int warp_size() { return 64; } }
+        """,
+    "src/reduce.cu": """\
+        #include <target_device.h>
+        __global__ void spread(int* out) { out[threadIdx.x % device::warp_size()] = 1; }
+        """,
+}
+
+
+def test_headers_in_the_cuda_builds_include_folder_beside_a_rocm_twin_are_not_built(tmp_path: Path) -> None:
+    root = _project(tmp_path, TARGET_FOLDERS)
+    assert set(_not_built(root)) == {"include/targets/cuda/target_device.h", "include/targets/cuda/mma/simt.cuh"}
+    # What those headers define does not exist in the ROCm build: `device::warp_size()` is not
+    # the CUDA-only `Simt::warp_size = 32`.
+    assert scan([root], root, select=("W001", "A001")).findings == []
+
+
+def test_a_cuda_include_folder_without_a_rocm_twin_is_left_to_the_includes(tmp_path: Path) -> None:
+    files = dict(TARGET_FOLDERS)
+    del files["include/targets/hip/target_device.h"]
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("include/targets/hip", "include/hip_extra")
+    root = _project(tmp_path, files)
+    assert _not_built(root) == {}

@@ -136,6 +136,7 @@ class _Collector:
         self.rocm_defines: dict[str, str | None] = {}
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
+        self.cuda_include_dirs: list[str] = []  # include folders only CUDA-only arms add
         # Include directories only builds ROCm never runs name (a SYCL builder's): where the
         # sources of those builds find their headers.
         self.other_include_dirs: list[str] = []
@@ -349,9 +350,13 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     generated = {_hipified_key(p) for p in compiled if not fs.exists(p)}
     for path in [p for p in candidates_not_built if _hipified_key(p) in generated]:
         del candidates_not_built[path]
+    cuda_folders = [d for d in collector.cuda_include_dirs if d not in collector.include_dirs]
+    if collector.rocm_build:
+        for path, reason in _cuda_folder_twins(candidates, cuda_folders, collector).items():
+            candidates_not_built.setdefault(path, reason)
     if candidates_not_built:
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs,
-                                       collector.other_include_dirs, config,
+                                       [*collector.other_include_dirs, *cuda_folders], config,
                                        fs, whole_project))
     # Builder classes build with PyTorch's extension builder too, wherever setup.py calls them.
     torch_extension = any(b.built_on_rocm for b in builders) or any(
@@ -1600,13 +1605,18 @@ class _CMakeTree:
                             continue
                         self.collector.define_for(side, taken, item)
             return
-        if name in ("include_directories", "target_include_directories") and rocm is not False:
+        if name in ("include_directories", "target_include_directories"):
+            # The CUDA build's own folders too: a header only there is found by CUDA compiles only.
             start = 1 if name == "target_include_directories" else 0
             for text in texts[start:]:
-                items, complete = cmake_expand(text, rocm_env)
+                items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
                 for item in items if complete else []:
                     if item not in _LIBRARY_KEYWORDS and "$<" not in item:
-                        self.collector.add_include_dir(os.path.normpath(item if os.path.isabs(item) else directory / item))
+                        folder = os.path.normpath(item if os.path.isabs(item) else directory / item)
+                        if rocm is not False:
+                            self.collector.add_include_dir(folder)
+                        elif folder not in self.collector.cuda_include_dirs:
+                            self.collector.cuda_include_dirs.append(folder)
             return
         if rocm is not False and name not in ("set", "list", "option", "message"):
             # Any other command a ROCm build runs with a source in it (a project's own
@@ -1687,6 +1697,30 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path, fs: Ob
 
 
 # ---- includes -----------------------------------------------------------------------------
+def _cuda_folder_twins(candidates, cuda_folders: list[str], collector: _Collector) -> dict[str, str]:
+    """Headers in an include folder only the CUDA build adds (`include/targets/cuda`) that has
+    a twin among the ROCm build's include folders, one holding headers of the same names
+    (`include/targets/hip/target_device.h`): the ROCm build's `#include <target_device.h>`
+    finds its own, and finds nothing else there. Unless a ROCm-compiled file reaches them
+    some other way (`_not_included` keeps those)."""
+    headers: dict[str, list[str]] = {}  # CUDA-only folder -> its headers
+    for c in candidates:
+        if c.language == CUDA and suffix_of(os.path.basename(c.absolute)).lower() in HEADER_SUFFIXES:
+            folder = next((f for f in cuda_folders if c.absolute.startswith(f + os.sep)), None)
+            if folder is not None:
+                headers.setdefault(folder, []).append(c.absolute)
+    out = {}
+    for folder, paths in headers.items():
+        twin = next((d for d in collector.include_dirs for p in paths
+                     if collector.fs.is_file(os.path.join(d, os.path.relpath(p, folder)))), None)
+        if twin is None:
+            continue  # no sign the ROCm build has its own: its include path may reach these another way
+        reason = (f"in {collector.shown(folder)}, an include folder only the CUDA build adds "
+                  f"(the ROCm build's is {collector.shown(twin)})")
+        out.update((p, reason) for p in paths)
+    return out
+
+
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
                   other_include_dirs: list[str], config, fs: Observed, whole_project: bool) -> dict[str, str]:
     """The candidates (path -> why no ROCm build compiles it), and headers only they include,
