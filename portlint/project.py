@@ -294,10 +294,12 @@ class ProjectIndex:
         self.open_sizes.extend(facts.open_sizes)
         if facts.cmake is not None:
             self.cmake_files.append(facts.cmake)
-        self.warp_size_definitions.extend(facts.warp_size_definitions if facts.path not in self.not_built else
+        built = facts.path not in self.not_built
+        self.warp_size_definitions.extend(facts.warp_size_definitions if built else
                                           (replace(d, status=Status.DEAD) for d in facts.warp_size_definitions))
         rank = len(self._warp_size_uses)
-        self._warp_size_uses.append(list(facts.warp_size_uses))
+        self._warp_size_uses.append(list(facts.warp_size_uses) if built else
+                                    [replace(u, status=Status.DEAD) for u in facts.warp_size_uses])
         for use in facts.mask_uses:
             self._mask_uses.setdefault(use.name, []).append(use)
         if facts.packed is not None:

@@ -16,6 +16,7 @@ from portlint.build_model.build_files import read_build_files
 from portlint.build_model.observed import Observed
 from portlint.cli import main
 from portlint.config import Config
+from portlint.finding import Severity
 from portlint.discover import discover
 
 # A 32-lane shuffle tree whose result every lane keeps: wrong on a 64-lane wavefront (W001).
@@ -1190,3 +1191,30 @@ def test_a_cuda_include_folder_without_a_rocm_twin_is_left_to_the_includes(tmp_p
     files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("include/targets/hip", "include/hip_extra")
     root = _project(tmp_path, files)
     assert _not_built(root) == {}
+
+
+def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_build(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(lib LANGUAGES CXX)
+            option(LIB_USE_CUDA "NVIDIA" ON)
+            option(LIB_USE_HIP "AMD" OFF)
+            add_library(core src/common.cu)
+            if(LIB_USE_HIP)
+              enable_language(HIP)
+            elseif(LIB_USE_CUDA)
+              target_sources(core PRIVATE src/nv_reduce.cu)
+            endif()
+            """,
+        "include/warp.h": "#pragma once\n#define WARP_SIZE 32\n",
+        # A 32-lane logical warp: AMD computes the same (a note at most).
+        "src/common.cu": '#include "../include/warp.h"\n'
+                         "__global__ void group(int* o) { o[threadIdx.x / WARP_SIZE] = threadIdx.x; }\n",
+        "src/nv_reduce.cu": '#include "../include/warp.h"\n'
+                            "__device__ float sum(float v) { for (int o = WARP_SIZE / 2; o > 0; o /= 2) "
+                            "v += __shfl_down_sync(0xffffffff, v, o); return v; }\n",
+    })
+    assert set(_not_built(root)) == {"src/nv_reduce.cu"}
+    result = scan([root], root, select=("W001",))
+    assert all(f.severity is Severity.NOTE for f in result.findings), [(f.path, f.message) for f in result.findings]
