@@ -1193,7 +1193,10 @@ def test_a_cuda_include_folder_without_a_rocm_twin_is_left_to_the_includes(tmp_p
     assert _not_built(root) == {}
 
 
-def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_build(tmp_path: Path) -> None:
+@pytest.mark.parametrize("common_use", ["o[threadIdx.x / WARP_SIZE] = threadIdx.x;", "o[threadIdx.x] = 0;"])
+def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_build(
+        tmp_path: Path, common_use: str) -> None:
+    # The ROCm build's own file uses the 32 as a logical warp, or not at all.
     root = _project(tmp_path, {
         "CMakeLists.txt": """\
             cmake_minimum_required(VERSION 3.21)
@@ -1210,7 +1213,7 @@ def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_b
         "include/warp.h": "#pragma once\n#define WARP_SIZE 32\n",
         # A 32-lane logical warp: AMD computes the same (a note at most).
         "src/common.cu": '#include "../include/warp.h"\n'
-                         "__global__ void group(int* o) { o[threadIdx.x / WARP_SIZE] = threadIdx.x; }\n",
+                         f"__global__ void group(int* o) {{ {common_use} }}\n",
         "src/nv_reduce.cu": '#include "../include/warp.h"\n'
                             "__device__ float sum(float v) { for (int o = WARP_SIZE / 2; o > 0; o /= 2) "
                             "v += __shfl_down_sync(0xffffffff, v, o); return v; }\n",

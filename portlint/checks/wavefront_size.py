@@ -563,10 +563,13 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
     wired = {key: definitions for key, definitions in groups.items() if all(d.hard_wired for d in definitions)}
     uses_of: dict[object, list[WarpSizeUse]] = {}
     local_group = {d.location: key for key, definitions in wired.items() for d in definitions if d.local}
+    used_off_rocm: set = set()  # keys with uses only in code no ROCm build compiles
     for use in index.warp_size_uses_of({d.name for definitions in wired.values() for d in definitions}):
+        key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
         if use.status is not Status.DEAD:
-            key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
             uses_of.setdefault(key, []).append(use)
+        else:
+            used_off_rocm.add(key)
     for key, uses in uses_of.items():
         uses_of[key] = [replace(u, context=_UNOBSERVED) if u.kernels and not _judged_by_kernels(index, u) else u
                         for u in uses]
@@ -580,9 +583,11 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         for definition in definitions:
             own = [u for u in uses if definition in seen_by[id(u)]]
             logical = [u for u in computing if u.context == _UNOBSERVED and definition in seen_by[id(u)]]
-            if not own and not logical and (computing or definition.local and not uses_of.get(key)):
-                # The name's uses in view all see another definition of it, or a function's own
-                # constant nothing in its scope uses: nothing observes this 32.
+            if not own and not logical and (computing or not uses_of.get(key) and (
+                    definition.local or key in used_off_rocm)):
+                # The name's uses in view all see another definition of it, or it has none but
+                # in code no ROCm build compiles, or it is a function's own constant nothing in
+                # its scope uses: nothing in the ROCm build observes this 32.
                 continue
             if not own and logical:
                 # Every use is a logical warp that nothing 64 lanes wide observes: AMD computes
