@@ -121,3 +121,21 @@ def test_a_flag_hipcc_ignores_at_no_cost_is_a_note(tmp_path) -> None:
     # Line tables lost: a note. `-Xcompiler`, whose host flag may matter, and the fast-math
     # spelling clang rejects, are warnings.
     assert found == {"-lineinfo": Severity.NOTE, "-Xcompiler": Severity.WARNING, "--use_fast_math": Severity.WARNING}
+
+
+def test_the_places_a_script_looks_for_nvcc_are_one_probe(tmp_path) -> None:
+    # Each path of the list is run until one answers: one root cause, the others related.
+    result = assert_findings("""\
+        import subprocess
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension
+
+        def nvcc_release():
+            for nvcc in ["/usr/local/cuda/bin/nvcc", "/opt/cuda/bin/nvcc", "/usr/bin/nvcc"]:
+                out = subprocess.check_output([nvcc, "--version"], text=True)
+                return out.split("release ")[1]
+
+        release = nvcc_release()
+        setup(name="ops", ext_modules=[CUDAExtension("ops", ["ops.cu"])])
+        """, "python", "Y002", tmp_path=tmp_path, select=("Y002",))
+    assert [r.location.start_column for r in result.findings[0].related] == [46, 68]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from portlint.checks import nvcc_flags
 from portlint.checks import requirements as requirements_py
 from portlint.checks.libraries import library_for_link_name
 from portlint.checks.python_build import BuildScript, StringArg, callee_name, dotted_name, string_template
-from portlint.finding import Finding, Severity, finding
+from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.rocm_path import python_condition
 from portlint.source import SourceFile, module_nodes
@@ -259,11 +260,21 @@ def check_cuda_toolkit_probe(source: SourceFile) -> list[Finding]:
     script = BuildScript(source)
     probes = _ToolkitProbes(script)
     findings, seen = [], set()
+    by_list: dict[int, int] = {}  # a list or tuple of probes (nvcc's usual places) -> its finding
     for node, roots, message, advice in probes.candidates():
         start, end = script.range(node)
         if start in seen or not script.model.is_live(start) or probes.guarded(node, roots) or not probes.reached(node):
             continue
         seen.add(start)
+        holder = script.parent(node)
+        if isinstance(holder, (ast.List, ast.Tuple)) and id(holder) in by_list:
+            # One root cause: the places the script looks for nvcc, the first one reported.
+            first = findings[by_list[id(holder)]]
+            findings[by_list[id(holder)]] = replace(first, related=(
+                *first.related, Related(source.location(start, end), "another place it looks for nvcc")))
+            continue
+        if isinstance(holder, (ast.List, ast.Tuple)):
+            by_list[id(holder)] = len(findings)
         findings.append(finding(source, start, end, message, Fix.advice(advice)))
     return findings
 
