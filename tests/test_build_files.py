@@ -1117,9 +1117,19 @@ OPS_LOADER = """\
     """
 
 
+def test_a_loader_that_refuses_rocm_is_no_rocm_build(tmp_path: Path) -> None:
+    loader = OPS_LOADER.format(arm="").replace(
+        "    def build():\n", "    def build():\n        if torch.version.hip:\n            raise ImportError('no ROCm kernels')\n")
+    root = _project(tmp_path, {"ops/setup.py": OPS_SETUP, "ops/__init__.py": loader,
+                               "ops/k.cpp": "int k_entry();\n", "ops/k_cuda.cu": HAZARD})
+    assert _not_built(root) == {}
+
+
 @pytest.mark.parametrize("arm, setup_is_cuda_only", [
     ('if torch.version.hip is not None else ["-O3", "--use_fast_math"]', True),
     ("", False),  # a loader that does not know ROCm: the setup.py may be the port's build
+    # A test a ROCm build decides that does not name it: a CUDA version's flags.
+    ('if torch.version.cuda and torch.version.cuda >= "12" else ["-O3"]', False),
 ])
 def test_a_setup_py_that_fails_on_rocm_beside_a_loader_that_knows_rocm_is_the_cuda_builds(
         tmp_path: Path, arm: str, setup_is_cuda_only: bool) -> None:

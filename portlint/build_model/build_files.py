@@ -33,7 +33,7 @@ from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_
 from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
 from portlint.build_model.python_helpers import PythonHelpers
-from portlint.checks.setup_py import rocm_path_markers, stops_on_rocm
+from portlint.checks.setup_py import fails_before_on_rocm, rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
@@ -859,15 +859,26 @@ def _run_time_builds(candidates, collector: _Collector) -> set[str] | None:
 
 
 def _rocm_run_time_build(candidates, collector: _Collector) -> bool:
-    """Does a Python file of the project that compiles extensions when run (`_run_time_loads`)
-    test for a ROCm build on the way (`if torch.version.hip: flags = [...]`): a build made at
-    run time that knows ROCm?"""
-    for _, script, _ in _run_time_loads(candidates, collector):
+    """Does a Python file of the project compile extensions when run (`_run_time_loads`) on
+    ROCm too, knowing it: a test that names HIP or ROCm and that a ROCm build decides
+    (`if torch.version.hip: flags = [...]`), and a `load(...)` a ROCm run reaches without
+    failing first (not one a ROCm arm refuses with `raise`)?"""
+    for _, script, calls in _run_time_loads(candidates, collector):
         names = rocm_path.PythonNames(script.tree)
-        if any(isinstance(node, (ast.If, ast.IfExp)) and rocm_path.python_condition(node.test, names=names) in ((True, False), (False, True))
-               for node in module_nodes(script.tree)):
+        knows_rocm = any(
+            isinstance(node, (ast.If, ast.IfExp)) and _names_rocm(node.test)
+            and rocm_path.python_condition(node.test, names=names) in ((True, False), (False, True))
+            for node in module_nodes(script.tree))
+        if knows_rocm and any(not script.is_dead(call) and _taken(script, call, names)[0] is not False
+                              and fails_before_on_rocm(script, call) is None for call in calls):
             return True
     return False
+
+
+def _names_rocm(test: ast.expr) -> bool:
+    """Does a Python test name HIP or ROCm (`torch.version.hip`, `IS_HIP_EXTENSION`, `is_rocm()`)?"""
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and re.search(
+        r"hip|rocm", n.id if isinstance(n, ast.Name) else n.attr, re.IGNORECASE) for n in ast.walk(test))
 
 
 def _run_time_loads(candidates, collector: _Collector):

@@ -645,6 +645,11 @@ def stops_on_rocm(script: BuildScript) -> ast.AST | None:
     return first
 
 
+def fails_before_on_rocm(script: BuildScript, node: ast.AST) -> ast.AST | None:
+    """Where a ROCm run of `script` surely fails before it reaches `node` (`_RocmRun`)."""
+    return _RocmRun(script).fails_before(node)
+
+
 class _RocmRun:
     """Statements a ROCm build surely runs, and whether one of them surely fails there."""
 
