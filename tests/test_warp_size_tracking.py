@@ -239,3 +239,33 @@ def test_a_functions_own_constant_is_reported_only_where_something_computes_with
     """))
     result = _scan(tmp_path)
     assert sorted({f.location.start_line for f in result.findings}) == [6, 7]
+
+
+def test_a_constant_used_only_in_an_arm_hip_clang_skips_is_still_reported(tmp_path: Path) -> None:
+    # `#if __CUDA_ARCH__ >= 700` is dead on hip-clang today (P001); the fix that opens it to
+    # AMD brings the 32-lane reduction back, so the header's 32 stays a hazard.
+    (tmp_path / "common.cuh").write_text("#pragma once\nconstexpr int kWarpSize = 32;\n")
+    (tmp_path / "reduce.cu").write_text(textwrap.dedent("""\
+        #include "common.cuh"
+        __global__ void reduce(float* out, const float* in) {
+          float v = in[threadIdx.x];
+        #if __CUDA_ARCH__ >= 700
+          for (int o = kWarpSize / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+        #else
+          out[threadIdx.x] = v;
+        #endif
+        }
+    """))
+    result = _scan(tmp_path)
+    assert [(_rel(f.path, tmp_path), f.location.start_line) for f in result.findings] == [("common.cuh", 2)]
+
+
+def test_a_functions_constant_a_macro_of_the_file_reads_is_used(tmp_path: Path) -> None:
+    (tmp_path / "lanes.cu").write_text(textwrap.dedent("""\
+        #define LANE_OF(t) ((t) % warp_size)
+        __global__ void spread(float* out) {
+          const int warp_size = 32;
+          out[threadIdx.x] = __shfl_sync(0xffffffff, out[0], LANE_OF(threadIdx.x));
+        }
+    """))
+    assert 3 in {f.location.start_line for f in _scan(tmp_path).findings}

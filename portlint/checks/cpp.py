@@ -335,13 +335,13 @@ def lone_templates(source, offsets) -> list[tuple[int, int, str]]:
         template = function.parent
         name = function_name(function, source)
         if template is None or template.type != "template_declaration" or name is None \
-                or name.startswith("operator") or _words_named(source.data, name) != 1:
+                or name.startswith("operator") or words_named(source.data, name) != 1:
             continue
         found[function.id] = (template.start_byte, template.end_byte, name)
     return list(found.values())
 
 
-def _words_named(data: bytes, name: str) -> int:
+def words_named(data: bytes, name: str) -> int:
     """How often `name` is written as a word (comments and strings included)."""
     return sum(1 for _ in _word_spans(data, name))
 

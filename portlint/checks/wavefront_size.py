@@ -13,9 +13,10 @@ import re
 from dataclasses import replace
 
 from portlint import queries
+from portlint.build_model.macros import read_directives
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
-    macro_tree, memoized, named_descendants, strip_parens,
+    macro_tree, memoized, named_descendants, strip_parens, words_named,
 )
 from portlint.checks.wavefront import (
     CONSTANT_ADVICE, HOST_ADVICE, _code_context, _feeds_shuffle, _index_kind, _is_thread_expr, _word_starts, _words,
@@ -352,6 +353,14 @@ def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, bl
     return sorted(found, key=lambda n: n.start_byte)
 
 
+def _named_once(source: SourceFile, name: str, scope) -> bool:
+    """Is a local's name written only where it is declared, in its block and in the file's
+    macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)?"""
+    block = source.data[scope.start_byte:scope.end_byte]
+    return words_named(block, name) == 1 and not any(
+        d.kind == "define" and words_named(d.text.encode(), name) for d in read_directives(source.data))
+
+
 def _parameter_names(function, source: SourceFile) -> set[str]:
     declarator = function.child_by_field_name("declarator")
     parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
@@ -385,6 +394,7 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
         scope_end=scope.end_byte if scope is not None else None,
+        unnamed_after=scope is not None and _named_once(source, source.node_text(name), scope),
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
         if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
@@ -568,7 +578,7 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
         key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
         if use.status is not Status.DEAD:
             uses_of.setdefault(key, []).append(use)
-        else:
+        elif use.location.path in index.not_built:  # (not a dead `#if` arm: a fix may bring that back)
             used_off_rocm.add(key)
     for key, uses in uses_of.items():
         uses_of[key] = [replace(u, context=_UNOBSERVED) if u.kernels and not _judged_by_kernels(index, u) else u
@@ -584,7 +594,7 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
             own = [u for u in uses if definition in seen_by[id(u)]]
             logical = [u for u in computing if u.context == _UNOBSERVED and definition in seen_by[id(u)]]
             if not own and not logical and (computing or not uses_of.get(key) and (
-                    definition.local or key in used_off_rocm)):
+                    definition.unnamed_after or key in used_off_rocm)):
                 # The name's uses in view all see another definition of it, or it has none but
                 # in code no ROCm build compiles, or it is a function's own constant nothing in
                 # its scope uses: nothing in the ROCm build observes this 32.
