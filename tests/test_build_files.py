@@ -1195,6 +1195,17 @@ def test_headers_in_the_cuda_builds_include_folder_beside_a_rocm_twin_are_not_bu
     assert scan([root], root, select=("W001", "A001")).findings == []
 
 
+def test_a_cuda_include_folder_that_holds_the_rocm_ones_or_links_to_one_is_no_cuda_only_folder(tmp_path: Path) -> None:
+    files = dict(TARGET_FOLDERS)
+    # The CUDA arm puts the whole `include/` on the path, which holds the ROCm build's folder.
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("PRIVATE include/targets/cuda", "PRIVATE include")
+    root = _project(tmp_path, files)
+    assert "include/targets/hip/target_device.h" not in _not_built(root)
+    linked = _project(tmp_path / "linked", {k: v for k, v in TARGET_FOLDERS.items() if "targets/hip" not in k})
+    (linked / "include" / "targets" / "hip").symlink_to(linked / "include" / "targets" / "cuda")
+    assert _not_built(linked) == {}
+
+
 def test_a_cuda_include_folder_without_a_rocm_twin_is_left_to_the_includes(tmp_path: Path) -> None:
     files = dict(TARGET_FOLDERS)
     del files["include/targets/hip/target_device.h"]

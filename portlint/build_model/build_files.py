@@ -1709,27 +1709,33 @@ def _cmake_glob(texts: list[str], env: dict, directory: Path, root: Path, fs: Ob
 
 # ---- includes -----------------------------------------------------------------------------
 def _cuda_folder_twins(candidates, cuda_folders: list[str], collector: _Collector) -> dict[str, str]:
-    """Headers in an include folder only the CUDA build adds (`include/targets/cuda`) that has
-    a twin among the ROCm build's include folders, one holding headers of the same names
+    """Headers in an include folder only the CUDA build adds (`include/targets/cuda`) whose
+    twin, a header of the same name, is in one of the ROCm build's include folders
     (`include/targets/hip/target_device.h`): the ROCm build's `#include <target_device.h>`
-    finds its own, and finds nothing else there. Unless a ROCm-compiled file reaches them
-    some other way (`_not_included` keeps those)."""
-    headers: dict[str, list[str]] = {}  # CUDA-only folder -> its headers
-    for c in candidates:
-        if c.language == CUDA and suffix_of(os.path.basename(c.absolute)).lower() in HEADER_SUFFIXES:
-            folder = next((f for f in cuda_folders if c.absolute.startswith(f + os.sep)), None)
-            if folder is not None:
-                headers.setdefault(folder, []).append(c.absolute)
+    finds its own. Unless a ROCm-compiled file reaches them some other way (`_not_included`
+    keeps those); the headers only they include follow them there. A folder that is or holds
+    one of the ROCm build's (a link to it, the project root) is no CUDA-only folder."""
+    rocm_folders = [os.path.realpath(d) for d in collector.include_dirs]
+    folders = [f for f in cuda_folders if not any(
+        _within(r, os.path.realpath(f)) for r in rocm_folders)]
     out = {}
-    for folder, paths in headers.items():
-        twin = next((d for d in collector.include_dirs for p in paths
-                     if collector.fs.is_file(os.path.join(d, os.path.relpath(p, folder)))), None)
-        if twin is None:
-            continue  # no sign the ROCm build has its own: its include path may reach these another way
-        reason = (f"in {collector.shown(folder)}, an include folder only the CUDA build adds "
-                  f"(the ROCm build's is {collector.shown(twin)})")
-        out.update((p, reason) for p in paths)
+    for c in candidates:
+        if c.language != CUDA or suffix_of(os.path.basename(c.absolute)).lower() not in HEADER_SUFFIXES:
+            continue
+        folder = next((f for f in folders if c.absolute.startswith(f + os.sep)), None)
+        if folder is None:
+            continue
+        name = os.path.relpath(c.absolute, folder)
+        twin = next((os.path.join(d, name) for d in collector.include_dirs
+                     if collector.fs.is_file(os.path.join(d, name))), None)
+        if twin is not None and os.path.realpath(twin) != os.path.realpath(c.absolute):
+            out[c.absolute] = (f"in {collector.shown(folder)}, an include folder only the CUDA build adds; "
+                               f"the ROCm build finds {collector.shown(twin)}")
     return out
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],
