@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 
 from portlint import queries
-from portlint.checks.cpp import ancestors_of, enclosing_function
+from portlint.checks.cpp import ancestors_of, enclosing_function, memoized
 from portlint.finding import Finding, at_node
 from portlint.fix import Edit, Fix
 from portlint.source import CUDA, SourceFile
@@ -25,6 +25,7 @@ from portlint.triggers import all_of, needs
 _TEMPLATE_PARAMETERS = ("type_parameter_declaration", "optional_type_parameter_declaration",
                         "variadic_type_parameter_declaration", "template_template_parameter_declaration")
 _CLASSES = ("class_specifier", "struct_specifier", "union_specifier")
+_CLASS_DEFINITIONS = "[(class_specifier) @class (struct_specifier) @class]"
 # Declarators a name alone stands in (`v`, `v = 1`, `v{1}`, `v(1)`, `v[4]`): with a pointer or a
 # reference (`A<T>::x * p;`) the statement may be an expression, as a compiler would read it.
 _PLAIN_DECLARATORS = ("identifier", "init_declarator", "array_declarator")
@@ -318,9 +319,62 @@ def _dependent_scope(qualified, parameters: frozenset[str], classes: frozenset[s
         return None
     # Only the declarator's own scopes: `X<T, A>::other::type` may be a typedef's member.
     if found is not None and current and _without_spaces(
-            source.data[qualified.start_byte:node.start_byte].decode("utf-8", "replace")).removesuffix("::") in current:
+            source.data[qualified.start_byte:node.start_byte].decode("utf-8", "replace")).removesuffix("::") in current \
+            and not _inherited_type(qualified, source.node_text(node), source):
         return None
     return found
+
+
+def _inherited_type(qualified, member: str, source: SourceFile) -> bool:
+    """Is `X<T>::member` a type X's definition in this file does not declare, X having base
+    classes: one it inherits from a dependent base, which is no member of the current
+    instantiation, so it needs `typename` (clang rejects it without)."""
+    scope = qualified.child_by_field_name("scope")
+    name = scope.child_by_field_name("name") if scope is not None and scope.type == "template_type" else None
+    if name is None:
+        return False
+    for body, bases in _class_bodies(source).get(source.node_text(name), ()):
+        if bases and member not in _declared_types(body, source):
+            return True
+    return False
+
+
+def _class_bodies(source: SourceFile) -> dict[str, list]:
+    """Class and struct definitions of the file by name: (body, has base classes)."""
+    def collect(s: SourceFile) -> dict[str, list]:
+        found: dict[str, list] = {}
+        for node in queries.nodes(CUDA, _CLASS_DEFINITIONS, s.tree.root_node, "class"):
+            name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
+            if name is not None and body is not None:
+                bases = any(c.type == "base_class_clause" for c in node.children)
+                found.setdefault(s.node_text(name), []).append((body, bases))
+        return found
+    return memoized(source, "class_bodies", collect)
+
+
+def _declared_types(body, source: SourceFile) -> set[str]:
+    """The type names a class body declares: typedefs, aliases, nested classes and enums, and
+    `using Base::name;`."""
+    names = set()
+    stack = list(body.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type == "template_declaration":
+            stack.extend(child.named_children)
+        elif child.type == "type_definition":
+            names.update(source.node_text(d) for d in child.children_by_field_name("declarator")
+                         if d.type == "type_identifier")
+        elif child.type == "alias_declaration" and (n := child.child_by_field_name("name")) is not None:
+            names.add(source.node_text(n))
+        elif child.type in ("class_specifier", "struct_specifier", "union_specifier", "enum_specifier") \
+                and (n := child.child_by_field_name("name")) is not None:
+            names.add(source.node_text(n).rsplit("::", 1)[-1])
+        elif child.type == "field_declaration":
+            stack.extend(c for c in child.named_children if c.type in ("class_specifier", "struct_specifier",
+                                                                          "union_specifier", "enum_specifier"))
+        elif child.type == "using_declaration":
+            names.add(source.node_text(child).rstrip(";").rsplit("::", 1)[-1].strip())
+    return names
 
 
 def _first_parameter_in(node, parameters: frozenset[str], source: SourceFile) -> str | None:
