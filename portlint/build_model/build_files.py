@@ -137,6 +137,7 @@ class _Collector:
         self.cuda_defines: dict[str, str | None] = {}
         self.include_dirs: list[str] = []
         self.cuda_include_dirs: list[str] = []  # include folders only CUDA-only arms add
+        self.run_time_loads: list | None = None  # `_run_time_loads`, once found
         # Include directories only builds ROCm never runs name (a SYCL builder's): where the
         # sources of those builds find their headers.
         self.other_include_dirs: list[str] = []
@@ -881,9 +882,15 @@ def _names_rocm(test: ast.expr) -> bool:
         r"hip|rocm", n.id if isinstance(n, ast.Name) else n.attr, re.IGNORECASE) for n in ast.walk(test))
 
 
-def _run_time_loads(candidates, collector: _Collector):
+def _run_time_loads(candidates, collector: _Collector) -> list:
     """(candidate, its script, its `cpp_extension.load(...)` calls) for each Python file of the
-    project but a setup.py that makes one."""
+    project but a setup.py that makes one (read and parsed once per reading of the builds)."""
+    if collector.run_time_loads is None:
+        collector.run_time_loads = list(_find_run_time_loads(candidates, collector))
+    return collector.run_time_loads
+
+
+def _find_run_time_loads(candidates, collector: _Collector):
     for c in candidates:
         if c.language != PYTHON or c.build_script and c.path.name == "setup.py":
             continue
