@@ -52,6 +52,13 @@ FOUND = {
         b'add_executable(bench bench.cu)\nif(USE_ROCM)\n    ${EXTRA_LIBS}\n    "-lcusparse")\n'
         b"add_executable(bench2 bench.cu)\nif(USE_ROCM)\n  target_link_libraries(bench roc::hipblas)\nelse()\n"
         b"  cuda_add_cublas_to_target(bench)\nendif()\n"))],
+    # A quote left open before an `asm` operand list: the tree reads `" : "=r` as a literal
+    # with a suffix, and X003's space went inside the real string on every pass.
+    "literal-suffix-after-an-open-quote": [("lane.cu", (
+        b'__device__ __forcmov.u32 %0, %%laneid;" : "=r"(lane));\n'
+        b'               : "=r"(frag[0]), "=r"(frag[1]), "=r"(frag[2]), "=r"(frag[3])\n'
+        b'      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"\n'
+        b'  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));\n'))],
     # A stray `[` folds `__global__` into an ERROR node: P005 must see it and fix once.
     "global-hidden-by-a-stray-bracket": [("k.cu", b"[ a,\nstatic void k(float* x) { x[0] = 1; }\n"
                                                   b"void g() { k<<<1, 1>>>(0); }\n")],

@@ -54,6 +54,8 @@ def check_literal_macro_suffix(source: SourceFile) -> list[Finding]:
             if glued.type == "concatenated_string":  # `FMT ": %"NAME`: the last piece is glued
                 glued = glued.named_children[-1]
             name = source.node_text(suffix)
+            if literal.has_error or not name.isidentifier():
+                continue  # a stretch the tree could not read (an unclosed quote): no edit there
             if glued.type not in _LITERALS or name.startswith("_") or name in STANDARD_SUFFIXES:
                 continue  # a number (`10ms`), or a literal operator of the project's or the library's
             written = source.data[glued.start_byte:suffix.end_byte].decode("utf-8", "replace")

@@ -212,7 +212,7 @@ def _current_instantiation(function, node, source: SourceFile) -> frozenset[str]
     if name.has_error:
         # (A macro before the return type, `inline MACRO typename X<T>::r X<T>::f`, makes the
         # tree glue the return type into the declarator-id: its last word is the name.)
-        text = _words_outside_brackets(re.sub(r"\s*::\s*", "::", text))[-1]
+        text = _words_outside_brackets("::".join(part.strip() for part in text.split("::")))[-1]
     parts = _outside_brackets(_without_spaces(text), "::")
     first = next((i for i, part in enumerate(parts[:-1]) if part.endswith(arguments)
                   and part[:-len(arguments)].isidentifier()), None)
