@@ -357,8 +357,9 @@ def _named_once(source: SourceFile, name: str, scope) -> bool:
     """Is a local's name written only where it is declared, in its block and in the file's
     macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)?"""
     block = source.data[scope.start_byte:scope.end_byte]
-    return words_named(block, name) == 1 and not any(
-        d.kind == "define" and words_named(d.text.encode(), name) for d in read_directives(source.data))
+    defines = memoized(source, "define_bodies", lambda s: b"\n".join(
+        d.text.encode() for d in read_directives(s.data) if d.kind == "define"))
+    return words_named(block, name) == 1 and not words_named(defines, name)
 
 
 def _parameter_names(function, source: SourceFile) -> set[str]:
