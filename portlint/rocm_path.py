@@ -378,6 +378,12 @@ def _mentions(text: str, extra: frozenset[str]) -> tuple[bool, bool]:
     return rocm, cuda
 
 
+def mentions_rocm(text: str) -> bool:
+    """Does `text` name ROCm or HIP as a word part (`torch.version.hip`, `IS_HIP_EXTENSION`,
+    `use_rocm`; not `chip`)?"""
+    return _mentions(text, frozenset())[0]
+
+
 # Words that turn a platform name into its opposite: `SKIP_CUDA_BUILD`, `NO_HIP`.
 _NEGATING_WORDS = frozenset({"SKIP", "NO", "DISABLE", "DISABLED", "WITHOUT"})
 
@@ -1397,7 +1403,6 @@ _MAKE_ROCM_WORDS = frozenset({"-lamdhip64", "-D__HIP_PLATFORM_AMD__"})
 _MAKE_CUDA_WORDS = frozenset({"-lcudart", "-lcudart_static"})
 # A file without any of these has no arm that builds HIP (`_make_backend_arms`).
 _MAKE_HIP_BUILD = re.compile(rb"(?i)hipcc|amdhip64|__HIP_PLATFORM_AMD__")
-_MAKE_REFERENCE = re.compile(r"\$[({]\s*([A-Za-z_][A-Za-z0-9_.-]*)")
 
 
 def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
@@ -1550,13 +1555,22 @@ def _decided_make_test(cond, source: SourceFile, decided: dict) -> tuple[Value, 
 def _make_test_holds(key: tuple, chains, source: SourceFile, makefile) -> bool:
     """Does the test have one answer in the whole file: nothing sets a variable it reads, and
     no `include` comes, after the first chain that makes it?"""
-    tests = [cond.start_byte for chain in chains for _, _, cond in chain
-             if cond is not None and (_make_test(cond, source) or (None,))[0] == key]
-    first = min(tests)
-    text = " ".join(key[1]) if key[0] == "equal" else f"$({key[1]})"
-    names = set(_MAKE_REFERENCE.findall(text))
-    return (not any(a.node.start_byte > first for name in names for a in makefile.by_name.get(name, ()))
-            and not any(word.start > first for word in makefile.includes))
+    from portlint.checks.make_ast import reference_name  # (it imports this module)
+    first = min((cond for chain in chains for _, _, cond in chain
+                 if cond is not None and (_make_test(cond, source) or (None,))[0] == key), key=lambda c: c.start_byte)
+    names = {key[1]} if key[0] == "defined" else {
+        name for node in _descendants(first) if (name := reference_name(source, node)) is not None}
+    return (not any(a.node.start_byte > first.start_byte for name in names for a in makefile.by_name.get(name, ()))
+            and not any(word.start > first.start_byte for word in makefile.includes))
+
+
+def _descendants(node) -> list:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _make_platform_selectors(source: SourceFile) -> frozenset[str]:

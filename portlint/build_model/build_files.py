@@ -878,8 +878,8 @@ def _rocm_run_time_build(candidates, collector: _Collector) -> bool:
 
 def _names_rocm(test: ast.expr) -> bool:
     """Does a Python test name HIP or ROCm (`torch.version.hip`, `IS_HIP_EXTENSION`, `is_rocm()`)?"""
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and re.search(
-        r"hip|rocm", n.id if isinstance(n, ast.Name) else n.attr, re.IGNORECASE) for n in ast.walk(test))
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and rocm_path.mentions_rocm(
+        n.id if isinstance(n, ast.Name) else n.attr) for n in ast.walk(test))
 
 
 def _run_time_loads(candidates, collector: _Collector) -> list:
