@@ -269,3 +269,26 @@ def test_a_functions_constant_a_macro_of_the_file_reads_is_used(tmp_path: Path) 
         }
     """))
     assert 3 in {f.location.start_line for f in _scan(tmp_path).findings}
+
+
+def test_a_source_files_constant_nothing_names_again_is_silent_even_where_the_tree_lost_its_function(
+        tmp_path: Path) -> None:
+    # A C file whose function opens differently in two #ifdef arms (the parser sees no
+    # function around the body) keeps an unused width there: it is the file's own, written
+    # once, so nothing computes with it. A header's constant may be used by code out of view,
+    # so it is still reported.
+    body = textwrap.dedent("""\
+        void plan(int n)
+        #ifdef PLAN_TRACE
+        { int traced = 1;
+        #else
+        { int traced = 0;
+        #endif
+          const int warp_size = 32;  /* threads per warp */
+          (void)n; (void)traced;
+        }
+    """)
+    (tmp_path / "solve.c").write_text(body)
+    (tmp_path / "api.h").write_text("const int warp_size = 32;\n")
+    result = _scan(tmp_path)
+    assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == [("api.h", 1)]

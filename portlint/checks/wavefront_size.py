@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from portlint import queries
-from portlint.build_model.macros import read_directives
+from portlint.build_model.macros import HEADER_SUFFIXES, read_directives
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
     macro_tree, memoized, named_descendants, strip_parens, words_named,
@@ -353,9 +353,16 @@ def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, bl
     return sorted(found, key=lambda n: n.start_byte)
 
 
+def _in_header(source: SourceFile) -> bool:
+    return source.absolute_path is None or source.absolute_path.suffix.lower() in HEADER_SUFFIXES
+
+
 def _named_once(source: SourceFile, name: str, scope) -> bool:
     """Is a local's name written only where it is declared, in its block and in the file's
-    macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)?"""
+    macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)? `scope` None: a
+    name others may see (a header's); a source file's own (its root): in the whole file."""
+    if scope is None:
+        return False
     block = source.data[scope.start_byte:scope.end_byte]
     defines = memoized(source, "define_bodies", lambda s: b"\n".join(
         d.text.encode() for d in read_directives(s.data) if d.kind == "define"))
@@ -395,7 +402,8 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         arch_macros=_arch_macros(definition, value, source, arch_by_condition),
         local=scope is not None, status=model.status(definition.start_byte),
         scope_end=scope.end_byte if scope is not None else None,
-        unnamed_after=scope is not None and _named_once(source, source.node_text(name), scope),
+        unnamed_after=_named_once(source, source.node_text(name), scope if scope is not None else
+                                  None if definition.type == "preproc_def" or _in_header(source) else source.tree.root_node),
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
         if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
