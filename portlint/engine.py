@@ -288,7 +288,7 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     docs = load_all()
     for state in result.files.values():
         if state.suppressions is None:  # unparsed, but it has a suppression comment
-            _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
+            _complete(state, config, model.environment_of(state.absolute, state.language))
         if state.suppressions.unknown:
             result.problems.extend(Problem(f"{state.path}:{line}", f"unknown rule `{selector}` in a suppression comment")
                                    for line, selector in state.suppressions.unknown)
@@ -305,14 +305,14 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # the others are not read again here.
     unported_candidates = {f.path for f in findings if f.code in _LIBRARY_RULES and f.severity is Severity.ERROR}
     unported_includes = _UnportedIncludes(result.files, unported_candidates, index, lambda state: _complete(
-        state, config, model.environment(state.absolute) if state.language == CUDA else None))
+        state, config, model.environment_of(state.absolute, state.language)))
     for f in findings:
         state = result.files.get(f.path)
         if state is None or state.path in result.not_built:  # a context file; or no ROCm build compiles it
             continue
         doc = docs[f.code]
         if state.ranges is None or state.suppressions is None:
-            _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
+            _complete(state, config, model.environment_of(state.absolute, state.language))
         status = _status(state.ranges, f.location.start_byte)
         if status is Status.DEAD or (status is Status.PORT and doc.scope == "live" and not f.in_port):
             continue
@@ -610,7 +610,7 @@ class _FactsLoader:
 
 def _complete_for_model(state: FileState, config: Config, model) -> SourceFile | None:
     """`_complete` with the file's environment from the build `model`."""
-    return _complete(state, config, model.environment(state.absolute) if state.language == CUDA else None)
+    return _complete(state, config, model.environment_of(state.absolute, state.language))
 
 
 def _complete(state: FileState, config: Config, environment: FileEnvironment | None = None) -> SourceFile | None:
@@ -1321,9 +1321,9 @@ def _start_analysis(candidates: list[Candidate], config: Config, codes, jobs: in
     count = 1 if jobs <= 1 or len(candidates) < PARALLEL_THRESHOLD else jobs
 
     def environment(candidate: Candidate) -> FileEnvironment | None:
-        if model is None or candidate.language != CUDA:
+        if model is None:
             return None
-        return model.environment(candidate.absolute, context=id(candidate) in in_context)
+        return model.environment_of(candidate.absolute, candidate.language, context=id(candidate) in in_context)
 
     def known(candidate: Candidate) -> bytes | None:
         return model.bytes_read(candidate.absolute) if model is not None and candidate.language == CUDA else None

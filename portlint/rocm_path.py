@@ -401,7 +401,13 @@ def _platform_atom(text: str, extra: frozenset[str]) -> tuple[Value, Value]:
 
 
 def _build_cmake(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
-    return CMakeWalk(source, rocm_macros).run()
+    model = CMakeWalk(source, rocm_macros).run()
+    if source.build is not None:
+        # The walk of the project's tree read the file with what the lists before it set
+        # (`if(GMX_GPU_CUDA)` is false where only a CUDA module sets it): its dead and
+        # one-build arms hold too.
+        model.ranges.extend(r for r in source.build.list_ranges if r[2] is not Status.LIVE)
+    return model
 
 
 @dataclass(unsafe_hash=True)
@@ -422,7 +428,7 @@ CMakeEnv = dict  # variable name -> CMakeValue; a name not in it is unknown
 
 # Commands that only read their arguments: every other command may write a variable named
 # by a bare argument (`string(REPLACE ... OUT)`, `find_library(VAR ...)`, `math(EXPR V ...)`).
-_CMAKE_READ_ONLY = frozenset({
+CMAKE_READ_ONLY = frozenset({
     "message", "add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
     "hip_add_library", "hip_add_executable", "target_sources", "target_link_libraries",
     "target_include_directories", "target_compile_definitions", "target_compile_options",
@@ -501,6 +507,13 @@ class CMakeWalk:
                 rocm, cuda = self._if(node, rocm, cuda, rocm_env, cuda_env)
             elif kind in ("foreach_loop", "while_loop", "block_def"):
                 body = _first(node, "body")
+                if kind == "foreach_loop":
+                    # The loop variable holds each item in turn: what it held before is gone.
+                    header = _first(node, "foreach_command")
+                    args = _first(header, "argument_list") if header is not None else None
+                    for variable in _cmake_words(args, self.source)[:1] if args is not None else []:
+                        for env in (rocm_env, cuda_env):
+                            env.pop(variable, None)
                 if body is not None:  # runs zero or more times
                     self._maybe(body.children, rocm, cuda, rocm_env, cuda_env)
             elif kind in ("function_def", "macro_def"):
@@ -650,7 +663,7 @@ def _merge_maybe(env: CMakeEnv, arm_env: CMakeEnv) -> None:
         env[name] = CMakeValue(items, definite=False)
 
 
-def _argument_text(arg, source: SourceFile) -> tuple[str, bool]:
+def argument_text(arg, source: SourceFile) -> tuple[str, bool]:
     """(value without quotes, quoted?) of an argument node."""
     inner = arg.named_children[0] if arg.named_children else arg
     text = source.node_text(inner)
@@ -659,6 +672,11 @@ def _argument_text(arg, source: SourceFile) -> tuple[str, bool]:
     if inner.type == "bracket_argument":
         return text, True
     return text, False
+
+
+def variable_references(text: str) -> list[str]:
+    """The variables `${NAME}` in an argument's text names (not those inside a nested one)."""
+    return _VARIABLE_REF.findall(text)
 
 
 def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
@@ -679,7 +697,7 @@ def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
 
 def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
     """What `set`, `option`, `list(...)`, `unset` and other commands do to the variables."""
-    texts = [_argument_text(a, source) for a in arguments]
+    texts = [argument_text(a, source) for a in arguments]
     words = [t for t, _ in texts]
     if name == "set" and words:
         var, values = words[0], []
@@ -722,7 +740,7 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         # hipify's CMake helpers (`get_hipified_list(<sources> <out>)`) list the hipified
         # copies of the sources they are given: the same files, as the ROCm build compiles them.
         env[words[-1]] = CMakeValue(tuple(i for text in words[:-1] for i in cmake_expand(text, env)[0]), definite=False)
-    elif name not in _CMAKE_READ_ONLY or name in ("list", "file"):
+    elif name not in CMAKE_READ_ONLY or name in ("list", "file"):
         # A command that may write a variable it names: what it holds is no longer known.
         for text, quoted in texts:
             if not quoted and text in env:

@@ -314,6 +314,19 @@ def test_a_file_the_build_writes_leaves_the_source_lists_read_but_an_unknown_one
     assert sorted(Path(f.path).name for f in result.findings) == ["nv_only.cu", "nv_ops.cu"]
 
 
+@pytest.mark.parametrize("item, decides", [
+    ("${CORE_HEADERS}", True),  # a list no file, option or user sets: empty
+    ("$<TARGET_OBJECTS:core_objects>", True),  # another target's objects: no sources
+    ("${CORE_SOURCES}", False),  # set by a command whose result the lists do not show
+])
+def test_source_list_items_that_name_no_source_leave_the_lists_read(tmp_path: Path, item: str, decides: bool) -> None:
+    root = _switch_project(tmp_path)
+    top = (root / "CMakeLists.txt").read_text()
+    (root / "CMakeLists.txt").write_text(top.replace(
+        "add_library(core", f"find_core_sources(CORE_SOURCES)\nadd_library(core {item}"))
+    assert sorted(_not_built(root)) == (["ops/nv_ops.cu", "src/nv_only.cu"] if decides else [])
+
+
 def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(tmp_path: Path) -> None:
     files = {
         "CMakeLists.txt": """\
@@ -374,6 +387,42 @@ def test_a_configured_headers_cmakedefine_follows_the_variables_each_build_sets(
     files["CMakeLists.txt"] = files["CMakeLists.txt"].replace("set(P_HAVE_HIP 1)", "set(P_HAVE_HIP 1)\n  set(P_HAVE_CUDA 1)")
     root = _project(tmp_path / "both", files)
     assert {(Path(f.path).name, f.code) for f in scan([root], root).findings} >= {("a.cu", "L001")}
+
+
+def test_a_variable_only_the_cuda_backends_module_sets_is_unset_in_the_rocm_build(tmp_path: Path) -> None:
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_GPU_HIP "HIP backend" OFF)
+            if(P_GPU_HIP)
+              enable_language(HIP)
+            else()
+              include(${CMAKE_SOURCE_DIR}/cmake/p_cuda.cmake)
+            endif()
+            configure_file(${CMAKE_SOURCE_DIR}/config.h.in ${CMAKE_BINARY_DIR}/config.h)
+            add_library(p a.cu)
+            add_subdirectory(tools)
+            """,
+        "cmake/p_cuda.cmake": "enable_language(CUDA)\nset(P_HAVE_CUBLAS ON)\n",
+        "tools/CMakeLists.txt": "if(P_HAVE_CUBLAS)\n  target_link_libraries(p PRIVATE CUDA::cudart)\nendif()\n",
+        "config.h.in": "#cmakedefine01 P_HAVE_CUBLAS\n",
+        "a.cu": _cublas_if("P_HAVE_CUBLAS"),
+    }
+
+    def found(root: Path) -> set[tuple[str, str]]:
+        return {(os.path.relpath(f.path, root), f.code) for f in scan([root], root, select=("C003", "L001")).findings}
+
+    # Only the CUDA arm reads the module that sets it: in the ROCm build it is unset, in the
+    # list file that tests it and in the header CMake writes.
+    assert found(_project(tmp_path / "ported", files)) == set()
+    # A switch a user may give is not the project's to decide.
+    option = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "option(P_GPU_HIP", 'option(P_HAVE_CUBLAS "cuBLAS kernels" OFF)\noption(P_GPU_HIP')}
+    assert found(_project(tmp_path / "option", option)) == {("tools/CMakeLists.txt", "C003"), ("a.cu", "L001")}
+    # Nor does a project with no ROCm build decide it.
+    unported = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace("enable_language(HIP)", "message(STATUS cpu)")}
+    assert found(_project(tmp_path / "unported", unported)) == {("tools/CMakeLists.txt", "C003"), ("a.cu", "L001")}
 
 
 def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:

@@ -49,6 +49,15 @@ class BuildModel:
         self._budget = budget
         self._scanned_whole = scanned_whole  # a scan of directories: where it keeps its environments
 
+    def environment_of(self, absolute: str, language: str, context: bool = False) -> FileEnvironment | None:
+        """What the build says of a file the scan reads: a C-family file's macro environment
+        (`environment`), a CMake list file's ranges from its tree's walk; None for others."""
+        if language == _C_FAMILY:
+            return self.environment(absolute, context)
+        if language == "cmake" and absolute in self.files.list_ranges:
+            return FileEnvironment(list_ranges=self.files.list_ranges[absolute])
+        return None
+
     def environment(self, absolute: str, context: bool = False) -> FileEnvironment:
         """`absolute`'s macro environment; `context`: a file of a named file's project
         context (its includers are not walked for it: `BuildMacros.environment`)."""

@@ -91,6 +91,10 @@ class BuildFiles:
     # The hipify steps' own maps (hipify_torch's `CUSTOM_MAP_FILE`): CUDA text -> HIP text, as
     # (key, value) pairs in order (`portlint.hipify.use_custom_map`).
     hipify_custom_map: tuple[tuple[str, str], ...] = ()
+    # CMake list file -> the ROCm-path ranges (start, end, status) the walk of its project's
+    # tree gave it, with the variables set by the lists read before it (a list file read
+    # once; `FileEnvironment.list_ranges`).
+    list_ranges: Mapping[str, tuple] = field(default_factory=dict)
     # Sources a ROCm build surely compiles (`_Build.rocm_compiled`), hipified or not.
     rocm_compiled: frozenset[str] = frozenset()
     # Names the ROCm build may `-U` (`-U__HIP_NO_HALF_OPERATORS__`): a compiler driver's
@@ -152,6 +156,7 @@ class _Collector:
         self.hipify_step = False  # a build step runs hipify on the sources (see BuildFiles.hipified)
         self.hipify_tools: set[str] = set()  # which hipify those steps run (see BuildFiles.hipify_tools)
         self.hipify_custom_map: dict[str, str] = {}  # see BuildFiles.hipify_custom_map
+        self.list_models: dict[str, list] = {}  # list file -> the models its walks gave (`BuildFiles.list_ranges`)
 
     def note_custom_map(self, path: str) -> None:
         """A hipify step's own map (hipify_torch's `CUSTOM_MAP_FILE`, JSON: `{"custom_map":
@@ -280,8 +285,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     reached: set[str] = set()
     trees: list[_Build] = []
     for path in _cmake_entries(candidates, root, fs, alone):
-        tree = _CMakeTree(path, collector)
-        tree.read()
+        tree = _read_cmake_tree(path, collector, candidates)
         trees.append(tree.build)
         reached.update((str(path), *tree.reached))
     unreached = _unreached_lists(candidates, reached, collector)
@@ -291,8 +295,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     nested = [path for path, source in unreached if path not in rocm_only and _declares_project(source)]
     for path in nested:
         if str(path) not in reached:
-            tree = _CMakeTree(path, collector)
-            tree.read()
+            tree = _read_cmake_tree(path, collector, candidates)
             trees.append(tree.build)
             reached.update((str(path), *tree.reached))
     if nested:
@@ -375,7 +378,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                                               | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
-                      hipify_custom_map=tuple(collector.hipify_custom_map.items()))
+                      hipify_custom_map=tuple(collector.hipify_custom_map.items()),
+                      list_ranges={path: tuple(models[0].ranges) for path, models in collector.list_models.items()
+                                   if len(models) == 1 and models[0].ranges})
 
 
 def _extension_helpers(candidates, fs: Observed) -> bool:
@@ -1345,12 +1350,49 @@ BINARY_DIR = "/<cmake-binary-dir>"
 _BINARY_DIRS = ("CMAKE_BINARY_DIR", "CMAKE_CURRENT_BINARY_DIR", "PROJECT_BINARY_DIR")
 
 
+def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTree":
+    """Read a project's CMake tree twice where it has a ROCm build: a first reading (whose
+    facts are thrown away) finds the variables only one build's commands set; the second
+    holds them unset in the other build from the start, since a list file may test a
+    variable before (or without) reading the backend's module that sets it."""
+    scratch = _Collector(collector.root, collector.fs)
+    scratch._lists = collector._lists  # each list file is parsed once
+    first = _CMakeTree(top, scratch)
+    first.read()
+    if first.build.lists_unresolved:
+        # A list file the walk could not follow may be any the project has: what the
+        # unreached ones set, either build may set.
+        for c in candidates:
+            if c.language == CMAKE and c.absolute != str(top) and str(c.absolute) not in first.reached:
+                source = scratch.read_list(Path(c.absolute))
+                if source is not None:
+                    first.note_setters_of(source)
+    unset = (frozenset(), frozenset())
+    if scratch.rocm_build:
+        unset = (first.only_set_by_the_other_build(True), first.only_set_by_the_other_build(False))
+    tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=first.may_be_set)
+    tree.read()
+    return tree
+
+
 class _CMakeTree:
     """One CMake project from its top CMakeLists.txt: every list file it reads, with the
     variables each build holds, following `add_subdirectory` and `include`."""
 
-    def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False, cuda_only: bool = False):
+    def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False, cuda_only: bool = False,
+                 unset: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()), keeps_models: bool = False,
+                 set_anywhere=None):
         self.top, self.collector = top, collector
+        # name -> may the project's lists set it (`may_be_set` of a first reading); None: unknown
+        self.set_anywhere = set_anywhere
+        self.keeps_models = keeps_models  # the models of the list files it walks are the scan's (`list_ranges`)
+        self.unset = unset  # (ROCm, CUDA) build: variables it holds unset from the start (`_read_cmake_tree`)
+        # Which variables the tree's commands set, for `_read_cmake_tree`: name -> the builds
+        # (True: ROCm, False: CUDA) that may run a command setting it.
+        self.setters: dict[str, set[bool]] = {}
+        # Names of a shape a build may set: `set(${PREFIX}_LIBS ...)`, `find_package(Pkg)`'s `Pkg_*`.
+        self.set_patterns: dict[bool, list[re.Pattern]] = {True: [], False: []}
+        self.user_set: set[str] = set()  # `option()`, cache entries: a user may give them
         self.rocm_only = rocm_only  # a list file only a ROCm build reads (`_rocm_only_lists`)
         self.cuda_only = cuda_only  # one only the CUDA build reads (`_cuda_twin_modules`)
         self.build = _Build(collector.shown(top))
@@ -1373,7 +1415,8 @@ class _CMakeTree:
         env = {"CMAKE_SOURCE_DIR": CMakeValue((top_dir,)), "PROJECT_SOURCE_DIR": CMakeValue((top_dir,)),
                "CMAKE_HOME_DIRECTORY": CMakeValue((top_dir,)),
                **{name: CMakeValue((BINARY_DIR,)) for name in _BINARY_DIRS}}
-        self._walk(self.top, not self.cuda_only, not self.rocm_only, dict(env), dict(env), "")
+        rocm_env, cuda_env = ({**env, **{name: CMakeValue(()) for name in names}} for names in self.unset)
+        self._walk(self.top, not self.cuda_only, not self.rocm_only, rocm_env, cuda_env, "")
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
@@ -1437,6 +1480,8 @@ class _CMakeTree:
             self.selectors.append(walk.selectors)
             walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
             source.rocm_path = walk.run(rocm, cuda)
+            if self.keeps_models:
+                self.collector.list_models.setdefault(key, []).append(source.rocm_path)
             # What the file set stays set for its reader: `include()` shares the includer's
             # scope (`add_subdirectory` passes a copy). The list file's own location does not.
             for env, after in ((rocm_env, walk.rocm_env), (cuda_env, walk.cuda_env)):
@@ -1533,8 +1578,77 @@ class _CMakeTree:
                 folder = folder.parent
         return found
 
+    def _set_by_nobody(self, text: str) -> bool:
+        """Is `text` a list variable alone that no list file, option or CMake sets (`${HEADERS}`
+        where the lists set `headers`)? It expands to nothing. (A path built on an unset
+        variable, `${GEN_DIR}/a.cu`, expects the user to give it.)"""
+        names = rocm_path.variable_references(text)
+        return (self.set_anywhere is not None and len(names) == 1 and text == f"${{{names[0]}}}"
+                and not self.set_anywhere(names[0]))
+
+    def _note_setters(self, source: SourceFile, walk: CMakeWalk, name: str, arguments, rocm: Value, cuda: Value,
+                      env: dict) -> None:
+        """Record the variables a command may set, and whether each build may run it."""
+        texts = [rocm_path.argument_text(a, source) for a in arguments]
+        words = [text for text, _ in texts]
+        if not words or name in ("unset", "return", "message"):
+            return
+        patterns: list[str] = []
+        if name in ("set", "option", "cmake_dependent_option"):
+            targets = words[:1]
+            if name != "set" or any(text == "CACHE" and not quoted for text, quoted in texts[1:]):
+                self.user_set.add(words[0])
+        elif name == "list":
+            targets = words[1:2] if words[0] not in ("GET", "LENGTH", "FIND", "JOIN", "SUBLIST") else words[-1:]
+        elif name == "find_package":
+            # A package's results are named for it (`Pkg_FOUND`, `PKG_LIBRARIES`).
+            targets, patterns = [], [f"{re.escape(words[0])}_.*", f"{re.escape(words[0].upper())}_.*"]
+        elif name in rocm_path.CMAKE_READ_ONLY:
+            return
+        else:  # any other command may write a variable it names by a bare word
+            targets = [text for text, quoted in texts if not quoted]
+        sides = [side for side, taken in ((True, rocm), (False, cuda)) if taken is not False]
+        for target in targets:
+            if "${" in target:
+                expanded, complete = cmake_expand(target, env)
+                if complete and len(expanded) == 1:
+                    target = expanded[0]
+                elif walk.functions or re.fullmatch(r"\$\{[^}]*\}", target):
+                    # A function's `set(${out} ...)`: its callers name `out` by a bare word. A
+                    # whole reference among another command's words is a value it reads.
+                    continue
+                else:  # `${PKG}_LIBRARIES`: any name of that shape
+                    patterns.append(".*".join(re.escape(part) for part in re.split(r"\$\{[^}]*\}", target)))
+                    continue
+            self.setters.setdefault(target, set()).update(sides)
+        for side in sides:
+            self.set_patterns[side].extend(re.compile(p) for p in patterns)
+
+    def note_setters_of(self, source: SourceFile) -> None:
+        """Record what a list file sets as what either build may set."""
+        walk = CMakeWalk(source)
+        walk.on_command = lambda node, name, arguments, rocm, cuda, rocm_env, cuda_env: \
+            self._note_setters(source, walk, name, arguments, None, None, rocm_env)
+        walk.run(None, None)
+
+    def may_be_set(self, name: str) -> bool:
+        """May a command of the lists read, a user or CMake set `name`?"""
+        return (name in self.setters or name in self.user_set or name.startswith(("CMAKE_", "PROJECT_"))
+                or any(p.fullmatch(name) for side in (True, False) for p in self.set_patterns[side]))
+
+    def only_set_by_the_other_build(self, rocm_side: bool) -> frozenset[str]:
+        """Variables the project sets, but only with commands the ROCm build (`rocm_side`;
+        else the CUDA build) never runs (in the other backend's arm, a module only it
+        includes), and never as an option or cache entry a user may give: unset in that
+        build (`if(GMX_GPU_CUDA)` is false in a ROCm build)."""
+        return frozenset(
+            name for name, sides in self.setters.items()
+            if rocm_side not in sides and name not in self.user_set and not name.startswith("CMAKE_")
+            and not any(p.fullmatch(name) for p in self.set_patterns[rocm_side]))
+
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
+        self._note_setters(source, walk, name, arguments, rocm, cuda, rocm_env if rocm is not False else cuda_env)
         if name in self.function_sources and not walk.functions:  # a call of a project function
             self.function_calls[name] = rocm_path._or(self.function_calls[name], rocm) \
                 if name in self.function_calls else rocm
@@ -1594,12 +1708,14 @@ class _CMakeTree:
             if texts[1] in ("ALIAS", "IMPORTED", "INTERFACE") and name != "target_sources":
                 return
             for text in texts[1:]:
+                if text.startswith("$<TARGET_OBJECTS:"):
+                    continue  # another target's object files, no sources
                 for side, taken, env in ((True, rocm, rocm_env), (False, cuda, cuda_env)):
                     if taken is False:
                         continue
                     items, complete = cmake_expand(text, env)
-                    if not complete and side and not walk.in_function:  # a function's callers name its sources
-                        self.build.unresolved = True
+                    if not complete and side and not walk.in_function and not self._set_by_nobody(text):
+                        self.build.unresolved = True  # (a function's callers name its sources)
                     for item in items:
                         if "$<" in item or item in _LIBRARY_KEYWORDS:
                             continue

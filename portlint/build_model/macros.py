@@ -317,6 +317,9 @@ class FileEnvironment:
     # A scanned file includes HIP's runtime header: the project has HIP code of its own, a
     # port, whether or not its build files describe the ROCm build.
     hip_code: bool = False
+    # A CMake list file: where each build goes in it as the walk of the project's CMake tree
+    # saw it, with the variables the lists read before it set (`BuildFiles.list_ranges`).
+    list_ranges: tuple = ()
     # `rocm_undefined` with the host platforms' macros, by platform set (`scope`).
     _undefined: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
@@ -333,7 +336,8 @@ class FileEnvironment:
         parts += [repr(sorted(self.rocm_functions.items())), repr(sorted(self.rocm_defines.items())),
                   repr(sorted(self.cuda_defines.items())), repr(self.status), repr(self.rocm_build),
                   repr(sorted(self.rocm_undefined)), repr(self.hipified), repr(self.compiled_as_written),
-                  repr(sorted(self.project_headers)), repr(sorted(self.rocm_headers.items())), repr(self.hip_code)]
+                  repr(sorted(self.project_headers)), repr(sorted(self.rocm_headers.items())), repr(self.hip_code),
+                  repr(self.list_ranges)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def state(self, name: str, offset: int, rocm: bool) -> State | None:
