@@ -23,6 +23,7 @@ def test_api_names_need_the_library_spelling() -> None:
     assert library_for_api("curand_init").name == "cuRAND"
     assert library_for_api("cublas_wrapper_init") is None
     assert library_for_api("ncclish") is None
+    assert library_for_api("cufft") is None  # the library's name alone names no API
 
 
 def test_headers_match_by_name_or_library_directory() -> None:
@@ -286,6 +287,19 @@ def test_a_project_namespace_named_like_a_library_is_not_its_api(tmp_path) -> No
     (tmp_path / "use.cpp").write_text('#include "ranges.h"\nvoid step() { engine::nvtx::Range r("step"); }\n')
     found = scan([tmp_path], tmp_path, select=("L001",)).findings
     assert _places(found) == [("ranges.h", 2)]
+
+
+def test_a_backend_tag_named_for_a_library_is_not_its_api(tmp_path) -> None:
+    # A project's FFT backends are tag types named for each library; only a real cuFFT name
+    # (`cufftHandle`) is the library's API.
+    (tmp_path / "backends.h").write_text(
+        "#pragma once\nnamespace fftlib::backend {\nstruct cufft {};\nstruct rocfft {};\n}\n"
+        "template <typename B> struct Plan {};\n")
+    (tmp_path / "use.cpp").write_text(
+        '#include "backends.h"\nPlan<fftlib::backend::cufft> make_plan() { return {}; }\n')
+    assert scan([tmp_path], tmp_path, select=("L001",)).findings == []
+    (tmp_path / "use.cpp").write_text('#include "backends.h"\nvoid plan(cufftHandle* h);\n')
+    assert _places(scan([tmp_path], tmp_path, select=("L001",)).findings) == [("use.cpp", 2)]
 
 
 def test_a_build_file_written_on_a_library_with_no_port_beside_sources_that_are(tmp_path) -> None:

@@ -217,12 +217,13 @@ _PROJECT_HELPER = ("Check", "Err", "Assert", "Safe", "Call", "Try", "Wrapper", "
 
 
 def library_for_api(name: str) -> CudaLibrary | None:
-    """The library a function name belongs to: `cublasSgemm`, `curand_init`; not `cublas_helper`."""
+    """The library a function name belongs to: `cublasSgemm`, `curand_init`; not `cublas_helper`,
+    nor the library's name alone (`cufft`: no API is called so, a project's backend tag is)."""
     for prefix, lib in _API_PREFIXES:
         if not name.startswith(prefix):
             continue
         rest = name[len(prefix):]
-        if prefix.endswith("_") or not rest or rest[0].isupper():
+        if rest and (prefix.endswith("_") or rest[0].isupper()):
             return lib
     return None
 
