@@ -378,6 +378,11 @@ def _mentions(text: str, extra: frozenset[str]) -> tuple[bool, bool]:
     return rocm, cuda
 
 
+def mentions_cuda(text: str) -> bool:
+    """Does `text` name CUDA as a word part (`CUDAToolkit`, `USE_CUDA`, `nvcc`)?"""
+    return _mentions(text, frozenset())[1]
+
+
 def mentions_rocm(text: str) -> bool:
     """Does `text` name ROCm or HIP as a word part (`torch.version.hip`, `IS_HIP_EXTENSION`,
     `use_rocm`; not `chip`)?"""

@@ -318,3 +318,22 @@ def test_a_switch_variable_the_rocm_arm_does_not_set_is_unset_there(tmp_path) ->
     (tmp_path / "CMakeLists.txt").unlink()
     assert_findings(src.replace("set(WITH_CUBLAS ON)", 'option(WITH_CUBLAS "link cuBLAS" ON)'), "cmake", "C003",
                     tmp_path=tmp_path, select=("C003",))
+
+
+def test_a_find_module_of_a_cuda_package_is_the_search_not_a_hazard(tmp_path) -> None:
+    # A project's copy of a CUDA find module: the toolkit paths it searches and the CUDA
+    # targets it defines are what it is for. The same lines in a list file of the build are
+    # hazards there.
+    module = textwrap.dedent("""\
+        set(CUDAToolkit_ROOT_DIR /usr/local/cuda)
+        add_library(CUDA::cudart_static UNKNOWN IMPORTED)
+        target_link_libraries(CUDA::cudart_static INTERFACE CUDA::culibos)
+        target_include_directories(toolkit_probe INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+        """)
+    for name, expected in (("FindCUDAToolkit.cmake", []), ("FindNCCL.cmake", []),
+                           ("gpu_toolkit.cmake", ["B004", "B004", "C003"])):
+        folder = tmp_path / name.replace(".", "_") / "cmake"
+        folder.mkdir(parents=True)
+        (folder / name).write_text(module)
+        found = engine.scan([folder / name], Config(root=folder.parent, select=("B004", "C003"))).findings
+        assert sorted(f.code for f in found) == expected, name

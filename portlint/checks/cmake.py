@@ -12,7 +12,7 @@ import posixpath
 import re
 from dataclasses import dataclass, replace
 
-from portlint import queries
+from portlint import queries, rocm_path
 from portlint.checks import nvcc_flags
 from portlint.checks.cmake_ast import (
     Command,
@@ -90,9 +90,18 @@ _LINK_NAME_BYTES = {b"cuda"} | {
 }
 
 
+def finds_a_cuda_package(source: SourceFile) -> bool:
+    """Is the file a find module of a CUDA package (`FindCUDAToolkit.cmake`, `FindNCCL.cmake`,
+    often a project's copy of CMake's own)? Its toolkit paths and the `CUDA::` targets it
+    defines are the search itself: the `find_package` that runs it is what C001 judges."""
+    found = re.fullmatch(r"Find(\w+)\.cmake", posixpath.basename(source.path))
+    return found is not None and (rocm_path.mentions_cuda(found.group(1))
+                                  or library_for_link_name(found.group(1).lower()) is not None)
+
+
 def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
     lowered = source.data.lower()
-    if not any(name in lowered for name in _LINK_NAME_BYTES):
+    if not any(name in lowered for name in _LINK_NAME_BYTES) or finds_a_cuda_package(source):
         return []
     all_commands = cached_commands(source)
     direct, dead = [], []
@@ -431,7 +440,7 @@ _TOOLKIT_PATH_FIX = ("Read the toolkit root from `$ENV{ROCM_PATH}` (default `/op
 
 def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     data = source.data
-    if not any(b in data for b in _CUDA_PATH_BYTES) or _has_rocm_fallback(source):
+    if not any(b in data for b in _CUDA_PATH_BYTES) or _has_rocm_fallback(source) or finds_a_cuda_package(source):
         return []
     findings = []
     for command in cached_commands(source):
