@@ -90,7 +90,7 @@ class WarpSizeDefinition:
     # A local's scope (the end of its block): the definitions of one name in the arms of one
     # `#if` there are one constant, per platform (`#if defined(RDNA)` 32 `#else` 64).
     scope_end: int | None = None
-    # A local, or a source file's own constant (not a header's), whose name is written
+    # A local (also one in a source file's function the parser lost) whose name is written
     # nowhere else in its block or file (no use, no macro body that may expand to one):
     # nothing can compute with it.
     unnamed_after: bool = False

@@ -492,6 +492,8 @@ class CMakeWalk:
         self.on_command = on_command
         self.model = RocmPathModel()
         self.in_function = 0  # inside function()/macro() bodies: their arguments are not known
+        self.in_loop = 0  # inside foreach()/while() bodies: what they include is read once per pass
+        self.on_loop_variable = None  # `on_loop_variable(name, rocm, cuda)`: a foreach sets `name`
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
@@ -519,8 +521,12 @@ class CMakeWalk:
                     for variable in _cmake_words(args, self.source)[:1] if args is not None else []:
                         for env in (rocm_env, cuda_env):
                             env.pop(variable, None)
+                        if self.on_loop_variable is not None:
+                            self.on_loop_variable(variable, rocm, cuda)
                 if body is not None:  # runs zero or more times
+                    self.in_loop += kind != "block_def"
                     self._maybe(body.children, rocm, cuda, rocm_env, cuda_env)
+                    self.in_loop -= kind != "block_def"
             elif kind in ("function_def", "macro_def"):
                 body = _first(node, "body")
                 if body is not None:  # runs where it is called, with the caller's variables

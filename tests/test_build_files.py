@@ -327,6 +327,18 @@ def test_source_list_items_that_name_no_source_leave_the_lists_read(tmp_path: Pa
     assert sorted(_not_built(root)) == (["ops/nv_ops.cu", "src/nv_only.cu"] if decides else [])
 
 
+@pytest.mark.parametrize("setter", [
+    "foreach(CORE_EXTRA a;b)\nendforeach()",  # a loop variable
+    "file(STRINGS ${CMAKE_SOURCE_DIR}/extra.txt CORE_EXTRA)",  # a file() output
+    "include(${CMAKE_SOURCE_DIR}/extra.inc)",  # a file the walk does not read may set it
+])
+def test_a_list_something_may_set_keeps_the_lists_undecided(tmp_path: Path, setter: str) -> None:
+    root = _switch_project(tmp_path)
+    top = (root / "CMakeLists.txt").read_text()
+    (root / "CMakeLists.txt").write_text(top.replace("add_library(core", f"{setter}\nadd_library(core ${{CORE_EXTRA}}"))
+    assert _not_built(root) == {}
+
+
 def test_a_define_only_other_builds_pass_is_undefined_in_a_described_rocm_build(tmp_path: Path) -> None:
     files = {
         "CMakeLists.txt": """\

@@ -271,7 +271,7 @@ def test_a_functions_constant_a_macro_of_the_file_reads_is_used(tmp_path: Path) 
     assert 3 in {f.location.start_line for f in _scan(tmp_path).findings}
 
 
-def test_a_source_files_constant_nothing_names_again_is_silent_even_where_the_tree_lost_its_function(
+def test_a_local_in_a_function_the_parser_lost_is_silent_where_nothing_names_it_again(
         tmp_path: Path) -> None:
     # A C file whose function opens differently in two #ifdef arms (the parser sees no
     # function around the body) keeps an unused width there: it is the file's own, written

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Mapping
 
 from portlint import hipify, queries, rocm_path
+from portlint.checks.libraries import library_for_link_name
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
 from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_selectors
@@ -380,7 +381,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_custom_map=tuple(collector.hipify_custom_map.items()),
                       list_ranges={path: tuple(models[0].ranges) for path, models in collector.list_models.items()
-                                   if len(models) == 1 and models[0].ranges})
+                                   if len(models) == 1 and models[0] is not None and models[0].ranges})
 
 
 def _extension_helpers(candidates, fs: Observed) -> bool:
@@ -1350,6 +1351,17 @@ BINARY_DIR = "/<cmake-binary-dir>"
 _BINARY_DIRS = ("CMAKE_BINARY_DIR", "CMAKE_CURRENT_BINARY_DIR", "PROJECT_BINARY_DIR")
 
 
+def _names_cuda(name: str) -> bool:
+    """Does a variable's name say it is CUDA's (`USE_CUDA`, `HAVE_CUBLAS`, `NVSHMEM_LIB`)?"""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    return rocm_path.mentions_cuda(name) or any(
+        w.upper().startswith(("NV", "CU")) and library_for_link_name(w.lower()) is not None or w.upper() in _NVIDIA_WORDS
+        for w in words)
+
+
+_NVIDIA_WORDS = frozenset({"NVIDIA", "NVSHMEM", "NVTX", "NVML", "NCCL", "CUFFTMP", "CUDSS", "NVRTC", "CUPTI"})
+
+
 def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTree":
     """Read a project's CMake tree twice where it has a ROCm build: a first reading (whose
     facts are thrown away) finds the variables only one build's commands set; the second
@@ -1359,16 +1371,15 @@ def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTre
     scratch._lists = collector._lists  # each list file is parsed once
     first = _CMakeTree(top, scratch)
     first.read()
-    if first.build.lists_unresolved:
-        # A list file the walk could not follow may be any the project has: what the
-        # unreached ones set, either build may set.
-        for c in candidates:
-            if c.language == CMAKE and c.absolute != str(top) and str(c.absolute) not in first.reached:
-                source = scratch.read_list(Path(c.absolute))
-                if source is not None:
-                    first.note_setters_of(source)
+    # A list file the walk did not reach may still be read (an include it could not follow,
+    # a host-config cache file given with `-C`): what it sets, either build may set.
+    for c in candidates:
+        if c.language == CMAKE and c.absolute != str(top) and str(c.absolute) not in first.reached:
+            source = scratch.read_list(Path(c.absolute))
+            if source is not None:
+                first.note_setters_of(source)
     unset = (frozenset(), frozenset())
-    if scratch.rocm_build:
+    if scratch.rocm_build and not first.unread_include:
         unset = (first.only_set_by_the_other_build(True), first.only_set_by_the_other_build(False))
     tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=first.may_be_set)
     tree.read()
@@ -1385,7 +1396,10 @@ class _CMakeTree:
         self.top, self.collector = top, collector
         # name -> may the project's lists set it (`may_be_set` of a first reading); None: unknown
         self.set_anywhere = set_anywhere
-        self.keeps_models = keeps_models  # the models of the list files it walks are the scan's (`list_ranges`)
+        self.keeps_models = keeps_models
+        self.unread_include = False  # an `include()` of a project file the walk does not read
+        self.walked: set[str] = set()  # the list files its walks read
+        self.walks_in_loop = 0  # the walks under way that a foreach()/while() body started  # the models of the list files it walks are the scan's (`list_ranges`)
         self.unset = unset  # (ROCm, CUDA) build: variables it holds unset from the start (`_read_cmake_tree`)
         # Which variables the tree's commands set, for `_read_cmake_tree`: name -> the builds
         # (True: ROCm, False: CUDA) that may run a command setting it.
@@ -1420,6 +1434,9 @@ class _CMakeTree:
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
+        if self.build.lists_unresolved:  # a list it could not follow may read any of them again
+            for path in self.walked:
+                self.collector.list_models[path].append(None)
         for function, sources in self.function_sources.items():
             called = self.function_calls.get(function)  # never called here: maybe elsewhere
             for path, where in sources.items():
@@ -1479,9 +1496,14 @@ class _CMakeTree:
                 walk.selectors |= self.selectors[-1]
             self.selectors.append(walk.selectors)
             walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
+            walk.on_loop_variable = self.note_loop_variable
+            in_loop = self.walks_in_loop > 0
             source.rocm_path = walk.run(rocm, cuda)
-            if self.keeps_models:
-                self.collector.list_models.setdefault(key, []).append(source.rocm_path)
+            # A file another tree reads too, or one read in a loop (once per pass, with other
+            # variables each time), has no one reading the scan can take (`list_ranges`).
+            models = self.collector.list_models.setdefault(key, [])
+            models.extend([source.rocm_path if self.keeps_models else None] * (2 if in_loop else 1))
+            self.walked.add(key)
             # What the file set stays set for its reader: `include()` shares the includer's
             # scope (`add_subdirectory` passes a copy). The list file's own location does not.
             for env, after in ((rocm_env, walk.rocm_env), (cuda_env, walk.cuda_env)):
@@ -1546,6 +1568,9 @@ class _CMakeTree:
                 self.build.lists_unresolved = True
             return
         target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
+        if name == "include" and rocm is not False and not (
+                self.collector.fs.is_file(target) and target.suffix == ".cmake") and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
+            self.unread_include = True  # a file of the project's this reading does not follow (`sources.inc`)
         if name == "add_subdirectory":
             target = target / "CMakeLists.txt"
             self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
@@ -1598,8 +1623,8 @@ class _CMakeTree:
             targets = words[:1]
             if name != "set" or any(text == "CACHE" and not quoted for text, quoted in texts[1:]):
                 self.user_set.add(words[0])
-        elif name == "list":
-            targets = words[1:2] if words[0] not in ("GET", "LENGTH", "FIND", "JOIN", "SUBLIST") else words[-1:]
+        elif name in ("list", "file"):  # outputs stand at several places: any bare word may be one
+            targets = [text for text, quoted in texts[1:] if not quoted]
         elif name == "find_package":
             # A package's results are named for it (`Pkg_FOUND`, `PKG_LIBRARIES`).
             targets, patterns = [], [f"{re.escape(words[0])}_.*", f"{re.escape(words[0].upper())}_.*"]
@@ -1624,16 +1649,21 @@ class _CMakeTree:
         for side in sides:
             self.set_patterns[side].extend(re.compile(p) for p in patterns)
 
+    def note_loop_variable(self, name: str, rocm: Value, cuda: Value) -> None:
+        self.setters.setdefault(name, set()).update(side for side, taken in ((True, rocm), (False, cuda))
+                                                    if taken is not False)
+
     def note_setters_of(self, source: SourceFile) -> None:
         """Record what a list file sets as what either build may set."""
         walk = CMakeWalk(source)
         walk.on_command = lambda node, name, arguments, rocm, cuda, rocm_env, cuda_env: \
             self._note_setters(source, walk, name, arguments, None, None, rocm_env)
+        walk.on_loop_variable = lambda name, rocm, cuda: self.note_loop_variable(name, None, None)
         walk.run(None, None)
 
     def may_be_set(self, name: str) -> bool:
         """May a command of the lists read, a user or CMake set `name`?"""
-        return (name in self.setters or name in self.user_set or name.startswith(("CMAKE_", "PROJECT_"))
+        return (self.unread_include or name in self.setters or name in self.user_set or name.startswith(("CMAKE_", "PROJECT_"))
                 or any(p.fullmatch(name) for side in (True, False) for p in self.set_patterns[side]))
 
     def only_set_by_the_other_build(self, rocm_side: bool) -> frozenset[str]:
@@ -1641,14 +1671,27 @@ class _CMakeTree:
         else the CUDA build) never runs (in the other backend's arm, a module only it
         includes), and never as an option or cache entry a user may give: unset in that
         build (`if(GMX_GPU_CUDA)` is false in a ROCm build)."""
+        # Only a name that says it is the other platform's (`GMX_GPU_CUDA`, `HAVE_NVSHMEM`,
+        # `CUDAToolkit_FOUND`): a generic one (`BUILD_TESTING`, a tuning switch) may come from a
+        # CMake module, a host-config cache file or the command line, which the lists do not show.
+        other = rocm_path.mentions_rocm if not rocm_side else _names_cuda
         return frozenset(
             name for name, sides in self.setters.items()
             if rocm_side not in sides and name not in self.user_set and not name.startswith("CMAKE_")
-            and not any(p.fullmatch(name) for p in self.set_patterns[rocm_side]))
+            and other(name) and not any(p.fullmatch(name) for p in self.set_patterns[rocm_side]))
 
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         self._note_setters(source, walk, name, arguments, rocm, cuda, rocm_env if rocm is not False else cuda_env)
+        looping = walk.in_loop > 0  # the lists it reads are read once per pass
+        self.walks_in_loop += looping
+        try:
+            self._run_command(source, directory, walk, node, name, arguments, rocm, cuda, rocm_env, cuda_env)
+        finally:
+            self.walks_in_loop -= looping
+
+    def _run_command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
+                     rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
         if name in self.function_sources and not walk.functions:  # a call of a project function
             self.function_calls[name] = rocm_path._or(self.function_calls[name], rocm) \
                 if name in self.function_calls else rocm

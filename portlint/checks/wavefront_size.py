@@ -353,14 +353,21 @@ def _literals_32(source: SourceFile, context: LaunchContext, arguments: list, bl
     return sorted(found, key=lambda n: n.start_byte)
 
 
-def _in_header(source: SourceFile) -> bool:
-    return source.absolute_path is None or source.absolute_path.suffix.lower() in HEADER_SUFFIXES
+def _lost_function(definition, source: SourceFile):
+    """The scope to search for a source file's declaration the parser could place in no
+    function (an ERROR around it: a function opened differently in two `#if` arms), most
+    likely a local: the whole file. None for a header's (code out of view may use it) or
+    a declaration the parser placed at file scope (another file's macro may name it)."""
+    if definition.type == "preproc_def" or source.absolute_path is None \
+            or source.absolute_path.suffix.lower() in HEADER_SUFFIXES:
+        return None
+    return source.tree.root_node if any(a.type == "ERROR" for a in ancestors_of(definition)) else None
 
 
 def _named_once(source: SourceFile, name: str, scope) -> bool:
     """Is a local's name written only where it is declared, in its block and in the file's
     macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)? `scope` None: a
-    name others may see (a header's); a source file's own (its root): in the whole file."""
+    name others may see; the file's root: in the whole file (`_lost_function`)."""
     if scope is None:
         return False
     block = source.data[scope.start_byte:scope.end_byte]
@@ -403,7 +410,7 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
         local=scope is not None, status=model.status(definition.start_byte),
         scope_end=scope.end_byte if scope is not None else None,
         unnamed_after=_named_once(source, source.node_text(name), scope if scope is not None else
-                                  None if definition.type == "preproc_def" or _in_header(source) else source.tree.root_node),
+                                  _lost_function(definition, source)),
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
         if definition.type == "preproc_def" and source.absolute_path is not None else None,
     )
