@@ -36,6 +36,7 @@ __all__ = ["BuildModel", "FileEnvironment", "build"]
 # Larger files are skipped by the scan too (`engine.MAX_FILE_BYTES`).
 _MAX_BYTES = 8 * 1024 * 1024
 _C_FAMILY = "cuda"
+_CMAKE = "cmake"
 
 
 class BuildModel:
@@ -54,8 +55,11 @@ class BuildModel:
         (`environment`), a CMake list file's ranges from its tree's walk; None for others."""
         if language == _C_FAMILY:
             return self.environment(absolute, context)
-        if language == "cmake" and absolute in self.files.list_ranges:
-            return FileEnvironment(list_ranges=self.files.list_ranges[absolute])
+        if language == _CMAKE and absolute in self.files.list_ranges:
+            env = self._environments.get(absolute)
+            if env is None:  # (asked for at analysis and again for the findings' verdicts)
+                env = self._environments[absolute] = FileEnvironment(list_ranges=self.files.list_ranges[absolute])
+            return env
         return None
 
     def environment(self, absolute: str, context: bool = False) -> FileEnvironment:

@@ -158,6 +158,7 @@ class _Collector:
         self.hipify_tools: set[str] = set()  # which hipify those steps run (see BuildFiles.hipify_tools)
         self.hipify_custom_map: dict[str, str] = {}  # see BuildFiles.hipify_custom_map
         self.list_models: dict[str, list] = {}  # list file -> the models its walks gave (`BuildFiles.list_ranges`)
+        self._setters: dict[str, _VariableSetters] = {}  # see `setters_of`
 
     def note_custom_map(self, path: str) -> None:
         """A hipify step's own map (hipify_torch's `CUSTOM_MAP_FILE`, JSON: `{"custom_map":
@@ -186,6 +187,14 @@ class _Collector:
         if key not in self._lists:
             self._lists[key] = _read(path, CMAKE, self.fs)
         return self._lists[key]
+
+    def setters_of(self, path: str) -> "_VariableSetters":
+        """What a list file sets, read once per scan (each CMake tree asks for the ones it
+        did not reach)."""
+        if path not in self._setters:
+            source = self.read_list(Path(path))
+            self._setters[path] = _VariableSetters.of_list_file(source) if source is not None else _VariableSetters()
+        return self._setters[path]
 
     def shown(self, path: str | Path) -> str:
         shown = self._shown.get(path)
@@ -1355,11 +1364,112 @@ def _names_cuda(name: str) -> bool:
     """Does a variable's name say it is CUDA's (`USE_CUDA`, `HAVE_CUBLAS`, `NVSHMEM_LIB`)?"""
     words = [w for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
     return rocm_path.mentions_cuda(name) or any(
-        w.upper().startswith(("NV", "CU")) and library_for_link_name(w.lower()) is not None or w.upper() in _NVIDIA_WORDS
+        w.upper() in _NVIDIA_WORDS or (w.upper().startswith(("NV", "CU")) and library_for_link_name(w.lower()) is not None)
         for w in words)
 
 
 _NVIDIA_WORDS = frozenset({"NVIDIA", "NVSHMEM", "NVTX", "NVML", "NCCL", "CUFFTMP", "CUDSS", "NVRTC", "CUPTI"})
+
+
+def _sides(rocm: Value, cuda: Value) -> set[bool]:
+    """The builds (True: ROCm, False: CUDA) that may run a command so taken."""
+    return {side for side, taken in ((True, rocm), (False, cuda)) if taken is not False}
+
+
+class _VariableSetters:
+    """Which variables a reading of CMake lists sets, and which builds may run the commands
+    that set them: what `_read_cmake_tree` infers unset variables and empty lists from."""
+
+    def __init__(self) -> None:
+        self.setters: dict[str, set[bool]] = {}  # name -> the builds (True: ROCm) that may set it
+        # Names of a shape a build may set: `set(${PREFIX}_LIBS ...)`, `find_package(Pkg)`'s `Pkg_*`.
+        self.patterns: dict[bool, list[re.Pattern]] = {True: [], False: []}
+        self.user_set: set[str] = set()  # `option()`, cache entries: a user may give them
+        self.unread_include = False  # an `include()` of a project file the reading did not follow
+
+    def note(self, names, sides: set[bool]) -> None:
+        for name in names:
+            self.setters.setdefault(name, set()).update(sides)
+
+    def note_command(self, source: SourceFile, walk: CMakeWalk, name: str, arguments, sides: set[bool],
+                     env: dict) -> None:
+        """The variables a command may set, run by `sides`."""
+        texts = [rocm_path.argument_text(a, source) for a in arguments]
+        words = [text for text, _ in texts]
+        if not words or name in ("unset", "return", "message"):
+            return
+        patterns: list[str] = []
+        if name in ("set", "option", "cmake_dependent_option"):
+            targets = words[:1]
+            if name != "set" or any(text == "CACHE" and not quoted for text, quoted in texts[1:]):
+                self.user_set.add(words[0])
+        elif name in ("list", "file"):  # outputs stand at several places: any bare word may be one
+            targets = [text for text, quoted in texts[1:] if not quoted]
+        elif name == "find_package":
+            # A package's results are named for it (`Pkg_FOUND`, `PKG_LIBRARIES`).
+            targets, patterns = [], [f"{re.escape(words[0])}_.*", f"{re.escape(words[0].upper())}_.*"]
+        elif name in rocm_path.CMAKE_READ_ONLY:
+            return
+        else:  # any other command may write a variable it names by a bare word
+            targets = [text for text, quoted in texts if not quoted]
+        names = []
+        for target in targets:
+            if "${" in target:
+                expanded, complete = cmake_expand(target, env)
+                if complete and len(expanded) == 1:
+                    target = expanded[0]
+                elif walk.functions or re.fullmatch(r"\$\{[^}]*\}", target):
+                    # A function's `set(${out} ...)`: its callers name `out` by a bare word. A
+                    # whole reference among another command's words is a value it reads.
+                    continue
+                else:  # `${PKG}_LIBRARIES`: any name of that shape
+                    patterns.append(".*".join(re.escape(part) for part in re.split(r"\$\{[^}]*\}", target)))
+                    continue
+            names.append(target)
+        self.note(names, sides)
+        for side in sides:
+            self.patterns[side].extend(re.compile(p) for p in patterns)
+
+    @classmethod
+    def of_list_file(cls, source: SourceFile) -> "_VariableSetters":
+        """What a list file sets, as what either build may set (one no walk reached)."""
+        sets = cls()
+        walk = CMakeWalk(source)
+        walk.on_command = lambda node, name, arguments, rocm, cuda, rocm_env, cuda_env: \
+            sets.note_command(source, walk, name, arguments, {True, False}, rocm_env)
+        walk.on_loop_variable = lambda variable, rocm, cuda: sets.note([variable], {True, False})
+        walk.run(None, None)
+        return sets
+
+    def merge(self, other: "_VariableSetters") -> None:
+        for name, sides in other.setters.items():
+            self.note([name], sides)
+        for side, patterns in other.patterns.items():
+            self.patterns[side].extend(patterns)
+        self.user_set |= other.user_set
+        self.unread_include |= other.unread_include
+
+    def may_be_set(self, name: str) -> bool:
+        """May a command of the lists read, a user or CMake set `name`?"""
+        return (self.unread_include or name in self.setters or name in self.user_set
+                or name.startswith(("CMAKE_", "PROJECT_"))
+                or any(p.fullmatch(name) for side in (True, False) for p in self.patterns[side]))
+
+    def only_set_by_the_other_build(self, rocm_side: bool) -> frozenset[str]:
+        """Variables the project sets, but only with commands the ROCm build (`rocm_side`;
+        else the CUDA build) never runs (in the other backend's arm, a module only it
+        includes), and never as an option or cache entry a user may give: unset in that
+        build (`if(GMX_GPU_CUDA)` is false in a ROCm build). A command in an arm neither
+        build takes (another backend's) counts for neither.
+
+        Only a name that says it is the other platform's (`GMX_GPU_CUDA`, `HAVE_NVSHMEM`,
+        `CUDAToolkit_FOUND`): a generic one (`BUILD_TESTING`, a tuning switch) may come from a
+        CMake module, a host-config cache file or the command line, which the lists do not show."""
+        other = rocm_path.mentions_rocm if not rocm_side else _names_cuda
+        return frozenset(
+            name for name, sides in self.setters.items()
+            if rocm_side not in sides and name not in self.user_set and not name.startswith("CMAKE_")
+            and other(name) and not any(p.fullmatch(name) for p in self.patterns[rocm_side]))
 
 
 def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTree":
@@ -1371,17 +1481,16 @@ def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTre
     scratch._lists = collector._lists  # each list file is parsed once
     first = _CMakeTree(top, scratch)
     first.read()
+    sets = first.sets
     # A list file the walk did not reach may still be read (an include it could not follow,
     # a host-config cache file given with `-C`): what it sets, either build may set.
     for c in candidates:
         if c.language == CMAKE and c.absolute != str(top) and str(c.absolute) not in first.reached:
-            source = scratch.read_list(Path(c.absolute))
-            if source is not None:
-                first.note_setters_of(source)
+            sets.merge(collector.setters_of(c.absolute))
     unset = (frozenset(), frozenset())
-    if scratch.rocm_build and not first.unread_include:
-        unset = (first.only_set_by_the_other_build(True), first.only_set_by_the_other_build(False))
-    tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=first.may_be_set)
+    if scratch.rocm_build and not sets.unread_include:
+        unset = (sets.only_set_by_the_other_build(True), sets.only_set_by_the_other_build(False))
+    tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=sets.may_be_set)
     tree.read()
     return tree
 
@@ -1394,19 +1503,13 @@ class _CMakeTree:
                  unset: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()), keeps_models: bool = False,
                  set_anywhere=None):
         self.top, self.collector = top, collector
-        # name -> may the project's lists set it (`may_be_set` of a first reading); None: unknown
+        # name -> may the project's lists set it (`_VariableSetters.may_be_set` of a first reading); None: unknown
         self.set_anywhere = set_anywhere
-        self.keeps_models = keeps_models
-        self.unread_include = False  # an `include()` of a project file the walk does not read
+        self.keeps_models = keeps_models  # the models of the list files it walks are the scan's (`list_ranges`)
         self.walked: set[str] = set()  # the list files its walks read
-        self.walks_in_loop = 0  # the walks under way that a foreach()/while() body started  # the models of the list files it walks are the scan's (`list_ranges`)
+        self.walks_in_loop = 0  # the walks under way that a foreach()/while() body started
         self.unset = unset  # (ROCm, CUDA) build: variables it holds unset from the start (`_read_cmake_tree`)
-        # Which variables the tree's commands set, for `_read_cmake_tree`: name -> the builds
-        # (True: ROCm, False: CUDA) that may run a command setting it.
-        self.setters: dict[str, set[bool]] = {}
-        # Names of a shape a build may set: `set(${PREFIX}_LIBS ...)`, `find_package(Pkg)`'s `Pkg_*`.
-        self.set_patterns: dict[bool, list[re.Pattern]] = {True: [], False: []}
-        self.user_set: set[str] = set()  # `option()`, cache entries: a user may give them
+        self.sets = _VariableSetters()  # what its commands set, for `_read_cmake_tree`
         self.rocm_only = rocm_only  # a list file only a ROCm build reads (`_rocm_only_lists`)
         self.cuda_only = cuda_only  # one only the CUDA build reads (`_cuda_twin_modules`)
         self.build = _Build(collector.shown(top))
@@ -1496,7 +1599,7 @@ class _CMakeTree:
                 walk.selectors |= self.selectors[-1]
             self.selectors.append(walk.selectors)
             walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
-            walk.on_loop_variable = self.note_loop_variable
+            walk.on_loop_variable = lambda variable, rocm, cuda: self.sets.note([variable], _sides(rocm, cuda))
             in_loop = self.walks_in_loop > 0
             source.rocm_path = walk.run(rocm, cuda)
             # A file another tree reads too, or one read in a loop (once per pass, with other
@@ -1570,7 +1673,7 @@ class _CMakeTree:
         target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
         if name == "include" and rocm is not False and not (
                 self.collector.fs.is_file(target) and target.suffix == ".cmake") and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
-            self.unread_include = True  # a file of the project's this reading does not follow (`sources.inc`)
+            self.sets.unread_include = True  # a file of the project's this reading does not follow (`sources.inc`)
         if name == "add_subdirectory":
             target = target / "CMakeLists.txt"
             self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
@@ -1611,78 +1714,10 @@ class _CMakeTree:
         return (self.set_anywhere is not None and len(names) == 1 and text == f"${{{names[0]}}}"
                 and not self.set_anywhere(names[0]))
 
-    def _note_setters(self, source: SourceFile, walk: CMakeWalk, name: str, arguments, rocm: Value, cuda: Value,
-                      env: dict) -> None:
-        """Record the variables a command may set, and whether each build may run it."""
-        texts = [rocm_path.argument_text(a, source) for a in arguments]
-        words = [text for text, _ in texts]
-        if not words or name in ("unset", "return", "message"):
-            return
-        patterns: list[str] = []
-        if name in ("set", "option", "cmake_dependent_option"):
-            targets = words[:1]
-            if name != "set" or any(text == "CACHE" and not quoted for text, quoted in texts[1:]):
-                self.user_set.add(words[0])
-        elif name in ("list", "file"):  # outputs stand at several places: any bare word may be one
-            targets = [text for text, quoted in texts[1:] if not quoted]
-        elif name == "find_package":
-            # A package's results are named for it (`Pkg_FOUND`, `PKG_LIBRARIES`).
-            targets, patterns = [], [f"{re.escape(words[0])}_.*", f"{re.escape(words[0].upper())}_.*"]
-        elif name in rocm_path.CMAKE_READ_ONLY:
-            return
-        else:  # any other command may write a variable it names by a bare word
-            targets = [text for text, quoted in texts if not quoted]
-        sides = [side for side, taken in ((True, rocm), (False, cuda)) if taken is not False]
-        for target in targets:
-            if "${" in target:
-                expanded, complete = cmake_expand(target, env)
-                if complete and len(expanded) == 1:
-                    target = expanded[0]
-                elif walk.functions or re.fullmatch(r"\$\{[^}]*\}", target):
-                    # A function's `set(${out} ...)`: its callers name `out` by a bare word. A
-                    # whole reference among another command's words is a value it reads.
-                    continue
-                else:  # `${PKG}_LIBRARIES`: any name of that shape
-                    patterns.append(".*".join(re.escape(part) for part in re.split(r"\$\{[^}]*\}", target)))
-                    continue
-            self.setters.setdefault(target, set()).update(sides)
-        for side in sides:
-            self.set_patterns[side].extend(re.compile(p) for p in patterns)
-
-    def note_loop_variable(self, name: str, rocm: Value, cuda: Value) -> None:
-        self.setters.setdefault(name, set()).update(side for side, taken in ((True, rocm), (False, cuda))
-                                                    if taken is not False)
-
-    def note_setters_of(self, source: SourceFile) -> None:
-        """Record what a list file sets as what either build may set."""
-        walk = CMakeWalk(source)
-        walk.on_command = lambda node, name, arguments, rocm, cuda, rocm_env, cuda_env: \
-            self._note_setters(source, walk, name, arguments, None, None, rocm_env)
-        walk.on_loop_variable = lambda name, rocm, cuda: self.note_loop_variable(name, None, None)
-        walk.run(None, None)
-
-    def may_be_set(self, name: str) -> bool:
-        """May a command of the lists read, a user or CMake set `name`?"""
-        return (self.unread_include or name in self.setters or name in self.user_set or name.startswith(("CMAKE_", "PROJECT_"))
-                or any(p.fullmatch(name) for side in (True, False) for p in self.set_patterns[side]))
-
-    def only_set_by_the_other_build(self, rocm_side: bool) -> frozenset[str]:
-        """Variables the project sets, but only with commands the ROCm build (`rocm_side`;
-        else the CUDA build) never runs (in the other backend's arm, a module only it
-        includes), and never as an option or cache entry a user may give: unset in that
-        build (`if(GMX_GPU_CUDA)` is false in a ROCm build)."""
-        # Only a name that says it is the other platform's (`GMX_GPU_CUDA`, `HAVE_NVSHMEM`,
-        # `CUDAToolkit_FOUND`): a generic one (`BUILD_TESTING`, a tuning switch) may come from a
-        # CMake module, a host-config cache file or the command line, which the lists do not show.
-        other = rocm_path.mentions_rocm if not rocm_side else _names_cuda
-        return frozenset(
-            name for name, sides in self.setters.items()
-            if rocm_side not in sides and name not in self.user_set and not name.startswith("CMAKE_")
-            and other(name) and not any(p.fullmatch(name) for p in self.set_patterns[rocm_side]))
-
     def _command(self, source: SourceFile, directory: Path, walk: CMakeWalk, node, name: str, arguments,
                  rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict) -> None:
-        self._note_setters(source, walk, name, arguments, rocm, cuda, rocm_env if rocm is not False else cuda_env)
+        self.sets.note_command(source, walk, name, arguments, _sides(rocm, cuda),
+                               rocm_env if rocm is not False else cuda_env)
         looping = walk.in_loop > 0  # the lists it reads are read once per pass
         self.walks_in_loop += looping
         try:
