@@ -168,7 +168,8 @@ def scan(paths: list[Path], config: Config, jobs: int = 1, cache_dir: Path | Non
     # A scan of the project's root discovered all of it: what the build reads is then known.
     whole = not named and [os.path.realpath(p) for p in paths] == [os.path.realpath(config.root)]
     try:  # the project as hip-clang builds it: compiled files, defines, macros along includes
-        model = build_model.build(candidates, config, around, build_cache, budget, whole=whole)
+        with targets.unchosen():  # (its cache serves every target: `by_target=False`)
+            model = build_model.build(candidates, config, around, build_cache, budget, whole=whole)
     except (OSError, RecursionError, ValueError) as exc:  # the scan goes on without it
         result.problems.append(Problem("<build files>", f"could not read the build files: {exc}"))
         model = build_model.build([], config)

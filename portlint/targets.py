@@ -12,6 +12,7 @@ properties), never a new hard-coded 64.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -100,6 +101,18 @@ def select(names: tuple[str, ...] = (), build: BuildSettings = BuildSettings()) 
     _active = chosen or build.targets or tuple(_TABLE[n] for n in DEFAULT)
     _build = build
     return _active
+
+
+@contextlib.contextmanager
+def unchosen():
+    """While the build files are read: no targets chosen yet, whatever an earlier scan in
+    this process chose (their model is kept for every target, so must not depend on one)."""
+    global _active
+    kept, _active = _active, ()
+    try:
+        yield
+    finally:
+        _active = kept
 
 
 def build_max_threads() -> int | None:
