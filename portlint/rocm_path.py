@@ -690,6 +690,41 @@ def variable_references(text: str) -> list[str]:
     return _VARIABLE_REF.findall(text)
 
 
+def name_shape(text: str) -> tuple[str, ...] | None:
+    """The literal parts of a name written with variables (`${PKG}_LIBRARIES` -> `("",
+    "_LIBRARIES")`; a nested `${${P}_DIR}` is one variable), or None where a reference is
+    left open. Read char by char: no pattern backtracks over a run of `${`."""
+    parts, current, at = [], [], 0
+    while at < len(text):
+        if text.startswith("${", at):
+            depth, at = 1, at + 2
+            while at < len(text) and depth:
+                depth += 1 if text.startswith("${", at) else -1 if text[at] == "}" else 0
+                at += 2 if text.startswith("${", at) else 1
+            if depth:
+                return None
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(text[at])
+            at += 1
+    return (*parts, "".join(current))
+
+
+def has_shape(name: str, shape: tuple[str, ...]) -> bool:
+    """Does `name` fit a shape of `name_shape` (any text where a variable stood)?"""
+    first, *middle, last = shape
+    if not name.startswith(first) or not name.endswith(last) or len(name) < len(first) + len(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for part in middle:
+        found = name.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
 def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
     """The `;`-separated items of an argument with each `${VAR}` replaced by what `env` holds
     (innermost first, so `${${P}_SOURCES}` works), and whether every reference was known."""

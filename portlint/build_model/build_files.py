@@ -1382,8 +1382,9 @@ class _VariableSetters:
 
     def __init__(self) -> None:
         self.setters: dict[str, set[bool]] = {}  # name -> the builds (True: ROCm) that may set it
-        # Names of a shape a build may set: `set(${PREFIX}_LIBS ...)`, `find_package(Pkg)`'s `Pkg_*`.
-        self.patterns: dict[bool, list[re.Pattern]] = {True: [], False: []}
+        # Names of a shape a build may set, as their literal parts (`rocm_path.name_shape`):
+        # `set(${PREFIX}_LIBS ...)`, `find_package(Pkg)`'s `Pkg_*`.
+        self.shapes: dict[bool, set[tuple[str, ...]]] = {True: set(), False: set()}
         self.user_set: set[str] = set()  # `option()`, cache entries: a user may give them
         self.unread_include = False  # an `include()` of a project file the reading did not follow
 
@@ -1398,7 +1399,7 @@ class _VariableSetters:
         words = [text for text, _ in texts]
         if not words or name in ("unset", "return", "message"):
             return
-        patterns: list[str] = []
+        shapes: list[tuple[str, ...]] = []
         if name in ("set", "option", "cmake_dependent_option"):
             targets = words[:1]
             if name != "set" or any(text == "CACHE" and not quoted for text, quoted in texts[1:]):
@@ -1407,7 +1408,7 @@ class _VariableSetters:
             targets = [text for text, quoted in texts[1:] if not quoted]
         elif name == "find_package":
             # A package's results are named for it (`Pkg_FOUND`, `PKG_LIBRARIES`).
-            targets, patterns = [], [f"{re.escape(words[0])}_.*", f"{re.escape(words[0].upper())}_.*"]
+            targets, shapes = [], [(f"{words[0]}_", ""), (f"{words[0].upper()}_", "")]
         elif name in rocm_path.CMAKE_READ_ONLY:
             return
         else:  # any other command may write a variable it names by a bare word
@@ -1418,17 +1419,18 @@ class _VariableSetters:
                 expanded, complete = cmake_expand(target, env)
                 if complete and len(expanded) == 1:
                     target = expanded[0]
-                elif walk.functions or re.fullmatch(r"\$\{[^}]*\}", target):
+                else:
+                    shape = rocm_path.name_shape(target)
                     # A function's `set(${out} ...)`: its callers name `out` by a bare word. A
                     # whole reference among another command's words is a value it reads.
-                    continue
-                else:  # `${PKG}_LIBRARIES`: any name of that shape
-                    patterns.append(".*".join(re.escape(part) for part in re.split(r"\$\{[^}]*\}", target)))
+                    if shape is None or walk.functions or shape == ("", ""):
+                        continue
+                    shapes.append(shape)  # `${PKG}_LIBRARIES`: any name of that shape
                     continue
             names.append(target)
         self.note(names, sides)
         for side in sides:
-            self.patterns[side].extend(re.compile(p) for p in patterns)
+            self.shapes[side].update(shapes)
 
     @classmethod
     def of_list_file(cls, source: SourceFile) -> "_VariableSetters":
@@ -1444,8 +1446,8 @@ class _VariableSetters:
     def merge(self, other: "_VariableSetters") -> None:
         for name, sides in other.setters.items():
             self.note([name], sides)
-        for side, patterns in other.patterns.items():
-            self.patterns[side].extend(patterns)
+        for side, shapes in other.shapes.items():
+            self.shapes[side] |= shapes
         self.user_set |= other.user_set
         self.unread_include |= other.unread_include
 
@@ -1453,7 +1455,7 @@ class _VariableSetters:
         """May a command of the lists read, a user or CMake set `name`?"""
         return (self.unread_include or name in self.setters or name in self.user_set
                 or name.startswith(("CMAKE_", "PROJECT_"))
-                or any(p.fullmatch(name) for side in (True, False) for p in self.patterns[side]))
+                or any(rocm_path.has_shape(name, shape) for side in (True, False) for shape in self.shapes[side]))
 
     def only_set_by_the_other_build(self, rocm_side: bool) -> frozenset[str]:
         """Variables the project sets, but only with commands the ROCm build (`rocm_side`;
@@ -1469,7 +1471,7 @@ class _VariableSetters:
         return frozenset(
             name for name, sides in self.setters.items()
             if rocm_side not in sides and name not in self.user_set and not name.startswith("CMAKE_")
-            and other(name) and not any(p.fullmatch(name) for p in self.patterns[rocm_side]))
+            and other(name) and not any(rocm_path.has_shape(name, shape) for shape in self.shapes[rocm_side]))
 
 
 def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTree":
