@@ -1619,22 +1619,14 @@ def _decided_make_test(cond, source: SourceFile, decided: dict) -> tuple[Value, 
 def _make_test_holds(key: tuple, chains, source: SourceFile, makefile) -> bool:
     """Does the test have one answer in the whole file: nothing sets a variable it reads, and
     no `include` comes, after the first chain that makes it?"""
-    from portlint.checks.make_ast import reference_name  # (it imports this module)
+    from portlint.checks.cpp import named_descendants  # (both import this module)
+    from portlint.checks.make_ast import reference_name
     first = min((cond for chain in chains for _, _, cond in chain
                  if cond is not None and (_make_test(cond, source) or (None,))[0] == key), key=lambda c: c.start_byte)
     names = {key[1]} if key[0] == "defined" else {
-        name for node in _descendants(first) if (name := reference_name(source, node)) is not None}
+        name for node in named_descendants(first) if (name := reference_name(source, node)) is not None}
     return (not any(a.node.start_byte > first.start_byte for name in names for a in makefile.by_name.get(name, ()))
             and not any(word.start > first.start_byte for word in makefile.includes))
-
-
-def _descendants(node) -> list:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _make_platform_selectors(source: SourceFile) -> frozenset[str]:

@@ -1145,7 +1145,8 @@ def _glob_within(pattern: str, root: Path, fs: Observed) -> list[str]:
     return fs.glob(pattern, "**" in pattern, MAX_GLOB_MATCHES)
 
 
-def _inside(path: str, root: Path) -> bool:
+def _inside(path: str, root: str | Path) -> bool:
+    """Is `path` `root` or below it?"""
     root_text = str(root)
     return path == root_text or path.startswith(root_text.rstrip(os.sep) + os.sep)
 
@@ -1920,7 +1921,7 @@ def _cuda_folder_twins(candidates, cuda_folders: list[str], collector: _Collecto
     one of the ROCm build's (a link to it, the project root) is no CUDA-only folder."""
     rocm_folders = [os.path.realpath(d) for d in collector.include_dirs]
     folders = [f for f in cuda_folders if not any(
-        _within(r, os.path.realpath(f)) for r in rocm_folders)]
+        _inside(r, os.path.realpath(f)) for r in rocm_folders)]
     out = {}
     for c in candidates:
         if c.language != CUDA or suffix_of(os.path.basename(c.absolute)).lower() not in HEADER_SUFFIXES:
@@ -1935,10 +1936,6 @@ def _cuda_folder_twins(candidates, cuda_folders: list[str], collector: _Collecto
             out[c.absolute] = (f"in {collector.shown(folder)}, an include folder only the CUDA build adds; "
                                f"the ROCm build finds {collector.shown(twin)}")
     return out
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, include_dirs: list[str],

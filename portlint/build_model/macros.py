@@ -1481,6 +1481,8 @@ def _names_hip_runtime(header: str) -> bool:
     """`hip/hip_runtime.h`, also under a folder the project's include path starts higher up
     (`rocm/include/hip/hip_runtime_api.h`)."""
     return any(header == h or header.endswith("/" + h) for h in HIP_RUNTIME_HEADERS)
+
+
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tpp", ".inc"})
 
 

@@ -25,6 +25,7 @@ from portlint.triggers import all_of, needs
 _TEMPLATE_PARAMETERS = ("type_parameter_declaration", "optional_type_parameter_declaration",
                         "variadic_type_parameter_declaration", "template_template_parameter_declaration")
 _CLASSES = ("class_specifier", "struct_specifier", "union_specifier")
+_TYPE_SPECIFIERS = (*_CLASSES, "enum_specifier")  # what a class body declares a type with
 _CLASS_DEFINITIONS = "[(class_specifier) @class (struct_specifier) @class]"
 # Declarators a name alone stands in (`v`, `v = 1`, `v{1}`, `v(1)`, `v[4]`): with a pointer or a
 # reference (`A<T>::x * p;`) the statement may be an expression, as a compiler would read it.
@@ -366,12 +367,10 @@ def _declared_types(body, source: SourceFile) -> set[str]:
                          if d.type == "type_identifier")
         elif child.type == "alias_declaration" and (n := child.child_by_field_name("name")) is not None:
             names.add(source.node_text(n))
-        elif child.type in ("class_specifier", "struct_specifier", "union_specifier", "enum_specifier") \
-                and (n := child.child_by_field_name("name")) is not None:
+        elif child.type in _TYPE_SPECIFIERS and (n := child.child_by_field_name("name")) is not None:
             names.add(source.node_text(n).rsplit("::", 1)[-1])
         elif child.type == "field_declaration":
-            stack.extend(c for c in child.named_children if c.type in ("class_specifier", "struct_specifier",
-                                                                          "union_specifier", "enum_specifier"))
+            stack.extend(c for c in child.named_children if c.type in _TYPE_SPECIFIERS)
         elif child.type == "using_declaration":
             names.add(source.node_text(child).rstrip(";").rsplit("::", 1)[-1].strip())
     return names
