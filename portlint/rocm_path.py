@@ -503,7 +503,9 @@ class CMakeWalk:
         return self.model
 
     # ---- statements ---------------------------------------------------------------------
-    def _block(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
+    def _block(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
+        """Run the nodes; returns whether each build goes on after them (False where a
+        `message(FATAL_ERROR ...)` surely stops it)."""
         for node in nodes:
             kind = node.type
             if kind == "normal_command":
@@ -535,27 +537,33 @@ class CMakeWalk:
                     self._block(body.children, _and(rocm, None), _and(cuda, None), {}, {})
                     self.functions.pop()
                     self.in_function -= 1
+        return rocm, cuda
 
     def _maybe(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
         self._arm(nodes, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)
 
-    def _arm(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
-        """Nodes each build runs surely (True), maybe (None) or never (False)."""
+    def _arm(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[bool, bool]:
+        """Nodes each build runs surely (True), maybe (None) or never (False). Returns whether
+        each build that may run them surely stops in them (its configure fails there)."""
         envs = []
         for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
             envs.append(env if _truth(taken) is True else dict(env))
-        self._block(nodes, rocm, cuda, envs[0], envs[1])
-        for taken, env, arm_env in ((rocm, rocm_env, envs[0]), (cuda, cuda_env, envs[1])):
-            if _truth(taken) is None:
+        after = self._block(nodes, rocm, cuda, envs[0], envs[1])
+        stopped = tuple(_truth(taken) is not False and after_taken is False for taken, after_taken in zip((rocm, cuda), after))
+        for taken, env, arm_env, stops in ((rocm, rocm_env, envs[0], stopped[0]), (cuda, cuda_env, envs[1], stopped[1])):
+            if _truth(taken) is None and not stops:  # (a build that stops there goes on without it)
                 _merge_maybe(env, arm_env)
+        return stopped
 
     def _if(self, chain, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
         """Run an `if` chain; returns whether each build goes on after it (False where it
         surely takes an arm that stops with `message(FATAL_ERROR ...)`)."""
         arms: list[tuple[Arm, object]] = []
+        conditions: list[list[str]] = []  # each arm's condition words (`[]`: `else`)
         pending = None
         for child in chain.children:
             if child.type in ("if_command", "elseif_command", "else_command"):
+                words = []
                 if child.type == "else_command":
                     pending = (True, True)
                 else:
@@ -564,6 +572,7 @@ class CMakeWalk:
                     pending = _eval_cmake(words, self.extra, rocm_env, cuda_env, self.selectors)
             elif child.type == "body" and pending is not None:
                 arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
+                conditions.append(words)
                 pending = None
         # Which arm each build runs, as `add_chain` reads the chain.
         rocm_before: Value = False
@@ -586,9 +595,21 @@ class CMakeWalk:
             # The model reads the chain so too: the other undecidable arms are the CUDA build's.
             arms = [(replace(arm, rocm=False) if i != hip and _truth(r) is False and _truth(arm.rocm) is None
                      else arm, body) for i, ((arm, body), r) in enumerate(zip(arms, rocm_takes))]
+        refused = []  # (arm, build): arms a build that took them would stop in
+        for i, ((_, body), r, c) in enumerate(zip(arms, rocm_takes, cuda_takes)):
+            stopped = self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+            refused.extend((i, side) for side, stops, taken in zip((0, 1), stopped, (r, c))
+                           if stops and _truth(taken) is None)
+        # A build whose configure would fail in an arm does not take it (`if(WITH_NVSHMEM)`
+        # around `if(NOT USE_CUDA) message(FATAL_ERROR ...)`): there the arm is dead, and a
+        # switch that alone makes its condition is off for the rest of the lists.
+        for i, side in refused:
+            arm, body = arms[i]
+            arms[i] = (replace(arm, rocm=False) if side == 0 else replace(arm, cuda=False), body)
+            switch = _switch_of(conditions[i])
+            if switch is not None and (i == 0 or all(_truth(t) is False for t in (rocm_takes, cuda_takes)[side][:i])):
+                (rocm_env, cuda_env)[side][switch] = CMakeValue(("OFF",))
         self.model.add_chain([arm for arm, _ in arms])
-        for (_, body), r, c in zip(arms, rocm_takes, cuda_takes):
-            self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
         taken = [i for i, r in enumerate(rocm_takes) if _truth(_and(rocm, r)) is True]
         if len(taken) == 1:
             # A switch's variables (`set(BUILD_CPU ON)` in the CPU backend's arm) that the arm
@@ -654,6 +675,15 @@ class CMakeWalk:
         for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
             if _truth(taken) is not False:
                 _assign(name, arguments, self.source, env)
+
+
+def _switch_of(words: list[str]) -> str | None:
+    """The variable an `if()` condition tests alone (`if(X)`, `if(${X})`), else None."""
+    if len(words) != 1:
+        return None
+    word = words[0]
+    name = word[2:-1] if word.startswith("${") and word.endswith("}") else word
+    return name if _NAME.fullmatch(name) else None
 
 
 def _defined_name(definition, source: SourceFile) -> str:

@@ -437,6 +437,45 @@ def test_a_variable_only_the_cuda_backends_module_sets_is_unset_in_the_rocm_buil
     assert found(_project(tmp_path / "unported", unported)) == {("tools/CMakeLists.txt", "C003"), ("a.cu", "L001")}
 
 
+def test_a_switch_whose_arm_would_fail_the_rocm_configure_is_off_there(tmp_path: Path) -> None:
+    guard = "  if(NOT P_GPU_CUDA)\n    message(FATAL_ERROR \"the NVSHMEM path needs the CUDA backend\")\n  endif()\n"
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_GPU_HIP "HIP backend" OFF)
+            option(P_WITH_NVSHMEM "NVSHMEM halo exchange" OFF)
+            if(P_GPU_HIP)
+              enable_language(HIP)
+            else()
+              include(${CMAKE_SOURCE_DIR}/cmake/p_cuda.cmake)
+            endif()
+            add_library(p a.cu)
+            if(P_WITH_NVSHMEM)
+            GUARD  target_link_libraries(p PRIVATE CUDA::nvml)
+            endif()
+            configure_file(${CMAKE_SOURCE_DIR}/config.h.in ${CMAKE_BINARY_DIR}/config.h)
+            """,
+        "cmake/p_cuda.cmake": "enable_language(CUDA)\nset(P_GPU_CUDA ON)\n",
+        "config.h.in": "#cmakedefine01 P_WITH_NVSHMEM\n",
+        "a.cu": _cublas_if("P_WITH_NVSHMEM"),
+    }
+
+    def found(name: str, guarded: bool, ported: bool = True) -> set[tuple[str, str]]:
+        text = files["CMakeLists.txt"].replace("GUARD", textwrap.indent(guard, "    ") if guarded else "")
+        if not ported:  # a CPU backend beside the CUDA one
+            text = text.replace("enable_language(HIP)", "message(STATUS cpu)").replace("P_GPU_HIP", "P_GPU_CPU")
+        root = _project(tmp_path / name, {**files, "CMakeLists.txt": text})
+        return {(os.path.relpath(f.path, root), f.code) for f in scan([root], root, select=("C003", "L001")).findings}
+
+    # A ROCm configure with the switch on fails: the switch is off in the ROCm build, its arm
+    # and what the configured header says of it are the CUDA build's.
+    assert found("guarded", True) == set()
+    hazards = {("CMakeLists.txt", "C003"), ("a.cu", "L001")}
+    assert found("open", False) == hazards  # nothing refuses it on ROCm
+    assert found("unported", True, ported=False) == hazards  # no ROCm build to refuse it
+
+
 def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:
     ptx = ('#ifndef P_AMD\n__device__ unsigned lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); '
            'return l; }\n#endif\n')
