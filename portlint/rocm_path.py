@@ -494,6 +494,9 @@ class CMakeWalk:
         self.in_function = 0  # inside function()/macro() bodies: their arguments are not known
         self.in_loop = 0  # inside foreach()/while() bodies: what they include is read once per pass
         self.on_loop_variable = None  # `on_loop_variable(name, rocm, cuda)`: a foreach sets `name`
+        # (ROCm, CUDA) scopes of the list file whose `add_subdirectory` reads this one, which
+        # `set(... PARENT_SCOPE)` writes; None where not known.
+        self.parent_envs: tuple[CMakeEnv, CMakeEnv] | None = None
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
@@ -672,9 +675,10 @@ class CMakeWalk:
         arguments = [a for a in args.children if a.type == "argument"] if args is not None else []
         if self.on_command is not None:
             self.on_command(node, name, arguments, rocm, cuda, rocm_env, cuda_env)
-        for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
+        for side, (taken, env) in enumerate(((rocm, rocm_env), (cuda, cuda_env))):
             if _truth(taken) is not False:
-                _assign(name, arguments, self.source, env)
+                parent = self.parent_envs[side] if self.parent_envs is not None and not self.in_function else None
+                _assign(name, arguments, self.source, env, parent, _truth(taken) is True)
 
 
 def _switch_of(words: list[str]) -> str | None:
@@ -771,24 +775,40 @@ def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
     return [item for item in text.split(";") if item], complete and "${" not in text
 
 
-def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
-    """What `set`, `option`, `list(...)`, `unset` and other commands do to the variables."""
+def _definite_expansion(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
+    """`cmake_expand`, and whether the build surely holds that: every variable named is known
+    and definite (`set(A ${B})` copies B's option default: a default, not a decision)."""
+    items, complete = cmake_expand(text, env)
+    return items, complete and all(env[n].definite for n in variable_references(text) if n in env)
+
+
+def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv, parent: CMakeEnv | None = None,
+            surely: bool = True) -> None:
+    """What `set`, `option`, `list(...)`, `unset` and other commands do to the variables.
+    `parent`: the scope `set(... PARENT_SCOPE)` writes (the list file that added this one's
+    folder), None where unknown (a function's caller); `surely`: the command surely runs."""
     texts = [argument_text(a, source) for a in arguments]
     words = [t for t, _ in texts]
     if name == "set" and words:
         var, values = words[0], []
-        cached = forced = False
+        cached = forced = to_parent = False
         known = True
         for text, quoted in texts[1:]:
             if not quoted and text in ("CACHE", "PARENT_SCOPE"):
                 cached = text == "CACHE"
                 forced = "FORCE" in words
-                if text == "PARENT_SCOPE":
-                    return  # the caller's scope, not this one
+                to_parent = text == "PARENT_SCOPE"
                 break
-            items, complete = cmake_expand(text, env)
+            items, complete = _definite_expansion(text, env)
             values.extend(items)
             known = known and complete
+        if to_parent:  # the adding list file's scope, not this one
+            if parent is not None:
+                value = CMakeValue(tuple(values), definite=known)
+                old = parent.get(var)
+                parent[var] = value if surely else CMakeValue(
+                    tuple(dict.fromkeys((old.items if old else ()) + value.items)), definite=False)
+            return
         if cached and not forced:
             if var not in env or not env[var].definite:  # a default the user may override
                 env[var] = CMakeValue(tuple(values), definite=False)
@@ -804,7 +824,7 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv) -> None:
         old = env.get(words[1])
         if old is None:
             old = CMakeValue(())  # an unset list is empty
-        expanded = [cmake_expand(text, env) for text in words[2:]]
+        expanded = [_definite_expansion(text, env) for text in words[2:]]
         items = [i for found, _ in expanded for i in found]
         known = old.definite and all(complete for _, complete in expanded)
         if words[0] == "REMOVE_ITEM":

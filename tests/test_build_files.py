@@ -428,6 +428,11 @@ def test_a_variable_only_the_cuda_backends_module_sets_is_unset_in_the_rocm_buil
     # Only the CUDA arm reads the module that sets it: in the ROCm build it is unset, in the
     # list file that tests it and in the header CMake writes.
     assert found(_project(tmp_path / "ported", files)) == set()
+    # A file the configure step writes in the build folder is no list of the project's that
+    # might set it.
+    generated = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "add_library(p a.cu)", "include(${CMAKE_BINARY_DIR}/generated.cmake)\nadd_library(p a.cu)")}
+    assert found(_project(tmp_path / "generated", generated)) == set()
     # A switch a user may give is not the project's to decide.
     option = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
         "option(P_GPU_HIP", 'option(P_HAVE_CUBLAS "cuBLAS kernels" OFF)\noption(P_GPU_HIP')}
@@ -474,6 +479,43 @@ def test_a_switch_whose_arm_would_fail_the_rocm_configure_is_off_there(tmp_path:
     hazards = {("CMakeLists.txt", "C003"), ("a.cu", "L001")}
     assert found("open", False) == hazards  # nothing refuses it on ROCm
     assert found("unported", True, ported=False) == hazards  # no ROCm build to refuse it
+
+
+@pytest.mark.parametrize("top, lists", [
+    # The module folder a subdirectory hands its parent with PARENT_SCOPE: the HIP setup is read.
+    ("add_subdirectory(cmake)\ninclude(ProjHip)\n",
+     {"cmake/CMakeLists.txt": "set(CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR} PARENT_SCOPE)\n",
+      "cmake/ProjHip.cmake": "if(P_ENABLE_HIP)\n  enable_language(HIP)\n  add_compile_definitions(P_ON_HIP)\nendif()\n"}),
+    # A switch copied from an option's default is still the user's choice, not OFF for good.
+    ("set(P_ENABLE_HIP ${P_GPU})\nif(P_ENABLE_HIP)\n  enable_language(HIP)\n  add_compile_definitions(P_ON_HIP)\nendif()\n",
+     {}),
+])
+def test_the_hip_setup_is_read_through_parent_scope_and_copied_options(tmp_path: Path, top: str, lists: dict) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX)\n"
+                          "option(P_GPU \"GPU build\" OFF)\n" + top + "add_library(p a.cpp)\n",
+        "a.cpp": CLEAN, **lists})
+    build = _read(root)
+    assert build.rocm_build and "P_ON_HIP" in build.rocm_defines
+
+
+def test_include_folders_are_the_build_trees(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_SYSTEM "system install" OFF)
+            set(P_PREFIX lib)
+            if(P_SYSTEM)
+              set(P_PREFIX /usr/lib)
+            endif()
+            add_library(p a.cpp)
+            target_include_directories(p PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/inc>
+                                                $<INSTALL_INTERFACE:${P_PREFIX}/include>)
+            """,
+        "a.cpp": CLEAN})
+    # (P_PREFIX holds one of two values: the install folder's expression is no path at all)
+    assert [os.path.relpath(d, root) for d in _read(root).include_dirs] == ["inc"]
 
 
 def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:

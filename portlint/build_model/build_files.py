@@ -1564,7 +1564,10 @@ class _CMakeTree:
             if sure:
                 self.build.rocm_compiled.add(path)
 
-    def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str) -> None:
+    def _walk(self, path: Path, rocm: Value, cuda: Value, rocm_env: dict, cuda_env: dict, where: str,
+              parent_envs: tuple[dict, dict] | None = None) -> None:
+        """Walk a list file with the scopes it reads and writes (`parent_envs`: those of the
+        list file whose `add_subdirectory` adds it)."""
         path = Path(os.path.normpath(path))
         key = str(path)
         if where:
@@ -1598,6 +1601,7 @@ class _CMakeTree:
         self.active.append(key)
         try:
             walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
+            walk.parent_envs = parent_envs
             if self.selectors:
                 walk.selectors |= self.selectors[-1]
             self.selectors.append(walk.selectors)
@@ -1664,8 +1668,9 @@ class _CMakeTree:
         return None
 
     def _follow(self, name: str, text: str, directory: Path, rocm: Value, cuda: Value, rocm_env: dict,
-                cuda_env: dict, where: str) -> None:
-        """Walk the list file `add_subdirectory(text)` or `include(text)` reads."""
+                cuda_env: dict, where: str, parent_envs: tuple[dict, dict] | None) -> None:
+        """Walk the list file `add_subdirectory(text)` or `include(text)` reads (`parent_envs`:
+        the scope above the reading one, which an included file's `PARENT_SCOPE` writes)."""
         items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
         if not complete or not items:
             if rocm is not False and name == "add_subdirectory":
@@ -1675,17 +1680,20 @@ class _CMakeTree:
             return
         target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
         if name == "include" and rocm is not False and not (
-                self.collector.fs.is_file(target) and target.suffix == ".cmake") and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
-            self.sets.unread_include = True  # a file of the project's this reading does not follow (`sources.inc`)
+                self.collector.fs.is_file(target) and target.suffix == ".cmake") \
+                and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]) and _inside(str(target), self.collector.root):
+            # A file of the project's this reading does not follow (`sources.inc`); one outside
+            # it (the build folder's, CMake's own) is no list of the project's.
+            self.sets.unread_include = True
         if name == "add_subdirectory":
             target = target / "CMakeLists.txt"
-            self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where)
+            self._walk(target, rocm, cuda, dict(rocm_env), dict(cuda_env), where, (rocm_env, cuda_env))
         elif target.suffix == ".cmake" and self.collector.fs.is_file(target):
-            self._walk(target, rocm, cuda, rocm_env, cuda_env, where)  # same scope
+            self._walk(target, rocm, cuda, rocm_env, cuda_env, where, parent_envs)  # same scope
         elif target.suffix != ".cmake" and re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]):
             module = self._module(items[0], rocm_env if rocm is not False else cuda_env)
             if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
-                self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
+                self._walk(module, rocm, cuda, rocm_env, cuda_env, where, parent_envs)
 
     def _custom_map_files(self, texts: list[str], directory: Path, env: dict) -> list[str]:
         """The files a `hipify(... CUSTOM_MAP_FILE <file>)` names: the path as the list's
@@ -1768,7 +1776,7 @@ class _CMakeTree:
             # its scope, as `include` does): one a CUDA-only branch finds is the CUDA build's.
             module = self._module(f"Find{texts[0]}", rocm_env if rocm is not False else cuda_env)
             if module is not None:
-                self._walk(module, rocm, cuda, rocm_env, cuda_env, where)
+                self._walk(module, rocm, cuda, rocm_env, cuda_env, where, walk.parent_envs)
         if name == "configure_file" and len(texts) >= 2:
             self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
             return
@@ -1777,7 +1785,7 @@ class _CMakeTree:
             folders = [t for t in texts if t not in ("EXCLUDE_FROM_ALL", "PREORDER")] if name == "subdirs" else texts[:1]
             for text in folders:
                 self._follow("include" if name == "include" else "add_subdirectory", text, directory, rocm, cuda,
-                             rocm_env, cuda_env, where)
+                             rocm_env, cuda_env, where, walk.parent_envs)
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
@@ -1823,10 +1831,10 @@ class _CMakeTree:
         if name in ("include_directories", "target_include_directories"):
             # The CUDA build's own folders too: a header only there is found by CUDA compiles only.
             start = 1 if name == "target_include_directories" else 0
-            for text in texts[start:]:
+            for text in filter(None, map(_in_build_tree, texts[start:])):
                 items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
                 for item in items if complete else []:
-                    if item not in _LIBRARY_KEYWORDS and "$<" not in item:
+                    if item not in _LIBRARY_KEYWORDS:
                         folder = os.path.normpath(item if os.path.isabs(item) else directory / item)
                         if rocm is not False:
                             self.collector.add_include_dir(folder)
@@ -1848,6 +1856,17 @@ class _CMakeTree:
                                 full, f"passed only as the CUDA build's sources ({where})")
                         else:
                             self._rocm_source(walk, full, False)
+
+
+def _in_build_tree(text: str) -> str | None:
+    """An argument as the project's own build reads it: `$<BUILD_INTERFACE:dir>` is `dir`; any
+    other generator expression (`$<INSTALL_INTERFACE:...>`, one on the configuration) is None,
+    read before expanding its variables: one that holds several values (`a;b`, the values
+    of undecided arms) would split the expression into pieces that look like paths."""
+    prefix = "$<BUILD_INTERFACE:"
+    if text.startswith(prefix) and text.endswith(">") and text.count("$<") == 1:
+        return text[len(prefix):-1]
+    return None if "$<" in text else text
 
 
 def _cuda_keyword_sections(texts: list[str]) -> set[int]:
