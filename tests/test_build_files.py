@@ -518,6 +518,30 @@ def test_include_folders_are_the_build_trees(tmp_path: Path) -> None:
     assert [os.path.relpath(d, root) for d in _read(root).include_dirs] == ["inc"]
 
 
+def test_a_cuda_source_a_rocm_wrapper_includes_by_name_is_compiled_for_rocm(tmp_path: Path) -> None:
+    # The HIP arm compiles a one-line wrapper around the CUDA arm's source, which it finds
+    # through a folder the lists do not name: the ROCm build compiles that source too.
+    root = _project(tmp_path, {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_ENABLE_CUDA "NVIDIA backend" OFF)
+            option(P_ENABLE_HIP "AMD backend" OFF)
+            if(P_ENABLE_CUDA)
+              add_library(p cuda/solve.cu cuda/other.cu)
+            elseif(P_ENABLE_HIP)
+              enable_language(HIP)
+              add_library(p hip/solve.hip.cpp)
+            endif()
+            """,
+        "cuda/solve.cu": HAZARD,
+        "cuda/other.cu": HAZARD,
+        "hip/solve.hip.cpp": '#include "solve.cu"\n',
+    })
+    assert _not_built(root) == {"cuda/other.cu": "listed only on a CUDA-only path (CMakeLists.txt:6)"}
+    assert {Path(f.path).name for f in scan([root], root, select=("W001",)).findings} == {"solve.cu"}
+
+
 def test_the_arm_that_enables_hip_is_the_one_the_rocm_build_takes(tmp_path: Path) -> None:
     ptx = ('#ifndef P_AMD\n__device__ unsigned lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); '
            'return l; }\n#endif\n')

@@ -34,6 +34,7 @@ from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_
 from portlint.build_model.extension_builders import Builder, read_builders
 from portlint.build_model.observed import Observed
 from portlint.build_model.python_helpers import PythonHelpers
+from portlint.build_model.system_headers import is_system_header
 from portlint.checks.setup_py import fails_before_on_rocm, rocm_path_markers, stops_on_rocm
 from portlint.checks.cmake_ast import commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
@@ -1964,7 +1965,7 @@ def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, 
     include directories of the builds ROCm never runs too (`other_include_dirs`)."""
     files = _project_c_files(candidates, root, config, fs, whole_project)
     files.update(candidates_not_built)  # named by a build file even if discovery left them out
-    graph = _IncludeGraph(include_dirs, fs)
+    graph = _IncludeGraph(include_dirs, fs, files)
     compiled_roots = [p for p in files if p not in candidates_not_built and Path(p).suffix.lower() in COMPILED_SUFFIXES]
     compiled = graph.closure(compiled_roots)
     out = {}
@@ -1972,7 +1973,7 @@ def _not_included(candidates_not_built: dict[str, str], candidates, root: Path, 
         if path not in compiled and fs.is_file(path):
             out[path] = reason
     if other_include_dirs:
-        graph = _IncludeGraph([*other_include_dirs, *include_dirs], fs)
+        graph = _IncludeGraph([*other_include_dirs, *include_dirs], fs, files)
     for path in graph.closure(list(out)):
         if path not in compiled and path not in out:
             out[path] = "included only by files not compiled for ROCm"
@@ -1992,11 +1993,14 @@ class _IncludeGraph:
     """`#include` lines of project files, read with a byte scan, resolved against the
     including file's directory and the build's include directories."""
 
-    def __init__(self, include_dirs: list[str], fs: Observed):
+    def __init__(self, include_dirs: list[str], fs: Observed, project_files=()):
         self.include_dirs = include_dirs
         self.fs = fs
         self._edges: dict[str, list[str]] = {}
         self._found: dict[str, str | None] = {}
+        self._by_name: dict[str, list[str]] = {}  # file name -> the project's files of that name
+        for path in project_files:
+            self._by_name.setdefault(os.path.basename(path), []).append(path)
 
     def includes(self, path: str) -> list[str]:
         if path not in self._edges:
@@ -2020,9 +2024,17 @@ class _IncludeGraph:
         return full if self.fs.is_file(full) else None
 
     def _in_include_dirs(self, name: str) -> str | None:
-        """`name` in the build's include directories, looked up once per name."""
+        """`name` in the build's include directories, else the one project file of that path's
+        name (as `BuildMacros.resolve` finds it: a folder the lists do not say), looked up
+        once per name."""
         if name not in self._found:
-            self._found[name] = next((f for d in self.include_dirs if (f := self._beside(d, name))), None)
+            found = next((f for d in self.include_dirs if (f := self._beside(d, name))), None)
+            wanted = os.path.normpath(name)
+            if found is None and not wanted.startswith("..") and not is_system_header(wanted):
+                matches = [p for p in self._by_name.get(os.path.basename(wanted), ())
+                           if p.endswith(os.sep + wanted)]
+                found = matches[0] if len(matches) == 1 else None
+            self._found[name] = found
         return self._found[name]
 
     def closure(self, roots: list[str]) -> set[str]:
