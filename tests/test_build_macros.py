@@ -311,16 +311,6 @@ def test_a_header_only_files_the_rocm_build_skips_include_is_dead() -> None:
     assert model.environment("/p/common.cu").status is None
 
 
-def test_a_header_included_only_where_no_build_goes_is_dead_not_a_header_nobody_includes() -> None:
-    files = {"jit.h": "#define JIT 1\n", "nvidia_jit.h": "#define NV_JIT 1\n", "public.h": "#define API 1\n",
-             "a.cu": '#if 0\n#include "jit.h"\n#endif\n'
-                     '#ifdef __HIP_PLATFORM_NVCC__\n#ifndef __CUDACC__\n#include "nvidia_jit.h"\n#endif\n#endif\n'}
-    model = _model(files)
-    assert model.environment("/p/jit.h").status == "dead"
-    assert model.environment("/p/nvidia_jit.h").status == "dead"
-    assert model.environment("/p/public.h").status is None  # nobody includes it: it stands for itself
-
-
 def test_an_include_chain_deeper_than_the_limit_is_reported_once() -> None:
     files = {f"h{i}.h": f'#include "h{i + 1}.h"\n#define M{i} 1\n' for i in range(400)}
     files["k.cu"] = '#include "h0.h"\n#if M0\n#endif\n'

@@ -998,11 +998,8 @@ class BuildMacros:
                         self._apply(final[b], named[b], d.offset, words[0], UNDEFINED, active[b])
             elif d.kind in ("include", "include_next"):
                 m = _INCLUDE.match(d.text)
-                if m is None:
+                if m is None or (truth(active[ROCM]) is False and truth(active[CUDA]) is False):
                     continue
-                # An include no build reaches is still a site: a header included only there is
-                # compiled by neither build, not a header nobody includes (which stands alone).
-                nowhere = truth(active[ROCM]) is False and truth(active[CUDA]) is False
                 include = m.group(1) or m.group(2)
                 if refused_by_os(include):  # no file has that name: one line, and the walk goes on
                     line = data.count(b"\n", 0, d.offset) + 1
@@ -1015,8 +1012,6 @@ class BuildMacros:
                 if target is None or target == path:
                     continue
                 self._sites.setdefault(target, []).append((path, d.offset, active[ROCM], active[CUDA]))
-                if nowhere:
-                    continue
                 if self._budget is not None:  # a file's walk takes in its includes' macros: it can be long
                     self._budget.check()
                 included = self.walk(target)
