@@ -497,6 +497,10 @@ class CMakeWalk:
         # (ROCm, CUDA) scopes of the list file whose `add_subdirectory` reads this one, which
         # `set(... PARENT_SCOPE)` writes; None where not known.
         self.parent_envs: tuple[CMakeEnv, CMakeEnv] | None = None
+        self.in_block = 0  # inside block() bodies: a scope of their own, whose parent is not known here
+        # A build whose configure would fail in an arm does not take it (`_if`): only where the
+        # project has a ROCm build (in one that has none, that failure is the port's to fix).
+        self.refuses_failing_arms = False
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
@@ -530,8 +534,10 @@ class CMakeWalk:
                             self.on_loop_variable(variable, rocm, cuda)
                 if body is not None:  # runs zero or more times
                     self.in_loop += kind != "block_def"
+                    self.in_block += kind == "block_def"
                     self._maybe(body.children, rocm, cuda, rocm_env, cuda_env)
                     self.in_loop -= kind != "block_def"
+                    self.in_block -= kind == "block_def"
             elif kind in ("function_def", "macro_def"):
                 body = _first(node, "body")
                 if body is not None:  # runs where it is called, with the caller's variables
@@ -551,10 +557,17 @@ class CMakeWalk:
         envs = []
         for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
             envs.append(env if _truth(taken) is True else dict(env))
+        # (what the arm writes above its scope, kept to take back where a build refuses it)
+        parents = tuple(dict(env) for env in self.parent_envs) if self.parent_envs is not None else None
         after = self._block(nodes, rocm, cuda, envs[0], envs[1])
-        stopped = tuple(_truth(taken) is not False and after_taken is False for taken, after_taken in zip((rocm, cuda), after))
-        for taken, env, arm_env, stops in ((rocm, rocm_env, envs[0], stopped[0]), (cuda, cuda_env, envs[1], stopped[1])):
-            if _truth(taken) is None and not stops:  # (a build that stops there goes on without it)
+        stopped = tuple(self.refuses_failing_arms and _truth(taken) is None and after_taken is False
+                        for taken, after_taken in zip((rocm, cuda), after))
+        for side, (taken, env, arm_env) in enumerate(((rocm, rocm_env, envs[0]), (cuda, cuda_env, envs[1]))):
+            if stopped[side]:  # the build that would stop there goes on without it
+                if parents is not None:
+                    self.parent_envs[side].clear()
+                    self.parent_envs[side].update(parents[side])
+            elif _truth(taken) is None:
                 _merge_maybe(env, arm_env)
         return stopped
 
@@ -601,7 +614,7 @@ class CMakeWalk:
         refused = []  # (arm, build): arms a build that took them would stop in
         for i, ((_, body), r, c) in enumerate(zip(arms, rocm_takes, cuda_takes)):
             stopped = self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
-            refused.extend((i, side) for side, stops, taken in zip((0, 1), stopped, (r, c))
+            refused.extend((i, side) for side, (stops, taken) in enumerate(zip(stopped, (r, c)))
                            if stops and _truth(taken) is None)
         # A build whose configure would fail in an arm does not take it (`if(WITH_NVSHMEM)`
         # around `if(NOT USE_CUDA) message(FATAL_ERROR ...)`): there the arm is dead, and a
@@ -677,17 +690,15 @@ class CMakeWalk:
             self.on_command(node, name, arguments, rocm, cuda, rocm_env, cuda_env)
         for side, (taken, env) in enumerate(((rocm, rocm_env), (cuda, cuda_env))):
             if _truth(taken) is not False:
-                parent = self.parent_envs[side] if self.parent_envs is not None and not self.in_function else None
+                parent = self.parent_envs[side] if self.parent_envs is not None and not (
+                    self.in_function or self.in_block) else None
                 _assign(name, arguments, self.source, env, parent, _truth(taken) is True)
 
 
 def _switch_of(words: list[str]) -> str | None:
-    """The variable an `if()` condition tests alone (`if(X)`, `if(${X})`), else None."""
-    if len(words) != 1:
-        return None
-    word = words[0]
-    name = word[2:-1] if word.startswith("${") and word.endswith("}") else word
-    return name if _NAME.fullmatch(name) else None
+    """The variable an `if()` condition tests alone (`if(X)`), else None. (`if(${X})` tests
+    the variable X names, which holds a name, not a truth value.)"""
+    return words[0] if len(words) == 1 and _NAME.fullmatch(words[0]) else None
 
 
 def _defined_name(definition, source: SourceFile) -> str:

@@ -428,11 +428,13 @@ def test_a_variable_only_the_cuda_backends_module_sets_is_unset_in_the_rocm_buil
     # Only the CUDA arm reads the module that sets it: in the ROCm build it is unset, in the
     # list file that tests it and in the header CMake writes.
     assert found(_project(tmp_path / "ported", files)) == set()
-    # A file the configure step writes in the build folder is no list of the project's that
-    # might set it.
-    generated = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "add_library(p a.cu)", "include(${CMAKE_BINARY_DIR}/generated.cmake)\nadd_library(p a.cu)")}
-    assert found(_project(tmp_path / "generated", generated)) == set()
+    # A CMake module of the machine's is no list of the project's that might set it; a file
+    # in the build folder may be one the project writes from a template of its own.
+    for name, include, inferred in (("system", "/usr/share/cmake/Modules/CheckLanguage.cmake", True),
+                                    ("generated", "${CMAKE_BINARY_DIR}/generated.cmake", False)):
+        variant = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
+            "add_library(p a.cu)", f"include({include})\nadd_library(p a.cu)")}
+        assert bool(found(_project(tmp_path / name, variant))) is not inferred, name
     # A switch a user may give is not the project's to decide.
     option = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace(
         "option(P_GPU_HIP", 'option(P_HAVE_CUBLAS "cuBLAS kernels" OFF)\noption(P_GPU_HIP')}

@@ -1494,7 +1494,8 @@ def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTre
     unset = (frozenset(), frozenset())
     if scratch.rocm_build and not sets.unread_include:
         unset = (sets.only_set_by_the_other_build(True), sets.only_set_by_the_other_build(False))
-    tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=sets.may_be_set)
+    tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=sets.may_be_set,
+                      refuses_failing_arms=scratch.rocm_build)
     tree.read()
     return tree
 
@@ -1505,11 +1506,12 @@ class _CMakeTree:
 
     def __init__(self, top: Path, collector: _Collector, rocm_only: bool = False, cuda_only: bool = False,
                  unset: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()), keeps_models: bool = False,
-                 set_anywhere=None):
+                 set_anywhere=None, refuses_failing_arms: bool = False):
         self.top, self.collector = top, collector
         # name -> may the project's lists set it (`_VariableSetters.may_be_set` of a first reading); None: unknown
         self.set_anywhere = set_anywhere
         self.keeps_models = keeps_models  # the models of the list files it walks are the scan's (`list_ranges`)
+        self.refuses_failing_arms = refuses_failing_arms  # (`CMakeWalk.refuses_failing_arms`)
         self.walked: set[str] = set()  # the list files its walks read
         self.walks_in_loop = 0  # the walks under way that a foreach()/while() body started
         self.unset = unset  # (ROCm, CUDA) build: variables it holds unset from the start (`_read_cmake_tree`)
@@ -1603,6 +1605,7 @@ class _CMakeTree:
         try:
             walk = CMakeWalk(source, frozenset(), rocm_env, cuda_env)
             walk.parent_envs = parent_envs
+            walk.refuses_failing_arms = self.refuses_failing_arms
             if self.selectors:
                 walk.selectors |= self.selectors[-1]
             self.selectors.append(walk.selectors)
@@ -1682,9 +1685,11 @@ class _CMakeTree:
         target = Path(items[0]) if os.path.isabs(items[0]) else directory / items[0]
         if name == "include" and rocm is not False and not (
                 self.collector.fs.is_file(target) and target.suffix == ".cmake") \
-                and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]) and _inside(str(target), self.collector.root):
-            # A file of the project's this reading does not follow (`sources.inc`); one outside
-            # it (the build folder's, CMake's own) is no list of the project's.
+                and not re.fullmatch(r"[A-Za-z0-9_.-]+", items[0]) and any(
+                    _inside(os.path.normpath(target), folder) for folder in (self.collector.root, BINARY_DIR)):
+            # A file of the project's this reading does not follow (`sources.inc`, one the
+            # configure step writes from the project's template); one elsewhere (CMake's own, a
+            # path a function's unknown arguments build) is no list of the project's.
             self.sets.unread_include = True
         if name == "add_subdirectory":
             target = target / "CMakeLists.txt"
@@ -1776,8 +1781,8 @@ class _CMakeTree:
             # Module mode reads the project's own `Find<Name>.cmake` where the call stands (in
             # its scope, as `include` does): one a CUDA-only branch finds is the CUDA build's.
             module = self._module(f"Find{texts[0]}", rocm_env if rocm is not False else cuda_env)
-            if module is not None:
-                self._walk(module, rocm, cuda, rocm_env, cuda_env, where, walk.parent_envs)
+            if module is not None:  # (from a function body, its PARENT_SCOPE is the caller's: not known)
+                self._walk(module, rocm, cuda, rocm_env, cuda_env, where, None if walk.in_function else walk.parent_envs)
         if name == "configure_file" and len(texts) >= 2:
             self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
             return
@@ -1786,7 +1791,7 @@ class _CMakeTree:
             folders = [t for t in texts if t not in ("EXCLUDE_FROM_ALL", "PREORDER")] if name == "subdirs" else texts[:1]
             for text in folders:
                 self._follow("include" if name == "include" else "add_subdirectory", text, directory, rocm, cuda,
-                             rocm_env, cuda_env, where, walk.parent_envs)
+                             rocm_env, cuda_env, where, None if walk.in_function or walk.in_block else walk.parent_envs)
             return
         if name == "file" and len(texts) >= 3 and texts[0] in ("GLOB", "GLOB_RECURSE"):
             for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
@@ -1835,7 +1840,7 @@ class _CMakeTree:
             for text in filter(None, map(_in_build_tree, texts[start:])):
                 items, complete = cmake_expand(text, rocm_env if rocm is not False else cuda_env)
                 for item in items if complete else []:
-                    if item not in _LIBRARY_KEYWORDS:
+                    if item not in _LIBRARY_KEYWORDS and "$<" not in item:  # (a list variable's own expressions)
                         folder = os.path.normpath(item if os.path.isabs(item) else directory / item)
                         if rocm is not False:
                             self.collector.add_include_dir(folder)
