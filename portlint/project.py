@@ -94,6 +94,10 @@ class WarpSizeDefinition:
     # nowhere else in its block or file (no use, no macro body that may expand to one):
     # nothing can compute with it.
     unnamed_after: bool = False
+    # A class member (`static constexpr int warp_size = 32;` in `struct Mma`): the class's
+    # name ("" for an unnamed one). C++ finds it only from the class's own scope or through
+    # the class's name, so a free function's `warp_size` or `device::warp_size()` is another.
+    member_of: str | None = None
 
 
 @dataclass(unsafe_hash=True)
@@ -118,6 +122,20 @@ class WarpSizeUse:
     # A literal the host writes for the constant (`32` sizing the launch of a kernel that
     # computes with `WARP_SIZE`): the place changes with the constant, though it does not name it.
     written: str | None = None
+    # How the name is written: called (`device::warp_size()` names a function, never a
+    # constant), qualified (`Mma::warp_size`), inside a class's scope (its body or a member
+    # function defined outside it), where a member may be meant unqualified.
+    called: bool = False
+    qualified: bool = False
+    in_class: bool = False
+
+    def may_see(self, definition: WarpSizeDefinition) -> bool:
+        """Can C++ name lookup bind this use to `definition`? A call names a function (no
+        constant is one); a class member is found unqualified only from its class's scope
+        (`Mma::warp_size`, qualified, may name it through an alias or a template parameter)."""
+        if self.called:
+            return False
+        return definition.member_of is None or self.qualified or self.in_class
 
 
 @dataclass(unsafe_hash=True)

@@ -292,3 +292,29 @@ def test_a_local_in_a_function_the_parser_lost_is_silent_where_nothing_names_it_
     (tmp_path / "api.h").write_text("const int warp_size = 32;\n")
     result = _scan(tmp_path)
     assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == [("api.h", 1)]
+
+
+def test_a_use_sees_only_what_cxx_name_lookup_can_find_by_its_name(tmp_path: Path) -> None:
+    # A tensor-core helper's own `static constexpr int warp_size = 32;` is a class member: a
+    # free function's `device::warp_size()` calls a function (here one that reads `warpSize`),
+    # and an unqualified `warp_size` outside the class is not it. Neither computes with the
+    # member; `Mma::warp_size`, and the member's uses inside its class, do.
+    (tmp_path / "mma.h").write_text(
+        "#pragma once\n"
+        "struct Mma {\n"
+        "  static constexpr int warp_size = 32;\n"
+        "  __device__ static int lane() { return threadIdx.x % warp_size + __ballot(1); }\n"
+        "};\n"
+        "namespace device { __host__ __device__ constexpr int warp_size() { return warpSize; } }\n")
+    (tmp_path / "k.cu").write_text(
+        '#include "mma.h"\n'
+        "__global__ void reduce(int* o) {\n"
+        "  int warp = threadIdx.x / device::warp_size();\n"
+        "  o[warp] = __ballot(threadIdx.x % device::warp_size() == 0);\n"
+        "}\n")
+    assert [(Path(f.path).name, f.location.start_line) for f in _scan(tmp_path).findings] == [("mma.h", 3), ("mma.h", 4)]
+    (tmp_path / "k.cu").write_text(
+        '#include "mma.h"\n'
+        "__global__ void reduce(int* o) { o[threadIdx.x / Mma::warp_size] = __ballot(1); }\n")
+    result = _scan(tmp_path)
+    assert ("k.cu", 2) in [(Path(f.path).name, f.location.start_line) for f in result.findings]

@@ -413,7 +413,49 @@ def _definition(source: SourceFile, model: RocmPathModel, name, value, kind: str
                                   _lost_function(definition, source)),
         macro=(str(source.absolute_path), source.line_start(source.line_of(definition.start_byte)))
         if definition.type == "preproc_def" and source.absolute_path is not None else None,
+        member_of=_class_of_member(definition, source),
     )
+
+
+_CLASSES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+
+
+def _class_of_member(definition, source: SourceFile) -> str | None:
+    """The name of the class whose member `definition` declares ("" if unnamed), else None."""
+    if definition.type != "field_declaration":
+        return None
+    body = definition.parent
+    owner = body.parent if body is not None and body.type == "field_declaration_list" else None
+    if owner is None or owner.type not in _CLASSES:
+        return None
+    name = owner.child_by_field_name("name")
+    return source.node_text(name) if name is not None else ""
+
+
+def _how_named(use, ancestors) -> tuple[bool, bool, bool]:
+    """(called, qualified, in_class) of a use, for `WarpSizeUse.may_see`."""
+    node, qualified = use, False
+    for parent in ancestors:
+        if parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
+            qualified, node = True, parent
+        elif parent.type == "template_function" and parent.child_by_field_name("name") == node:
+            node = parent
+        else:
+            break
+    called = node.parent is not None and node.parent.type == "call_expression" and \
+        node.parent.child_by_field_name("function") == node
+    in_class = any(a.type == "field_declaration_list" or (a.type == "function_definition" and _defined_out_of_class(a))
+                   for a in ancestors)
+    return called, qualified, in_class
+
+
+def _defined_out_of_class(function) -> bool:
+    """`void Mma::load() { ... }`: a member function defined outside its class."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    return name is not None and name.type == "qualified_identifier"
 
 
 def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSizeUse]:
@@ -446,12 +488,13 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             kernels = _kernels_out_of_view(use, ancestors, source)
         if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
             continue
+        called, qualified, in_class = _how_named(use, ancestors)
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
             sees=None if bound else _macro_seen(source, text, use.start_byte),
-            kernels=kernels,
+            kernels=kernels, called=called, qualified=qualified, in_class=in_class,
         ))
     return facts
 
@@ -592,6 +635,8 @@ def check_warp_size_through_project(index: ProjectIndex) -> list[Finding]:
     used_off_rocm: set = set()  # keys with uses only in code no ROCm build compiles
     for use in index.warp_size_uses_of({d.name for definitions in wired.values() for d in definitions}):
         key = local_group.get(use.definition, use.definition) if use.definition is not None else use.name
+        if use.definition is None and not any(use.may_see(d) for d in wired.get(key, ())):
+            continue  # another thing of the name: a function (`device::warp_size()`), another class's member
         if use.status is not Status.DEAD:
             uses_of.setdefault(key, []).append(use)
         elif use.location.path in index.not_built:  # (not a dead `#if` arm: a fix may bring that back)
@@ -699,11 +744,12 @@ def _definitions_seen(definitions: list[WarpSizeDefinition], uses: list[WarpSize
     seen = {}
     for use in uses:
         macro = by_macro.get(use.sees) if use.sees is not None else None
-        same_file = [d for d in definitions if d.location.path == use.location.path]
-        if macro is None and not same_file and len(definitions) > 1:
+        visible = [d for d in definitions if use.definition is not None or use.may_see(d)]
+        same_file = [d for d in visible if d.location.path == use.location.path]
+        if macro is None and not same_file and len(visible) > 1:
             reached = set(included_files(index, index_key(use.location.path)))
-            same_file = [d for d in definitions if index_key(d.location.path) in reached]
-        seen[id(use)] = [macro] if macro is not None else same_file or definitions
+            same_file = [d for d in visible if index_key(d.location.path) in reached]
+        seen[id(use)] = [macro] if macro is not None else same_file or visible
     return seen
 
 
@@ -1215,7 +1261,7 @@ def check_arch_macro_warp_size_on_host(index: ProjectIndex) -> list[Finding]:
             chosen.setdefault(definition.name, []).append(definition)
     findings = []
     for use in index.warp_size_uses_of(chosen.keys()):
-        definitions = chosen.get(use.name)
+        definitions = [d for d in chosen.get(use.name, ()) if use.may_see(d)]
         if not definitions or not use.host or use.definition is not None or use.status is Status.DEAD \
                 or use.written is not None:
             continue
