@@ -1141,10 +1141,23 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             if text == "warpSize":
                 findings.append(at_node(source, name, "Host code reads `warpSize`, which ROCm defines only for "
                                                       "device code.", Fix.advice(HOST_ADVICE)))
-            else:
+            elif _defines_c10_warp_size(source):  # the project's own definition (`warpSize`)
                 findings.append(at_node(source, name, "Host code reads `C10_WARP_SIZE`, which is no device's "
                                                       "warp size on ROCm.", Fix.advice(_C10_HOST_ADVICE)))
+            else:
+                # PyTorch's: since 2.9 (the first with ROCm 7) the host pass reads the device's
+                # width at run time (`at::cuda::warp_size()`); before, a fixed 64.
+                findings.append(at_node(source, name, "Host code reads `C10_WARP_SIZE`: PyTorch 2.9 and later "
+                                                      "read the device's warp size at run time, older ROCm builds "
+                                                      "a fixed 64, wrong on 32-lane RDNA GPUs.",
+                                        Fix.advice(_C10_HOST_ADVICE), severity=Severity.NOTE))
     return findings
+
+
+def _defines_c10_warp_size(source: SourceFile) -> bool:
+    return memoized(source, "defines_c10_warp_size", lambda s: any(
+        d.kind == "define" and d.text.split("(", 1)[0].split(None, 1)[:1] == ["C10_WARP_SIZE"]
+        for d in read_directives(s.data)))
 
 
 def _template_parameter(name, text: str, source: SourceFile) -> bool:
