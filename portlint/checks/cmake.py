@@ -31,6 +31,7 @@ from portlint.checks.libraries import (
     CUDA_LIBRARIES,
     CUDA_RUNTIME_LIBRARIES,
     CudaLibrary,
+    is_library_search_flag,
     library_for_link_name,
     link_message,
 )
@@ -448,13 +449,17 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
             continue  # printing a path does not use it
         if _one_of_several_search_places(command, source):
             continue  # a find_*() that looks there among other places (an OpenCL or NCCL search)
-        culprit = next((c for a in command.args for c in _toolkit_path_culprits(a, source)), None)
+        if command.name in _LIBRARY_SEARCH_COMMANDS:
+            continue  # folders the linker searches (`is_library_search_flag`)
+        culprit = next((c for a in command.args if not is_library_search_flag(word(a, source))
+                        for c in _toolkit_path_culprits(a, source)), None)
         if culprit is not None:
             start, end, message = culprit
             findings.append(finding(source, start, end, message, Fix.advice(_TOOLKIT_PATH_FIX)))
     return findings
 
 
+_LIBRARY_SEARCH_COMMANDS = frozenset({"link_directories", "target_link_directories"})
 _FIND_COMMANDS = frozenset({"find_path", "find_library", "find_program", "find_file", "find_package"})
 _SEARCH_KEYWORDS = frozenset({"PATHS", "HINTS"})
 # Keywords that end a find command's PATHS/HINTS list.

@@ -181,6 +181,16 @@ def link_message(linked: list[tuple[str, "CudaLibrary | None"]]) -> str:
     return f"{names} {verb} {libraries} from the CUDA toolkit, which ROCm builds lack."
 
 
+_LIBRARY_SEARCH_FLAGS = ("-L", "-Wl,-rpath", "-Wl,--rpath", "-rpath")
+
+
+def is_library_search_flag(text: str) -> bool:
+    """`-L/usr/local/cuda/lib64`, `-Wl,-rpath,$(CUDA_HOME)/lib64`: a folder the linker or the
+    loader searches, and skips where it is not there. Only a library it then links is CUDA's
+    (L001 reports that, at the library's name)."""
+    return text.lstrip().startswith(_LIBRARY_SEARCH_FLAGS)
+
+
 def library_for_link_name(name: str) -> CudaLibrary | None:
     """The library a linker name stands for: `cublas`, `cublas_static`, `cudart`, `CUDA` (case-insensitive)."""
     name = name.lower()

@@ -14,7 +14,7 @@ import re
 from portlint.checks import nvcc_flags
 from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALLBACK
 from portlint.checks.libraries import (
-    CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, library_for_link_name, link_message,
+    CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, is_library_search_flag, library_for_link_name, link_message,
 )
 from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
 from portlint.finding import Finding, Related, Severity, finding
@@ -391,7 +391,8 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     sites += [c.words for c in mk.commands if c.program.text not in _PRINTERS]
     findings = []
     for words in sites:
-        culprit = next((c for w in words for c in _toolkit_path_culprits(source, w)), None)
+        culprit = next((c for w in words if not is_library_search_flag(w.text)
+                        for c in _toolkit_path_culprits(source, w)), None)
         if culprit is not None:
             start, end, message = culprit
             findings.append(finding(source, start, end, message, Fix.advice(_TOOLKIT_PATH_FIX)))

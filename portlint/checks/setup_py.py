@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from portlint.checks import nvcc_flags
 from portlint.checks import requirements as requirements_py
-from portlint.checks.libraries import library_for_link_name
+from portlint.checks.libraries import is_library_search_flag, library_for_link_name
 from portlint.checks.python_build import BuildScript, StringArg, callee_name, dotted_name, string_template
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
@@ -979,7 +979,8 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
         statement = script.statement_of(node)
         start = script.range(node)[0]
         if (id(statement) in statements or not script.model.is_live(start) or any(s <= start < e for s, e in probes)
-                or _decided_without(script, node) or _one_of_several_places(script, node)):
+                or _decided_without(script, node) or _one_of_several_places(script, node)
+                or _only_a_library_search_path(script, node)):
             continue
         test = _presence_test(script, node)
         if test == "guard":
@@ -1088,6 +1089,23 @@ def _decided_without(script: BuildScript, node: ast.AST) -> bool:
 
 
 _ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+
+
+_LIBRARY_SEARCH_KEYWORDS = frozenset({"library_dirs", "runtime_library_dirs"})
+
+
+def _only_a_library_search_path(script: BuildScript, node: ast.AST) -> bool:
+    """A CUDA root given only as a place to look for libraries (`library_dirs=[...]`,
+    `is_library_search_flag`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and is_library_search_flag(node.value):
+        return True
+    current = node
+    while current is not None and not isinstance(current, ast.stmt):
+        parent = script.parent(current)
+        if isinstance(parent, ast.keyword):
+            return parent.arg in _LIBRARY_SEARCH_KEYWORDS
+        current = parent
+    return False
 
 
 def _one_of_several_places(script: BuildScript, node: ast.AST) -> bool:
