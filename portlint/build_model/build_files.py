@@ -295,10 +295,12 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         _add_builder(builder, collector)
     reached: set[str] = set()
     trees: list[_Build] = []
+    tree_lists: dict[str, list[str]] = {}  # an entry's list files, for `_cuda_only_trees`
     for path in _cmake_entries(candidates, root, fs, alone):
         tree = _read_cmake_tree(path, collector, candidates)
         trees.append(tree.build)
         reached.update((str(path), *tree.reached))
+        tree_lists[str(path)] = [str(path), *tree.reached]
     unreached = _unreached_lists(candidates, reached, collector)
     rocm_only = _rocm_only_lists(unreached)
     # A nested CMake project (its own `project()`, configured by its own driver, such as a
@@ -334,6 +336,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
+    not_built.update(_cuda_only_trees(tree_lists, trees, collector))
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     cuda_only_setups = _cuda_only_setups(candidates, collector)
     for build in collector.builds:
@@ -773,6 +776,38 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
         if path not in build.rocm_sources:
             build.cuda_sources.setdefault(path, where)
     collector.builds.append(build)
+
+
+def _cuda_only_trees(tree_lists: dict[str, list[str]], trees: list[_Build], collector: _Collector) -> dict[str, str]:
+    """The list files of a CMake build that names neither HIP nor ROCm in any command (an
+    alternative build for CUDA and CPU, a LibTorch build of a PyTorch extension) in a project
+    whose ROCm build is another build description (a setup.py, Makefiles, another CMake
+    tree): no ROCm build reads them. Their sources stay as the other builds have them. Where
+    it is the project's only build, it is the port's hazard and stays. list file -> why."""
+    out: dict[str, str] = {}
+    for (entry, lists), build in zip(tree_lists.items(), trees):
+        if _lists_name_rocm(lists, collector):
+            continue
+        rocm_builds = [b for b in collector.builds if b is not build and b.built_on_rocm and not b.stops_on_rocm
+                       and (b.rocm or b.hipify)]
+        if not rocm_builds:
+            continue
+        for path in lists:
+            out.setdefault(path, f"a CUDA-only build ({build.name}): the project's ROCm build is {rocm_builds[0].name}")
+    return out
+
+
+def _lists_name_rocm(lists: list[str], collector: _Collector) -> bool:
+    """Does a command of these list files name HIP or ROCm (`enable_language(HIP)`,
+    `if(USE_ROCM)`, `hip::host`), or can one not be read?"""
+    for path in lists:
+        source = collector.read_list(Path(path))
+        if source is None:
+            return True
+        for command in commands(source):
+            if rocm_path.mentions_rocm(command.name) or any(rocm_path.mentions_rocm(w) for w in command.words(source)):
+                return True
+    return False
 
 
 def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
@@ -1756,7 +1791,7 @@ class _CMakeTree:
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
         if rocm is not False and names_hip(name, texts):
-            self.collector.rocm_build = True
+            self.collector.rocm_build = self.build.rocm = True
         if rocm is not False:
             _note_cmake_targets(name, texts, self.collector)
             if name in _COMMAND_RUNNERS:
