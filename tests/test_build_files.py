@@ -1410,3 +1410,40 @@ def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_b
     assert set(_not_built(root)) == {"src/nv_reduce.cu"}
     result = scan([root], root, select=("W001",))
     assert all(f.severity is Severity.NOTE for f in result.findings), [(f.path, f.message) for f in result.findings]
+
+
+def test_a_cuda_package_both_builds_look_for_is_found_by_no_rocm_build(tmp_path: Path) -> None:
+    # `find_package(NVTX)` runs in both builds, but a ROCm machine has no NVTX: what the build
+    # defines and lists `if(NVTX_FOUND)` is the CUDA build's. Where the project has no ROCm
+    # build yet, or its find module also looks for ROCm's tracer, nothing is decided.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            list(APPEND CMAKE_MODULE_PATH "${PROJECT_SOURCE_DIR}/cmake")
+            option(P_USE_ROCM "AMD GPUs" OFF)
+            if(P_USE_ROCM)
+              enable_language(HIP)
+            else()
+              enable_language(CUDA)
+            endif()
+            find_package(NVTX)
+            if(NVTX_FOUND)
+              add_definitions(-DP_HAVE_NVTX=1)
+            endif()
+            add_library(p a.cu)
+            """,
+        "cmake/FindNVTX.cmake": """\
+            find_path(NVTX_INCLUDE_DIR NAMES nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+            include(FindPackageHandleStandardArgs)
+            find_package_handle_standard_args(NVTX DEFAULT_MSG NVTX_INCLUDE_DIR)
+            """,
+        "a.cu": CLEAN,
+    }
+    build = _read(_project(tmp_path / "ported", files))
+    assert build.other_builds_define == {"P_HAVE_NVTX"}
+    lists = _project(tmp_path / "roctx", {**files, "cmake/FindNVTX.cmake": files["cmake/FindNVTX.cmake"].replace(
+        "HINTS ${CUDAToolkit_INCLUDE_DIRS}", "HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{ROCM_PATH}/include/roctracer")})
+    assert _read(lists).other_builds_define == frozenset()
+    unported = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace("enable_language(HIP)", "message(STATUS hi)")}
+    assert _read(_project(tmp_path / "unported", unported)).other_builds_define == frozenset()
