@@ -183,8 +183,17 @@ def nearest_project(start: Path) -> Path | None:
 
 def _project_root(start: Path) -> Path:
     """A scanned path's own project, whatever the working directory: a file named in one of
-    several projects side by side is read with its project's files only."""
-    return nearest_project(start) or Path.cwd().resolve()
+    several projects side by side is read with its project's files only. With no project
+    marker above it: the working directory where the path lies in it, else the path's own
+    folder (a scan of `~/src/kernels` from `~` reads that folder's build files, not the
+    home directory's)."""
+    found = nearest_project(start)
+    if found is not None:
+        return found
+    cwd = Path.cwd().resolve()
+    real = Path(os.path.realpath(start))
+    directory = real if real.is_dir() else real.parent
+    return cwd if directory == cwd or cwd in directory.parents else directory
 
 
 def cache_root(config: Config, first_path: Path) -> Path:

@@ -558,3 +558,21 @@ def test_show_settings_prints_the_resolved_settings_of_a_file(project: Path) -> 
     assert '# per-file-ignores that match this file: ["W002"]' in lines
     clean = run("scan", "--show-settings", "src/clean.cu", cwd=project).output
     assert "# per-file-ignores that match this file: []" in clean
+
+
+def test_a_folder_scanned_from_outside_it_is_read_with_its_own_build_files(tmp_path: Path) -> None:
+    # No project marker anywhere: the scanned folder is the project, not the working
+    # directory, whose own (unrelated) build must not decide what the folder's code sees.
+    project, elsewhere = tmp_path / "kernels", tmp_path / "work"
+    (project / "csrc").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\n"
+                                            "project(k LANGUAGES CXX CUDA)\nadd_library(k csrc/gemm.cu)\n")
+    (project / "csrc" / "gemm.cu").write_text(
+        '#ifdef APP_BLAS_SHIM\n#include "blas_shim.h"\n#else\n#include <cublas_v2.h>\n#endif\n'
+        "void scale(cublasHandle_t h, float* x, int n) { const float a = 2.f; cublasSscal(h, n, &a, x, 1); }\n")
+    (elsewhere / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(other LANGUAGES CXX HIP)\n"
+                                              "add_compile_definitions(APP_BLAS_SHIM)\nadd_library(other other.hip)\n")
+    result = run("scan", str(project), "--select", "L001", "--output-format", "json", "--no-cache", cwd=elsewhere)
+    (finding,) = json.loads(result.output)["findings"]
+    assert finding["location"]["start"]["line"] == 4, "the include the ROCm build of this folder reads"
