@@ -292,6 +292,14 @@ def test_a_local_in_a_function_the_parser_lost_is_silent_where_nothing_names_it_
     (tmp_path / "api.h").write_text("const int warp_size = 32;\n")
     result = _scan(tmp_path)
     assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == [("api.h", 1)]
+    # Two such functions, each declaring its own and using none: still nothing computes with it.
+    (tmp_path / "solve.c").write_text(body + body.replace("plan(", "replan("))
+    result = _scan(tmp_path)
+    assert [(Path(f.path).name, f.location.start_line) for f in result.findings] == [("api.h", 1)]
+    # One of them using it: reported.
+    (tmp_path / "solve.c").write_text(body + body.replace("plan(", "replan(").replace(
+        "(void)n;", "(void)(n / warp_size);"))
+    assert ("solve.c", 7) in [(Path(f.path).name, f.location.start_line) for f in _scan(tmp_path).findings]
 
 
 def test_a_use_sees_only_what_cxx_name_lookup_can_find_by_its_name(tmp_path: Path) -> None:

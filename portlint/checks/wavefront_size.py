@@ -367,13 +367,19 @@ def _lost_function(definition, source: SourceFile):
 def _named_once(source: SourceFile, name: str, scope) -> bool:
     """Is a local's name written only where it is declared, in its block and in the file's
     macros (`#define LANE_OF(t) ((t) % warp_size)` may expand to a use)? `scope` None: a
-    name others may see; the file's root: in the whole file (`_lost_function`)."""
+    name others may see; the file's root: in the whole file (`_lost_function`), where each
+    of several functions the parser lost may declare its own and use none."""
     if scope is None:
         return False
     block = source.data[scope.start_byte:scope.end_byte]
     defines = memoized(source, "define_bodies", lambda s: b"\n".join(
         d.text.encode() for d in read_directives(s.data) if d.kind == "define"))
-    return words_named(block, name) == 1 and not words_named(defines, name)
+    if words_named(defines, name):
+        return False
+    declared = sum(1 for node in identifiers_named(source, name, scope.start_byte, scope.end_byte)
+                   if node.parent is not None and node.parent.type == "init_declarator"
+                   and node.parent.child_by_field_name("declarator") == node)
+    return words_named(block, name) == max(declared, 1)
 
 
 def _parameter_names(function, source: SourceFile) -> set[str]:
