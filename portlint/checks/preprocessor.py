@@ -233,8 +233,6 @@ def check_cuda_arch_device_pass(source: SourceFile) -> list[Finding]:
             continue  # no device pass compiles it, on CUDA either: both builds take the host branch
         if _leaves_out_declarations_only(condition, source):
             continue  # `#ifdef __CUDA_ARCH__` around device functions: hip-clang says where one is missed
-        if _arms_differ_in_libm_spelling_only(condition, source):
-            continue  # `powf(x, p)` on the device, `std::pow(x, p)` on the host: hip-clang's device has both
         made = []
         if condition.directive in IFDEF_DIRECTIVES:
             made.append(_ifdef_finding(condition, source))
@@ -277,51 +275,6 @@ def _as_flag_gate(f: Finding, condition: Condition, source: SourceFile) -> Findi
                f"hip-clang never defines `__CUDA_ARCH__`, which leaves {names} undefined in AMD's device code; the "
                "code that tests it has it defined there otherwise.")
     return replace(f, severity=Severity.NOTE, message=message, fix=unsafe)
-
-
-# The C math library's functions, which hip-clang's device code has under every spelling
-# (`powf`, `pow`, `std::pow`, `::pow`); `__powf`, `__expf` (fast intrinsics) are others.
-_LIBM = frozenset({
-    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "hypot", "fabs", "floor",
-    "ceil", "round", "trunc", "fmod", "fmin", "fmax", "erf", "erfc", "lgamma", "tgamma", "rint", "nearbyint",
-})
-
-
-def _arms_differ_in_libm_spelling_only(condition: Condition, source: SourceFile) -> bool:
-    """Is `condition` an `#if`/`#else` pair whose arms are the same code but for how they
-    spell a math library call (`powf(x, p)` for the device, `std::pow(x, p)` for the host)?
-    The host arm AMD's device code then compiles computes what the device arm does."""
-    alternative = condition.node.child_by_field_name("alternative")
-    if condition.condition is None or alternative is None or alternative.type != "preproc_else":
-        return False
-    device, host = _arm_body(condition), list(alternative.named_children)
-    return bool(device) and _libm_tokens(device, source) == _libm_tokens(host, source)
-
-
-def _libm_tokens(nodes: list, source: SourceFile) -> list[str]:
-    """The arm's tokens, comments left out, each math library call spelled one way."""
-    tokens: list[str] = []
-    for node in nodes:
-        pending = [node]
-        while pending:
-            current = pending.pop()
-            if current.type == "comment":
-                continue
-            if current.child_count:
-                pending.extend(reversed(current.children))
-            else:
-                tokens.append(source.node_text(current))
-    out: list[str] = []
-    for token in tokens:
-        name = token[:-1] if token.endswith("f") and token[:-1] in _LIBM else token
-        if name in _LIBM:
-            while out and out[-1] == "::":  # `std::pow`, `::pow`
-                out.pop()
-                if out and out[-1] == "std":
-                    out.pop()
-        out.append(name)
-    return out
 
 
 def _in_host_function(condition: Condition, source: SourceFile) -> bool:
