@@ -193,7 +193,9 @@ def _project_root(start: Path) -> Path:
     cwd = Path.cwd().resolve()
     real = Path(os.path.realpath(start))
     directory = real if real.is_dir() else real.parent
-    return cwd if directory == cwd or cwd in directory.parents else directory
+    if not directory.is_dir() or directory == cwd or cwd in directory.parents:
+        return cwd  # (a path that is not there: standard input's `--stdin-filename`)
+    return directory
 
 
 def cache_root(config: Config, first_path: Path) -> Path:

@@ -576,3 +576,18 @@ def test_a_folder_scanned_from_outside_it_is_read_with_its_own_build_files(tmp_p
     result = run("scan", str(project), "--select", "L001", "--output-format", "json", "--no-cache", cwd=elsewhere)
     (finding,) = json.loads(result.output)["findings"]
     assert finding["location"]["start"]["line"] == 4, "the include the ROCm build of this folder reads"
+
+
+def test_standard_input_named_in_a_folder_that_is_not_there_creates_nothing_there(tmp_path: Path) -> None:
+    # No project marker: the working directory holds the cache, not the named folder.
+    work, ghost = tmp_path / "work", tmp_path / "ghost" / "sub"
+    work.mkdir()
+    old = Path.cwd()
+    os.chdir(work)
+    try:
+        result = CliRunner().invoke(main, ["scan", "-", "--stdin-filename", str(ghost / "k.cu")], input=HAZARD,
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1
+    assert not (tmp_path / "ghost").exists()

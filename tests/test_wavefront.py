@@ -462,6 +462,20 @@ def test_c10_warp_size_in_a_kernel_the_parse_loses_is_not_taken_for_file_scope(t
     """, "cuda", "W008", tmp_path=tmp_path, select=("W008",))
 
 
+def test_c10_warp_size_on_the_host_is_pytorchs_unless_the_project_defines_it(tmp_path):
+    # PyTorch's name, read at run time on the host: since PyTorch 2.9 the device's width, a
+    # note. The project's own `#define C10_WARP_SIZE warpSize`, in the file or in a header it
+    # includes: the host pass of ROCm 7 has no `warpSize`, an error.
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "launch.cu").write_text("int blocks_for(int n) { return (n + C10_WARP_SIZE - 1) / C10_WARP_SIZE; }\n")
+    findings = scan([tmp_path], tmp_path, select=("W008",)).findings
+    assert findings and all(f.severity is Severity.NOTE for f in findings)
+    (tmp_path / "csrc" / "compat.h").write_text("#pragma once\n#define C10_WARP_SIZE warpSize\n")
+    (tmp_path / "launch.cu").write_text('#include "csrc/compat.h"\n' + (tmp_path / "launch.cu").read_text())
+    findings = scan([tmp_path], tmp_path, select=("W008",)).findings
+    assert findings and all(f.severity is not Severity.NOTE for f in findings)
+
+
 # A block reduction that tests the hardware width at run time: the 32-lane tail in the
 # `else` of `if (warpSize >= 64)` runs only where the warp has 32 lanes.
 _WIDTH_DISPATCH = """\

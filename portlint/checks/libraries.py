@@ -185,10 +185,12 @@ _LIBRARY_SEARCH_FLAGS = ("-L", "-Wl,-rpath", "-Wl,--rpath", "-rpath")
 
 
 def is_library_search_flag(text: str) -> bool:
-    """`-L/usr/local/cuda/lib64`, `-Wl,-rpath,$(CUDA_HOME)/lib64`: a folder the linker or the
-    loader searches, and skips where it is not there. Only a library it then links is CUDA's
+    """`-L/usr/local/cuda/lib64`, `-Wl,-rpath,$(CUDA_HOME)/lib64` as one token: a folder the
+    linker or the loader searches, and skips where it is not there (a string holding more
+    flags, `"-L... -I..."`, is judged by its other flags too). Only a library it then links is CUDA's
     (L001 reports that, at the library's name)."""
-    return text.lstrip().startswith(_LIBRARY_SEARCH_FLAGS)
+    token = text.strip()
+    return token.startswith(_LIBRARY_SEARCH_FLAGS) and not any(c.isspace() or c == ";" for c in token)
 
 
 def library_for_link_name(name: str) -> CudaLibrary | None:

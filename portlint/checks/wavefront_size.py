@@ -1147,7 +1147,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             if text == "warpSize":
                 findings.append(at_node(source, name, "Host code reads `warpSize`, which ROCm defines only for "
                                                       "device code.", Fix.advice(HOST_ADVICE)))
-            elif _defines_c10_warp_size(source):  # the project's own definition (`warpSize`)
+            elif _defines_c10_warp_size(source) or source.shim(text, name.start_byte) is not None:
+                # the project's own definition (`#define C10_WARP_SIZE warpSize`), here or in a header
                 findings.append(at_node(source, name, "Host code reads `C10_WARP_SIZE`, which is no device's "
                                                       "warp size on ROCm.", Fix.advice(_C10_HOST_ADVICE)))
             else:
