@@ -326,3 +326,23 @@ def test_a_use_sees_only_what_cxx_name_lookup_can_find_by_its_name(tmp_path: Pat
         "__global__ void reduce(int* o) { o[threadIdx.x / Mma::warp_size] = __ballot(1); }\n")
     result = _scan(tmp_path)
     assert ("k.cu", 2) in [(Path(f.path).name, f.location.start_line) for f in result.findings]
+
+
+def test_a_member_defined_outside_its_class_reads_the_class_scope(tmp_path: Path) -> None:
+    # The body of `float& Tile::slot()` and the initialiser of `const int Geom::warps` are
+    # read in the class's scope: their unqualified `warp_size` is the member.
+    (tmp_path / "tile.h").write_text("#pragma once\nstruct Tile {\n  static constexpr int warp_size = 32;\n"
+                                     "  float slots[8];\n  __device__ float& slot();\n};\n"
+                                     "struct Geom {\n  static constexpr int warp_size = 32;\n"
+                                     "  static const int warps;\n};\n")
+    (tmp_path / "tile.cu").write_text(
+        '#include "tile.h"\n'
+        "__device__ float& Tile::slot() {\n"
+        "  float v = slots[0];\n"
+        "  for (int off = warp_size / 2; off > 0; off /= 2) v += __shfl_down(v, off);\n"
+        "  return slots[threadIdx.x / 32 % 8] = v;\n"
+        "}\n"
+        "const int Geom::warps = 256 / warp_size;\n"
+        "__global__ void k(int* o) { o[threadIdx.x / (256 / Geom::warps)] = __ballot(1); }\n")
+    uses = {f.location.start_line for f in _scan(tmp_path).findings if Path(f.path).name == "tile.cu"}
+    assert {4, 7} <= uses

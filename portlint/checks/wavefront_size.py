@@ -450,18 +450,24 @@ def _how_named(use, ancestors) -> tuple[bool, bool, bool]:
             break
     called = node.parent is not None and node.parent.type == "call_expression" and \
         node.parent.child_by_field_name("function") == node
-    in_class = any(a.type == "field_declaration_list" or (a.type == "function_definition" and _defined_out_of_class(a))
-                   for a in ancestors)
+    in_class = any(a.type == "field_declaration_list" or (
+        a.type in ("function_definition", "declaration") and _declares_a_member(a)) for a in ancestors)
     return called, qualified, in_class
 
 
-def _defined_out_of_class(function) -> bool:
-    """`void Mma::load() { ... }`: a member function defined outside its class."""
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    name = declarator.child_by_field_name("declarator") if declarator is not None else None
-    return name is not None and name.type == "qualified_identifier"
+def _declares_a_member(definition) -> bool:
+    """`float& Mma::slot() { ... }`, `const int Geom::warps = 256 / warp_size;`: a member
+    defined outside its class, whose body or initialiser C++ reads in the class's scope."""
+    pending = [d for d in definition.children_by_field_name("declarator")]
+    while pending:
+        declarator = pending.pop()
+        if declarator.type == "qualified_identifier":
+            return True
+        if declarator.type in ("function_declarator", "pointer_declarator", "reference_declarator",
+                               "init_declarator", "array_declarator", "parenthesized_declarator"):
+            inner = declarator.child_by_field_name("declarator")
+            pending.extend([inner] if inner is not None else declarator.named_children[:1])
+    return False
 
 
 def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSizeUse]:
