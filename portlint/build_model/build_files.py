@@ -434,7 +434,8 @@ def _hipifies_all(collector: _Collector, torch_extension: bool) -> bool:
     if not torch_extension:
         return False
     torch_builds = [b for b in collector.builds if b.hipify and b.built_on_rocm]
-    others_compile = any(b.rocm_sources for b in collector.builds if not b.hipify)
+    # (a makefile's hipcc pattern rule compiles what its folder holds: `rocm_compiled`)
+    others_compile = any(b.rocm_sources or b.rocm_compiled for b in collector.builds if not b.hipify)
     return not others_compile or any(b.unresolved or not b.rocm_sources for b in torch_builds)
 
 
