@@ -1447,3 +1447,10 @@ def test_a_cuda_package_both_builds_look_for_is_found_by_no_rocm_build(tmp_path:
     assert _read(lists).other_builds_define == frozenset()
     unported = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace("enable_language(HIP)", "message(STATUS hi)")}
     assert _read(_project(tmp_path / "unported", unported)).other_builds_define == frozenset()
+    # A module that also accepts ROCm's own library (`NAMES nvToolsExt roctx64`) finds it on ROCm.
+    roctx = _project(tmp_path / "roctx_names", {**files, "cmake/FindNVTX.cmake": files["cmake/FindNVTX.cmake"].replace(
+        "NAMES nvtx3/nvToolsExt.h", "NAMES nvtx3/nvToolsExt.h roctracer/roctx.h")})
+    assert _read(roctx).other_builds_define == frozenset()
+    # A required one fails the ROCm configure: that is the finding, not an arm to drop.
+    required = {**files, "CMakeLists.txt": files["CMakeLists.txt"].replace("find_package(NVTX)", "find_package(NVTX REQUIRED)")}
+    assert _read(_project(tmp_path / "required", required)).other_builds_define == frozenset()

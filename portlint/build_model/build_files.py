@@ -336,7 +336,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
-    not_built.update(_cuda_only_trees(tree_lists, trees, collector))
+    cuda_only_trees = _cuda_only_trees(tree_lists, trees, collector)
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     cuda_only_setups = _cuda_only_setups(candidates, collector)
     for build in collector.builds:
@@ -376,6 +376,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         not_built.update(_not_included(candidates_not_built, candidates, root, collector.include_dirs,
                                        [*collector.other_include_dirs, *cuda_folders], config,
                                        fs, whole_project))
+    # (after the folder rules above: a CUDA-only tree's folders still hold the ROCm build's sources)
+    for path, reason in cuda_only_trees.items():
+        not_built.setdefault(path, reason)
     # Builder classes build with PyTorch's extension builder too, wherever setup.py calls them.
     torch_extension = any(b.built_on_rocm for b in builders) or any(
         c.build_script and b"cpp_extension" in (fs.read(c.absolute, MAX_BUILD_FILE_BYTES, keep=True) or b"")
@@ -780,21 +783,28 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
 
 
 def _cuda_only_trees(tree_lists: dict[str, list[str]], trees: list[_Build], collector: _Collector) -> dict[str, str]:
-    """The list files of a CMake build that names neither HIP nor ROCm in any command (an
-    alternative build for CUDA and CPU, a LibTorch build of a PyTorch extension) in a project
-    whose ROCm build is another build description (a setup.py, Makefiles, another CMake
-    tree): no ROCm build reads them. Their sources stay as the other builds have them. Where
-    it is the project's only build, it is the port's hazard and stays. list file -> why."""
+    """The list files of a CMake build that names neither HIP nor ROCm in any command (a
+    LibTorch build of a PyTorch extension, an alternative build for CUDA and CPU) where the
+    project's ROCm build is another build description (a setup.py, Makefiles, a CMake tree
+    that enables HIP) that compiles every source this one names: an alternative build of
+    the same code, which no ROCm build reads. A list file a ROCm-naming tree reads too, a
+    tree of sources no other build compiles (the project's own build, still to port), and
+    the project's only build stay. list file -> why."""
+    named = {path for (entry, lists), build in zip(tree_lists.items(), trees)
+             if _lists_name_rocm(lists, collector) for path in lists}
     out: dict[str, str] = {}
     for (entry, lists), build in zip(tree_lists.items(), trees):
-        if _lists_name_rocm(lists, collector):
+        if build.unresolved or not build.rocm_sources or any(path in named for path in lists) \
+                or _lists_name_rocm(lists, collector):
             continue
         rocm_builds = [b for b in collector.builds if b is not build and b.built_on_rocm and not b.stops_on_rocm
                        and (b.rocm or b.hipify)]
-        if not rocm_builds:
+        compiled = {p for b in rocm_builds for p in (*b.rocm_sources, *b.rocm_compiled)}
+        if not rocm_builds or not build.rocm_sources <= compiled:
             continue
         for path in lists:
-            out.setdefault(path, f"a CUDA-only build ({build.name}): the project's ROCm build is {rocm_builds[0].name}")
+            out.setdefault(path, f"a CUDA-only build ({build.name}) of sources the project's ROCm build "
+                                 f"({rocm_builds[0].name}) compiles")
     return out
 
 
@@ -813,9 +823,19 @@ def _lists_name_rocm(lists: list[str], collector: _Collector) -> bool:
         if source is None:
             return True
         for command in commands(source):
-            if rocm_path.mentions_rocm(command.name) or any(rocm_path.mentions_rocm(w) for w in command.words(source)):
+            if _names_rocm_word(command.name) or any(_names_rocm_word(w) for w in command.words(source)):
                 return True
     return False
+
+
+# ROCm's own libraries by name (`rccl`, `roc::rocblas`, `hipcub`, `roctx64`): a find module
+# that looks for them finds something on ROCm.
+_ROCM_LIBRARY_WORD = re.compile(r"(?i)^(?:roc|hip|rccl|miopen|amd)")
+
+
+def _names_rocm_word(text: str) -> bool:
+    return rocm_path.mentions_rocm(text) or any(
+        _ROCM_LIBRARY_WORD.match(part) for part in re.split(r"[^A-Za-z0-9]+", text) if part)
 
 
 def _cuda_only_setups(candidates, collector: _Collector) -> dict[str, str]:
@@ -1827,6 +1847,7 @@ class _CMakeTree:
             if module is not None:  # (from a function body, its PARENT_SCOPE is the caller's: not known)
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, None if walk.in_function else walk.parent_envs)
             if self.refuses_failing_arms and rocm is not False and cuda is not False and _is_cuda_package(texts[0]) \
+                    and "REQUIRED" not in texts[1:] \
                     and (module is None or not _lists_name_rocm([str(module)], self.collector)):
                 # In a project with a ROCm build, a CUDA package that both builds look for (its
                 # find module, if the project has one, knows no ROCm) is found by no ROCm build:
