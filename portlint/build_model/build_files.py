@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Mapping
 
 from portlint import hipify, queries, rocm_path
-from portlint.checks.libraries import CUDA_LIBRARIES, library_for_link_name
+from portlint.checks.libraries import library_for_link_name
 from portlint.checks.python_build import GLOB_CALLS, BuildScript, callee_name, dotted_name, is_build_helper
 from portlint.checks import make_ast
 from portlint.build_model.macros import BACKEND_TWINS, HEADER_SUFFIXES, backend_selectors
@@ -808,13 +808,6 @@ def _cuda_only_trees(tree_lists: dict[str, list[str]], trees: list[_Build], coll
     return out
 
 
-def _is_cuda_package(name: str) -> bool:
-    """`find_package(NAME)` of NVIDIA's software: `CUDAToolkit`, `NVTX`, `CUDNN`, `NCCL`."""
-    lowered = name.lower()
-    return rocm_path.mentions_cuda(name) or any(
-        lowered == library.name.lower() or lowered in library.link_names for library in CUDA_LIBRARIES)
-
-
 def _lists_name_rocm(lists: list[str], collector: _Collector) -> bool:
     """Does a command of these list files name HIP or ROCm (`enable_language(HIP)`,
     `if(USE_ROCM)`, `hip::host`), or can one not be read?"""
@@ -828,8 +821,8 @@ def _lists_name_rocm(lists: list[str], collector: _Collector) -> bool:
     return False
 
 
-# ROCm's own libraries by name (`rccl`, `roc::rocblas`, `hipcub`, `roctx64`): a find module
-# that looks for them finds something on ROCm.
+# ROCm's own libraries by name (`rccl`, `roc::rocblas`, `hipcub`, `roctx64`): a list file
+# that names one knows the ROCm build.
 _ROCM_LIBRARY_WORD = re.compile(r"(?i)^(?:roc|hip|rccl|miopen|amd)")
 
 
@@ -1846,14 +1839,6 @@ class _CMakeTree:
             module = self._module(f"Find{texts[0]}", rocm_env if rocm is not False else cuda_env)
             if module is not None:  # (from a function body, its PARENT_SCOPE is the caller's: not known)
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, None if walk.in_function else walk.parent_envs)
-            if self.refuses_failing_arms and rocm is not False and cuda is not False and _is_cuda_package(texts[0]) \
-                    and "REQUIRED" not in texts[1:] \
-                    and (module is None or not _lists_name_rocm([str(module)], self.collector)):
-                # In a project with a ROCm build, a CUDA package that both builds look for (its
-                # find module, if the project has one, knows no ROCm) is found by no ROCm build:
-                # `if(NVTX_FOUND)` is the CUDA build's arm, and so what it defines and lists.
-                for variable in {f"{texts[0]}_FOUND", f"{texts[0].upper()}_FOUND"}:
-                    rocm_env[variable] = CMakeValue(("FALSE",))
         if name == "configure_file" and len(texts) >= 2:
             self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
             return
