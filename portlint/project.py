@@ -123,11 +123,13 @@ class WarpSizeUse:
     # computes with `WARP_SIZE`): the place changes with the constant, though it does not name it.
     written: str | None = None
     # How the name is written: called (`device::warp_size()` names a function, never a
-    # constant), qualified (`Mma::warp_size`), inside a class's scope (its body or a member
-    # function defined outside it), where a member may be meant unqualified.
+    # constant), qualified (`Mma::warp_size`), in a class's scope, where a member may be meant
+    # unqualified: "" in a class body (its own, or a base's member), else the name that
+    # qualifies the member function or static member defined outside its class
+    # (`Tile` for `float& Tile::slot()`; a namespace's name there matches no class).
     called: bool = False
     qualified: bool = False
-    in_class: bool = False
+    class_scope: str | None = None
 
     def may_see(self, definition: WarpSizeDefinition) -> bool:
         """Can C++ name lookup bind this use to `definition`? A call names a function (no
@@ -135,7 +137,8 @@ class WarpSizeUse:
         (`Mma::warp_size`, qualified, may name it through an alias or a template parameter)."""
         if self.called:
             return False
-        return definition.member_of is None or self.qualified or self.in_class
+        return definition.member_of is None or self.qualified or self.class_scope == "" \
+            or self.class_scope == definition.member_of
 
 
 @dataclass(unsafe_hash=True)

@@ -346,3 +346,19 @@ def test_a_member_defined_outside_its_class_reads_the_class_scope(tmp_path: Path
         "__global__ void k(int* o) { o[threadIdx.x / (256 / Geom::warps)] = __ballot(1); }\n")
     uses = {f.location.start_line for f in _scan(tmp_path).findings if Path(f.path).name == "tile.cu"}
     assert {4, 7} <= uses
+
+
+def test_a_namespace_qualified_definition_is_not_a_class_scope(tmp_path: Path) -> None:
+    # `const int ns::warps = 256 / warp_size;` reads the namespace's names, not a class's: a
+    # class member of that name elsewhere is not what it uses; `Outer::Inner::f()` is Inner's.
+    (tmp_path / "tile.h").write_text("#pragma once\nstruct Tile {\n  static constexpr int warp_size = 32;\n};\n"
+                                     "struct Outer { struct Inner { static constexpr int warp_size = 32;\n"
+                                     "  __device__ static int lane(); }; };\n")
+    (tmp_path / "k.cu").write_text('#include "tile.h"\n#include "width.h"\n'
+                                   "namespace ns { extern const int warps; }\n"
+                                   "const int ns::warps = 256 / warp_size;\n"
+                                   "__device__ int Outer::Inner::lane() { return threadIdx.x % warp_size + __ballot(1); }\n")
+    result = _scan(tmp_path)
+    related_lines = {r.location.start_line for f in result.findings if Path(f.path).name == "tile.h"
+                     for r in f.related if Path(r.location.path).name == "k.cu"}
+    assert 4 not in related_lines and 5 in related_lines

@@ -474,6 +474,12 @@ def test_c10_warp_size_on_the_host_is_pytorchs_unless_the_project_defines_it(tmp
     (tmp_path / "launch.cu").write_text('#include "csrc/compat.h"\n' + (tmp_path / "launch.cu").read_text())
     findings = scan([tmp_path], tmp_path, select=("W008",)).findings
     assert findings and all(f.severity is not Severity.NOTE for f in findings)
+    # Defined per pass (the host's own 32): the project's value, not PyTorch's.
+    (tmp_path / "csrc" / "compat.h").write_text(
+        "#pragma once\n#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)\n"
+        "#define C10_WARP_SIZE warpSize\n#else\n#define C10_WARP_SIZE 32\n#endif\n")
+    findings = scan([tmp_path], tmp_path, select=("W008",)).findings
+    assert findings and all(f.severity is not Severity.NOTE for f in findings)
 
 
 # A block reduction that tests the hardware width at run time: the 32-lane tail in the

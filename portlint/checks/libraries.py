@@ -182,15 +182,45 @@ def link_message(linked: list[tuple[str, "CudaLibrary | None"]]) -> str:
 
 
 _LIBRARY_SEARCH_FLAGS = ("-L", "-Wl,-rpath", "-Wl,--rpath", "-rpath")
+_VARIABLE_REFERENCE = re.compile(r"\$(?:\{[^{}]*\}|\([^()]*\))")
 
 
 def is_library_search_flag(text: str) -> bool:
-    """`-L/usr/local/cuda/lib64`, `-Wl,-rpath,$(CUDA_HOME)/lib64` as one token: a folder the
-    linker or the loader searches, and skips where it is not there (a string holding more
-    flags, `"-L... -I..."`, is judged by its other flags too). Only a library it then links is CUDA's
-    (L001 reports that, at the library's name)."""
-    token = text.strip()
-    return token.startswith(_LIBRARY_SEARCH_FLAGS) and not any(c.isspace() or c == ";" for c in token)
+    """`-L/usr/local/cuda/lib64`, `-Wl,-rpath,$(CUDA_HOME)/lib64`, `-L /opt/x;-L/opt/y`:
+    folders the linker or the loader searches, and skips where they are not there (only a
+    library it then links is CUDA's: L001 reports that, at the library's name). A string
+    that also holds another flag (`"-L... -I..."`) is judged by that flag too."""
+    items = _flag_items(text)
+    if not items:
+        return False
+    after_bare_l = False
+    for item in items:
+        if after_bare_l:
+            after_bare_l = False
+        elif item == "-L":
+            after_bare_l = True
+        elif not item.startswith(_LIBRARY_SEARCH_FLAGS) and not _VARIABLE_REFERENCE.fullmatch(item):
+            return False  # (`${CMAKE_EXE_LINKER_FLAGS}`, flags appended to: judged where they are set)
+    return not after_bare_l and any(item.startswith(_LIBRARY_SEARCH_FLAGS) for item in items)
+
+
+def _flag_items(text: str) -> list[str]:
+    """`text` split at white space and `;`, not inside `$(...)` or `${...}`."""
+    items, current, depth = [], [], 0
+    for i, char in enumerate(text):
+        if char in "({" and i > 0 and text[i - 1] == "$":
+            depth += 1
+        elif char in ")}" and depth:
+            depth -= 1
+        elif depth == 0 and (char.isspace() or char == ";"):
+            if current:
+                items.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        items.append("".join(current))
+    return items
 
 
 def library_for_link_name(name: str) -> CudaLibrary | None:

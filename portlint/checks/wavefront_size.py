@@ -24,7 +24,7 @@ from portlint.checks.wavefront import (
 )
 from portlint.checks.launch import LaunchContext, launches
 from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
-from portlint.build_model.macros import Macro
+from portlint.build_model.macros import UNDEFINED, Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse, included_files, index_key
@@ -435,11 +435,16 @@ def _class_of_member(definition, source: SourceFile) -> str | None:
     if owner is None or owner.type not in _CLASSES:
         return None
     name = owner.child_by_field_name("name")
-    return source.node_text(name) if name is not None else ""
+    return _plain_class_name(source.node_text(name)) if name is not None else ""
 
 
-def _how_named(use, ancestors) -> tuple[bool, bool, bool]:
-    """(called, qualified, in_class) of a use, for `WarpSizeUse.may_see`."""
+def _plain_class_name(text: str) -> str:
+    """`ns::Tile<T, 4>` -> `Tile`."""
+    return text.split("<", 1)[0].rsplit("::", 1)[-1].strip()
+
+
+def _how_named(use, ancestors, source: SourceFile) -> tuple[bool, bool, str | None]:
+    """(called, qualified, class_scope) of a use, for `WarpSizeUse.may_see`."""
     node, qualified = use, False
     for parent in ancestors:
         if parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
@@ -450,24 +455,36 @@ def _how_named(use, ancestors) -> tuple[bool, bool, bool]:
             break
     called = node.parent is not None and node.parent.type == "call_expression" and \
         node.parent.child_by_field_name("function") == node
-    in_class = any(a.type == "field_declaration_list" or (
-        a.type in ("function_definition", "declaration") and _declares_a_member(a)) for a in ancestors)
-    return called, qualified, in_class
+    class_scope = None
+    for a in ancestors:
+        if a.type == "field_declaration_list":
+            class_scope = ""
+            break
+        if a.type in ("function_definition", "declaration"):
+            owner = _member_owner(a, source)
+            if owner is not None:
+                class_scope = owner
+                break
+    return called, qualified, class_scope
 
 
-def _declares_a_member(definition) -> bool:
+def _member_owner(definition, source: SourceFile) -> str | None:
     """`float& Mma::slot() { ... }`, `const int Geom::warps = 256 / warp_size;`: a member
-    defined outside its class, whose body or initialiser C++ reads in the class's scope."""
+    defined outside its class, whose body or initialiser C++ reads in the class's scope:
+    the name that qualifies it (`Mma`); None for other definitions."""
     pending = [d for d in definition.children_by_field_name("declarator")]
     while pending:
         declarator = pending.pop()
         if declarator.type == "qualified_identifier":
-            return True
+            while (name := declarator.child_by_field_name("name")) is not None and name.type == "qualified_identifier":
+                declarator = name  # `Outer::Inner::f`: the innermost scope owns it
+            scope = declarator.child_by_field_name("scope")
+            return _plain_class_name(source.node_text(scope)) if scope is not None else None
         if declarator.type in ("function_declarator", "pointer_declarator", "reference_declarator",
                                "init_declarator", "array_declarator", "parenthesized_declarator"):
             inner = declarator.child_by_field_name("declarator")
             pending.extend([inner] if inner is not None else declarator.named_children[:1])
-    return False
+    return None
 
 
 def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSizeUse]:
@@ -500,13 +517,13 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             kernels = _kernels_out_of_view(use, ancestors, source)
         if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
             continue
-        called, qualified, in_class = _how_named(use, ancestors)
+        called, qualified, class_scope = _how_named(use, ancestors, source)
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
             sees=None if bound else _macro_seen(source, text, use.start_byte),
-            kernels=kernels, called=called, qualified=qualified, in_class=in_class,
+            kernels=kernels, called=called, qualified=qualified, class_scope=class_scope,
         ))
     return facts
 
@@ -1153,7 +1170,7 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             if text == "warpSize":
                 findings.append(at_node(source, name, "Host code reads `warpSize`, which ROCm defines only for "
                                                       "device code.", Fix.advice(HOST_ADVICE)))
-            elif _defines_c10_warp_size(source) or source.shim(text, name.start_byte) is not None:
+            elif _defines_c10_warp_size(source) or _project_defines(source, text, name.start_byte):
                 # the project's own definition (`#define C10_WARP_SIZE warpSize`), here or in a header
                 findings.append(at_node(source, name, "Host code reads `C10_WARP_SIZE`, which is no device's "
                                                       "warp size on ROCm.", Fix.advice(_C10_HOST_ADVICE)))
@@ -1165,6 +1182,13 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
                                                       "a fixed 64, wrong on 32-lane RDNA GPUs.",
                                         Fix.advice(_C10_HOST_ADVICE), severity=Severity.NOTE))
     return findings
+
+
+def _project_defines(source: SourceFile, name: str, offset: int) -> bool:
+    """Does a project header the ROCm build includes here define `name`, surely or in an arm
+    (`#if defined(__HIP_DEVICE_COMPILE__)` ... `#else` 32)?"""
+    state = source.build.state(name, offset, True) if source.build is not None else None
+    return state is not None and state is not UNDEFINED
 
 
 def _defines_c10_warp_size(source: SourceFile) -> bool:
