@@ -123,22 +123,20 @@ class WarpSizeUse:
     # computes with `WARP_SIZE`): the place changes with the constant, though it does not name it.
     written: str | None = None
     # How the name is written: called (`device::warp_size()` names a function, never a
-    # constant), qualified (`Mma::warp_size`), in a class's scope, where a member may be meant
-    # unqualified: "" in a class body (its own, or a base's member), else the name that
-    # qualifies the member function or static member defined outside its class
-    # (`Tile` for `float& Tile::slot()`; a namespace's name there matches no class).
+    # constant), qualified (`Mma::warp_size`), inside a class's scope (its body, or a member
+    # function or static member defined outside it: `float& Tile::slot()`, not `ns::f()`),
+    # where a member may be meant unqualified (the class's own or a base class's).
     called: bool = False
     qualified: bool = False
-    class_scope: str | None = None
+    in_class: bool = False
 
     def may_see(self, definition: WarpSizeDefinition) -> bool:
         """Can C++ name lookup bind this use to `definition`? A call names a function (no
-        constant is one); a class member is found unqualified only from its class's scope
+        constant is one); a class member is found unqualified only from a class's scope
         (`Mma::warp_size`, qualified, may name it through an alias or a template parameter)."""
         if self.called:
             return False
-        return definition.member_of is None or self.qualified or self.class_scope == "" \
-            or self.class_scope == definition.member_of
+        return definition.member_of is None or self.qualified or self.in_class
 
 
 @dataclass(unsafe_hash=True)

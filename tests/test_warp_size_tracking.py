@@ -362,3 +362,8 @@ def test_a_namespace_qualified_definition_is_not_a_class_scope(tmp_path: Path) -
     related_lines = {r.location.start_line for f in result.findings if Path(f.path).name == "tile.h"
                      for r in f.related if Path(r.location.path).name == "k.cu"}
     assert 4 not in related_lines and 5 in related_lines
+    # A derived class's member defined outside it reads its base's member unqualified.
+    (tmp_path / "k.cu").write_text('#include "tile.h"\n'
+                                   "struct Wide : Tile { __device__ static int lane(); };\n"
+                                   "__device__ int Wide::lane() { return threadIdx.x % warp_size + __ballot(1); }\n")
+    assert ("k.cu", 3) in [(Path(f.path).name, f.location.start_line) for f in _scan(tmp_path).findings]

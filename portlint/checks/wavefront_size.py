@@ -443,8 +443,8 @@ def _plain_class_name(text: str) -> str:
     return text.split("<", 1)[0].rsplit("::", 1)[-1].strip()
 
 
-def _how_named(use, ancestors, source: SourceFile) -> tuple[bool, bool, str | None]:
-    """(called, qualified, class_scope) of a use, for `WarpSizeUse.may_see`."""
+def _how_named(use, ancestors, source: SourceFile) -> tuple[bool, bool, bool]:
+    """(called, qualified, in_class) of a use, for `WarpSizeUse.may_see`."""
     node, qualified = use, False
     for parent in ancestors:
         if parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
@@ -455,17 +455,29 @@ def _how_named(use, ancestors, source: SourceFile) -> tuple[bool, bool, str | No
             break
     called = node.parent is not None and node.parent.type == "call_expression" and \
         node.parent.child_by_field_name("function") == node
-    class_scope = None
+    in_class = False
     for a in ancestors:
         if a.type == "field_declaration_list":
-            class_scope = ""
+            in_class = True
             break
         if a.type in ("function_definition", "declaration"):
             owner = _member_owner(a, source)
             if owner is not None:
-                class_scope = owner
+                # A class's (its own members or a base's); a namespace the file opens is none.
+                in_class = owner not in _namespaces(source)
                 break
-    return called, qualified, class_scope
+    return called, qualified, in_class
+
+
+def _namespaces(source: SourceFile) -> frozenset[str]:
+    """The names of the namespaces the file opens (`namespace ns {`)."""
+    def find(s: SourceFile) -> frozenset[str]:
+        return frozenset(s.node_text(n).rsplit("::", 1)[-1].strip()
+                         for n in queries.nodes(CUDA, _NAMESPACE_NAMES, s.tree.root_node, "name"))
+    return memoized(source, "namespace names", find)
+
+
+_NAMESPACE_NAMES = "(namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name)"
 
 
 def _member_owner(definition, source: SourceFile) -> str | None:
@@ -517,13 +529,13 @@ def _uses(source: SourceFile, model: RocmPathModel, uses, scopes) -> list[WarpSi
             kernels = _kernels_out_of_view(use, ancestors, source)
         if context not in _REPORTED_USES and context != _UNOBSERVED and not host:
             continue
-        called, qualified, class_scope = _how_named(use, ancestors, source)
+        called, qualified, in_class = _how_named(use, ancestors, source)
         facts.append(WarpSizeUse(
             name=text, location=source.location(use.start_byte, use.end_byte), file_digest=source.digest,
             context=context, host=host, device=space == "device",
             definition=bound[-1] if bound else None, status=model.status(use.start_byte),
             sees=None if bound else _macro_seen(source, text, use.start_byte),
-            kernels=kernels, called=called, qualified=qualified, class_scope=class_scope,
+            kernels=kernels, called=called, qualified=qualified, in_class=in_class,
         ))
     return facts
 
