@@ -140,21 +140,6 @@ def test_hipify_reaches_the_extension_and_its_headers_not_the_other_builds(tmp_p
 
 
 
-def test_a_hipcc_makefile_keeps_its_own_sources_as_written_not_the_extensions(tmp_path: Path) -> None:
-    """A PyTorch extension whose run-time build reads its source list from a file (so every
-    source may be hipified) beside a makefile that compiles HIP benchmarks with hipcc: the
-    benchmarks are read as written, the extension's sources through hipify."""
-    setup = "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n" \
-            "setup(name='ops', ext_modules=[CUDAExtension('ops._C', ['csrc/a.cu'])])\n"
-    jit = "import json\nfrom torch.utils.cpp_extension import load\n\n" \
-          "def build():\n    with open('sources.json') as f:\n        return load(name='b_op', sources=json.load(f))\n"
-    root = _project(tmp_path, {
-        "setup.py": setup, "jit.py": jit, "sources.json": '["csrc/b.cu"]\n',
-        "csrc/a.cu": "__global__ void k(float* p) { p[threadIdx.x] = 0.f; }\n", "csrc/b.cu": KERNEL,
-        "bench/Makefile": "%: %.cu\n\thipcc --offload-arch=gfx90a -o $@ $<\n", "bench/timing.cu": KERNEL,
-    })
-    assert {name for name, _, _ in _codes(root)} == {"timing.cu"}
-
 def test_name_table() -> None:
     torch = frozenset({hipify.TORCH})
     assert hipify.hip_name("CUBLAS_GEMM_DEFAULT_TENSOR_OP", torch) == "HIPBLAS_GEMM_DEFAULT"

@@ -178,7 +178,6 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
                          unread=list(dict.fromkeys((*includers, *scanned))),
                          rocm_build=rocm_build, rocm_undefined=rocm_undefined, build_defined=files.build_defined,
                          hipified=True if files.hipify_all else files.hipified, hipify_tools=files.hipify_tools,
-                         as_written=files.compiled_as_written,
                          rocm_compiled=files.rocm_compiled, budget=budget,
                          includers_of=includers_of if around is not None else None)
     kept = scanned_whole = None
@@ -186,8 +185,7 @@ def build(candidates, config, around=None, cache=None, budget: Budget | None = N
         settings = hashlib.sha256(repr((
             sorted(rocm_defines.items()), sorted(cuda_defines.items()), list(files.include_dirs),
             sorted(config.rocm_macros), rocm_build, sorted(rocm_undefined), sorted(files.not_built),
-            sorted(files.build_defined), files.hipify_all, sorted(files.hipified),
-            sorted(files.compiled_as_written))).encode()).hexdigest()[:16]
+            sorted(files.build_defined), files.hipify_all, sorted(files.hipified))).encode()).hexdigest()[:16]
         whole = ScanEnvironments(cache, str(config.root), settings)
         if around is not None:  # named files: their environments kept between runs
             project = [c.absolute for c in around if c.language == _C_FAMILY]

@@ -87,10 +87,6 @@ class BuildFiles:
     # then judge the hipified text (`portlint.hipify`).
     hipified: frozenset[str] = frozenset()
     hipify_all: bool = False
-    # With `hipify_all` from PyTorch's builder (not a hipify step): the sources another ROCm
-    # build compiles as written (a makefile's hipcc pattern rule, a CMake HIP target), which
-    # no hipify touches.
-    compiled_as_written: frozenset[str] = frozenset()
     # Which hipify the ROCm build runs (`portlint.hipify.HIPIFY`, `.TORCH`): HIPIFY's
     # hipify-perl/-clang and PyTorch's hipify rename different sets of names.
     hipify_tools: frozenset[str] = frozenset()
@@ -398,9 +394,6 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       build_defined=frozenset(collector.rocm_may_define | collector.defined_elsewhere
                                               | collector.rocm_defines.keys() | collector.cuda_defines.keys()),
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
-                      compiled_as_written=frozenset() if collector.hipify_step else frozenset(
-                          p for b in collector.builds if b.rocm and not b.hipify
-                          for p in (*b.rocm_sources, *b.rocm_compiled)),
                       hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_custom_map=tuple(collector.hipify_custom_map.items()),
                       list_ranges={path: tuple(models[0].ranges) for path, models in collector.list_models.items()

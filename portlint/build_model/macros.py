@@ -704,7 +704,7 @@ class BuildMacros:
                  not_built: Iterable[str] = (), unread: Iterable[str] = (), rocm_build: bool = False,
                  rocm_undefined: frozenset[str] = frozenset(), build_defined: frozenset[str] = frozenset(),
                  hipified: bool | frozenset[str] = frozenset(), rocm_compiled: frozenset[str] = frozenset(),
-                 hipify_tools: frozenset[str] = frozenset({hipify.HIPIFY}), as_written: frozenset[str] = frozenset(),
+                 hipify_tools: frozenset[str] = frozenset({hipify.HIPIFY}),
                  budget=None, includers_of: Mapping[str, Iterable[str]] | None = None) -> None:
         # The scanned C-family files (absolute posix paths): `sources` with their bytes, and
         # `unread`, read by `read(path)` when first needed (a warm scan may need none). `read`
@@ -716,9 +716,6 @@ class BuildMacros:
         # True: the ROCm build hipifies every file; else the sources it hipifies (their
         # headers are hipified with them: `hipified`).
         self._hipified_sources = hipified
-        # Sources a ROCm build compiles as written though `hipified` is True (the project's
-        # hipcc makefile beside a PyTorch extension): `BuildFiles.compiled_as_written`.
-        self._as_written = as_written
         self._hipified: dict[str, bool] = {}
         self._hipify_tools = hipify_tools or frozenset({hipify.HIPIFY})
         # Sources a ROCm build surely compiles; their headers are compiled with them.
@@ -1095,9 +1092,8 @@ class BuildMacros:
         header included (now) from one. A header's walk is kept for every includer: a project
         that hipifies some sources and not others gets the first includer's view."""
         sources = self._hipified_sources
-        if sources is True:
-            return path not in self._as_written
-        return bool(sources) and (path in sources or (_is_header(path) and any(p in sources for p in self._active)))
+        return sources is True or (bool(sources) and (path in sources or (
+            _is_header(path) and any(p in sources for p in self._active))))
 
     def walk_all(self) -> None:
         """Walk every scanned file (with files named alone: only those named; their
@@ -1373,7 +1369,7 @@ class BuildMacros:
     def hipified(self, path: str) -> bool:
         """Does the ROCm build hipify `path`: a source it hipifies, or a header one includes?"""
         if self._hipified_sources is True:
-            return path not in self._as_written
+            return True
         return self._reached_from(path, self._hipified_sources, self._hipified)
 
     def compiled_on_rocm(self, path: str) -> bool:

@@ -1070,8 +1070,6 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
                 continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`: both spellings
             if _defines_the_old_name(node, condition, old, source):
                 continue  # the project defines it itself (a shim): its tests after that hold on any ROCm
-            if _now_includes_what_hipify_maps(condition, old, source):
-                continue
             spans = [(node.start_byte, node.end_byte, old)]
         else:
             text = source.node_text(node)
@@ -1084,21 +1082,6 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
                 Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
             ))
     return findings
-
-
-def _now_includes_what_hipify_maps(condition: Condition | None, old: str, source: SourceFile) -> bool:
-    """`#ifndef __HIP_PLATFORM_HCC__` around only includes of CUDA headers in a file its ROCm
-    build hipifies (`cuda_profiler_api.h`): ROCm 6, which takes the arm, reads the HIP
-    headers hipify puts there, and compiles the file as before."""
-    if condition is None or condition.node.child_by_field_name("alternative") is not None:
-        return False
-    test = source.node_text(condition.condition).replace(" ", "") if condition.condition is not None else ""
-    if not (condition.directive == "#ifndef" or test in (f"!defined({old})", f"!defined{old}")):
-        return False
-    body = [n for n in _arm_body(condition) if n.type != "comment"]
-    paths = [n.child_by_field_name("path") for n in body if n.type == "preproc_include"]
-    return bool(body) and len(paths) == len(body) and all(
-        p is not None and source.hipified_header(source.node_text(p).strip('<>"')) is not None for p in paths)
 
 
 def _defines_the_old_name(node, condition: Condition | None, old: str, source: SourceFile) -> bool:

@@ -24,7 +24,7 @@ from portlint.checks.wavefront import (
 )
 from portlint.checks.launch import LaunchContext, launches
 from portlint.checks.logical_warp import LogicalWarpNotes, warp_model
-from portlint.build_model.macros import UNDEFINED, Macro
+from portlint.build_model.macros import Macro
 from portlint.finding import Finding, Related, Severity, at_node, finding
 from portlint.fix import Fix
 from portlint.project import LAUNCH_APIS, ProjectIndex, WarpSizeDefinition, WarpSizeUse, included_files, index_key
@@ -1197,10 +1197,10 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
 
 
 def _project_defines(source: SourceFile, name: str, offset: int) -> bool:
-    """Does a project header the ROCm build includes here define `name`, surely or in an arm
-    (`#if defined(__HIP_DEVICE_COMPILE__)` ... `#else` 32)?"""
-    state = source.build.state(name, offset, True) if source.build is not None else None
-    return state is not None and state is not UNDEFINED
+    """Does the project say anything about `name` where the ROCm build reads it here (a
+    header that defines it, in any arm, or undefines it)? Then the value is the project's,
+    judged as before, and only PyTorch's own is the note."""
+    return source.build is not None and source.build.state(name, offset, True) is not None
 
 
 def _defines_c10_warp_size(source: SourceFile) -> bool:
