@@ -182,7 +182,8 @@ def link_message(linked: list[tuple[str, "CudaLibrary | None"]]) -> str:
 
 
 _LIBRARY_SEARCH_FLAGS = ("-L", "-Wl,-rpath", "-Wl,--rpath", "-rpath")
-_VARIABLE_REFERENCE = re.compile(r"\$(?:\{[^{}]*\}|\([^()]*\))")
+# A flags or libraries variable read whole (`${CMAKE_EXE_LINKER_FLAGS}`, `$(LDFLAGS)`, `$(LIBS)`).
+_FLAGS_REFERENCE = re.compile(r"\$(?:\{\w*(?:FLAGS|LIBS)\}|\(\w*(?:FLAGS|LIBS)\))")
 
 
 def is_library_search_flag(text: str) -> bool:
@@ -195,12 +196,14 @@ def is_library_search_flag(text: str) -> bool:
         return False
     after_bare_l = False
     for item in items:
-        if after_bare_l:
+        if after_bare_l and not item.startswith("-"):
             after_bare_l = False
-        elif item == "-L":
+        elif after_bare_l or item == "-L":
+            if after_bare_l:
+                return False  # `-L -I...`: the folder is missing, the next item is a flag of its own
             after_bare_l = True
-        elif not item.startswith(_LIBRARY_SEARCH_FLAGS) and not _VARIABLE_REFERENCE.fullmatch(item):
-            return False  # (`${CMAKE_EXE_LINKER_FLAGS}`, flags appended to: judged where they are set)
+        elif not item.startswith(_LIBRARY_SEARCH_FLAGS) and not _FLAGS_REFERENCE.fullmatch(item):
+            return False  # (`${CMAKE_EXE_LINKER_FLAGS}`, the flags appended to: judged where they are set)
     return not after_bare_l and any(item.startswith(_LIBRARY_SEARCH_FLAGS) for item in items)
 
 
