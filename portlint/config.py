@@ -191,8 +191,8 @@ def _project_root(start: Path) -> Path:
     if found is not None:
         return found
     cwd = Path.cwd().resolve()
-    real = Path(os.path.realpath(start))
-    directory = real if real.is_dir() else real.parent
+    given = Path(os.path.abspath(start))  # a link named here stands where it is named, not where it points
+    directory = Path(os.path.realpath(given if given.is_dir() else given.parent))
     if not directory.is_dir() or directory == cwd or cwd in directory.parents:
         return cwd  # (a path that is not there: standard input's `--stdin-filename`)
     return directory
