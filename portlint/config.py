@@ -184,9 +184,9 @@ def nearest_project(start: Path) -> Path | None:
 def _project_root(start: Path) -> Path:
     """A scanned path's own project, whatever the working directory: a file named in one of
     several projects side by side is read with its project's files only. With no project
-    marker above it: the working directory where the path lies in it, else the path's own
-    folder (a scan of `~/src/kernels` from `~` reads that folder's build files, not the
-    home directory's)."""
+    marker above it: the working directory where the path lies in it, else the folder the
+    path is named in (a scan of `~/src/kernels` from `~` reads that folder's build files,
+    not the home directory's; a link stands where it is named, not where it points)."""
     found = nearest_project(start)
     if found is not None:
         return found

@@ -95,8 +95,9 @@ class WarpSizeDefinition:
     # nothing can compute with it.
     unnamed_after: bool = False
     # A class member (`static constexpr int warp_size = 32;` in `struct Mma`): the class's
-    # name ("" for an unnamed one). C++ finds it only from the class's own scope or through
-    # the class's name, so a free function's `warp_size` or `device::warp_size()` is another.
+    # name ("" for an unnamed one). C++ finds it unqualified only from a class's scope (its
+    # own, a derived class's), else through a qualified name: a free function's `warp_size`
+    # or a call `device::warp_size()` is another thing (`WarpSizeUse.may_see`).
     member_of: str | None = None
 
 
