@@ -36,7 +36,7 @@ from portlint.build_model.observed import Observed
 from portlint.build_model.python_helpers import PythonHelpers
 from portlint.build_model.system_headers import is_system_header
 from portlint.checks.setup_py import fails_before_on_rocm, rocm_path_markers, stops_on_rocm
-from portlint.checks.cmake_ast import commands
+from portlint.checks.cmake_ast import cached_commands, commands
 from portlint.discover import CUDA_SUFFIXES, MAKEFILE_NAMES, discover, suffix_of
 from portlint.rocm_path import CMakeValue, CMakeWalk, PythonNames, Status, Value, cmake_expand, names_hip, requires_hip
 from portlint.source import CMAKE, CUDA, MAKE, PYTHON, SourceFile, module_nodes
@@ -295,12 +295,12 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         _add_builder(builder, collector)
     reached: set[str] = set()
     trees: list[_Build] = []
-    tree_lists: dict[str, list[str]] = {}  # an entry's list files, for `_cuda_only_trees`
+    tree_lists: list[tuple[_Build, list[str]]] = []  # each entry's build and list files (`_cuda_only_trees`)
     for path in _cmake_entries(candidates, root, fs, alone):
         tree = _read_cmake_tree(path, collector, candidates)
         trees.append(tree.build)
         reached.update((str(path), *tree.reached))
-        tree_lists[str(path)] = [str(path), *tree.reached]
+        tree_lists.append((tree.build, [str(path), *tree.reached]))
     unreached = _unreached_lists(candidates, reached, collector)
     rocm_only = _rocm_only_lists(unreached)
     # A nested CMake project (its own `project()`, configured by its own driver, such as a
@@ -336,7 +336,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
     for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
     not_built: dict[str, str] = {}
-    cuda_only_trees = _cuda_only_trees(tree_lists, trees, collector)
+    cuda_only_trees = _cuda_only_trees(tree_lists, collector)
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     cuda_only_setups = _cuda_only_setups(candidates, collector)
     for build in collector.builds:
@@ -781,7 +781,7 @@ def _add_builder(builder: Builder, collector: _Collector) -> None:
     collector.builds.append(build)
 
 
-def _cuda_only_trees(tree_lists: dict[str, list[str]], trees: list[_Build], collector: _Collector) -> dict[str, str]:
+def _cuda_only_trees(tree_lists: list[tuple[_Build, list[str]]], collector: _Collector) -> dict[str, str]:
     """The list files of a CMake build that names neither HIP nor ROCm in any command (a
     LibTorch build of a PyTorch extension, an alternative build for CUDA and CPU) where the
     project's ROCm build is another build description (a setup.py, Makefiles, a CMake tree
@@ -789,17 +789,21 @@ def _cuda_only_trees(tree_lists: dict[str, list[str]], trees: list[_Build], coll
     the same code, which no ROCm build reads. A list file a ROCm-naming tree reads too, a
     tree of sources no other build compiles (the project's own build, still to port), and
     the project's only build stay. list file -> why."""
-    named = {path for (entry, lists), build in zip(tree_lists.items(), trees)
-             if _lists_name_rocm(lists, collector) for path in lists}
-    out: dict[str, str] = {}
-    for (entry, lists), build in zip(tree_lists.items(), trees):
-        if build.unresolved or not build.rocm_sources or any(path in named for path in lists) \
-                or _lists_name_rocm(lists, collector):
+    candidates = []  # (build, lists, the other ROCm builds, which compile all its sources)
+    for build, lists in tree_lists:
+        if build.unresolved or not build.rocm_sources:
             continue
         rocm_builds = [b for b in collector.builds if b is not build and b.built_on_rocm and not b.stops_on_rocm
                        and (b.rocm or b.hipify)]
-        compiled = {p for b in rocm_builds for p in (*b.rocm_sources, *b.rocm_compiled)}
-        if not rocm_builds or not build.rocm_sources <= compiled:
+        if rocm_builds and build.rocm_sources <= {p for b in rocm_builds for p in (*b.rocm_sources, *b.rocm_compiled)}:
+            candidates.append((build, lists, rocm_builds))
+    if not candidates:
+        return {}  # (the list files' commands are read only where a tree may be one)
+    names_rocm = {id(build): _lists_name_rocm(lists, collector) for build, lists in tree_lists}
+    read_by_rocm_trees = {path for build, lists in tree_lists if names_rocm[id(build)] for path in lists}
+    out: dict[str, str] = {}
+    for build, lists, rocm_builds in candidates:
+        if names_rocm[id(build)] or any(path in read_by_rocm_trees for path in lists):
             continue
         for path in lists:
             out.setdefault(path, f"a CUDA-only build ({build.name}) of sources the project's ROCm build "
@@ -814,7 +818,7 @@ def _lists_name_rocm(lists: list[str], collector: _Collector) -> bool:
         source = collector.read_list(Path(path))
         if source is None:
             return True
-        for command in commands(source):
+        for command in cached_commands(source):
             if _names_rocm_word(command.name) or any(_names_rocm_word(w) for w in command.words(source)):
                 return True
     return False
