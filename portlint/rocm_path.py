@@ -1286,13 +1286,14 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         r, c = _eval_python(test.operand, extra, resolve, depth + 1)
         return _not(r), _not(c)
-    if isinstance(test, ast.IfExp) and all(isinstance(n, ast.Constant) for n in (test.body, test.orelse)):
-        # `True if <test> else False`: the test, or its negation
-        r, c = _eval_python(test.test, extra, resolve, depth + 1)
-        then, otherwise = bool(test.body.value), bool(test.orelse.value)
-        if then == otherwise:
-            return then, then
-        return (r, c) if then else (_not(r), _not(c))
+    if isinstance(test, ast.IfExp):
+        # `True if <test> else False`: the test, or its negation; `[...] if <test> else None`:
+        # the arm each build takes, where it is decided.
+        chosen = _eval_python(test.test, extra, resolve, depth + 1)
+        then, otherwise = (_arm_truth(arm, extra, resolve, depth + 1) for arm in (test.body, test.orelse))
+        return tuple(then[i] if chosen[i] is True else otherwise[i] if chosen[i] is False
+                     else then[i] if then[i] == otherwise[i] else _arm_test(chosen[i], then[i], otherwise[i])
+                     for i in (0, 1))
     if isinstance(test, ast.BoolOp):
         values = [_eval_python(v, extra, resolve, depth + 1) for v in test.values]
         combine = _and if isinstance(test.op, ast.And) else _or
@@ -1414,6 +1415,9 @@ class PythonNames:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self._assigned.setdefault(target.id, []).append((node.value, guards.get(id(node))))
+                    else:  # `a, b = f()`, `x[k] = v`: a value the model does not read
+                        for name in (n for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+                            self._assigned.setdefault(name.id, []).append((None, None))
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
                 self._assigned.setdefault(node.target.id, []).append((None, None))  # more than one value
 
@@ -1430,7 +1434,12 @@ class PythonNames:
         value, guard = set_by[0]
         if _is_bool(value, True):
             return guard.test if guard is not None else None
-        return value if guard is None else None
+        if guard is None:
+            return value
+        # `sources = None` ... `if use_cutlass: sources = [...]`: the value where the test
+        # holds, the default where it does not.
+        default = next(v for v, _ in values if _is_default(v))
+        return ast.IfExp(test=guard.test, body=value, orelse=default)
 
     def definition(self, test: ast.expr) -> ast.expr | None:
         """The expression `test` stands for, or None."""
@@ -1462,6 +1471,28 @@ class PythonNames:
             if _is_bool(then, False) and _is_bool(after, True):
                 return ast.UnaryOp(op=ast.Not(), operand=body[0].test)
         return None
+
+
+def _arm_truth(node: ast.expr, extra: frozenset[str], resolve: "PythonNames | None", depth: int) -> tuple[Value, Value]:
+    """(ROCm, CUDA) truth of an arm of a conditional expression: a constant's or a literal
+    container's own, else the arm read as a test."""
+    if isinstance(node, ast.Constant):
+        return bool(node.value), bool(node.value)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return bool(node.elts), bool(node.elts)
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return bool(node.keys), bool(node.keys)
+    return _eval_python(node, extra, resolve, depth)
+
+
+def _arm_test(test: Value, then: Value, otherwise: Value) -> Value:
+    """An undecided test's conditional: `True if t else False` is `t` (`False if ...`, its
+    negation); any other pair of arms is undecided."""
+    if then is True and otherwise is False:
+        return test
+    if then is False and otherwise is True:
+        return _not(test)
+    return None
 
 
 def _is_default(node: ast.expr | None) -> bool:

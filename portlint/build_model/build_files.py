@@ -1218,7 +1218,8 @@ _PATH_FUNCTIONS = frozenset({"os.path.join", "path.join", "join", "Path", "pathl
 
 def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict | None = None, depth: int = 0) -> str | None:
     """A path-like string expression's value: literals, `os.path.join`, `/` on paths, `+`,
-    f-strings, names assigned once, `os.path.dirname(__file__)` (the script's directory)."""
+    f-strings, names assigned once, `os.path.dirname(__file__)` (the script's directory),
+    `os.curdir`."""
     if node is None or depth > 12:
         return None
     nxt = depth + 1
@@ -1245,6 +1246,8 @@ def _string(script: BuildScript, node: ast.AST | None, base: Path, bound: dict |
                 return None
             parts.append(str(part))
         return "".join(parts)
+    if isinstance(node, ast.Attribute) and dotted_name(node) in ("os.curdir", "os.path.curdir"):
+        return "."
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         inner = _string(script, node.value, base, bound, nxt)
         return os.path.dirname(inner) if inner is not None else None
