@@ -786,6 +786,103 @@ def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
     return [item for item in text.split(";") if item], complete and "${" not in text
 
 
+_VARIABLE_ALONE = re.compile(r"\$\{[A-Za-z0-9_]+\}")
+
+
+def _top_level_split(text: str, separator: str, limit: int = -1) -> list[str]:
+    """`text` split at `separator` outside generator expressions (`$<...>`)."""
+    parts, depth, start = [], 0, 0
+    i = 0
+    while i < len(text):
+        if text.startswith("$<", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == ">" and depth:
+            depth -= 1
+        elif text[i] == separator and not depth and (limit < 0 or len(parts) < limit):
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def conditional_items(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
+                      selectors: frozenset[str] = frozenset(), depth: int = 0) -> list[tuple[str, Value, Value]]:
+    """The `;`-separated items of an argument (not yet expanded), each with whether the ROCm
+    and the CUDA build surely (True), maybe (None) or never (False) keep it: the items of
+    `$<cond:a;b>` where `cond` holds (`$<BOOL:${USE_ROCM}>`, `$<NOT:...>`, `$<AND:...>`,
+    `$<OR:...>`, `0`, `1`, each variable read as `if()` reads it), those of
+    `$<BUILD_INTERFACE:...>` always; any other generator expression is undecided."""
+    out: list[tuple[str, Value, Value]] = []
+    for item in _top_level_split(text, ";"):
+        if not item:
+            continue
+        if not _one_generator_expression(item):
+            out.append((item, True, True))
+            continue
+        parts = _top_level_split(item[2:-1], ":", 1)
+        head = parts[0]
+        if len(parts) == 2 and depth < 8 and (head.startswith("$<") or head in ("0", "1", "BUILD_INTERFACE")
+                                                or _VARIABLE_ALONE.fullmatch(head)):
+            rocm, cuda = (True, True) if head == "BUILD_INTERFACE" else \
+                _genex_condition(head, extra, rocm_env, cuda_env, selectors, depth)
+            for inner, r, c in conditional_items(parts[1], extra, rocm_env, cuda_env, selectors, depth + 1):
+                out.append((inner, _and(rocm, r), _and(cuda, c)))
+        else:  # `$<TARGET_PROPERTY:...>`, `$<CONFIG:Debug>` alone: a value the build computes
+            out.append((item, None, None))
+    return out
+
+
+def _one_generator_expression(item: str) -> bool:
+    """Is `item` one `$<...>` from its first character to its last?"""
+    if not item.startswith("$<") or not item.endswith(">"):
+        return False
+    depth = 0
+    i = 0
+    while i < len(item):
+        if item.startswith("$<", i):
+            depth += 1
+            i += 2
+            continue
+        if item[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return i == len(item) - 1
+        i += 1
+    return False
+
+
+def _genex_condition(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
+                     selectors: frozenset[str], depth: int) -> tuple[Value, Value]:
+    """(ROCm, CUDA) value of a generator expression's condition."""
+    if text in ("0", "1"):
+        return (text == "1",) * 2
+    if depth >= 8:
+        return None, None
+    if text.startswith("$<") and text.endswith(">") and ":" in text:
+        head, _, body = text[2:-1].partition(":")
+        if head == "BOOL":
+            words = [body] if body and "$<" not in body else None
+            return _eval_cmake(words, extra, rocm_env, cuda_env, selectors) if words else (None, None)
+        if head == "NOT":
+            r, c = _genex_condition(body, extra, rocm_env, cuda_env, selectors, depth + 1)
+            return _not(r), _not(c)
+        if head in ("AND", "OR"):
+            combine = _and if head == "AND" else _or
+            values = [_genex_condition(part, extra, rocm_env, cuda_env, selectors, depth + 1)
+                      for part in _top_level_split(body, ",")]
+            r, c = values[0]
+            for vr, vc in values[1:]:
+                r, c = combine(r, vr), combine(c, vc)
+            return r, c
+        return None, None
+    if _VARIABLE_ALONE.fullmatch(text):  # `$<${USE_ROCM}:...>`: the variable holds 0 or 1
+        return _eval_cmake([text], extra, rocm_env, cuda_env, selectors)
+    return None, None
+
+
 def _definite_expansion(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
     """`cmake_expand`, and whether the build surely holds that: every variable named is known
     and definite (`set(A ${B})` copies B's option default: a default, not a decision)."""

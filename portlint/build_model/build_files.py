@@ -1886,10 +1886,13 @@ class _CMakeTree:
             return
         if name in _DEFINE_COMMANDS:
             start = 1 if name == "target_compile_definitions" else 0
-            for text in texts[start:]:
-                if text in _LIBRARY_KEYWORDS:
-                    continue
-                for side, taken, env in ((True, rocm, rocm_env), (False, cuda, cuda_env)):
+            # One list, as CMake joins the arguments into the property before it evaluates
+            # generator expressions: `$<$<BOOL:${USE_ROCM}>:GPU ROCM>` is one expression.
+            joined = ";".join(t for t in texts[start:] if t not in _LIBRARY_KEYWORDS)
+            for text, rocm_keeps, cuda_keeps in rocm_path.conditional_items(joined, walk.extra, rocm_env, cuda_env,
+                                                                             walk.selectors):
+                for side, taken, env in ((True, rocm_path._and(rocm, rocm_keeps), rocm_env),
+                                         (False, rocm_path._and(cuda, cuda_keeps), cuda_env)):
                     items, complete = cmake_expand(text, env)
                     for item in items if complete else []:
                         if name == "add_definitions" and not item.startswith("-D"):

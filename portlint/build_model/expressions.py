@@ -78,8 +78,16 @@ def tokens(text: str) -> tuple[tuple[str, str], ...]:
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
         if kind is not None:
-            found.append((kind, m.group(kind)))
+            word = m.group(kind)
+            operator = _ALTERNATIVE_TOKENS.get(word) if kind == "id" else None
+            found.append(("op", operator) if operator else (kind, word))
     return tuple(found)
+
+
+# C++'s alternative spellings of operators (`#if defined(A) and defined(B)`): operators in
+# C++ code, hip-clang's and nvcc's; `<iso646.h>` gives C the same as macros.
+_ALTERNATIVE_TOKENS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^",
+                       "compl": "~", "not_eq": "!="}
 
 
 def _number(text: str) -> int:
