@@ -1411,3 +1411,64 @@ def test_a_warp_size_a_cuda_only_source_computes_with_is_no_hazard_of_the_rocm_b
     result = scan([root], root, select=("W001",))
     assert all(f.severity is Severity.NOTE for f in result.findings), [(f.path, f.message) for f in result.findings]
 
+
+
+def test_a_source_list_set_only_where_a_cuda_test_holds_is_its_default_on_rocm(tmp_path: Path) -> None:
+    # `kernels = None`, then the list only under a flag the ROCm build leaves False: on ROCm
+    # the extension that takes it is never made (its test reads the default), so the sources
+    # are the CUDA build's alone; `os.curdir` names the script's folder.
+    setup = textwrap.dedent("""\
+        import os
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension
+        here = os.path.dirname(os.path.curdir)
+        on_nvidia = torch.version.cuda is not None
+        use_fast = False
+        if on_nvidia:
+            use_fast = True
+        fast_kernels = None
+        if use_fast:
+            fast_kernels = [os.path.join(here, "csrc", "fast", "tensor_core.cu")]
+        ext = [CUDAExtension("pkg._C", [os.path.join(here, "csrc", "ops.cu")])]
+        if fast_kernels is not None and len(fast_kernels) > 0:
+            ext.append(CUDAExtension("pkg._fast", fast_kernels))
+        """)
+    files = {"setup.py": setup, "csrc/ops.cu": CLEAN, "csrc/fast/tensor_core.cu": HAZARD}
+    root = _project(tmp_path / "default", files)
+    assert _not_built(root) == {"csrc/fast/tensor_core.cu": "listed only on a CUDA-only path (setup.py:11)"}
+    # The flag set by a call that returns two values (`use_fast, _ = probe()`) may be anything.
+    files["setup.py"] = setup.replace("if on_nvidia:\n    use_fast = True", "use_fast, _ = probe()")
+    assert "use_fast, _ = probe()" in files["setup.py"]
+    root = _project(tmp_path / "probed", files)
+    assert _not_built(root) == {}
+
+
+@pytest.mark.parametrize("definitions, hidden", [
+    # CMake joins the arguments into one list before it reads the generator expressions.
+    ("$<$<BOOL:${P_USE_ROCM}>:P_GPU P_ROCM> $<$<BOOL:${P_USE_CUDA}>:P_GPU P_CUDA>", True),
+    ("$<$<NOT:$<BOOL:${P_USE_ROCM}>>:P_CUDA> $<$<BOOL:${P_USE_ROCM}>:P_ROCM>", True),
+    # A condition on the configuration says nothing of the platform.
+    ("$<$<CONFIG:Debug>:P_ROCM> $<$<CONFIG:Release>:P_CUDA>", False),
+])
+def test_defines_in_generator_expressions_follow_their_conditions(tmp_path: Path, definitions: str,
+                                                                  hidden: bool) -> None:
+    root = _project(tmp_path, {
+        "CMakeLists.txt": f"""\
+            cmake_minimum_required(VERSION 3.21)
+            project(p LANGUAGES CXX)
+            option(P_USE_CUDA "CUDA backend" OFF)
+            option(P_USE_ROCM "HIP backend" OFF)
+            if(P_USE_ROCM)
+              enable_language(HIP)
+            endif()
+            add_library(p blas.cu user.cu)
+            target_compile_definitions(p PUBLIC {definitions})
+            """,
+        # The CUDA arm of a backend switch, and a header only the CUDA backend includes
+        # (`and`: C++'s own spelling of `&&`).
+        "blas.cu": "#if defined(P_ROCM)\nint handle;\n#else\n#include <cublas_v2.h>\n#endif\n" + CLEAN,
+        "solver.h": "#include <cusolverDn.h>\n",
+        "user.cu": "#if defined(P_CUDA) and !defined(P_ROCM)\n#include \"solver.h\"\n#endif\n" + CLEAN,
+    })
+    found = {Path(f.path).name for f in scan([root], root).findings if f.code == "L001"}
+    assert found == (set() if hidden else {"blas.cu"})

@@ -165,6 +165,9 @@ def test_shims_over_cuda_names() -> None:
     ("(1 ? 2 : 3) == 2 && 10 / 3 == 3 && -7 % 3 == -1 && (1 << 4) == 16", 1, 1),
     ("1 / 0", None, None),
     ("((((", None, None),
+    # C++'s alternative spellings: hip-clang and nvcc read `and` as `&&`.
+    ("defined(__HIP_PLATFORM_AMD__) and not defined(__CUDA_ARCH__)", 1, 0),
+    ("defined(__CUDACC__) or defined(__HIPCC__)", 1, 1),
 ])
 def test_conditions_under_rocm_and_cuda(expression: str, rocm, cuda) -> None:
     rocm_base, cuda_base = bases()

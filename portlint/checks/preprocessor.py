@@ -807,9 +807,26 @@ def _holds_cuda_language(condition: Condition, source: SourceFile) -> bool:
     body = _arm_body(condition)
     if not body:
         return False
-    text = source.data[body[0].start_byte:body[-1].end_byte]
+    text = _code_only(source.data, body[0].start_byte, body[-1].end_byte, body)
     return bool(_CUDA_LANGUAGE.search(text)) or any(
         hipify.documented(m.group().decode()) for m in _CUDA_API_WORD.finditer(text))
+
+
+_NOT_CODE = frozenset({"string_literal", "raw_string_literal", "char_literal", "comment"})
+
+
+def _code_only(data: bytes, start: int, end: int, nodes) -> bytes:
+    """`data[start:end]` with string literals (but an `#include`'s) and comments blanked: the
+    words of a `static_assert`'s message ("__host__ __device__ lambdas ...") are not code."""
+    text = bytearray(data[start:end])
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node.type in _NOT_CODE:
+            text[node.start_byte - start:node.end_byte - start] = b" " * (node.end_byte - node.start_byte)
+        elif node.child_count and node.type != "preproc_include":  # (`#include "cuda_fp16.h"` names a header)
+            stack.extend(node.children)
+    return bytes(text)
 
 
 def _leaves_out_declarations_only(condition: Condition, source: SourceFile) -> bool:
