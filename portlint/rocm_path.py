@@ -1387,7 +1387,7 @@ def _eval_python(test: ast.expr, extra: frozenset[str], resolve: "PythonNames | 
         # `True if <test> else False`: the test, or its negation; `[...] if <test> else None`:
         # the arm each build takes, where it is decided.
         chosen = _eval_python(test.test, extra, resolve, depth + 1)
-        then, otherwise = (_arm_truth(arm, extra, resolve, depth + 1) for arm in (test.body, test.orelse))
+        then, otherwise = (_arm_truth(arm) for arm in (test.body, test.orelse))
         return tuple(then[i] if chosen[i] is True else otherwise[i] if chosen[i] is False
                      else then[i] if then[i] == otherwise[i] else _arm_test(chosen[i], then[i], otherwise[i])
                      for i in (0, 1))
@@ -1505,7 +1505,29 @@ class PythonNames:
         self._assigned: dict[str, list[tuple[ast.expr | None, ast.If | None]]] = {}
         nodes = module_nodes(tree)
         guards = {id(child): node for node in nodes if isinstance(node, ast.If) for child in node.body}
+        # Each statement's place: (its statement list, its index there).
+        self._places: dict[int, tuple[int, int]] = {
+            id(statement): (id(block), i) for node in nodes for field in ("body", "orelse", "finalbody")
+            for block in [getattr(node, field, None)] if isinstance(block, list)
+            for i, statement in enumerate(block)}
+        self._statements: dict[int, ast.AST] = {}  # id(value) -> its assignment
+        # Names bound some other way somewhere in the file (a parameter, a loop or `with`
+        # target, an import): another variable of the same name may be read where one is.
+        self._bound_otherwise: set[str] = set()
         for node in nodes:
+            if isinstance(node, ast.arg):
+                self._bound_otherwise.add(node.arg)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._bound_otherwise.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                self._bound_otherwise.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._bound_otherwise.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self._bound_otherwise.update(node.names)
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                self._statements[id(node.value)] = node
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Assign):
@@ -1534,9 +1556,18 @@ class PythonNames:
         if guard is None:
             return value
         # `sources = None` ... `if use_cutlass: sources = [...]`: the value where the test
-        # holds, the default where it does not.
-        default = next(v for v, _ in values if _is_default(v))
-        return ast.IfExp(test=guard.test, body=value, orelse=default)
+        # holds, the default where it does not. Only where the default is set first and the
+        # `if` follows it in the same statement list (no outer test, loop or `elif` around
+        # the set), and no other variable of the name is read somewhere (a parameter).
+        defaults = [v for v, _ in values if _is_default(v)]
+        if len(defaults) != 1 or name in self._bound_otherwise:
+            return None
+        default_place = self._places.get(id(self._statements.get(id(defaults[0]))))
+        guard_place = self._places.get(id(guard))
+        if default_place is None or guard_place is None or default_place[0] != guard_place[0] \
+                or default_place[1] >= guard_place[1] or any(s is guard for s in guard.orelse):
+            return None
+        return ast.IfExp(test=guard.test, body=value, orelse=defaults[0])
 
     def definition(self, test: ast.expr) -> ast.expr | None:
         """The expression `test` stands for, or None."""
@@ -1570,16 +1601,16 @@ class PythonNames:
         return None
 
 
-def _arm_truth(node: ast.expr, extra: frozenset[str], resolve: "PythonNames | None", depth: int) -> tuple[Value, Value]:
+def _arm_truth(node: ast.expr) -> tuple[Value, Value]:
     """(ROCm, CUDA) truth of an arm of a conditional expression: a constant's or a literal
-    container's own, else the arm read as a test."""
+    container's own, else unknown."""
     if isinstance(node, ast.Constant):
         return bool(node.value), bool(node.value)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred) for e in node.elts):
         return bool(node.elts), bool(node.elts)
     if isinstance(node, ast.Dict) and None not in node.keys:
         return bool(node.keys), bool(node.keys)
-    return _eval_python(node, extra, resolve, depth)
+    return None, None  # a value (`os.environ.get("PYTORCH_ROCM_ARCH")`), not a platform test
 
 
 def _arm_test(test: Value, then: Value, otherwise: Value) -> Value:

@@ -1436,11 +1436,19 @@ def test_a_source_list_set_only_where_a_cuda_test_holds_is_its_default_on_rocm(t
     files = {"setup.py": setup, "csrc/ops.cu": CLEAN, "csrc/fast/tensor_core.cu": HAZARD}
     root = _project(tmp_path / "default", files)
     assert _not_built(root) == {"csrc/fast/tensor_core.cu": "listed only on a CUDA-only path (setup.py:11)"}
-    # The flag set by a call that returns two values (`use_fast, _ = probe()`) may be anything.
-    files["setup.py"] = setup.replace("if on_nvidia:\n    use_fast = True", "use_fast, _ = probe()")
-    assert "use_fast, _ = probe()" in files["setup.py"]
-    root = _project(tmp_path / "probed", files)
-    assert _not_built(root) == {}
+    # Where the default may not be what the ROCm build reads, the list may be made there: the
+    # flag set by a call that returns two values; the list set in an `elif` (the test before
+    # it may hold), or before its default; another variable of its name (a parameter).
+    for name, (old, new) in {
+        "probed": ("if on_nvidia:\n    use_fast = True", "use_fast, _ = probe()"),
+        "elif": ("if use_fast:\n", "if os.environ.get('PKG_SAFE'):\n    pass\nelif use_fast:\n"),
+        "after": ("fast_kernels = None\nif use_fast:\n    fast_kernels = [os.path.join(here, \"csrc\", \"fast\", \"tensor_core.cu\")]\n",
+                  "if use_fast:\n    fast_kernels = [os.path.join(here, \"csrc\", \"fast\", \"tensor_core.cu\")]\nfast_kernels = None\n"),
+        "parameter": ("ext = [", "def add(fast_kernels):\n    return fast_kernels\next = ["),
+    }.items():
+        assert old in setup, name
+        files["setup.py"] = setup.replace(old, new)
+        assert _not_built(_project(tmp_path / name, files)) == {}, name
 
 
 @pytest.mark.parametrize("definitions, hidden", [
