@@ -337,3 +337,32 @@ def test_a_find_module_of_a_cuda_package_is_the_search_not_a_hazard(tmp_path) ->
         (folder / name).write_text(module)
         found = engine.scan([folder / name], Config(root=folder.parent, select=("B004", "C003"))).findings
         assert sorted(f.code for f in found) == expected, name
+
+
+def test_a_cuda_library_in_a_generator_expression_the_rocm_build_turns_off_is_the_cuda_builds(tmp_path) -> None:
+    # `$<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas>` beside the HIP backend's own libraries: the ROCm
+    # build (which enables HIP where P_WITH_HIP is on) links the HIP ones only. A condition
+    # on the configuration links cuBLAS in every build.
+    lists = """\
+        cmake_minimum_required(VERSION 3.21)
+        project(p LANGUAGES CXX)
+        option(P_WITH_CUDA "CUDA backend" OFF)
+        option(P_WITH_HIP "HIP backend" OFF)
+        if(P_WITH_CUDA)
+          enable_language(CUDA)
+          find_package(CUDAToolkit REQUIRED)
+        elseif(P_WITH_HIP)
+          enable_language(HIP)
+          find_package(hipblas REQUIRED)
+        endif()
+        add_library(p solve.cpp)
+        target_link_libraries(p PUBLIC
+          $<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas>
+          $<$<BOOL:${P_WITH_HIP}>:roc::hipblas>
+          CONDITION_LIBS)
+        """
+    root = _project(tmp_path / "backends", **{"CMakeLists.txt": lists, "solve.cpp": "int solve() { return 0; }\n"})
+    assert [f.code for f in _scan(root, "C003").findings] == []
+    root = _project(tmp_path / "configs", **{"CMakeLists.txt": lists.replace("$<BOOL:${P_WITH_CUDA}>", "$<CONFIG:Release>"),
+                                             "solve.cpp": "int solve() { return 0; }\n"})
+    assert [_where(f) for f in _scan(root, "C003").findings] == [("CMakeLists.txt", 14)]

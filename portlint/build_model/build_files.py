@@ -396,8 +396,17 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                       hipify_all=_hipifies_all(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_tools=_hipify_tools(collector, torch_extension or _extension_helpers(candidates, fs)),
                       hipify_custom_map=tuple(collector.hipify_custom_map.items()),
-                      list_ranges={path: tuple(models[0].ranges) for path, models in collector.list_models.items()
-                                   if len(models) == 1 and models[0] is not None and models[0].ranges})
+                      list_ranges={path: ranges for path, ranges in
+                                   ((p, _agreed_ranges(models)) for p, models in collector.list_models.items()) if ranges})
+
+
+def _agreed_ranges(models: list) -> tuple:
+    """The ranges of a list file that every walk of it gave (each tree that reads it, with
+    its own variables); none where a walk kept no model or read it in a loop (`None`)."""
+    if not models or any(m is None for m in models):
+        return ()
+    common = set(models[0].ranges).intersection(*(m.ranges for m in models[1:]))
+    return tuple(r for r in models[0].ranges if r in common)
 
 
 def _extension_helpers(candidates, fs: Observed) -> bool:
@@ -1678,7 +1687,7 @@ class _CMakeTree:
             # A file another tree reads too, or one read in a loop (once per pass, with other
             # variables each time), has no one reading the scan can take (`list_ranges`).
             models = self.collector.list_models.setdefault(key, [])
-            models.extend([source.rocm_path if self.keeps_models else None] * (2 if in_loop else 1))
+            models.extend([source.rocm_path if self.keeps_models else None, *([None] if in_loop else [])])
             self.walked.add(key)
             # What the file set stays set for its reader: `include()` shares the includer's
             # scope (`add_subdirectory` passes a copy). The list file's own location does not.
@@ -1763,6 +1772,19 @@ class _CMakeTree:
             if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, parent_envs)
 
+    @staticmethod
+    def _generator_expression_arms(walk: CMakeWalk, arguments, texts: list[str], rocm_env: dict, cuda_env: dict) -> None:
+        """An argument that is one generator expression whose condition fails on ROCm and not
+        on CUDA (`$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>`) is the CUDA build's, as the `else()`
+        of `if(X_WITH_HIP)` is: the file's rules read it so (`BuildFiles.list_ranges`)."""
+        for argument, text in zip(arguments, texts):
+            if "$<" not in text:
+                continue
+            kept = {(r, c) for _, r, c in rocm_path.conditional_items(text, walk.extra, rocm_env, cuda_env,
+                                                                      walk.selectors)}
+            if len(kept) == 1 and next(iter(kept))[0] is False and next(iter(kept))[1] is not False:
+                walk.model.ranges.append((argument.start_byte, argument.end_byte, Status.DEAD))
+
     def _custom_map_files(self, texts: list[str], directory: Path, env: dict) -> list[str]:
         """The files a `hipify(... CUSTOM_MAP_FILE <file>)` names: the path as the list's
         variables give it, else its file name in the list's folder or a folder above it, up
@@ -1817,6 +1839,8 @@ class _CMakeTree:
                         self.collector.define_for(True, False, text)
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
+        if rocm is not False:
+            self._generator_expression_arms(walk, arguments, texts, rocm_env, cuda_env)
         if rocm is not False and names_hip(name, texts):
             self.collector.rocm_build = self.build.rocm = True
         if rocm is not False:

@@ -126,6 +126,8 @@ def check_cmake_cuda_link_target(source: SourceFile) -> list[Finding]:
                 continue  # `add_library(CUDA::cublas ALIAS roc::hipblas)`: the project maps it
             if _in_rocm_arm(source.data[arg.start_byte:start]):
                 continue  # `$<IF:$<BOOL:${USE_ROCM}>,roc::hipblas,CUDA::cublas>`: the ROCm build has its own
+            if source.rocm_path is not None and source.rocm_path.status(start) is Status.DEAD:
+                continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>` where the ROCm build's X_WITH_CUDA is off
             command = arg.parent.parent if arg.parent is not None and arg.parent.parent is not None else arg
             by_command.setdefault(command.id, []).append(
                 (start, end, text, lib, _link_fix(source, arg, start, end, text, lib)))
