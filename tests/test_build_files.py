@@ -1480,3 +1480,31 @@ def test_defines_in_generator_expressions_follow_their_conditions(tmp_path: Path
     })
     found = {Path(f.path).name for f in scan([root], root).findings if f.code == "L001"}
     assert found == (set() if hidden else {"blas.cu"})
+
+
+def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path: Path) -> None:
+    # Each backend is a folder with the same module (`src/<backend>/backend.cmake`), read by a
+    # computed name: the ROCm build reads the hip folder's, never the cuda folder's.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(bench LANGUAGES CXX)
+            set(BACKEND "serial" CACHE STRING "which backend")
+            include(src/${BACKEND}/backend.cmake)
+            add_executable(bench src/main.cpp ${BACKEND_SOURCES})
+            """,
+        "src/main.cpp": "int main() { return 0; }\n",
+        "src/cuda/backend.cmake": "enable_language(CUDA)\nset(BACKEND_SOURCES src/cuda/stream.cu)\n",
+        "src/cuda/stream.cu": HAZARD,
+        "src/hip/backend.cmake": "enable_language(HIP)\nset(BACKEND_SOURCES src/hip/stream.cpp)\n",
+        "src/hip/stream.cpp": CLEAN,
+    }
+    root = _project(tmp_path / "twins", files)
+    assert _not_built(root) == {
+        "src/cuda/backend.cmake": "the CUDA backend's module, beside hip/backend.cmake for ROCm, and no list file reads it",
+        "src/cuda/stream.cu": "in src/cuda, the CUDA backend's folder beside src/hip/backend.cmake for ROCm, "
+                              "which no list file reads",
+    }
+    # Without a HIP backend beside it, the CUDA backend's folder says nothing about ROCm.
+    del files["src/hip/backend.cmake"], files["src/hip/stream.cpp"]
+    assert _not_built(_project(tmp_path / "alone", files)) == {}

@@ -315,6 +315,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         unreached = [(path, source) for path, source in unreached if str(path) not in reached]
     _other_directories_define(unreached, rocm_only, collector)
     unadded = _added_by_no_build(unreached, rocm_only, trees, collector)
+    backend_folders: dict[str, str] = {}  # the CUDA backend's own folder -> why (`_cuda_twin_modules`)
     for path, twin in _cuda_twin_modules(candidates, reached).items():
         # The CUDA backend's module beside its ROCm twin, which no walk reached (a backend
         # function reads it by a computed name): the CUDA build's, and what it includes too.
@@ -323,6 +324,10 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for read_also in [p for p in tree.build.unread_lists if p in reached]:
             del tree.build.unread_lists[read_also]  # the ROCm build's walk reads it too
         tree.build.unread_lists[str(path)] = f"the CUDA backend's module, beside {twin} for ROCm, and no list file reads it"
+        if "/" in twin:  # a folder's twin: `src/cuda/model.cmake` beside `src/hip/model.cmake`
+            backend_folders[str(path.parent)] = (f"in {collector.shown(path.parent)}, the CUDA backend's folder "
+                                                 f"beside {collector.shown(path.parent.parent / twin)} for ROCm, "
+                                                 "which no list file reads")
     for path in rocm_only:
         tree = _CMakeTree(path, collector, rocm_only=True)
         tree.read()
@@ -352,6 +357,10 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                 candidates_not_built[path] = why
     for path, where in _in_cuda_only_folders(candidates, not_built).items():
         candidates_not_built.setdefault(path, where)
+    for c in candidates:  # the sources of a CUDA backend's folder (its module's `model.cmake`)
+        folder = next((f for f in backend_folders if c.absolute.startswith(f + os.sep)), None)
+        if folder is not None and c.language == CUDA:
+            candidates_not_built.setdefault(c.absolute, backend_folders[folder])
     # A list file no build adds, and the sources it names (those a build compiles are popped below).
     not_built.update(unadded)
     for path, reason in _named_in(unadded, unreached, fs, collector.shown).items():
@@ -523,13 +532,19 @@ def _cuda_twin_modules(candidates, reached: set[str]) -> dict[Path, str]:
             continue
         for case in (str.upper, str.capitalize, str.lower):  # `FindTPLCUDA`, `CudaToolkit`, `setup_cuda`
             cuda = case("CUDA")
-            if cuda not in path.stem:
-                continue
-            twin = next((t for t in (path.with_name(path.name.replace(cuda, case(w))) for w in BACKEND_TWINS["CUDA"])
-                         if t in modules), None)
-            if twin is not None:
-                found[path] = twin.name
-                break
+            if cuda in path.stem:
+                twin = next((t for t in (path.with_name(path.name.replace(cuda, case(w))) for w in BACKEND_TWINS["CUDA"])
+                             if t in modules), None)
+                if twin is not None:
+                    found[path] = twin.name
+                    break
+            # A backend's folder: `src/cuda/model.cmake` beside `src/hip/model.cmake`.
+            if path.parent.name == cuda:
+                twin = next((t for t in (path.parent.with_name(case(w)) / path.name for w in BACKEND_TWINS["CUDA"])
+                             if t in modules), None)
+                if twin is not None:
+                    found[path] = f"{twin.parent.name}/{twin.name}"
+                    break
     return found
 
 
