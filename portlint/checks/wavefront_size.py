@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 
 from portlint import queries
+from portlint.build_model.expressions import tokens
 from portlint.build_model.macros import HEADER_SUFFIXES, read_directives
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
@@ -1169,6 +1170,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             continue
         if _template_parameter(name, text, source):
             continue  # `template <int warpSize> struct warpReduce`: a constant of its own
+        if _names_a_member_through_macro(name, source):
+            continue  # `SHOW_PROP(warpSize)` printing `#field` and `prop.field`: no variable read
         space = spaces[function.id] if function is not None else None
         if function is None and any(a.type == "ERROR" for a in ancestors_of(name)):
             space = "unknown"  # in code the parse could not place (a kernel it lost): no file scope known
@@ -1194,6 +1197,70 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
                                                       "a fixed 64, wrong on 32-lane RDNA GPUs.",
                                         Fix.advice(_C10_HOST_ADVICE), severity=Severity.NOTE))
     return findings
+
+
+_FUNCTION_MACROS = """
+(preproc_function_def name: (identifier) @name parameters: (preproc_params) @params value: (preproc_arg) @body)
+"""
+
+
+def _names_a_member_through_macro(name, source: SourceFile) -> bool:
+    """Is `name` an argument of a function-like macro of the file that uses that parameter only
+    as a member's or a qualified name (`prop.P`, `p->P`, `info::P`) or stringized (`#P`), maybe
+    through another such macro (each definition of it)? `GPU_PROP(warpSize)` printing
+    `prop.warpSize` reads no `warpSize` variable."""
+    arguments = name.parent
+    if arguments is None or arguments.type != "argument_list" or arguments.parent is None \
+            or arguments.parent.type != "call_expression":
+        return False
+    called = arguments.parent.child_by_field_name("function")
+    if called is None or called.type != "identifier":
+        return False
+    position = next((i for i, a in enumerate(arguments.named_children) if a.id == name.id), None)
+    macros = {}
+    for match in queries.matches(CUDA, _FUNCTION_MACROS, source.tree.root_node):
+        params = [p for p in source.node_text(match["params"][0]).strip("()").replace(" ", "").split(",")]
+        macros.setdefault(source.node_text(match["name"][0]), []).append((params, source.node_text(match["body"][0])))
+    return position is not None and _parameter_names_a_member(source.node_text(called), position, macros, 0)
+
+
+def _parameter_names_a_member(macro: str, position: int, macros: dict, depth: int) -> bool:
+    definitions = macros.get(macro, [])
+    if not definitions or depth > 4:
+        return False  # not the file's: unknown
+    return all(_names_a_member_in(params, body, position, macros, depth) for params, body in definitions)
+
+
+def _names_a_member_in(params: list[str], body: str, position: int, macros: dict, depth: int) -> bool:
+    """`_parameter_names_a_member` for one definition of the macro (each must say so)."""
+    if position >= len(params) or params[position] in ("", "..."):
+        return False
+    toks = [t for t in tokens(body)]
+    used = False
+    for i, (kind, text) in enumerate(toks):
+        if kind != "id" or text != params[position]:
+            continue
+        used = True
+        before = [t[1] for t in toks[max(0, i - 2):i]]
+        if before[-1:] in (["."], ["#"]) or before in (["-", ">"], [":", ":"]):
+            continue  # `prop.P`, `#P`, `p->P`, `info::P`
+        # an argument of another macro of the file: `OTHER(P, "%d")`
+        depth_paren, j, index = 0, i - 1, 0
+        while j >= 0:
+            k, t = toks[j]
+            if t == ")":
+                depth_paren += 1
+            elif t == "(":
+                if depth_paren == 0:
+                    break
+                depth_paren -= 1
+            elif t == "," and depth_paren == 0:
+                index += 1
+            j -= 1
+        outer = toks[j - 1] if j >= 1 else None
+        if outer is None or outer[0] != "id" or not _parameter_names_a_member(outer[1], index, macros, depth + 1):
+            return False
+    return used
 
 
 def _project_defines(source: SourceFile, name: str, offset: int) -> bool:
