@@ -1508,3 +1508,47 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
     # Without a HIP backend beside it, the CUDA backend's folder says nothing about ROCm.
     del files["src/hip/backend.cmake"], files["src/hip/stream.cpp"]
     assert _not_built(_project(tmp_path / "alone", files)) == {}
+
+
+def test_a_vendored_cuda_library_only_the_cuda_arm_adds_is_the_cuda_builds_with_its_examples(tmp_path: Path) -> None:
+    # A CUDA-only solver under `third_party/`, added only where the CUDA backend is on: its
+    # nested list files (which no walk reached), the makefile of its example (nvcc only), and
+    # the sources and headers those name are the CUDA build's.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(app LANGUAGES CXX)
+            option(APP_WITH_CUDA "CUDA backend" OFF)
+            option(APP_WITH_HIP "HIP backend" OFF)
+            if(APP_WITH_CUDA)
+              enable_language(CUDA)
+              add_subdirectory(third_party/nvsolver)
+            elseif(APP_WITH_HIP)
+              enable_language(HIP)
+            endif()
+            add_library(app src/app.cpp)
+            """,
+        "src/app.cpp": "int app() { return 0; }\n",
+        "third_party/nvsolver/CMakeLists.txt": "add_subdirectory(base)\n",
+        "third_party/nvsolver/base/CMakeLists.txt": "add_library(nvsolver src/solve.cu)\n",
+        "third_party/nvsolver/base/src/solve.cu": '#include "../include/blas.h"\n' + HAZARD,
+        "third_party/nvsolver/base/include/blas.h": "#include <cublas_v2.h>\n",
+        "third_party/nvsolver/examples/Makefile": """\
+            NVCC = /usr/local/cuda/bin/nvcc
+            SRC := ../base/src/solve.cu demo.cu
+            %.o: %.cu
+            \t$(NVCC) -c $< -o $@
+            demo: $(SRC:.cu=.o)
+            \t$(NVCC) $^ -lcublas -o demo
+            """,
+        "third_party/nvsolver/examples/demo.cu": HAZARD,
+    }
+    root = _project(tmp_path / "vendored", files)
+    not_built = _not_built(root)
+    assert {"third_party/nvsolver/base/CMakeLists.txt", "third_party/nvsolver/examples/Makefile",
+            "third_party/nvsolver/base/src/solve.cu", "third_party/nvsolver/base/include/blas.h",
+            "third_party/nvsolver/examples/demo.cu"} <= not_built.keys()
+    assert not_built["third_party/nvsolver/examples/Makefile"] == (
+        "third_party/nvsolver/examples/Makefile, a makefile of third_party/nvsolver, which only the CUDA build "
+        "configures")
+    assert {Path(f.path).name for f in scan([root], root).findings if f.severity is not Severity.NOTE} == set()

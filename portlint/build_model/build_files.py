@@ -132,6 +132,7 @@ class _Build:
     stops_on_rocm: str = ""  # where a ROCm build of this setup.py fails before its extensions
     entry: str = ""  # the setup.py (absolute)
     from_builder: bool = False  # a builder class (`extension_builders`)
+    makefile: bool = False  # a makefile (`entry`)
 
 
 class _Collector:
@@ -340,7 +341,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                                                   "sources from its own list file")
     for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
-    not_built: dict[str, str] = {}
+    component_files = _cuda_only_components(collector, unreached)
+    not_built: dict[str, str] = dict(component_files)
     cuda_only_trees = _cuda_only_trees(tree_lists, collector)
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     cuda_only_setups = _cuda_only_setups(candidates, collector)
@@ -355,7 +357,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for path, why in build.cuda_only_sources.items():
             if path not in build.rocm_sources:
                 candidates_not_built[path] = why
-    for path, where in _in_cuda_only_folders(candidates, not_built).items():
+    for path, where in _in_cuda_only_folders(candidates, not_built, reached).items():
         candidates_not_built.setdefault(path, where)
     for c in candidates:  # the sources of a CUDA backend's folder (its module's `model.cmake`)
         folder = next((f for f in backend_folders if c.absolute.startswith(f + os.sep)), None)
@@ -409,6 +411,35 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                                    ((p, _agreed_ranges(models)) for p, models in collector.list_models.items()) if ranges})
 
 
+def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, SourceFile]]) -> dict[str, str]:
+    """The build files of a component only the CUDA build configures (the folder of a list
+    file read only from a CUDA-only arm: a vendored CUDA library under `add_subdirectory`):
+    the list files below it no walk reached, and its makefiles that name no ROCm build (an
+    example's), whose sources become the CUDA build's. build file -> why."""
+    folders = {os.path.dirname(p): p for b in collector.builds for p in b.unread_lists
+               if os.path.basename(p) == "CMakeLists.txt"}
+
+    def component(path: str) -> str | None:
+        return next((lists for folder, lists in folders.items() if path.startswith(folder + os.sep)), None)
+
+    found = {}
+    for path, _ in unreached:
+        lists = component(str(path))
+        if lists is not None and str(path) != lists:
+            found[str(path)] = f"below {collector.shown(lists)}, which only the CUDA build reads, and no list file reads it"
+    for build in collector.builds:
+        lists = component(build.entry) if build.makefile and not build.rocm else None
+        if lists is None:
+            continue
+        where = f"{build.name}, a makefile of {collector.shown(os.path.dirname(lists))}, which only the CUDA build configures"
+        found[build.entry] = where
+        for path in build.rocm_sources:
+            build.cuda_sources.setdefault(path, where)
+        build.rocm_sources.clear()
+        build.rocm_compiled.clear()
+    return found
+
+
 def _agreed_ranges(models: list) -> tuple:
     """The ranges of a list file that every walk of it gave (each tree that reads it, with
     its own variables); none where a walk kept no model or read it in a loop (`None`)."""
@@ -425,10 +456,12 @@ def _extension_helpers(candidates, fs: Observed) -> bool:
                and is_build_helper(fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b"") for c in candidates)
 
 
-def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str]) -> dict[str, str]:
+def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str], reached: set[str]) -> dict[str, str]:
     """C-family files whose folder's list file (the nearest CMakeLists.txt above them) only
     the CUDA build reads: their sources are that list's (a function such as
-    `gpu_cpp_library(SRCS ...)` may name them), not the ROCm build's."""
+    `gpu_cpp_library(SRCS ...)` may name them), not the ROCm build's. A list file no walk of
+    the ROCm build reached, below one only the CUDA build reads (a vendored CUDA library's
+    `base/CMakeLists.txt` under its top list file), is that subtree's too."""
     if not unread_lists:
         return {}
     lists = {os.path.dirname(c.absolute) for c in candidates if os.path.basename(c.absolute) == "CMakeLists.txt"}
@@ -437,9 +470,14 @@ def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str]) -> dict[s
         if c.language != CUDA:
             continue
         folder = os.path.dirname(c.absolute)
-        while folder not in lists and os.path.dirname(folder) != folder:
-            folder = os.path.dirname(folder)
-        reason = unread_lists.get(os.path.join(folder, "CMakeLists.txt"))
+        while True:
+            while folder not in lists and os.path.dirname(folder) != folder:
+                folder = os.path.dirname(folder)
+            lists_file = os.path.join(folder, "CMakeLists.txt")
+            reason = unread_lists.get(lists_file)
+            if reason is not None or lists_file in reached or folder not in lists or os.path.dirname(folder) == folder:
+                break
+            folder = os.path.dirname(folder)  # an unreached list file: ask the one above it
         if reason is not None:
             found[c.absolute] = f"in a folder whose list file is {reason}"
     return found
@@ -1373,6 +1411,8 @@ def _read_makefile(path: Path, collector: _Collector, read: set[str] | None = No
             named = {p for suffix in sorted(suffixes & CUDA_SUFFIXES)
                      for p in _glob_within(str(base / "**" / f"*{suffix}"), base, collector.fs)}
         build.rocm_compiled.update(named)
+    build.entry = str(path)
+    build.makefile = True
     collector.builds.append(build)
 
 
