@@ -340,9 +340,9 @@ def test_a_find_module_of_a_cuda_package_is_the_search_not_a_hazard(tmp_path) ->
 
 
 def test_a_cuda_library_in_a_generator_expression_the_rocm_build_turns_off_is_the_cuda_builds(tmp_path) -> None:
-    # `$<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas>` beside the HIP backend's own libraries: the ROCm
-    # build (which enables HIP where P_WITH_HIP is on) links the HIP ones only. A condition
-    # on the configuration links cuBLAS in every build.
+    # `$<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas CUDA::cudart>` (one expression over two arguments)
+    # beside the HIP backend's own libraries: the ROCm build (which enables HIP where P_WITH_HIP
+    # is on) links the HIP ones only. A condition on the configuration links them in every build.
     lists = """\
         cmake_minimum_required(VERSION 3.21)
         project(p LANGUAGES CXX)
@@ -357,7 +357,7 @@ def test_a_cuda_library_in_a_generator_expression_the_rocm_build_turns_off_is_th
         endif()
         add_library(p solve.cpp)
         target_link_libraries(p PUBLIC
-          $<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas>
+          $<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas CUDA::cudart>
           $<$<BOOL:${P_WITH_HIP}>:roc::hipblas>
           CONDITION_LIBS)
         """

@@ -1832,13 +1832,22 @@ class _CMakeTree:
         """An argument that is one generator expression whose condition fails on ROCm and not
         on CUDA (`$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>`) is the CUDA build's, as the `else()`
         of `if(X_WITH_HIP)` is: the file's rules read it so (`BuildFiles.list_ranges`)."""
+        group: list = []  # the arguments of one expression (`$<$<BOOL:${X}>:CUDA::cublas CUDA::cudart>`)
+        depth = 0
         for argument, text in zip(arguments, texts):
-            if "$<" not in text:
+            if not group and "$<" not in text:
                 continue
-            kept = {(r, c) for _, r, c in rocm_path.conditional_items(text, walk.extra, rocm_env, cuda_env,
+            group.append((argument, text))
+            depth += text.count("$<") - text.count(">")
+            if depth > 0:
+                continue
+            joined = ";".join(t for _, t in group)
+            first, last = group[0][0], group[-1][0]
+            group, depth = [], 0
+            kept = {(r, c) for _, r, c in rocm_path.conditional_items(joined, walk.extra, rocm_env, cuda_env,
                                                                       walk.selectors)}
             if len(kept) == 1 and next(iter(kept))[0] is False and next(iter(kept))[1] is not False:
-                walk.model.ranges.append((argument.start_byte, argument.end_byte, Status.DEAD))
+                walk.model.ranges.append((first.start_byte, last.end_byte, Status.DEAD))
 
     def _custom_map_files(self, texts: list[str], directory: Path, env: dict) -> list[str]:
         """The files a `hipify(... CUSTOM_MAP_FILE <file>)` names: the path as the list's
