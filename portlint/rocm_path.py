@@ -864,8 +864,14 @@ def _genex_condition(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_
     if text.startswith("$<") and text.endswith(">") and ":" in text:
         head, _, body = text[2:-1].partition(":")
         if head == "BOOL":
-            words = [body] if body and "$<" not in body else None
-            return _eval_cmake(words, extra, rocm_env, cuda_env, selectors) if words else (None, None)
+            if "$<" in body or not body:
+                return None, None
+            if "${" not in body:  # a literal string: true unless CMake's false constants say otherwise
+                literal = cmake_truth(body)
+                return (True, True) if literal is None else (literal, literal)
+            if not _VARIABLE_ALONE.fullmatch(body):
+                return None, None  # (`${P}_CUDA`: a computed name)
+            return _eval_cmake([body], extra, rocm_env, cuda_env, selectors)
         if head == "NOT":
             r, c = _genex_condition(body, extra, rocm_env, cuda_env, selectors, depth + 1)
             return _not(r), _not(c)

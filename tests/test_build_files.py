@@ -1505,6 +1505,10 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
         "src/cuda/stream.cu": "in src/cuda, the CUDA backend's folder beside src/hip/backend.cmake for ROCm, "
                               "which no list file reads",
     }
+    # A HIP backend that compiles the CUDA backend's source as HIP: that source is the ROCm build's.
+    shared = dict(files, **{"src/hip/backend.cmake": "enable_language(HIP)\nset(BACKEND_SOURCES src/cuda/stream.cu)\n"
+                                                     "set_source_files_properties(src/cuda/stream.cu PROPERTIES LANGUAGE HIP)\n"})
+    assert "src/cuda/stream.cu" not in _not_built(_project(tmp_path / "shared", shared))
     # Without a HIP backend beside it, the CUDA backend's folder says nothing about ROCm.
     del files["src/hip/backend.cmake"], files["src/hip/stream.cpp"]
     assert _not_built(_project(tmp_path / "alone", files)) == {}
@@ -1552,3 +1556,16 @@ def test_a_vendored_cuda_library_only_the_cuda_arm_adds_is_the_cuda_builds_with_
         "third_party/nvsolver/examples/Makefile, a makefile of third_party/nvsolver, which only the CUDA build "
         "configures")
     assert {Path(f.path).name for f in scan([root], root).findings if f.severity is not Severity.NOTE} == set()
+    # Not the component's: a makefile with a hipcc target of its own, a ROCm-only list file in
+    # it, and any of it where a tree could not follow an `add_subdirectory` (it may add them).
+    hip_make = dict(files, **{"third_party/nvsolver/examples/Makefile": files["third_party/nvsolver/examples/Makefile"]
+                              + "demo_hip: demo.cu\n\thipcc --offload-arch=gfx942 demo.cu -lcublas -o demo_hip\n"})
+    assert "third_party/nvsolver/examples/Makefile" not in _not_built(_project(tmp_path / "hip_make", hip_make))
+    rocm_lists = dict(files, **{"third_party/nvsolver/hipport/CMakeLists.txt":
+                                "enable_language(HIP)\nadd_library(hipport port.hip)\n",
+                                "third_party/nvsolver/hipport/port.hip": HAZARD})
+    assert not {"third_party/nvsolver/hipport/CMakeLists.txt", "third_party/nvsolver/hipport/port.hip"} \
+        & _not_built(_project(tmp_path / "rocm_lists", rocm_lists)).keys()
+    unfollowed = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "enable_language(HIP)\n", "enable_language(HIP)\n  add_subdirectory(${APP_PORTABLE_DIR})\n")})
+    assert "third_party/nvsolver/examples/demo.cu" not in _not_built(_project(tmp_path / "unfollowed", unfollowed))

@@ -366,3 +366,7 @@ def test_a_cuda_library_in_a_generator_expression_the_rocm_build_turns_off_is_th
     root = _project(tmp_path / "configs", **{"CMakeLists.txt": lists.replace("$<BOOL:${P_WITH_CUDA}>", "$<CONFIG:Release>"),
                                              "solve.cpp": "int solve() { return 0; }\n"})
     assert [_where(f) for f in _scan(root, "C003").findings] == [("CMakeLists.txt", 14)]
+    # `$<BOOL:P_WITH_CUDA>` without `${}` is the string "P_WITH_CUDA": true in every build.
+    root = _project(tmp_path / "literal", **{"CMakeLists.txt": lists.replace("$<BOOL:${P_WITH_CUDA}>", "$<BOOL:P_WITH_CUDA>"),
+                                             "solve.cpp": "int solve() { return 0; }\n"})
+    assert [_where(f) for f in _scan(root, "C003").findings] == [("CMakeLists.txt", 14)]

@@ -325,7 +325,9 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for read_also in [p for p in tree.build.unread_lists if p in reached]:
             del tree.build.unread_lists[read_also]  # the ROCm build's walk reads it too
         tree.build.unread_lists[str(path)] = f"the CUDA backend's module, beside {twin} for ROCm, and no list file reads it"
-        if "/" in twin:  # a folder's twin: `src/cuda/model.cmake` beside `src/hip/model.cmake`
+        if "/" in twin and not _names_folder_files(path.parent.parent / twin, path.parent, candidates, fs):
+            # a folder's twin (`src/cuda/model.cmake` beside `src/hip/model.cmake`) that compiles
+            # none of this folder's files itself
             backend_folders[str(path.parent)] = (f"in {collector.shown(path.parent)}, the CUDA backend's folder "
                                                  f"beside {collector.shown(path.parent.parent / twin)} for ROCm, "
                                                  "which no list file reads")
@@ -341,7 +343,7 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                                                   "sources from its own list file")
     for path in _makefiles(candidates, root, fs):
         _read_makefile(path, collector)
-    component_files = _cuda_only_components(collector, unreached)
+    component_files = _cuda_only_components(collector, unreached, rocm_only, trees)
     not_built: dict[str, str] = dict(component_files)
     cuda_only_trees = _cuda_only_trees(tree_lists, collector)
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
@@ -357,7 +359,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         for path, why in build.cuda_only_sources.items():
             if path not in build.rocm_sources:
                 candidates_not_built[path] = why
-    for path, where in _in_cuda_only_folders(candidates, not_built, reached).items():
+    climb = not any(b.lists_unresolved for b in trees)  # (an unfollowed `add_subdirectory` may add a folder)
+    for path, where in _in_cuda_only_folders(candidates, not_built, reached if climb else None).items():
         candidates_not_built.setdefault(path, where)
     for c in candidates:  # the sources of a CUDA backend's folder (its module's `model.cmake`)
         folder = next((f for f in backend_folders if c.absolute.startswith(f + os.sep)), None)
@@ -411,11 +414,16 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
                                    ((p, _agreed_ranges(models)) for p, models in collector.list_models.items()) if ranges})
 
 
-def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, SourceFile]]) -> dict[str, str]:
+def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, SourceFile]], rocm_only: list[Path],
+                          trees: list["_Build"]) -> dict[str, str]:
     """The build files of a component only the CUDA build configures (the folder of a list
     file read only from a CUDA-only arm: a vendored CUDA library under `add_subdirectory`):
-    the list files below it no walk reached, and its makefiles that name no ROCm build (an
-    example's), whose sources become the CUDA build's. build file -> why."""
+    the list files below it no walk reached (not a ROCm-only one, nor a project of its own),
+    and its makefiles that name no ROCm build (an example's), whose sources become the CUDA
+    build's. None where a tree has an `add_subdirectory` it could not follow (it may add a
+    folder of the component). build file -> why."""
+    if any(b.lists_unresolved for b in trees):
+        return {}
     folders = {os.path.dirname(p): p for b in collector.builds for p in b.unread_lists
                if os.path.basename(p) == "CMakeLists.txt"}
 
@@ -423,14 +431,14 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
         return next((lists for folder, lists in folders.items() if path.startswith(folder + os.sep)), None)
 
     found = {}
-    for path, _ in unreached:
+    for path, source in unreached:
         lists = component(str(path))
-        if lists is not None and str(path) != lists:
+        if lists is not None and str(path) != lists and path not in rocm_only and not _declares_project(source):
             found[str(path)] = f"below {collector.shown(lists)}, which only the CUDA build reads, and no list file reads it"
     for build in collector.builds:
         lists = component(build.entry) if build.makefile and not build.rocm else None
-        if lists is None:
-            continue
+        if lists is None or _makefile_names_rocm(collector.fs.read(build.entry, MAX_BUILD_FILE_BYTES) or b""):
+            continue  # (a makefile with a hipcc target of its own is a ROCm build)
         where = f"{build.name}, a makefile of {collector.shown(os.path.dirname(lists))}, which only the CUDA build configures"
         found[build.entry] = where
         for path in build.rocm_sources:
@@ -438,6 +446,25 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
         build.rocm_sources.clear()
         build.rocm_compiled.clear()
     return found
+
+
+_ROCM_WORD = re.compile(rb"(?i)(?<![a-z0-9])(?:hipcc|hip|rocm|amdgpu|offload-arch|amdclang\+\+)(?![a-z0-9])")
+
+
+def _names_folder_files(module: Path, folder: Path, candidates, fs: Observed) -> bool:
+    """Does the module name the folder (`cuda/`) or one of its C-family files by name (a HIP
+    backend that compiles the CUDA backend's `reduce.cu` as HIP)? Then it may compile them."""
+    text = (fs.read(str(module), MAX_BUILD_FILE_BYTES) or b"").decode("utf-8", "replace")
+    if re.search(rf"(?<![\w-]){re.escape(folder.name)}(?:/|\\)", text):
+        return True
+    names = {os.path.basename(c.absolute) for c in candidates
+             if c.language == CUDA and c.absolute.startswith(str(folder) + os.sep)}
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", text) for n in names)
+
+
+def _makefile_names_rocm(data: bytes) -> bool:
+    """Does a build file name a ROCm compiler or platform anywhere (`hipcc`, `--offload-arch`)?"""
+    return _ROCM_WORD.search(data) is not None
 
 
 def _agreed_ranges(models: list) -> tuple:
@@ -456,12 +483,13 @@ def _extension_helpers(candidates, fs: Observed) -> bool:
                and is_build_helper(fs.read(c.absolute, MAX_BUILD_FILE_BYTES) or b"") for c in candidates)
 
 
-def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str], reached: set[str]) -> dict[str, str]:
+def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str], reached: set[str] | None) -> dict[str, str]:
     """C-family files whose folder's list file (the nearest CMakeLists.txt above them) only
     the CUDA build reads: their sources are that list's (a function such as
     `gpu_cpp_library(SRCS ...)` may name them), not the ROCm build's. A list file no walk of
     the ROCm build reached, below one only the CUDA build reads (a vendored CUDA library's
-    `base/CMakeLists.txt` under its top list file), is that subtree's too."""
+    `base/CMakeLists.txt` under its top list file), is that subtree's too (`reached`; None where
+    a tree could not follow an `add_subdirectory`: the nearest list file alone decides)."""
     if not unread_lists:
         return {}
     lists = {os.path.dirname(c.absolute) for c in candidates if os.path.basename(c.absolute) == "CMakeLists.txt"}
@@ -475,7 +503,8 @@ def _in_cuda_only_folders(candidates, unread_lists: Mapping[str, str], reached: 
                 folder = os.path.dirname(folder)
             lists_file = os.path.join(folder, "CMakeLists.txt")
             reason = unread_lists.get(lists_file)
-            if reason is not None or lists_file in reached or folder not in lists or os.path.dirname(folder) == folder:
+            if reason is not None or reached is None or lists_file in reached or folder not in lists \
+                    or os.path.dirname(folder) == folder:
                 break
             folder = os.path.dirname(folder)  # an unreached list file: ask the one above it
         if reason is not None:

@@ -13,7 +13,6 @@ import re
 from dataclasses import replace
 
 from portlint import queries
-from portlint.build_model.expressions import tokens
 from portlint.build_model.macros import HEADER_SUFFIXES, read_directives
 from portlint.checks.cpp import (
     IDENTIFIERS, ancestors_of, callee_name, enclosing_function, functions_by_name, identifiers_named, integer_value,
@@ -1200,15 +1199,17 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
 
 
 _FUNCTION_MACROS = """
-(preproc_function_def name: (identifier) @name parameters: (preproc_params) @params value: (preproc_arg) @body)
+[(preproc_function_def name: (identifier) @name parameters: (preproc_params) @params value: (preproc_arg) @body)
+ (preproc_call directive: (preproc_directive) @directive argument: (preproc_arg) @undefined)]
 """
+_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
 
 
 def _names_a_member_through_macro(name, source: SourceFile) -> bool:
-    """Is `name` an argument of a function-like macro of the file that uses that parameter only
-    as a member's or a qualified name (`prop.P`, `p->P`, `info::P`) or stringized (`#P`), maybe
-    through another such macro (each definition of it)? `GPU_PROP(warpSize)` printing
-    `prop.warpSize` reads no `warpSize` variable."""
+    """Is `name` an argument of a function-like macro of the file, the definition in effect
+    there, that uses that parameter only as a member's or a qualified name (`prop.P`, `p->P`,
+    `info::P`) or stringized (`#P`), maybe through another such macro? `GPU_PROP(warpSize)`
+    printing `prop.warpSize` reads no `warpSize` variable."""
     arguments = name.parent
     if arguments is None or arguments.type != "argument_list" or arguments.parent is None \
             or arguments.parent.type != "call_expression":
@@ -1216,51 +1217,76 @@ def _names_a_member_through_macro(name, source: SourceFile) -> bool:
     called = arguments.parent.child_by_field_name("function")
     if called is None or called.type != "identifier":
         return False
-    position = next((i for i, a in enumerate(arguments.named_children) if a.id == name.id), None)
-    macros = {}
+    given = [a for a in arguments.named_children if a.type != "comment"]
+    position = next((i for i, a in enumerate(given) if a.id == name.id), None)
+    if position is None:
+        return False
+    # name -> [(offset, params, body)], a definition's body None where `#undef` ends it
+    macros: dict[str, list] = {}
     for match in queries.matches(CUDA, _FUNCTION_MACROS, source.tree.root_node):
-        params = [p for p in source.node_text(match["params"][0]).strip("()").replace(" ", "").split(",")]
-        macros.setdefault(source.node_text(match["name"][0]), []).append((params, source.node_text(match["body"][0])))
-    return position is not None and _parameter_names_a_member(source.node_text(called), position, macros, 0)
+        if "name" in match:
+            params = source.node_text(match["params"][0]).strip("()").replace(" ", "").split(",")
+            macros.setdefault(source.node_text(match["name"][0]), []).append(
+                (match["name"][0].start_byte, params, source.node_text(match["body"][0])))
+        elif source.node_text(match["directive"][0]) == "#undef":
+            undefined = match["undefined"][0]
+            macros.setdefault(source.node_text(undefined).strip(), []).append((undefined.start_byte, None, None))
+    return _parameter_names_a_member(source.node_text(called), position, macros, name.start_byte, 0)
 
 
-def _parameter_names_a_member(macro: str, position: int, macros: dict, depth: int) -> bool:
-    definitions = macros.get(macro, [])
-    if not definitions or depth > 4:
-        return False  # not the file's: unknown
-    return all(_names_a_member_in(params, body, position, macros, depth) for params, body in definitions)
+def _in_effect(macros: dict, macro: str, offset: int) -> tuple[list[str], str] | None:
+    """The definition of `macro` a use at `offset` expands (None: none, or `#undef`)."""
+    before = [entry for entry in macros.get(macro, []) if entry[0] < offset]
+    if not before:
+        return None
+    _, params, body = max(before, key=lambda entry: entry[0])
+    return None if params is None else (params, body)
 
 
-def _names_a_member_in(params: list[str], body: str, position: int, macros: dict, depth: int) -> bool:
-    """`_parameter_names_a_member` for one definition of the macro (each must say so)."""
+def _parameter_names_a_member(macro: str, position: int, macros: dict, offset: int, depth: int) -> bool:
+    definition = _in_effect(macros, macro, offset)
+    if definition is None or depth > 4:
+        return False
+    params, body = definition
     if position >= len(params) or params[position] in ("", "..."):
         return False
-    toks = [t for t in tokens(body)]
-    used = False
-    for i, (kind, text) in enumerate(toks):
-        if kind != "id" or text != params[position]:
-            continue
-        used = True
-        before = [t[1] for t in toks[max(0, i - 2):i]]
-        if before[-1:] in (["."], ["#"]) or before in (["-", ">"], [":", ":"]):
-            continue  # `prop.P`, `#P`, `p->P`, `info::P`
-        # an argument of another macro of the file: `OTHER(P, "%d")`
-        depth_paren, j, index = 0, i - 1, 0
-        while j >= 0:
-            k, t = toks[j]
-            if t == ")":
-                depth_paren += 1
-            elif t == "(":
-                if depth_paren == 0:
-                    break
-                depth_paren -= 1
-            elif t == "," and depth_paren == 0:
-                index += 1
-            j -= 1
-        outer = toks[j - 1] if j >= 1 else None
-        if outer is None or outer[0] != "id" or not _parameter_names_a_member(outer[1], index, macros, depth + 1):
+    parameter = params[position]
+    # Strings and comments blanked: the preprocessor substitutes no parameter there.
+    text = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), body)
+    uses = list(re.finditer(rf"(?<![\w#]){re.escape(parameter)}(?!\w)|(?<!#)#\s*{re.escape(parameter)}(?!\w)", text))
+    if not uses:
+        return False
+    for use in uses:
+        if use.group().startswith("#"):
+            continue  # `#P`: the name as a string
+        before = text[:use.start()].rstrip()
+        if before.endswith("##") or re.search(r"[\w#]\s*$", before):
+            return False  # pasted into another token, or after a word (`return P`)
+        if (before.endswith(".") and not re.search(r"\d\.$", before)) or re.search(r"(?<![-])->$", before):
+            continue  # `prop.P`, `p->P`
+        if before.endswith("::") and re.search(r"[\w>]\s*::$", before):
+            continue  # `info::P`, not the global `::P`
+        caller = _enclosing_macro_call(text, use.start())
+        if caller is None or not _parameter_names_a_member(caller[0], caller[1], macros, offset, depth + 1):
             return False
-    return used
+    return True
+
+
+def _enclosing_macro_call(text: str, at: int) -> tuple[str, int] | None:
+    """(callee, argument position) of the call whose argument list holds `text[at]` directly."""
+    depth, commas = 0, 0
+    for i in range(at - 1, -1, -1):
+        ch = text[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                callee = re.search(r"([A-Za-z_]\w*)\s*$", text[:i])
+                return (callee.group(1), commas) if callee else None
+            depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
+    return None
 
 
 def _project_defines(source: SourceFile, name: str, offset: int) -> bool:
