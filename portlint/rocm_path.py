@@ -521,6 +521,8 @@ class CMakeWalk:
                 # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
                 # surely stops a build leaves the rest of the block to the other one.
                 rocm, cuda = self._if(node, rocm, cuda, rocm_env, cuda_env)
+            elif kind == "foreach_loop" and self._unrolled(node, rocm, cuda, rocm_env, cuda_env):
+                pass  # (a loop over a list the lists give: each pass run with its item)
             elif kind in ("foreach_loop", "while_loop", "block_def"):
                 body = _first(node, "body")
                 if kind == "foreach_loop":
@@ -547,6 +549,56 @@ class CMakeWalk:
                     self.functions.pop()
                     self.in_function -= 1
         return rocm, cuda
+
+    def _unrolled(self, node, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> bool:
+        """Run a `foreach` over items both builds surely know (`foreach(x a.cu b.cu)`,
+        `foreach(x IN LISTS SRCS ITEMS c.cu)` where the lists set SRCS on the path taken) once
+        per item, with the variable holding it, as CMake does: `add_executable(${x} ${x}.cu)`
+        in the body names each source. The model keeps the ranges every pass agrees on. False
+        (nothing run) where an item is not known, or the builds hold different ones."""
+        header = _first(node, "foreach_command")
+        args = _first(header, "argument_list") if header is not None else None
+        body = _first(node, "body")
+        words = [w for w in _cmake_words(args, self.source)] if args is not None else []
+        if body is None or len(words) < 2 or self.in_function:
+            return False
+        variable, rest = words[0], words[1:]
+        sides = []
+        for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
+            if _truth(taken) is False:
+                continue  # (a build that never runs the loop keeps no variables here)
+            found = _loop_items(rest, env)
+            if found is None:
+                return False
+            sides.append(found)
+        if not sides or any(items != sides[0][0] for items, _ in sides) or not sides[0][0] \
+                or len(sides[0][0]) > _MAX_UNROLLED:
+            return False
+        items, definite = sides[0][0], all(d for _, d in sides)
+        if self.on_loop_variable is not None:
+            self.on_loop_variable(variable, rocm, cuda)
+        before = len(self.model.ranges)
+        passes: list[list] = []
+        self.in_loop += 1
+        try:
+            for item in items:
+                for env in (rocm_env, cuda_env):
+                    env[variable] = CMakeValue((item,), definite=definite)
+                start = len(self.model.ranges)
+                if definite:
+                    self._block(body.children, rocm, cuda, rocm_env, cuda_env)
+                else:  # items that may be others (an option's default, a list set on an undecided
+                    # arm): each pass may or may not run, and nothing is decided by its item
+                    self._arm(body.children, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)
+                passes.append(self.model.ranges[start:])
+        finally:
+            self.in_loop -= 1
+            for env in (rocm_env, cuda_env):
+                env.pop(variable, None)
+        agreed = set(passes[0]).intersection(*map(set, passes[1:]))
+        del self.model.ranges[before:]
+        self.model.ranges.extend(r for r in passes[0] if r in agreed)
+        return True
 
     def _maybe(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
         self._arm(nodes, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)
@@ -693,6 +745,47 @@ class CMakeWalk:
                 parent = self.parent_envs[side] if self.parent_envs is not None and not (
                     self.in_function or self.in_block) else None
                 _assign(name, arguments, self.source, env, parent, _truth(taken) is True)
+
+
+_MAX_UNROLLED = 64  # items of a `foreach` run one by one; a longer list is read once, undecided
+
+
+def _loop_items(words: list[str], env: CMakeEnv) -> tuple[list[str], bool] | None:
+    """The items a `foreach(<var> <words>)` goes through, and whether the build surely holds
+    exactly those (not a default the user may override, nor values of undecided arms): plain
+    items, or `IN LISTS <names> ITEMS <items>`. None where one is unknown, or the form is
+    another (`RANGE`, `ZIP_LISTS`)."""
+    items: list[str] = []
+    definite = True
+    if words[0] == "IN":
+        mode = None
+        for word in words[1:]:
+            if word in ("LISTS", "ITEMS"):
+                mode = word
+            elif mode == "LISTS":
+                value = env.get(word)
+                if value is None:
+                    return None
+                definite = definite and value.definite
+                items.extend(i for i in value.items if i)
+            elif mode == "ITEMS":
+                expanded, complete = cmake_expand(word.strip('"'), env)
+                if not complete:
+                    return None
+                definite = definite and _definite_expansion(word.strip('"'), env)[1]
+                items.extend(expanded)
+            else:
+                return None
+        return items, definite
+    if words[0] in ("RANGE", "ZIP_LISTS"):
+        return None
+    for word in words:
+        expanded, complete = cmake_expand(word.strip('"'), env)
+        if not complete:
+            return None
+        definite = definite and _definite_expansion(word.strip('"'), env)[1]
+        items.extend(expanded)
+    return items, definite
 
 
 def _switch_of(words: list[str]) -> str | None:

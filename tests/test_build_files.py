@@ -1569,3 +1569,37 @@ def test_a_vendored_cuda_library_only_the_cuda_arm_adds_is_the_cuda_builds_with_
     unfollowed = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
         "enable_language(HIP)\n", "enable_language(HIP)\n  add_subdirectory(${APP_PORTABLE_DIR})\n")})
     assert "third_party/nvsolver/examples/demo.cu" not in _not_built(_project(tmp_path / "unfollowed", unfollowed))
+
+
+def test_a_foreach_over_a_known_list_names_each_source(tmp_path: Path) -> None:
+    # `foreach(e ${EXAMPLES}) add_executable(${e} ${e}.cu)`: CMake runs the body once per item,
+    # so the CUDA arm's loop names each CUDA example, and the HIP arm's loop its HIP twins.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(demo LANGUAGES CXX)
+            option(DEMO_WITH_HIP "HIP backend" OFF)
+            set(EXAMPLES saxpy reduce)
+            if(DEMO_WITH_HIP)
+              enable_language(HIP)
+              foreach(e ${EXAMPLES})
+                add_executable(${e}_hip hip/${e}.hip)
+              endforeach()
+            else()
+              enable_language(CUDA)
+              foreach(e IN LISTS EXAMPLES ITEMS scan)
+                add_executable(${e} cuda/${e}.cu)
+              endforeach()
+            endif()
+            """,
+        "hip/saxpy.hip": CLEAN, "hip/reduce.hip": CLEAN,
+        "cuda/saxpy.cu": HAZARD, "cuda/reduce.cu": HAZARD, "cuda/scan.cu": HAZARD,
+    }
+    root = _project(tmp_path / "loops", files)
+    assert sorted(_not_built(root)) == ["cuda/reduce.cu", "cuda/saxpy.cu", "cuda/scan.cu"]
+    # A loop over a list the user may change (an option's default) names its items as maybe
+    # compiled: nothing it names is decided by its default.
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace(
+        "set(EXAMPLES saxpy reduce)", 'set(EXAMPLES "saxpy;reduce" CACHE STRING "examples to build")')
+    root = _project(tmp_path / "cached", files)
+    assert sorted(_not_built(root)) == ["cuda/reduce.cu", "cuda/saxpy.cu", "cuda/scan.cu"]
