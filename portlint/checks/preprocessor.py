@@ -773,6 +773,34 @@ def _arm_body(condition: Condition) -> list:
             and (alternative is None or c.start_byte < alternative.start_byte)]
 
 
+_LITERALS = frozenset({"number_literal", "true", "false", "null", "nullptr", "char_literal", "string_literal"})
+_JUMPS = frozenset({"break_statement", "continue_statement", "return_statement"})
+_ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_statement", "goto_statement"})
+
+
+def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
+    """Does the arm only change what a compiler checks, never what runs: access specifiers
+    (`#if !defined(__CUDACC__) protected: #endif`, members nvcc needs public), or, where ROCm
+    compiles it, jumps of constants that stand after a `throw`, `return` or `break` (`break;`
+    or `return 0;` kept from other compilers' "missing return" warnings, unreachable)?"""
+    body = [n for n in _arm_body(condition) if n.type != "comment"]
+    if not body:
+        return False
+    if all(n.type == "access_specifier" for n in body):
+        return True
+    if not on_rocm or not all(n.type in _JUMPS and all(c.type in _LITERALS for c in n.named_children) for n in body):
+        return False
+    before = condition.node.prev_named_sibling
+    while before is not None and before.type == "comment":
+        before = before.prev_named_sibling
+    while before is not None and before.type == "case_statement":  # `case A: throw ...;` ends there
+        statements = [c for c in before.named_children if c.type != "comment"]
+        before = statements[-1] if len(statements) > 1 else None
+    return before is not None and (before.type in _ENDS_FLOW or (
+        before.type == "expression_statement" and before.named_child_count == 1
+        and before.named_children[0].type == "throw_expression") or before.type == "throw_statement")
+
+
 def _toolchain_only(body: list, source: SourceFile, taken_on_rocm: bool) -> bool:
     """Does the arm hold only what is right to leave to one toolchain: pragmas, comments,
     and includes (of NVIDIA's headers, for an arm ROCm leaves out)?"""
@@ -994,6 +1022,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `defined(CUDA_VERSION) && __CUDA_ARCH__ >= 700`: P002's gate, one root cause
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
+        if _changes_nothing_computed(condition, on_rocm):
+            continue  # `#ifndef __CUDACC__ protected: #endif`, a `break;` after a `throw` for nvcc's warnings
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
         if on_rocm and _in_gpu_only_function(condition, source):
