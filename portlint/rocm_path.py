@@ -502,6 +502,8 @@ class CMakeWalk:
         # project has a ROCm build (in one that has none, that failure is the port's to fix).
         self.refuses_failing_arms = False
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
+        self.unrolling = False  # inside a `foreach` run once per item (`_unrolled`): none nested
+        self.unrolled_passes = 0
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
         """Walk the file; `rocm`/`cuda`: whether each build reads it at all (a subdirectory
@@ -554,15 +556,19 @@ class CMakeWalk:
         """Run a `foreach` over items both builds surely know (`foreach(x a.cu b.cu)`,
         `foreach(x IN LISTS SRCS ITEMS c.cu)` where the lists set SRCS on the path taken) once
         per item, with the variable holding it, as CMake does: `add_executable(${x} ${x}.cu)`
-        in the body names each source. The model keeps the ranges every pass agrees on. False
-        (nothing run) where an item is not known, or the builds hold different ones."""
+        in the body names each source. Only a plain body (`_plain_loop_body`), not inside
+        another loop run so, and up to `_MAX_UNROLLED` passes in a walk; the model keeps the
+        ranges every pass agrees on. False (nothing run) where an item is not known or only a
+        default the user may change, or the builds hold different ones."""
         header = _first(node, "foreach_command")
         args = _first(header, "argument_list") if header is not None else None
         body = _first(node, "body")
         words = [w for w in _cmake_words(args, self.source)] if args is not None else []
-        if body is None or len(words) < 2 or self.in_function:
+        if body is None or len(words) < 2 or self.in_function or self.unrolling:
             return False
         variable, rest = words[0], words[1:]
+        if not _plain_loop_body(body, variable, self.source):
+            return False
         sides = []
         for taken, env in ((rocm, rocm_env), (cuda, cuda_env)):
             if _truth(taken) is False:
@@ -575,24 +581,25 @@ class CMakeWalk:
                 or len(sides[0][0]) > _MAX_UNROLLED:
             return False
         items, definite = sides[0][0], all(d for _, d in sides)
+        if not definite or self.unrolled_passes + len(items) > _MAX_UNROLLED:
+            return False  # (items a user may change: the body's names stay unknown, as before)
+        self.unrolled_passes += len(items)
         if self.on_loop_variable is not None:
             self.on_loop_variable(variable, rocm, cuda)
         before = len(self.model.ranges)
         passes: list[list] = []
         self.in_loop += 1
+        self.unrolling = True
         try:
             for item in items:
                 for env in (rocm_env, cuda_env):
-                    env[variable] = CMakeValue((item,), definite=definite)
+                    env[variable] = CMakeValue((item,))
                 start = len(self.model.ranges)
-                if definite:
-                    self._block(body.children, rocm, cuda, rocm_env, cuda_env)
-                else:  # items that may be others (an option's default, a list set on an undecided
-                    # arm): each pass may or may not run, and nothing is decided by its item
-                    self._arm(body.children, _and(rocm, None), _and(cuda, None), rocm_env, cuda_env)
+                self._block(body.children, rocm, cuda, rocm_env, cuda_env)
                 passes.append(self.model.ranges[start:])
         finally:
             self.in_loop -= 1
+            self.unrolling = False
             for env in (rocm_env, cuda_env):
                 env.pop(variable, None)
         agreed = set(passes[0]).intersection(*map(set, passes[1:]))
@@ -747,7 +754,25 @@ class CMakeWalk:
                 _assign(name, arguments, self.source, env, parent, _truth(taken) is True)
 
 
-_MAX_UNROLLED = 64  # items of a `foreach` run one by one; a longer list is read once, undecided
+_MAX_UNROLLED = 256  # passes of `foreach` bodies run one by one in a walk; past it, read once, undecided
+
+
+def _plain_loop_body(body, variable: str, source: SourceFile) -> bool:
+    """Does the loop body only name things with its variable: no `break()`, `continue()` or
+    `return()`, and no `if`/`elseif`/`while` that tests it (an item that decides an arm)?"""
+    pending = list(body.children)
+    while pending:
+        node = pending.pop()
+        if node.type == "normal_command":
+            name_node = _first(node, "identifier")
+            if name_node is not None and source.node_text(name_node).lower() in ("break", "continue", "return"):
+                return False
+        elif node.type in ("if_command", "elseif_command", "while_command"):
+            text = source.node_text(node)
+            if re.search(rf"(?<![\w.+-]){re.escape(variable)}(?![\w.+-])", text):
+                return False
+        pending.extend(node.children)
+    return True
 
 
 def _loop_items(words: list[str], env: CMakeEnv) -> tuple[list[str], bool] | None:

@@ -1597,9 +1597,15 @@ def test_a_foreach_over_a_known_list_names_each_source(tmp_path: Path) -> None:
     }
     root = _project(tmp_path / "loops", files)
     assert sorted(_not_built(root)) == ["cuda/reduce.cu", "cuda/saxpy.cu", "cuda/scan.cu"]
-    # A loop over a list the user may change (an option's default) names its items as maybe
-    # compiled: nothing it names is decided by its default.
-    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace(
-        "set(EXAMPLES saxpy reduce)", 'set(EXAMPLES "saxpy;reduce" CACHE STRING "examples to build")')
-    root = _project(tmp_path / "cached", files)
-    assert sorted(_not_built(root)) == ["cuda/reduce.cu", "cuda/saxpy.cu", "cuda/scan.cu"]
+    # Not run per item, so the loop's names stay unknown and decide nothing: a list the user
+    # may change (a cache entry's default: a ROCm user may name other examples), a body that
+    # leaves the loop early (`break()`), or one whose arms test the item.
+    for name, (old, new) in {
+        "cached": ("set(EXAMPLES saxpy reduce)", 'set(EXAMPLES "saxpy;reduce" CACHE STRING "examples to build")'),
+        "break": ("add_executable(${e} cuda/${e}.cu)", "add_executable(${e} cuda/${e}.cu)\n    break()"),
+        "tested": ("add_executable(${e} cuda/${e}.cu)",
+                   'if(e STREQUAL "scan")\n      add_executable(${e} cuda/${e}.cu)\n    endif()'),
+    }.items():
+        changed = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(old, new)})
+        assert changed["CMakeLists.txt"] != files["CMakeLists.txt"], name
+        assert _not_built(_project(tmp_path / name, changed)) == {}, name

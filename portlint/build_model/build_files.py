@@ -1930,15 +1930,6 @@ class _CMakeTree:
                 for text in (_unquote(source.node_text(a)) for a in arguments[start:]):
                     if "$" not in text and text not in _LIBRARY_KEYWORDS:
                         self.collector.define_for(True, False, text)
-            elif name in _TARGET_COMMANDS and len(arguments) >= 2:
-                # A target neither build makes here (an arm for another build, a list the CUDA
-                # walk did not reach either): its sources are not the ROCm build's from here.
-                where = f"{self.collector.shown(source.path)}:{source.line_of(node.start_byte) + 1}"
-                for text in (_unquote(source.node_text(a)) for a in arguments[1:]):
-                    for item in cmake_expand(text, rocm_env)[0]:
-                        full = os.path.normpath(item if os.path.isabs(item) else directory / item)
-                        if suffix_of(os.path.basename(full)).lower() in COMPILED_SUFFIXES:
-                            self.build.cuda_sources.setdefault(full, where)
             return
         texts = [_unquote(source.node_text(a)) for a in arguments]
         if rocm is not False:
