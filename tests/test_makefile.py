@@ -145,6 +145,19 @@ def test_make_chain_decided_by_the_compiler_its_arms_set(src: str, expected: dic
     assert statuses(src + COMPILE_RULE) == expected
 
 
+@pytest.mark.parametrize("rule, expected", [
+    # A rule that builds a program from its sources (no pattern) runs the arms' compiler too.
+    ("demo: demo.cu\n\t$(GPUCXX) $(GPUFLAGS) -o $@ $<\n", {"a": Status.PORT, "b": Status.DEAD}),
+    ("SRC = demo.cu util.cu\ndemo: $(SRC)\n\t$(GPUCXX) -o $@ $^\n", {"a": Status.PORT, "b": Status.DEAD}),
+    # A rule of no source (a link of objects) says nothing of the compiler.
+    ("demo: demo.o\n\t$(GPUCXX) -o $@ $^\n", {"a": Status.LIVE, "b": Status.LIVE}),
+])
+def test_make_chain_decided_by_the_compiler_of_a_rule_that_names_its_sources(rule: str, expected: dict) -> None:
+    chain = ("ifeq ($(shell which $(CUDA_HOME)/bin/nvcc 2>/dev/null),)\nGPUCXX := hipcc\nV_a = 1\n"
+             "else\nGPUCXX := $(CUDA_HOME)/bin/nvcc\nV_b = -arch=native\nendif\n")
+    assert statuses(chain + rule) == expected
+
+
 # ---- suppressions --------------------------------------------------------------------------
 NVCC_ONLY = "NVCC := nvcc{comment}\n\nk.o: k.cu\n\t$(NVCC) -c $< -o $@\n"
 

@@ -1454,13 +1454,17 @@ def _hipcc_compiled_suffixes(makefile: make_ast.Makefile) -> set[str]:
 
 
 def compile_commands(makefile: make_ast.Makefile) -> list[tuple[set[str], make_ast.Command]]:
-    """The recipe commands of the pattern rules that compile sources (`%.o: %.cu`), outside
-    code dead on ROCm, each with its rule's source suffixes. The ROCm-path model reads the
-    compiler they run to tell a Makefile's ROCm arm from its CUDA one."""
+    """The recipe commands of the rules that compile sources, outside code dead on ROCm, each
+    with its rule's source suffixes: pattern rules (`%.o: %.cu`) and rules whose prerequisites
+    are sources (`app: main.cu`, `app: $(SRC)`). The ROCm-path model reads the compiler they
+    run to tell a Makefile's ROCm arm from its CUDA one."""
     found = []
     for rule in makefile.rules:
         suffixes = {w.text[1:].lower() for w in (*rule.prerequisites, *rule.target_patterns)
                     if w.text.startswith("%.")} & COMPILED_SUFFIXES
+        if not suffixes and not rule.target_patterns:
+            suffixes = {suffix_of(w.text).lower() for w in makefile.expand(rule.prerequisites).words
+                        if "%" not in w.text and "$" not in w.text} & COMPILED_SUFFIXES
         if suffixes:
             found.extend((suffixes, c) for c in rule.commands
                          if makefile.model.status(c.line.start_byte) is not Status.DEAD)
