@@ -2015,6 +2015,8 @@ class _CMakeTree:
                 for side, taken, env in ((True, rocm_path._and(rocm, rocm_keeps), rocm_env),
                                          (False, rocm_path._and(cuda, cuda_keeps), cuda_env)):
                     items, complete = cmake_expand(text, env)
+                    if complete and not rocm_path.definite_expansion(text, env)[1]:
+                        taken = rocm_path._and(taken, None)  # (a list some arm may have added to)
                     for item in items if complete else []:
                         if name == "add_definitions" and not item.startswith("-D"):
                             continue
