@@ -1642,3 +1642,42 @@ def test_a_backend_arm_that_defines_hips_platform_macro_is_a_described_rocm_buil
     assert "PROF_HAS_SAMPLING" not in build.rocm_defines
     findings = {f.message.split("`")[1] for f in scan([root], root).findings if f.code == "L001"}
     assert findings == {"cusparse.h"}
+
+
+def test_a_cuda_machines_initial_cache_is_the_cuda_builds(tmp_path: Path) -> None:
+    # `cmake -C host-configs/<machine>.cmake`: a file of cache entries no list file reads. The
+    # CUDA machine's (ENABLE_CUDA ON, no word of ROCm) is no part of a ROCm configure.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(lib LANGUAGES CXX)
+            option(ENABLE_HIP "HIP backend" OFF)
+            option(ENABLE_CUDA "CUDA backend" OFF)
+            if(ENABLE_HIP)
+              enable_language(HIP)
+            elseif(ENABLE_CUDA)
+              enable_language(CUDA)
+            endif()
+            add_library(lib lib.cpp)
+            """,
+        "lib.cpp": "int lib() { return 0; }\n",
+        "host-configs/machine_a_cuda.cmake": """\
+            set(ENABLE_CUDA ON CACHE BOOL "")
+            set(CUDA_TOOLKIT_ROOT_DIR "/usr/local/cuda-12.4" CACHE PATH "")
+            set(CMAKE_CUDA_COMPILER "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc" CACHE PATH "")
+            """,
+        "host-configs/machine_b_hip.cmake": """\
+            set(ENABLE_HIP ON CACHE BOOL "")
+            set(CUDA_TOOLKIT_ROOT_DIR "/usr/local/cuda" CACHE PATH "")
+            """,
+        "host-configs/machine_c.cmake": """\
+            include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+            set(ENABLE_CUDA ON CACHE BOOL "")
+            set(CUDA_TOOLKIT_ROOT_DIR "/usr/local/cuda" CACHE PATH "")
+            """,
+    }
+    root = _project(tmp_path, files)
+    not_built = _not_built(root)
+    assert "host-configs/machine_a_cuda.cmake" in not_built
+    # One that names ROCm is another build's; one that runs other commands is no plain cache.
+    assert not {"host-configs/machine_b_hip.cmake", "host-configs/machine_c.cmake"} & not_built.keys()

@@ -345,6 +345,8 @@ def read_build_files(candidates, config, whole_project: bool = False, fs: Observ
         _read_makefile(path, collector)
     component_files = _cuda_only_components(collector, unreached, rocm_only, trees)
     not_built: dict[str, str] = dict(component_files)
+    if collector.rocm_build:
+        not_built.update(_cuda_initial_caches(candidates, reached, collector))
     cuda_only_trees = _cuda_only_trees(tree_lists, collector)
     candidates_not_built: dict[str, str] = _sycl_sources(candidates, unreached, collector)
     cuda_only_setups = _cuda_only_setups(candidates, collector)
@@ -460,6 +462,35 @@ def _names_folder_files(module: Path, folder: Path, candidates, fs: Observed) ->
     names = {os.path.basename(c.absolute) for c in candidates
              if c.language == CUDA and c.absolute.startswith(str(folder) + os.sep)}
     return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", text) for n in names)
+
+
+# Commands an initial cache (`cmake -C host-config.cmake`) runs: cache entries and tests.
+_CACHE_SCRIPT_COMMANDS = frozenset({"set", "unset", "message", "if", "elseif", "else", "endif", "string", "list",
+                                    "get_filename_component", "file"})
+
+
+def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -> dict[str, str]:
+    """CMake scripts no list file reads that only set cache entries, turn on a CUDA switch
+    (`set(ENABLE_CUDA ON CACHE BOOL "")`) and name no HIP or ROCm anywhere: a machine's
+    initial cache for the CUDA build (`cmake -C host-configs/<machine>_cuda.cmake`), which a
+    ROCm configure does not read (its own names HIP). path -> why."""
+    found = {}
+    for c in candidates:
+        if c.language != CMAKE or not c.absolute.endswith(".cmake") or c.absolute in reached:
+            continue
+        source = _read(Path(c.absolute), CMAKE, collector.fs)
+        if source is None or _makefile_names_rocm(source.data):
+            continue
+        commands = cached_commands(source)
+        if not commands or any(command.name not in _CACHE_SCRIPT_COMMANDS for command in commands):
+            continue
+        switches = [words[0] for words in (command.words(source) for command in commands if command.name == "set")
+                    if len(words) >= 3 and words[2] == "CACHE" and words[1].upper() in ("ON", "TRUE", "YES", "1")
+                    and rocm_path.mentions_cuda(words[0])]
+        if switches:
+            found[c.absolute] = (f"an initial cache for the CUDA build (it turns on {switches[0]} and names no ROCm), "
+                                 "which no list file reads")
+    return found
 
 
 def _makefile_names_rocm(data: bytes) -> bool:
