@@ -778,7 +778,7 @@ _JUMPS = frozenset({"break_statement", "continue_statement", "return_statement"}
 _ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_statement", "goto_statement"})
 
 
-def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
+def _changes_nothing_computed(condition: Condition, on_rocm: bool, source: SourceFile) -> bool:
     """Does the arm only change what a compiler checks, never what runs: access specifiers
     (`#if !defined(__CUDACC__) protected: #endif`, members nvcc needs public), or, where ROCm
     compiles it, jumps of constants that stand after a `throw`, `return` or `break` (`break;`
@@ -786,7 +786,7 @@ def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
     body = [n for n in _arm_body(condition) if n.type != "comment"]
     if not body:
         return False
-    if all(n.type == "access_specifier" for n in body):
+    if all(_is_access_specifier(n, source) for n in body):
         return True
     if not on_rocm or not all(n.type in _JUMPS and all(c.type in _LITERALS for c in n.named_children) for n in body):
         return False
@@ -799,6 +799,17 @@ def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
     return before is not None and (before.type in _ENDS_FLOW or (
         before.type == "expression_statement" and before.named_child_count == 1
         and before.named_children[0].type == "throw_expression") or before.type == "throw_statement")
+
+
+def _is_access_specifier(node, source: SourceFile) -> bool:
+    """`private:` as the parser reads it in a class, or, where it lost the class (macros
+    around it), as a label with nothing after it in the arm."""
+    if node.type == "access_specifier":
+        return True
+    label = node.child_by_field_name("label") if node.type == "labeled_statement" else None
+    rest = [c for c in node.named_children if c.id != label.id and c.type != "comment"] if label is not None else []
+    return (label is not None and source.node_text(label) in ("public", "protected", "private")
+            and all(c.type == "expression_statement" and c.end_byte == c.start_byte for c in rest))
 
 
 def _toolchain_only(body: list, source: SourceFile, taken_on_rocm: bool) -> bool:
@@ -1022,7 +1033,7 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `defined(CUDA_VERSION) && __CUDA_ARCH__ >= 700`: P002's gate, one root cause
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
-        if _changes_nothing_computed(condition, on_rocm):
+        if _changes_nothing_computed(condition, on_rocm, source):
             continue  # `#ifndef __CUDACC__ protected: #endif`, a `break;` after a `throw` for nvcc's warnings
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
