@@ -773,7 +773,6 @@ def _arm_body(condition: Condition) -> list:
             and (alternative is None or c.start_byte < alternative.start_byte)]
 
 
-_LITERALS = frozenset({"number_literal", "true", "false", "null", "nullptr", "char_literal", "string_literal"})
 _JUMPS = frozenset({"break_statement", "continue_statement", "return_statement"})
 _ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_statement", "goto_statement"})
 
@@ -781,24 +780,52 @@ _ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_stateme
 def _changes_nothing_computed(condition: Condition, on_rocm: bool, source: SourceFile) -> bool:
     """Does the arm only change what a compiler checks, never what runs: access specifiers
     (`#if !defined(__CUDACC__) protected: #endif`, members nvcc needs public), or, where ROCm
-    compiles it, jumps of constants that stand after a `throw`, `return` or `break` (`break;`
-    or `return 0;` kept from other compilers' "missing return" warnings, unreachable)?"""
+    compiles it, jumps that stand after a statement control never passes (`throw ...;` then
+    `break;` or `return 0;`, kept for other compilers' "missing return" warnings: unreachable)?"""
     body = [n for n in _arm_body(condition) if n.type != "comment"]
     if not body:
         return False
     if all(_is_access_specifier(n, source) for n in body):
         return True
-    if not on_rocm or not all(n.type in _JUMPS and all(c.type in _LITERALS for c in n.named_children) for n in body):
+    if not on_rocm or not all(n.type in _JUMPS for n in body):
         return False
     before = condition.node.prev_named_sibling
     while before is not None and before.type == "comment":
         before = before.prev_named_sibling
-    while before is not None and before.type == "case_statement":  # `case A: throw ...;` ends there
-        statements = [c for c in before.named_children if c.type != "comment"]
-        before = statements[-1] if len(statements) > 1 else None
-    return before is not None and (before.type in _ENDS_FLOW or (
-        before.type == "expression_statement" and before.named_child_count == 1
-        and before.named_children[0].type == "throw_expression") or before.type == "throw_statement")
+    return _ends_flow(before, 0)
+
+
+def _ends_flow(node, depth: int, in_switch: bool = False) -> bool:
+    """Does control never pass the statement `node` (a `throw`, a jump; a block, a `case` or
+    an `if` with an `else` whose every path ends so; a `switch` with a `default` whose every
+    case ends so other than by `break`, which leaves the switch to what follows it)?"""
+    if node is None or depth > 16:
+        return False
+    if in_switch and node.type == "break_statement":
+        return False
+    if node.type in _ENDS_FLOW or node.type == "throw_statement":
+        return True
+    if node.type == "switch_statement":
+        body = node.child_by_field_name("body")
+        cases = _switch_cases(body) if body is not None else None
+        if not cases:
+            return False
+        bodies = [[s for s in c.named_children if s.type != "comment"][1 if c.child_by_field_name("value") else 0:]
+                  for c in cases]
+        return (any(c.child_by_field_name("value") is None for c in cases) and bool(bodies[-1])
+                and all(not b or _ends_flow(b[-1], depth + 1, True) for b in bodies))
+    if node.type == "expression_statement":
+        return node.named_child_count == 1 and node.named_children[0].type == "throw_expression"
+    if node.type in ("compound_statement", "case_statement", "else_clause"):
+        statements = [c for c in node.named_children if c.type != "comment"]
+        if node.type == "case_statement" and statements and node.child_by_field_name("value") is not None:
+            statements = statements[1:]  # (the case's value)
+        return bool(statements) and _ends_flow(statements[-1], depth + 1, in_switch)
+    if node.type == "if_statement":
+        alternative = node.child_by_field_name("alternative")
+        return alternative is not None and _ends_flow(node.child_by_field_name("consequence"), depth + 1, in_switch) \
+            and _ends_flow(alternative, depth + 1, in_switch)
+    return False
 
 
 def _is_access_specifier(node, source: SourceFile) -> bool:
@@ -810,6 +837,33 @@ def _is_access_specifier(node, source: SourceFile) -> bool:
     rest = [c for c in node.named_children if c.id != label.id and c.type != "comment"] if label is not None else []
     return (label is not None and source.node_text(label) in ("public", "protected", "private")
             and all(c.type == "expression_statement" and c.end_byte == c.start_byte for c in rest))
+
+
+def _switch_cases(body) -> list | None:
+    """The `case`s of a switch body, through the `#if` arms around some (`#ifdef USE_X case
+    X: ... #endif`); None where it holds anything else."""
+    cases = []
+    for child in body.named_children:
+        if child.type == "case_statement":
+            cases.append(child)
+        elif child.type in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+            tests = {n.id for n in (child.child_by_field_name("condition"), child.child_by_field_name("name"))
+                     if n is not None}
+            holder = _Children([c for c in child.named_children if c.id not in tests])
+            inner = _switch_cases(holder)
+            if inner is None:
+                return None
+            cases.extend(inner)
+        elif child.type != "comment":
+            return None
+    return cases
+
+
+class _Children:
+    """A list of nodes read as a node's named children (an `#if` arm without its test)."""
+
+    def __init__(self, nodes):
+        self.named_children = nodes
 
 
 def _toolchain_only(body: list, source: SourceFile, taken_on_rocm: bool) -> bool:
