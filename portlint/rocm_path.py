@@ -797,7 +797,7 @@ def _loop_items(words: list[str], env: CMakeEnv) -> tuple[list[str], bool] | Non
                 expanded, complete = cmake_expand(word.strip('"'), env)
                 if not complete:
                     return None
-                definite = definite and definite_expansion(word.strip('"'), env)[1]
+                definite = definite and _definite_expansion(word.strip('"'), env)[1]
                 items.extend(expanded)
             else:
                 return None
@@ -808,7 +808,7 @@ def _loop_items(words: list[str], env: CMakeEnv) -> tuple[list[str], bool] | Non
         expanded, complete = cmake_expand(word.strip('"'), env)
         if not complete:
             return None
-        definite = definite and definite_expansion(word.strip('"'), env)[1]
+        definite = definite and _definite_expansion(word.strip('"'), env)[1]
         items.extend(expanded)
     return items, definite
 
@@ -1007,7 +1007,7 @@ def _genex_condition(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_
     return None, None
 
 
-def definite_expansion(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
+def _definite_expansion(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
     """`cmake_expand`, and whether the build surely holds that: every variable named is known
     and definite (`set(A ${B})` copies B's option default: a default, not a decision)."""
     items, complete = cmake_expand(text, env)
@@ -1031,7 +1031,7 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv, parent: CMa
                 forced = "FORCE" in words
                 to_parent = text == "PARENT_SCOPE"
                 break
-            items, complete = definite_expansion(text, env)
+            items, complete = _definite_expansion(text, env)
             values.extend(items)
             known = known and complete
         if to_parent:  # the adding list file's scope, not this one
@@ -1056,7 +1056,7 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv, parent: CMa
         old = env.get(words[1])
         if old is None:
             old = CMakeValue(())  # an unset list is empty
-        expanded = [definite_expansion(text, env) for text in words[2:]]
+        expanded = [_definite_expansion(text, env) for text in words[2:]]
         items = [i for found, _ in expanded for i in found]
         known = old.definite and all(complete for _, complete in expanded)
         if words[0] == "REMOVE_ITEM":
@@ -1077,19 +1077,15 @@ def _assign(name: str, arguments, source: SourceFile, env: CMakeEnv, parent: CMa
 
 def names_hip(name: str, words: list[str]) -> bool:
     """Does this CMake command name HIP as what it builds: `find_package(hip)`,
-    `enable_language(HIP)`, `project(x ... HIP)`, or a define of HIP's AMD platform macro
-    (`add_compile_definitions(__HIP_PLATFORM_AMD__)`: a C++ compiler building against HIP's
-    headers)? (`name` in lower case, `words` its arguments.)"""
+    `enable_language(HIP)`, `project(x ... HIP)`? (`name` in lower case, `words` its arguments.)"""
     if name == "find_package":
         return bool(words) and words[0] in ("hip", "HIP")
     if name == "enable_language":
         return "HIP" in words
-    if name in ("add_definitions", "add_compile_definitions", "target_compile_definitions"):
-        return any(w.strip('"').removeprefix("-D").split("=", 1)[0] in _HIP_AMD_PLATFORM_MACROS for w in words)
     return name == "project" and any(words[i] == "HIP" for i in project_languages(words))
 
 
-_HIP_AMD_PLATFORM_MACROS = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__"})
+HIP_AMD_PLATFORM_MACROS = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__"})
 
 
 def requires_hip(name: str, words: list[str]) -> bool:
@@ -1897,7 +1893,7 @@ def _make_backend_arms(source: SourceFile, chains, arms_of_chains: list[list[Arm
     from portlint.build_model.build_files import compile_commands
     from portlint.checks import make_ast
     makefile = make_ast.Makefile(source, model)
-    compiles = [command for _, command in compile_commands(makefile)]
+    compiles = [command for _, command in compile_commands(makefile, explicit=True)]
     compilers = {name for command in compiles for name in makefile.program_variables(command.program)}
     starts = [a.node.start_byte for a in makefile.assignments]  # (sorted)
     decided: dict = {}

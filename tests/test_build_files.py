@@ -1612,19 +1612,14 @@ def test_a_foreach_over_a_known_list_names_each_source(tmp_path: Path) -> None:
 
 
 def test_a_backend_arm_that_defines_hips_platform_macro_is_a_described_rocm_build(tmp_path: Path) -> None:
-    # No HIP language: the ROCm arm compiles with the C++ compiler against HIP's headers
-    # (`__HIP_PLATFORM_AMD__`). The CUDA arm's define is then no ROCm define, and a define an
-    # optional arm may add to the same list is only maybe there.
-    root = _project(tmp_path, {
+    # No HIP language: the arm only the ROCm build takes compiles with the C++ compiler against
+    # HIP's headers (`__HIP_PLATFORM_AMD__`). The CUDA arm's define is then no ROCm define.
+    files = {
         "CMakeLists.txt": """\
             cmake_minimum_required(VERSION 3.21)
             project(prof LANGUAGES CXX)
             set(PROF_BACKEND "cpu" CACHE STRING "cpu, cuda or rocm")
-            option(PROF_SAMPLING "sampling support" OFF)
             set(PROF_DEFS "PROF_NAMESPACE=prof")
-            if(PROF_SAMPLING)
-              list(APPEND PROF_DEFS PROF_HAS_SAMPLING)
-            endif()
             if(PROF_BACKEND STREQUAL "cuda")
               list(APPEND PROF_DEFS PROF_HAS_CUPTI)
             elseif(PROF_BACKEND STREQUAL "rocm")
@@ -1634,14 +1629,19 @@ def test_a_backend_arm_that_defines_hips_platform_macro_is_a_described_rocm_buil
             add_library(prof activity.cpp)
             target_compile_definitions(prof PUBLIC "${PROF_DEFS}")
             """,
-        "activity.cpp": _cublas_if("defined(PROF_HAS_CUPTI)") + "#ifdef PROF_HAS_SAMPLING\nint sampling;\n#else\n"
-                        "#include <cusparse.h>\n#endif\n",
-    })
+        "activity.cpp": _cublas_if("defined(PROF_HAS_CUPTI)"),
+    }
+    root = _project(tmp_path / "backend", files)
     build = _read(root)
     assert build.rocm_build and "PROF_HAS_CUPTI" in build.other_builds_define
-    assert "PROF_HAS_SAMPLING" not in build.rocm_defines
-    findings = {f.message.split("`")[1] for f in scan([root], root).findings if f.code == "L001"}
-    assert findings == {"cusparse.h"}
+    assert [f.code for f in scan([root], root).findings if f.code == "L001"] == []
+    # A define every build passes (a header check of a CUDA project) describes no ROCm build.
+    files["CMakeLists.txt"] = files["CMakeLists.txt"].replace(
+        "add_library(prof activity.cpp)", "add_library(prof activity.cpp)\n"
+        "add_executable(header_check check.cpp)\ntarget_compile_definitions(header_check PRIVATE __HIP_PLATFORM_AMD__)"
+    ).replace("add_compile_definitions(__HIP_PLATFORM_AMD__)", "message(STATUS rocm)")
+    root = _project(tmp_path / "helper", dict(files, **{"check.cpp": "int main() { return 0; }\n"}))
+    assert not _read(root).rocm_build
 
 
 def test_a_cuda_machines_initial_cache_is_the_cuda_builds(tmp_path: Path) -> None:

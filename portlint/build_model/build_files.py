@@ -1484,22 +1484,36 @@ def _hipcc_compiled_suffixes(makefile: make_ast.Makefile) -> set[str]:
             if "hipcc" in makefile.command_programs(command) for suffix in suffixes}
 
 
-def compile_commands(makefile: make_ast.Makefile) -> list[tuple[set[str], make_ast.Command]]:
-    """The recipe commands of the rules that compile sources, outside code dead on ROCm, each
-    with its rule's source suffixes: pattern rules (`%.o: %.cu`) and rules whose prerequisites
-    are sources (`app: main.cu`, `app: $(SRC)`). The ROCm-path model reads the compiler they
-    run to tell a Makefile's ROCm arm from its CUDA one."""
+def compile_commands(makefile: make_ast.Makefile, explicit: bool = False) -> list[tuple[set[str], make_ast.Command]]:
+    """The recipe commands of the pattern rules that compile sources (`%.o: %.cu`), outside
+    code dead on ROCm, each with its rule's source suffixes; with `explicit`, also of rules
+    whose prerequisites are sources (`app: main.cu`, `app: $(SRC)` where SRC names them). The
+    ROCm-path model reads the compiler they run to tell a Makefile's ROCm arm from its CUDA
+    one (which compiler an explicit rule runs says nothing of the makefile's other sources)."""
     found = []
     for rule in makefile.rules:
         suffixes = {w.text[1:].lower() for w in (*rule.prerequisites, *rule.target_patterns)
                     if w.text.startswith("%.")} & COMPILED_SUFFIXES
-        if not suffixes and not rule.target_patterns:
-            suffixes = {suffix_of(w.text).lower() for w in makefile.expand(rule.prerequisites).words
-                        if "%" not in w.text and "$" not in w.text} & COMPILED_SUFFIXES
+        if explicit and not suffixes and not rule.target_patterns:
+            suffixes = {suffix_of(text).lower() for text in _prerequisite_texts(makefile, rule)
+                        if "%" not in text and "$" not in text} & COMPILED_SUFFIXES
         if suffixes:
             found.extend((suffixes, c) for c in rule.commands
                          if makefile.model.status(c.line.start_byte) is not Status.DEAD)
     return found
+
+
+def _prerequisite_texts(makefile: make_ast.Makefile, rule: make_ast.Rule) -> list[str]:
+    """A rule's prerequisites as written, and the words of a variable one names whole
+    (`$(SRC)`, one level: a chain of variables is not followed)."""
+    texts = []
+    for word in rule.prerequisites:
+        name = word.text[2:-1] if word.text.startswith(("$(", "${")) and word.text.endswith((")", "}")) else None
+        if name is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            texts.extend(w.text for a in makefile.values(name) for w in a.words)
+        else:
+            texts.append(word.text)
+    return texts
 
 
 def _make_file_arguments(words, base: Path) -> list[Path]:
@@ -1971,6 +1985,11 @@ class _CMakeTree:
             self._generator_expression_arms(walk, arguments, texts, rocm_env, cuda_env)
         if rocm is not False and names_hip(name, texts):
             self.collector.rocm_build = self.build.rocm = True
+        elif rocm is True and cuda is False and name in _DEFINE_COMMANDS and any(
+                t.removeprefix("-D").split("=", 1)[0] in rocm_path.HIP_AMD_PLATFORM_MACROS for t in texts):
+            # An arm only the ROCm build takes (`elseif(BACKEND STREQUAL "rocm")`) that builds
+            # against HIP's headers with the C++ compiler: the ROCm build, described.
+            self.collector.rocm_build = self.build.rocm = True
         if rocm is not False:
             _note_cmake_targets(name, texts, self.collector)
             if name in _COMMAND_RUNNERS:
@@ -2046,8 +2065,6 @@ class _CMakeTree:
                 for side, taken, env in ((True, rocm_path._and(rocm, rocm_keeps), rocm_env),
                                          (False, rocm_path._and(cuda, cuda_keeps), cuda_env)):
                     items, complete = cmake_expand(text, env)
-                    if complete and not rocm_path.definite_expansion(text, env)[1]:
-                        taken = rocm_path._and(taken, None)  # (a list some arm may have added to)
                     for item in items if complete else []:
                         if name == "add_definitions" and not item.startswith("-D"):
                             continue

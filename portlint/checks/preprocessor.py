@@ -777,18 +777,15 @@ _JUMPS = frozenset({"break_statement", "continue_statement", "return_statement"}
 _ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_statement", "goto_statement"})
 
 
-def _changes_nothing_computed(condition: Condition, on_rocm: bool, source: SourceFile) -> bool:
-    """Does the arm only change what a compiler checks, never what runs: access specifiers
-    (`#if !defined(__CUDACC__) protected: #endif`, members nvcc needs public), or, where ROCm
-    compiles it, jumps that stand after a statement control never passes (`throw ...;` then
-    `break;` or `return 0;`, kept for other compilers' "missing return" warnings: unreachable)?"""
+def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
+    """Is the arm, where ROCm compiles it, only jumps that stand after a statement control
+    never passes (`throw ...;` then `break;` or `return 0;`, kept for other compilers'
+    "missing return" warnings): unreachable? (An access specifier is no such arm: code
+    outside the class may use what nvcc sees public.)"""
     body = [n for n in _arm_body(condition) if n.type != "comment"]
-    if not body:
-        return False
-    if all(_is_access_specifier(n, source) for n in body):
-        return True
-    if not on_rocm or not all(n.type in _JUMPS for n in body):
-        return False
+    if not body or not on_rocm or condition.node.type not in ("preproc_if", "preproc_ifdef") \
+            or not all(n.type in _JUMPS for n in body):
+        return False  # (an `#elif` follows the arms before it, which other builds may skip)
     before = condition.node.prev_named_sibling
     while before is not None and before.type == "comment":
         before = before.prev_named_sibling
@@ -826,17 +823,6 @@ def _ends_flow(node, depth: int, in_switch: bool = False) -> bool:
         return alternative is not None and _ends_flow(node.child_by_field_name("consequence"), depth + 1, in_switch) \
             and _ends_flow(alternative, depth + 1, in_switch)
     return False
-
-
-def _is_access_specifier(node, source: SourceFile) -> bool:
-    """`private:` as the parser reads it in a class, or, where it lost the class (macros
-    around it), as a label with nothing after it in the arm."""
-    if node.type == "access_specifier":
-        return True
-    label = node.child_by_field_name("label") if node.type == "labeled_statement" else None
-    rest = [c for c in node.named_children if c.id != label.id and c.type != "comment"] if label is not None else []
-    return (label is not None and source.node_text(label) in ("public", "protected", "private")
-            and all(c.type == "expression_statement" and c.end_byte == c.start_byte for c in rest))
 
 
 def _switch_cases(body) -> list | None:
@@ -1087,8 +1073,8 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `defined(CUDA_VERSION) && __CUDA_ARCH__ >= 700`: P002's gate, one root cause
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
-        if _changes_nothing_computed(condition, on_rocm, source):
-            continue  # `#ifndef __CUDACC__ protected: #endif`, a `break;` after a `throw` for nvcc's warnings
+        if _changes_nothing_computed(condition, on_rocm):
+            continue  # a `break;` after a `throw`, kept for nvcc's warnings: unreachable
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
         if on_rocm and _in_gpu_only_function(condition, source):
