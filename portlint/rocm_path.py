@@ -1692,8 +1692,8 @@ class PythonNames:
         default_place = self._places.get(id(self._statements.get(id(defaults[0]))))
         guard_place = self._places.get(id(guard))
         if default_place is None or guard_place is None or default_place[0] != guard_place[0] \
-                or default_place[1] >= guard_place[1] or any(s is guard for s in guard.orelse):
-            return None
+                or default_place[1] >= guard_place[1]:
+            return None  # (an `elif` is no statement of the default's list: it stays unknown)
         return ast.IfExp(test=guard.test, body=value, orelse=defaults[0])
 
     def definition(self, test: ast.expr) -> ast.expr | None:

@@ -93,9 +93,9 @@ class BuildFiles:
     # The hipify steps' own maps (hipify_torch's `CUSTOM_MAP_FILE`): CUDA text -> HIP text, as
     # (key, value) pairs in order (`portlint.hipify.use_custom_map`).
     hipify_custom_map: tuple[tuple[str, str], ...] = ()
-    # CMake list file -> the ROCm-path ranges (start, end, status) the walk of its project's
-    # tree gave it, with the variables set by the lists read before it (a list file read
-    # once; `FileEnvironment.list_ranges`).
+    # CMake list file -> the ROCm-path ranges (start, end, status) the walks of its project's
+    # trees gave it, with the variables set by the lists read before it: those every walk
+    # agrees on (`_agreed_ranges`; `FileEnvironment.list_ranges`).
     list_ranges: Mapping[str, tuple] = field(default_factory=dict)
     # Sources a ROCm build surely compiles (`_Build.rocm_compiled`), hipified or not.
     rocm_compiled: frozenset[str] = frozenset()
@@ -130,7 +130,7 @@ class _Build:
     built_on_rocm: bool = True  # False: a builder class ROCm does not build (`is_compatible()`, SYCL)
     rocm: bool = False  # it describes a ROCm build (ROCm arms, a ROCm-capable builder)
     stops_on_rocm: str = ""  # where a ROCm build of this setup.py fails before its extensions
-    entry: str = ""  # the setup.py (absolute)
+    entry: str = ""  # the setup.py or makefile (absolute)
     from_builder: bool = False  # a builder class (`extension_builders`)
     makefile: bool = False  # a makefile (`entry`)
 
@@ -422,12 +422,12 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
     file read only from a CUDA-only arm: a vendored CUDA library under `add_subdirectory`):
     the list files below it no walk reached (not a ROCm-only one, nor a project of its own),
     and its makefiles that name no ROCm build (an example's), whose sources become the CUDA
-    build's. None where a tree has an `add_subdirectory` it could not follow (it may add a
+    build's. Nothing where a tree has an `add_subdirectory` it could not follow (it may add a
     folder of the component). build file -> why."""
     if any(b.lists_unresolved for b in trees):
         return {}
-    folders = {os.path.dirname(p): p for b in collector.builds for p in b.unread_lists
-               if os.path.basename(p) == "CMakeLists.txt"}
+    folders = {os.path.dirname(p): p for b in collector.builds for p, why in b.unread_lists.items()
+               if os.path.basename(p) == "CMakeLists.txt" and why.startswith(_READ_ONLY_FROM_CUDA)}
 
     def component(path: str) -> str | None:
         return next((lists for folder, lists in folders.items() if path.startswith(folder + os.sep)), None)
@@ -439,7 +439,7 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
             found[str(path)] = f"below {collector.shown(lists)}, which only the CUDA build reads, and no list file reads it"
     for build in collector.builds:
         lists = component(build.entry) if build.makefile and not build.rocm else None
-        if lists is None or _makefile_names_rocm(collector.fs.read(build.entry, MAX_BUILD_FILE_BYTES) or b""):
+        if lists is None or _build_file_names_rocm(collector.fs.read(build.entry, MAX_BUILD_FILE_BYTES) or b""):
             continue  # (a makefile with a hipcc target of its own is a ROCm build)
         where = f"{build.name}, a makefile of {collector.shown(os.path.dirname(lists))}, which only the CUDA build configures"
         found[build.entry] = where
@@ -465,8 +465,9 @@ def _names_folder_files(module: Path, folder: Path, candidates, fs: Observed) ->
 
 
 # Commands an initial cache (`cmake -C host-config.cmake`) runs: cache entries and tests.
-_CACHE_SCRIPT_COMMANDS = frozenset({"set", "unset", "message", "if", "elseif", "else", "endif", "string", "list",
-                                    "get_filename_component", "file"})
+# (`cached_commands` gives the plain commands, also those inside `if` blocks.)
+_CACHE_SCRIPT_COMMANDS = frozenset({"set", "unset", "message", "string", "list", "get_filename_component", "file"})
+_READ_ONLY_FROM_CUDA = "read only from a CUDA-only branch"
 
 
 def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -> dict[str, str]:
@@ -479,7 +480,7 @@ def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -
         if c.language != CMAKE or not c.absolute.endswith(".cmake") or c.absolute in reached:
             continue
         source = _read(Path(c.absolute), CMAKE, collector.fs)
-        if source is None or _makefile_names_rocm(source.data):
+        if source is None or _build_file_names_rocm(source.data):
             continue
         commands = cached_commands(source)
         if not commands or any(command.name not in _CACHE_SCRIPT_COMMANDS for command in commands):
@@ -493,7 +494,7 @@ def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -
     return found
 
 
-def _makefile_names_rocm(data: bytes) -> bool:
+def _build_file_names_rocm(data: bytes) -> bool:
     """Does a build file name a ROCm compiler or platform anywhere (`hipcc`, `--offload-arch`)?"""
     return _ROCM_WORD.search(data) is not None
 
@@ -1746,7 +1747,7 @@ class _CMakeTree:
         self._walk(self.top, not self.cuda_only, not self.rocm_only, rocm_env, cuda_env, "")
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
-                self.build.unread_lists[path] = f"read only from a CUDA-only branch ({where})"
+                self.build.unread_lists[path] = f"{_READ_ONLY_FROM_CUDA} ({where})"
         if self.build.lists_unresolved:  # a list it could not follow may read any of them again
             for path in self.walked:
                 self.collector.list_models[path].append(None)
@@ -1817,8 +1818,8 @@ class _CMakeTree:
             walk.on_loop_variable = lambda variable, rocm, cuda: self.sets.note([variable], _sides(rocm, cuda))
             in_loop = self.walks_in_loop > 0
             source.rocm_path = walk.run(rocm, cuda)
-            # A file another tree reads too, or one read in a loop (once per pass, with other
-            # variables each time), has no one reading the scan can take (`list_ranges`).
+            # A file another tree reads too keeps the ranges every walk agrees on; one read in
+            # a loop (once per pass, with other variables each time), none (`_agreed_ranges`).
             models = self.collector.list_models.setdefault(key, [])
             models.extend([source.rocm_path if self.keeps_models else None, *([None] if in_loop else [])])
             self.walked.add(key)

@@ -825,9 +825,11 @@ def _ends_flow(node, depth: int, in_switch: bool = False) -> bool:
     return False
 
 
-def _switch_cases(body) -> list | None:
+def _switch_cases(body, depth: int = 0) -> list | None:
     """The `case`s of a switch body, through the `#if` arms around some (`#ifdef USE_X case
-    X: ... #endif`); None where it holds anything else."""
+    X: ... #endif`); None where it holds anything else (or arms nested too deep to follow)."""
+    if depth > 16:
+        return None
     cases = []
     for child in body.named_children:
         if child.type == "case_statement":
@@ -836,7 +838,7 @@ def _switch_cases(body) -> list | None:
             tests = {n.id for n in (child.child_by_field_name("condition"), child.child_by_field_name("name"))
                      if n is not None}
             holder = _Children([c for c in child.named_children if c.id not in tests])
-            inner = _switch_cases(holder)
+            inner = _switch_cases(holder, depth + 1)
             if inner is None:
                 return None
             cases.extend(inner)

@@ -1221,33 +1221,45 @@ def _names_a_member_through_macro(name, source: SourceFile) -> bool:
     position = next((i for i, a in enumerate(given) if a.id == name.id), None)
     if position is None:
         return False
-    # name -> [(offset, params, body)], a definition's body None where `#undef` ends it
+    macros = source.memo.get("w008.function_macros")
+    if macros is None:  # (once per file: many uses may ask)
+        macros = source.memo["w008.function_macros"] = _function_macros(source)
+    return _parameter_names_a_member(source.node_text(called), position, macros, name.start_byte, 0)
+
+
+def _function_macros(source: SourceFile) -> dict[str, list]:
+    """name -> [(offset, parameters, body)] of the file's function-like macros; an `#undef`
+    as (offset, None, None)."""
     macros: dict[str, list] = {}
     for match in queries.matches(CUDA, _FUNCTION_MACROS, source.tree.root_node):
         if "name" in match:
-            params = source.node_text(match["params"][0]).strip("()").replace(" ", "").split(",")
+            text = source.node_text(match["params"][0]).replace("\\\n", " ").strip().strip("()")
+            params = [p.strip() for p in text.split(",")]
             macros.setdefault(source.node_text(match["name"][0]), []).append(
                 (match["name"][0].start_byte, params, source.node_text(match["body"][0])))
         elif source.node_text(match["directive"][0]) == "#undef":
             undefined = match["undefined"][0]
             macros.setdefault(source.node_text(undefined).strip(), []).append((undefined.start_byte, None, None))
-    return _parameter_names_a_member(source.node_text(called), position, macros, name.start_byte, 0)
+    return macros
 
 
-def _in_effect(macros: dict, macro: str, offset: int) -> tuple[list[str], str] | None:
-    """The definition of `macro` a use at `offset` expands (None: none, or `#undef`)."""
-    before = [entry for entry in macros.get(macro, []) if entry[0] < offset]
-    if not before:
-        return None
-    _, params, body = max(before, key=lambda entry: entry[0])
-    return None if params is None else (params, body)
+def _in_effect(macros: dict, macro: str, offset: int) -> list[tuple[list[str], str]]:
+    """The definitions of `macro` a use at `offset` may expand: those since its last `#undef`
+    before it (several where `#if` arms define it each their way); none where there is none."""
+    before = sorted((entry for entry in macros.get(macro, []) if entry[0] < offset), key=lambda entry: entry[0])
+    found = []
+    for _, params, body in before:
+        found = [] if params is None else [*found, (params, body)]
+    return found
 
 
 def _parameter_names_a_member(macro: str, position: int, macros: dict, offset: int, depth: int) -> bool:
-    definition = _in_effect(macros, macro, offset)
-    if definition is None or depth > 4:
-        return False
-    params, body = definition
+    definitions = _in_effect(macros, macro, offset)
+    return bool(definitions) and depth <= 4 and all(
+        _names_a_member_in(params, body, position, macros, offset, depth) for params, body in definitions)
+
+
+def _names_a_member_in(params: list[str], body: str, position: int, macros: dict, offset: int, depth: int) -> bool:
     if position >= len(params) or params[position] in ("", "..."):
         return False
     parameter = params[position]
