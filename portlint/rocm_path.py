@@ -909,21 +909,34 @@ _VARIABLE_ALONE = re.compile(r"\$\{[A-Za-z0-9_]+\}")
 
 def _top_level_split(text: str, separator: str, limit: int = -1) -> list[str]:
     """`text` split at `separator` outside generator expressions (`$<...>`)."""
-    parts, depth, start = [], 0, 0
-    i = 0
+    parts, start, i = [], 0, 0
     while i < len(text):
         if text.startswith("$<", i):
-            depth += 1
-            i += 2
+            close = _matching_close(text, i)
+            i = len(text) if close < 0 else close + 1  # (an unclosed one runs to the end)
             continue
-        if text[i] == ">" and depth:
-            depth -= 1
-        elif text[i] == separator and not depth and (limit < 0 or len(parts) < limit):
+        if text[i] == separator and (limit < 0 or len(parts) < limit):
             parts.append(text[start:i])
             start = i + 1
         i += 1
     parts.append(text[start:])
     return parts
+
+
+def _matching_close(text: str, start: int) -> int:
+    """The index of the `>` that closes the `$<` at `start`, or -1."""
+    depth, i = 0, start
+    while i < len(text):
+        if text.startswith("$<", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 def conditional_items(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
@@ -955,21 +968,7 @@ def conditional_items(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda
 
 def _one_generator_expression(item: str) -> bool:
     """Is `item` one `$<...>` from its first character to its last?"""
-    if not item.startswith("$<") or not item.endswith(">"):
-        return False
-    depth = 0
-    i = 0
-    while i < len(item):
-        if item.startswith("$<", i):
-            depth += 1
-            i += 2
-            continue
-        if item[i] == ">":
-            depth -= 1
-            if depth == 0:
-                return i == len(item) - 1
-        i += 1
-    return False
+    return item.startswith("$<") and _matching_close(item, 0) == len(item) - 1
 
 
 def _genex_condition(text: str, extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,
