@@ -757,6 +757,9 @@ class CMakeWalk:
 _MAX_UNROLLED = 256  # passes of `foreach` bodies run one by one in a walk; past it, read once, undecided
 
 
+_CMAKE_NAME_WORDS = re.compile(r"[\w.+-]+")
+
+
 def _plain_loop_body(body, variable: str, source: SourceFile) -> bool:
     """Does the loop body only name things with its variable: no `break()`, `continue()` or
     `return()`, and no `if`/`elseif`/`while` that tests it (an item that decides an arm)?"""
@@ -768,8 +771,7 @@ def _plain_loop_body(body, variable: str, source: SourceFile) -> bool:
             if name_node is not None and source.node_text(name_node).lower() in ("break", "continue", "return"):
                 return False
         elif node.type in ("if_command", "elseif_command", "while_command"):
-            text = source.node_text(node)
-            if re.search(rf"(?<![\w.+-]){re.escape(variable)}(?![\w.+-])", text):
+            if variable in _CMAKE_NAME_WORDS.findall(source.node_text(node)):  # `x`, `${x}`
                 return False
         pending.extend(node.children)
     return True

@@ -453,15 +453,20 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
 _ROCM_WORD = re.compile(rb"(?i)(?<![a-z0-9])(?:hipcc|hip|rocm|amdgpu|offload-arch|amdclang\+\+)(?![a-z0-9])")
 
 
+_PATH_WORDS = re.compile(r"[\w.+\-/\\]+")  # a path as a CMake word writes it (between `${`, `}`, blanks)
+
+
 def _names_folder_files(module: Path, folder: Path, candidates, fs: Observed) -> bool:
     """Does the module name the folder (`cuda/`) or one of its C-family files by name (a HIP
     backend that compiles the CUDA backend's `reduce.cu` as HIP)? Then it may compile them."""
     text = (fs.read(str(module), MAX_BUILD_FILE_BYTES) or b"").decode("utf-8", "replace")
-    if re.search(rf"(?<![\w-]){re.escape(folder.name)}(?:/|\\)", text):
-        return True
     names = {os.path.basename(c.absolute) for c in candidates
              if c.language == CUDA and c.absolute.startswith(str(folder) + os.sep)}
-    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", text) for n in names)
+    for word in _PATH_WORDS.findall(text):
+        parts = re.split(r"[/\\]", word)
+        if folder.name in parts[:-1] or parts[-1] in names:
+            return True
+    return False
 
 
 # Commands an initial cache (`cmake -C host-config.cmake`) runs: cache entries and tests.

@@ -1202,7 +1202,33 @@ _FUNCTION_MACROS = """
 [(preproc_function_def name: (identifier) @name parameters: (preproc_params) @params value: (preproc_arg) @body)
  (preproc_call directive: (preproc_directive) @directive argument: (preproc_arg) @undefined)]
 """
-_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+_WORD = re.compile(r"\w+")
+
+
+def _code_of(body: str) -> str:
+    """A macro body with its string and character literals and comments blanked (same
+    length): the preprocessor substitutes no parameter there. One pass, left to right."""
+    out = list(body)
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and body[j] != ch and body[j] != "\n":
+                j += 2 if body[j] == "\\" else 1
+            end = min(j + 1, n)
+        elif body.startswith("/*", i):
+            j = body.find("*/", i + 2)
+            end = n if j < 0 else j + 2
+        elif body.startswith("//", i):
+            j = body.find("\n", i)
+            end = n if j < 0 else j
+        else:
+            i += 1
+            continue
+        out[i:end] = " " * (end - i)
+        i = end
+    return "".join(out)
 
 
 def _names_a_member_through_macro(name, source: SourceFile) -> bool:
@@ -1263,15 +1289,14 @@ def _names_a_member_in(params: list[str], body: str, position: int, macros: dict
     if position >= len(params) or params[position] in ("", "..."):
         return False
     parameter = params[position]
-    # Strings and comments blanked: the preprocessor substitutes no parameter there.
-    text = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), body)
-    uses = list(re.finditer(rf"(?<![\w#]){re.escape(parameter)}(?!\w)|(?<!#)#\s*{re.escape(parameter)}(?!\w)", text))
+    text = _code_of(body)
+    uses = [m for m in _WORD.finditer(text) if m.group() == parameter]
     if not uses:
         return False
     for use in uses:
-        if use.group().startswith("#"):
-            continue  # `#P`: the name as a string
         before = text[:use.start()].rstrip()
+        if before.endswith("#") and not before.endswith("##"):
+            continue  # `#P`: the name as a string
         if before.endswith("##") or re.search(r"[\w#]\s*$", before):
             return False  # pasted into another token, or after a word (`return P`)
         if (before.endswith(".") and not re.search(r"\d\.$", before)) or re.search(r"(?<![-])->$", before):
