@@ -777,7 +777,7 @@ _JUMPS = frozenset({"break_statement", "continue_statement", "return_statement"}
 _ENDS_FLOW = frozenset({"break_statement", "continue_statement", "return_statement", "goto_statement"})
 
 
-def _changes_nothing_computed(condition: Condition, on_rocm: bool) -> bool:
+def _only_unreachable_jumps(condition: Condition, on_rocm: bool) -> bool:
     """Is the arm, where ROCm compiles it, only jumps that stand after a statement control
     never passes (`throw ...;` then `break;` or `return 0;`, kept for other compilers'
     "missing return" warnings): unreachable? (An access specifier is no such arm: code
@@ -1075,7 +1075,7 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
             continue  # `defined(CUDA_VERSION) && __CUDA_ARCH__ >= 700`: P002's gate, one root cause
         if _toolchain_only(_arm_body(condition), source, on_rocm):
             continue  # `#ifdef __NVCC__ #pragma nv_diag_suppress ...`: meant for one toolchain
-        if _changes_nothing_computed(condition, on_rocm):
+        if _only_unreachable_jumps(condition, on_rocm):
             continue  # a `break;` after a `throw`, kept for nvcc's warnings: unreachable
         if macros == {"__NVCC__"} and not _holds_cuda_language(condition, source):
             continue  # nvcc's own quirks (a pragma, a workaround, `#define X_COMPILER_NVCC`)
