@@ -563,7 +563,7 @@ class CMakeWalk:
         header = _first(node, "foreach_command")
         args = _first(header, "argument_list") if header is not None else None
         body = _first(node, "body")
-        words = [w for w in _cmake_words(args, self.source)] if args is not None else []
+        words = _cmake_words(args, self.source) if args is not None else []
         if body is None or len(words) < 2 or self.in_function or self.unrolling:
             return False
         variable, rest = words[0], words[1:]
@@ -575,14 +575,12 @@ class CMakeWalk:
                 continue  # (a build that never runs the loop keeps no variables here)
             found = _loop_items(rest, env)
             if found is None:
-                return False
+                return False  # (items unknown, or a user may change them: the body's names stay unknown)
             sides.append(found)
-        if not sides or any(items != sides[0][0] for items, _ in sides) or not sides[0][0] \
-                or len(sides[0][0]) > _MAX_UNROLLED:
+        if not sides or any(items != sides[0] for items in sides) or not sides[0] \
+                or self.unrolled_passes + len(sides[0]) > _MAX_UNROLLED:
             return False
-        items, definite = sides[0][0], all(d for _, d in sides)
-        if not definite or self.unrolled_passes + len(items) > _MAX_UNROLLED:
-            return False  # (items a user may change: the body's names stay unknown, as before)
+        items = sides[0]
         self.unrolled_passes += len(items)
         if self.on_loop_variable is not None:
             self.on_loop_variable(variable, rocm, cuda)
@@ -777,42 +775,31 @@ def _plain_loop_body(body, variable: str, source: SourceFile) -> bool:
     return True
 
 
-def _loop_items(words: list[str], env: CMakeEnv) -> tuple[list[str], bool] | None:
-    """The items a `foreach(<var> <words>)` goes through, and whether the build surely holds
-    exactly those (not a default the user may override, nor values of undecided arms): plain
-    items, or `IN LISTS <names> ITEMS <items>`. None where one is unknown, or the form is
-    another (`RANGE`, `ZIP_LISTS`)."""
+def _loop_items(words: list[str], env: CMakeEnv) -> list[str] | None:
+    """The items a `foreach(<var> <words>)` goes through where the build surely holds exactly
+    those (not a default the user may override, nor values of undecided arms): plain items,
+    or `IN LISTS <names> ITEMS <items>`. None otherwise, or for another form (`RANGE`,
+    `ZIP_LISTS`)."""
     items: list[str] = []
-    definite = True
-    if words[0] == "IN":
-        mode = None
-        for word in words[1:]:
-            if word in ("LISTS", "ITEMS"):
-                mode = word
-            elif mode == "LISTS":
-                value = env.get(word)
-                if value is None:
-                    return None
-                definite = definite and value.definite
-                items.extend(i for i in value.items if i)
-            elif mode == "ITEMS":
-                expanded, complete = cmake_expand(word.strip('"'), env)
-                if not complete:
-                    return None
-                definite = definite and _definite_expansion(word.strip('"'), env)[1]
-                items.extend(expanded)
-            else:
-                return None
-        return items, definite
     if words[0] in ("RANGE", "ZIP_LISTS"):
         return None
-    for word in words:
-        expanded, complete = cmake_expand(word.strip('"'), env)
-        if not complete:
+    mode = None if words[0] == "IN" else "ITEMS"
+    for word in words[1:] if words[0] == "IN" else words:
+        if word in ("LISTS", "ITEMS") and words[0] == "IN":
+            mode = word
+        elif mode == "LISTS":
+            value = env.get(word)
+            if value is None or not value.definite:
+                return None
+            items.extend(i for i in value.items if i)
+        elif mode == "ITEMS":
+            expanded, surely = _definite_expansion(word.strip('"'), env)
+            if not surely:
+                return None
+            items.extend(expanded)
+        else:
             return None
-        definite = definite and _definite_expansion(word.strip('"'), env)[1]
-        items.extend(expanded)
-    return items, definite
+    return items
 
 
 def _switch_of(words: list[str]) -> str | None:
@@ -1814,7 +1801,7 @@ _MAKE_CUDA_VALUES = frozenset({"CUDA", "NVCC", "NVIDIA"})
 _MAKE_ROCM_WORDS = frozenset({"-lamdhip64", "-D__HIP_PLATFORM_AMD__"})
 _MAKE_CUDA_WORDS = frozenset({"-lcudart", "-lcudart_static"})
 # A file without any of these has no arm that builds HIP (`_make_backend_arms`).
-_MAKE_HIP_BUILD = re.compile(rb"(?i)hipcc|amdhip64|__HIP_PLATFORM_AMD__")
+MAKE_HIP_BUILD = re.compile(rb"(?i)hipcc|amdhip64|__HIP_PLATFORM_AMD__")
 
 
 def _build_make(source: SourceFile, rocm_macros: frozenset[str]) -> RocmPathModel:
@@ -1878,7 +1865,7 @@ def _make_backend_arms(source: SourceFile, chains, arms_of_chains: list[list[Arm
     conditions: by position, and by test for the file's other chains that make the same one
     (`ifdef HIPCONFIG` around `-lhipfft` or `-lcufft`). A Makefile with no hipcc arm gets
     nothing."""
-    if not _MAKE_HIP_BUILD.search(source.data):
+    if not MAKE_HIP_BUILD.search(source.data):
         return {}
     open_chains = []
     for chain, arms in zip(chains, arms_of_chains):

@@ -439,7 +439,7 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
             found[str(path)] = f"below {collector.shown(lists)}, which only the CUDA build reads, and no list file reads it"
     for build in collector.builds:
         lists = component(build.entry) if build.makefile and not build.rocm else None
-        if lists is None or _build_file_names_rocm(collector.fs.read(build.entry, MAX_BUILD_FILE_BYTES) or b""):
+        if lists is None or rocm_path.MAKE_HIP_BUILD.search(collector.fs.read(build.entry, MAX_BUILD_FILE_BYTES) or b""):
             continue  # (a makefile with a hipcc target of its own is a ROCm build)
         where = f"{build.name}, a makefile of {collector.shown(os.path.dirname(lists))}, which only the CUDA build configures"
         found[build.entry] = where
@@ -448,9 +448,6 @@ def _cuda_only_components(collector: _Collector, unreached: list[tuple[Path, Sou
         build.rocm_sources.clear()
         build.rocm_compiled.clear()
     return found
-
-
-_ROCM_WORD = re.compile(rb"(?i)(?<![a-z0-9])(?:hipcc|hip|rocm|amdgpu|offload-arch|amdclang\+\+)(?![a-z0-9])")
 
 
 _PATH_WORDS = re.compile(r"[\w.+\-/\\]+")  # a path as a CMake word writes it (between `${`, `}`, blanks)
@@ -484,11 +481,10 @@ def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -
     for c in candidates:
         if c.language != CMAKE or not c.absolute.endswith(".cmake") or c.absolute in reached:
             continue
-        source = _read(Path(c.absolute), CMAKE, collector.fs)
-        if source is None or _build_file_names_rocm(source.data):
-            continue
-        commands = cached_commands(source)
-        if not commands or any(command.name not in _CACHE_SCRIPT_COMMANDS for command in commands):
+        source = collector.read_list(Path(c.absolute))
+        commands = cached_commands(source) if source is not None else []
+        if not commands or any(command.name not in _CACHE_SCRIPT_COMMANDS for command in commands) \
+                or _lists_name_rocm([c.absolute], collector):
             continue
         switches = [words[0] for words in (command.words(source) for command in commands if command.name == "set")
                     if len(words) >= 3 and words[2] == "CACHE" and words[1].upper() in ("ON", "TRUE", "YES", "1")
@@ -497,11 +493,6 @@ def _cuda_initial_caches(candidates, reached: set[str], collector: _Collector) -
             found[c.absolute] = (f"an initial cache for the CUDA build (it turns on {switches[0]} and names no ROCm), "
                                  "which no list file reads")
     return found
-
-
-def _build_file_names_rocm(data: bytes) -> bool:
-    """Does a build file name a ROCm compiler or platform anywhere (`hipcc`, `--offload-arch`)?"""
-    return _ROCM_WORD.search(data) is not None
 
 
 def _agreed_ranges(models: list) -> tuple:
