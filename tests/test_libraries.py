@@ -53,6 +53,27 @@ def test_one_finding_per_aliased_library_with_its_uses_as_related_places(tmp_pat
     assert "on 2 lines" in finding.message
 
 
+def test_thrust_backend_uses_are_named_as_written(tmp_path) -> None:
+    # The related places and the per-line findings name the namespace each line writes, not
+    # CUB's or the shorter spelling.
+    result = assert_findings("""\
+        #include <thrust/system/cuda/execution_policy.h>
+        int total(const int* p, int n) { return thrust::reduce(thrust::system::cuda::par, p, p + n); }
+        int first(const int* p, int n) { return thrust::reduce(::thrust::cuda::par, p, p + n); }
+        """, "cuda", "L001", tmp_path=tmp_path, select=("L001",))
+    [header] = [f for f in result.findings if f.location.start_line == 1]
+    assert [(r.location.start_line, r.message) for r in header.related] == [
+        (2, "`thrust::system::cuda::` used here"), (3, "`thrust::cuda::` used here")]
+    result = assert_findings("""\
+        #include <thrust/reduce.h>
+        int total(const int* p, int n) { return thrust::reduce(thrust::system::cuda::par, p, p + n); }
+        int first(const int* p, int n) { return thrust::reduce(::thrust::cuda::par, p, p + n); }
+        """, "cuda", "L001", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    by_line = {f.location.start_line: f.message for f in result.findings}
+    assert by_line[2].startswith("`thrust::system::cuda::` is") and "`thrust::system::hip::`" in by_line[2]
+    assert by_line[3].startswith("`thrust::cuda::` is")
+
+
 def test_api_line_the_alias_cannot_cover_keeps_its_own_finding(tmp_path) -> None:
     # `CUBLAS_GEMM_ALGO0` has no hipBLAS name: that line needs its own edit, and says so.
     result = assert_findings("""\

@@ -481,7 +481,8 @@ def _library_finding(source: SourceFile, lib: CudaLibrary, sites: list, fix: Fix
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(map(source.node_text, nodes)))
         related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), f"{names} used here"))
     for nodes in namespace_lines or ():
-        related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), "`cub::` used here"))
+        related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte),
+                               f"`{_written_namespace(nodes[0], source)}::` used here"))
     related[len(sites) - 1:] = sorted(related[len(sites) - 1:], key=lambda r: r.location.start_byte)
     uses = len(related) - len(sites) + 1
     message = (message or _include_message(lib, first_path)) + (
@@ -605,30 +606,38 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
 def _qualified_by(node, scope: list[str], source: SourceFile) -> bool:
     """Is the namespace name `node` written after exactly `scope` (`thrust::system::` before
     `cuda`, or `::thrust::system::`)?"""
+    return _written_namespace(node, source) == "::".join([*scope, source.node_text(node)])
+
+
+def _written_namespace(node, source: SourceFile) -> str:
+    """The namespace as written up to the name `node`, spaces and a leading `::` dropped:
+    `thrust::system::cuda` for the `cuda` of `::thrust::system::cuda::par`."""
     qualified = node.parent
     while qualified.parent is not None and qualified.parent.type == "qualified_identifier" \
             and qualified.parent.child_by_field_name("name") == qualified:
         qualified = qualified.parent
-    written = "".join(source.node_text(qualified)[:node.start_byte - qualified.start_byte].split())
-    return written.removeprefix("::") == "::".join(scope) + "::"
+    written = "".join(source.node_text(qualified)[:node.end_byte - qualified.start_byte].split())
+    return written.removeprefix("::")
 
 
 def _namespace_uses(source: SourceFile, namespaces: dict[str, list[list]], aliases: dict[str, Fix]) -> list[Finding]:
-    """`cub::X` uses (`_namespace_names`), one finding per line."""
+    """`cub::X` uses (`_namespace_names`), one finding per line, naming the namespace it writes."""
     findings = []
     for lib_name, lines in namespaces.items():
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
-        namespace, hip = next((n, h) for n, (name, h) in _NAMESPACES.items() if name == lib_name)
-        if "::" in namespace:  # a library's backend namespace (`thrust::cuda::`): the port names its HIP twin
-            fix = Fix.advice(f"Use `{hip}::par` for `{namespace}::par` under `{_ROCM_GUARD}`, or `thrust::device`, "
-                             "the device backend of either build")
-            message = (f"`{namespace}::` is {lib.name}; {lib.counterpart} has none (its device backend is "
-                       f"`{hip}::`), so this does not compile on ROCm.")
-        else:
-            fix = aliases.get(lib_name) or Fix.advice(
-                f"Alias `{namespace}` to `{hip}` where {lib.name}'s header is included, under `{_ROCM_GUARD}`")
-            message = f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, its port is {lib.counterpart}."
         for nodes in lines:
+            namespace = _written_namespace(nodes[0], source)
+            hip = _NAMESPACES[namespace][1]
+            if "::" in namespace:  # a library's backend namespace (`thrust::cuda::`): the port names its HIP twin
+                fix = Fix.advice(f"Use `{hip}::par` for `{namespace}::par` under `{_ROCM_GUARD}`, or "
+                                 "`thrust::device`, the device backend of either build")
+                message = (f"`{namespace}::` is {lib.name}; {lib.counterpart} has none (its device backend is "
+                           f"`{hip}::`), so this does not compile on ROCm.")
+            else:
+                fix = aliases.get(lib_name) or Fix.advice(
+                    f"Alias `{namespace}` to `{hip}` where {lib.name}'s header is included, under `{_ROCM_GUARD}`")
+                message = (f"`{namespace}::` names the {lib.name} API; ROCm has no {lib.name}, "
+                           f"its port is {lib.counterpart}.")
             findings.append(finding(source, nodes[0].start_byte, nodes[-1].end_byte, message, fix,
                                     severity=lib.severity))
     return findings
