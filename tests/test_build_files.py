@@ -1514,6 +1514,60 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
     assert _not_built(_project(tmp_path / "alone", files)) == {}
 
 
+def test_a_subproject_only_the_cuda_arm_configures_as_an_external_project_is_the_cuda_builds(tmp_path: Path) -> None:
+    # Each GPU backend is a project of its own that the top configures with
+    # `ExternalProject_Add(... SOURCE_DIR <folder>)` under its switch: the CUDA backend's
+    # folder (its list file, sources and headers) is the CUDA build's; the HIP one's is not.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(filters LANGUAGES CXX)
+            include(ExternalProject)
+            option(FILTERS_CUDA "CUDA backend" OFF)
+            option(FILTERS_HIP "HIP backend" OFF)
+            if(FILTERS_CUDA)
+              ExternalProject_Add(filters_cuda
+                SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda
+                CMAKE_CACHE_ARGS -DCMAKE_BUILD_TYPE:STRING=Release)
+            endif()
+            if(FILTERS_HIP)
+              ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)
+            endif()
+            add_library(filters src/core.cpp)
+            """,
+        "src/core.cpp": CLEAN,
+        "backends/cuda/CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(filters_cuda LANGUAGES CXX CUDA)
+            find_package(CUDAToolkit REQUIRED)
+            add_library(filters_cuda blur.cu)
+            target_link_libraries(filters_cuda CUDA::cublas)
+            """,
+        "backends/cuda/blur.cu": '#include "blur.h"\n' + HAZARD,
+        "backends/cuda/blur.h": "#include <cublas_v2.h>\n",
+        "backends/hip/CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(filters_hip LANGUAGES CXX HIP)
+            add_library(filters_hip blur.hip)
+            """,
+        "backends/hip/blur.hip": HAZARD,
+    }
+    root = _project(tmp_path / "external", files)
+    not_built = _not_built(root)
+    assert {"backends/cuda/CMakeLists.txt", "backends/cuda/blur.cu", "backends/cuda/blur.h"} <= not_built.keys()
+    assert not_built["backends/cuda/CMakeLists.txt"].startswith("read only from a CUDA-only branch (CMakeLists.txt:7)")
+    assert not {p for p in not_built if p.startswith("backends/hip/")}
+    assert {f.path for f in scan([root], root).findings if f.severity is not Severity.NOTE} == {
+        str(root / "backends/hip/blur.hip")}
+    # Configured by the ROCm build too (no switch around it), it stays a project to check.
+    both = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace("if(FILTERS_CUDA)", "if(TRUE)")})
+    assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "both", both))
+    # A superbuild that configures its own folder again in the CUDA arm keeps its lists.
+    superbuild = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "${PROJECT_SOURCE_DIR}/backends/cuda", "${PROJECT_SOURCE_DIR}")})
+    assert "CMakeLists.txt" not in _not_built(_project(tmp_path / "superbuild", superbuild))
+
+
 def test_a_vendored_cuda_library_only_the_cuda_arm_adds_is_the_cuda_builds_with_its_examples(tmp_path: Path) -> None:
     # A CUDA-only solver under `third_party/`, added only where the CUDA backend is on: its
     # nested list files (which no walk reached), the makefile of its example (nvcc only), and

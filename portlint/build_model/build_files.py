@@ -1902,6 +1902,27 @@ class _CMakeTree:
             if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, parent_envs)
 
+    def _cuda_only_subproject(self, texts: list[str], directory: Path, cuda_env: dict, where: str) -> None:
+        """`ExternalProject_Add(dev_cuda SOURCE_DIR ${PROJECT_SOURCE_DIR}/devices/cuda ...)` in
+        an arm no ROCm build takes: a project of its own that only the CUDA build configures,
+        as an `add_subdirectory` there would be (its folder is then the CUDA build's). Not
+        walked: its configure reads its own cache, not this scope."""
+        for keyword, text in zip(texts[1:], texts[2:]):
+            if keyword != "SOURCE_DIR":
+                continue
+            items, complete = cmake_expand(text, cuda_env)
+            if not complete or len(items) != 1:
+                return
+            lists = os.path.normpath((Path(items[0]) if os.path.isabs(items[0]) else directory / items[0])
+                                     / "CMakeLists.txt")
+            folder = os.path.dirname(lists)
+            if (str(directory) + os.sep).startswith(folder + os.sep) or lists in self.walked:
+                return  # a superbuild of its own project, or a folder the walks read
+            if self.collector.fs.is_file(lists):
+                before = self.reached.get(lists)
+                self.reached[lists] = (before[0], before[1]) if before else (False, where)
+            return
+
     @staticmethod
     def _generator_expression_arms(walk: CMakeWalk, arguments, texts: list[str], rocm_env: dict, cuda_env: dict) -> None:
         """An argument that is one generator expression whose condition fails on ROCm and not
@@ -2015,6 +2036,9 @@ class _CMakeTree:
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, None if walk.in_function else walk.parent_envs)
         if name == "configure_file" and len(texts) >= 2:
             self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
+            return
+        if name == "externalproject_add" and rocm is False:
+            self._cuda_only_subproject(texts, directory, cuda_env, where)
             return
         if name in ("add_subdirectory", "subdirs", "include") and texts:
             # `subdirs(a b)`: CMake's older `add_subdirectory`, for each folder it names.
