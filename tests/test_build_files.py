@@ -1514,6 +1514,48 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
     assert _not_built(_project(tmp_path / "alone", files)) == {}
 
 
+def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_builds(tmp_path: Path) -> None:
+    # The sources reach the library through a project function (`app_add_library`, whose
+    # body the walk cannot expand) in a variable only the CUDA arm extends: the CUDA build
+    # passes `trace.cuda.cc`, the ROCm build does not, so it is the CUDA build's. A
+    # documentation target that names every source compiles none of them.
+    files = {
+        "CMakeLists.txt": """\
+            cmake_minimum_required(VERSION 3.21)
+            project(app LANGUAGES CXX)
+            option(APP_USE_CUDA "CUDA" OFF)
+            option(APP_USE_HIP "HIP" OFF)
+            function(app_add_library target)
+              add_library(${target} ${ARGN})
+            endfunction()
+            set(SOURCES src/core.cc)
+            if(APP_USE_CUDA)
+              enable_language(CUDA)
+              list(APPEND SOURCES src/trace.cuda.cc)
+            elseif(APP_USE_HIP)
+              enable_language(HIP)
+              list(APPEND SOURCES src/trace.hip.cc)
+            endif()
+            app_add_library(app ${SOURCES})
+            file(GLOB ALL_SOURCES src/*.cc)
+            doxygen_add_docs(docs ${ALL_SOURCES})
+            """,
+        "src/core.cc": "int core() { return 0; }\n",
+        "src/trace.cuda.cc": "#include <nvtx3/nvToolsExt.h>\nvoid mark() { nvtxRangePushA(\"step\"); }\n",
+        "src/trace.hip.cc": "#include <roctracer/roctx.h>\nvoid mark() { roctxRangePushA(\"step\"); }\n",
+    }
+    root = _project(tmp_path / "function", files)
+    not_built = _not_built(root)
+    assert not_built.get("src/trace.cuda.cc") == "listed only on a CUDA-only path (CMakeLists.txt:16)"
+    assert not {"src/core.cc", "src/trace.hip.cc"} & not_built.keys()
+    assert {f.path for f in scan([root], root).findings if f.severity is not Severity.NOTE} == set()
+    # Where the ROCm build's reading of the argument is incomplete (a variable the lists
+    # never set, given on the command line), the CUDA build's reading says nothing.
+    unknown = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "app_add_library(app ${SOURCES})", 'app_add_library(app "${SOURCES};${APP_EXTRA_SOURCES}")')})
+    assert "src/trace.cuda.cc" not in _not_built(_project(tmp_path / "unknown", unknown))
+
+
 def test_a_subproject_only_the_cuda_arm_configures_as_an_external_project_is_the_cuda_builds(tmp_path: Path) -> None:
     # Each GPU backend is a project of its own that the top configures with
     # `ExternalProject_Add(... SOURCE_DIR <folder>)` under its switch: the CUDA backend's

@@ -1548,6 +1548,10 @@ _LIBRARY_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFAC
 _TARGET_COMMANDS = frozenset({"add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
                               "hip_add_library", "hip_add_executable", "target_sources"})
 _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "target_compile_definitions"})
+# Commands that name sources without compiling them: variables, messages, the install step,
+# IDE groups, the documentation (`doxygen_add_docs(docs ${ALL_SOURCES})`), path strings.
+_NAMING_COMMANDS = frozenset({"set", "list", "option", "message", "install", "source_group", "doxygen_add_docs",
+                              "string", "get_filename_component", "cmake_path"})
 # Commands whose arguments name a program the build runs.
 _COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
@@ -2104,7 +2108,9 @@ class _CMakeTree:
                         elif folder not in self.collector.cuda_include_dirs:
                             self.collector.cuda_include_dirs.append(folder)
             return
-        if rocm is not False and name not in ("set", "list", "option", "message"):
+        if name in _NAMING_COMMANDS:
+            return
+        if rocm is not False:
             # Any other command a ROCm build runs with a source in it (a project's own
             # `add_gpu_library(x a.cu)`, `set_source_files_properties(a.cu ...)`) may compile it,
             # but for the sources a call passes under a CUDA keyword beside that keyword's HIP
@@ -2119,6 +2125,18 @@ class _CMakeTree:
                                 full, f"passed only as the CUDA build's sources ({where})")
                         else:
                             self._rocm_source(walk, full, False)
+        if cuda is not False and not walk.functions:
+            # What the CUDA build passes to it (`add_gpu_library(x ${SOURCES})`, where only the
+            # CUDA build's SOURCES holds `prof.cuda.cc`) is on the CUDA path, as a target
+            # command's sources are; where the ROCm build's reading of an argument is
+            # incomplete, that argument says nothing.
+            for text in texts:
+                if rocm is not False and not cmake_expand(text, rocm_env)[1]:
+                    continue
+                for item in cmake_expand(text, cuda_env)[0]:
+                    if Path(item).suffix.lower() in COMPILED_SUFFIXES:
+                        self.build.cuda_sources.setdefault(
+                            os.path.normpath(item if os.path.isabs(item) else directory / item), where)
 
 
 def _in_build_tree(text: str) -> str | None:
