@@ -187,6 +187,43 @@ def references_under(source: SourceFile, word: Word) -> list[tuple[object, str]]
     return sorted(found, key=lambda p: p[0].start_byte)
 
 
+def set_by_its_test(source: SourceFile, node, name: str) -> bool:
+    """Is `node` inside an arm that only runs where `name` holds something: the first arm of
+    `ifdef NAME`, `ifneq (,$(NAME))`, `ifneq ($(strip $(NAME)),)` or
+    `ifneq (,$(wildcard $(NAME)/.))`, or the `else` of `ifndef NAME` / `ifeq (,$(NAME))`?"""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "conditional" and parent.named_children:
+            test = parent.named_children[0]
+            in_else = child.type in ("else_directive", "elsif_directive")
+            positive = {"ifdef_directive": True, "ifneq_directive": True,
+                        "ifndef_directive": False, "ifeq_directive": False}.get(test.type)
+            if child != test and positive is not None and positive != in_else and _tests_presence(source, test, name):
+                return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _tests_presence(source: SourceFile, test, name: str) -> bool:
+    """`ifdef NAME`, or an `ifeq`/`ifneq` of an empty side against text whose only variable
+    is `name` (`$(strip $(NAME))`, `$(wildcard $(NAME)/.)`)."""
+    if test.type in ("ifdef_directive", "ifndef_directive"):
+        words = [c for c in test.named_children if c.type == "word"]
+        return len(words) == 1 and source.node_text(words[0]) == name
+    sides = [c for c in test.named_children]
+    if len(sides) != 1 or "," not in source.node_text(test):
+        return False  # one side written: the other is empty (`(,$(X))`, `($(X),)`)
+    stack, names = [sides[0]], set()
+    while stack:
+        current = stack.pop()
+        found = reference_name(source, current)
+        if found is not None:
+            names.add(found)
+        else:
+            stack.extend(current.children)
+    return names == {name}
+
+
 class Makefile:
     """A Makefile's statements, in source order, and where variables get their values."""
 

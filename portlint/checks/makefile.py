@@ -16,7 +16,7 @@ from portlint.checks.cmake import _CUDA_ROOT_NAMES, _HARD_CODED_CUDA, _ROCM_FALL
 from portlint.checks.libraries import (
     CUDA_LIBRARIES, CUDA_RUNTIME_LIBRARIES, CudaLibrary, is_library_search_flag, library_for_link_name, link_message,
 )
-from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under
+from portlint.checks.make_ast import Command, Expansion, Makefile, Word, read, reference_name, references_under, set_by_its_test
 from portlint.finding import Finding, Related, Severity, finding
 from portlint.fix import Edit, Fix
 from portlint.source import SourceFile
@@ -402,7 +402,7 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
 def _toolkit_path_culprits(source: SourceFile, word: Word):
     found = []
     for node, name in references_under(source, word):
-        if name in _CUDA_ROOTS:
+        if name in _CUDA_ROOTS and not set_by_its_test(source, node, name):
             text = source.node_text(node)
             found.append((node.start_byte, node.end_byte,
                           f"`{text}` without a `ROCM_PATH` fallback finds no toolkit on ROCm."))
