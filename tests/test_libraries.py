@@ -72,6 +72,16 @@ def test_thrust_backend_uses_are_named_as_written(tmp_path) -> None:
     by_line = {f.location.start_line: f.message for f in result.findings}
     assert by_line[2].startswith("`thrust::system::cuda::` is") and "`thrust::system::hip::`" in by_line[2]
     assert by_line[3].startswith("`thrust::cuda::` is")
+    # Namespaces named in declarations, not as qualifiers: each still says which it is.
+    result = assert_findings("""\
+        #include <cub/cub.cuh>
+        #include <thrust/system/cuda/execution_policy.h>
+        namespace my_cub = cub;
+        using namespace thrust::cuda;
+        using cub::BlockReduce;
+        """, "cuda", "L001", "L001", tmp_path=tmp_path, select=("L001",))
+    assert [[(r.location.start_line, r.message) for r in f.related] for f in result.findings] == [
+        [(3, "`cub::` used here"), (5, "`cub::` used here")], [(4, "`thrust::cuda::` used here")]]
 
 
 def test_api_line_the_alias_cannot_cover_keeps_its_own_finding(tmp_path) -> None:

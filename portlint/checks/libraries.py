@@ -482,7 +482,7 @@ def _library_finding(source: SourceFile, lib: CudaLibrary, sites: list, fix: Fix
         related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte), f"{names} used here"))
     for nodes in namespace_lines or ():
         related.append(Related(source.location(nodes[0].start_byte, nodes[-1].end_byte),
-                               f"`{_written_namespace(nodes[0], source)}::` used here"))
+                               f"`{_namespace_of(nodes[0], source)}::` used here"))
     related[len(sites) - 1:] = sorted(related[len(sites) - 1:], key=lambda r: r.location.start_byte)
     uses = len(related) - len(sites) + 1
     message = (message or _include_message(lib, first_path)) + (
@@ -609,6 +609,16 @@ def _qualified_by(node, scope: list[str], source: SourceFile) -> bool:
     return _written_namespace(node, source) == "::".join([*scope, source.node_text(node)])
 
 
+def _namespace_of(node, source: SourceFile) -> str:
+    """Which of `_NAMESPACES` the use `node` names (`thrust::system::cuda` for the `cuda` of
+    `thrust::system::cuda::par`, `cub` in `namespace my_cub = cub;`): the longest one that
+    ends what is written up to it."""
+    written = _written_namespace(node, source)
+    last = source.node_text(node)
+    return max((n for n in _NAMESPACES if n.rsplit("::", 1)[-1] == last and written.endswith(n)),
+               key=len, default=next(n for n in _NAMESPACES if n.rsplit("::", 1)[-1] == last))
+
+
 def _written_namespace(node, source: SourceFile) -> str:
     """The namespace as written up to the name `node`, spaces and a leading `::` dropped:
     `thrust::system::cuda` for the `cuda` of `::thrust::system::cuda::par`."""
@@ -626,7 +636,7 @@ def _namespace_uses(source: SourceFile, namespaces: dict[str, list[list]], alias
     for lib_name, lines in namespaces.items():
         lib = next(lib for lib in CUDA_LIBRARIES if lib.name == lib_name)
         for nodes in lines:
-            namespace = _written_namespace(nodes[0], source)
+            namespace = _namespace_of(nodes[0], source)
             hip = _NAMESPACES[namespace][1]
             if "::" in namespace:  # a library's backend namespace (`thrust::cuda::`): the port names its HIP twin
                 fix = Fix.advice(f"Use `{hip}::par` for `{namespace}::par` under `{_ROCM_GUARD}`, or "
