@@ -1516,9 +1516,9 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
 
 def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_builds(tmp_path: Path) -> None:
     # The sources reach the library through a project function (`app_add_library`, whose
-    # body the walk cannot expand) in a variable only the CUDA arm extends: the CUDA build
-    # passes `trace.cuda.cc`, the ROCm build does not, so it is the CUDA build's. A
-    # documentation target that names every source compiles none of them.
+    # body the walk cannot expand) in a variable each arm extends: the CUDA build passes
+    # `trace.cuda.cc` where the ROCm build passes its twin `trace.hip.cc`, so it is the CUDA
+    # build's. A documentation target that names every source compiles none of them.
     files = {
         "CMakeLists.txt": """\
             cmake_minimum_required(VERSION 3.21)
@@ -1549,6 +1549,20 @@ def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_b
     assert not_built.get("src/trace.cuda.cc") == "listed only on a CUDA-only path (CMakeLists.txt:16)"
     assert not {"src/core.cc", "src/trace.hip.cc"} & not_built.keys()
     assert {f.path for f in scan([root], root).findings if f.severity is not Severity.NOTE} == set()
+    # A call only the CUDA arm makes says nothing more than before: the ROCm arm may compile a
+    # copy of the same file that a build step writes (hipify, configure_file).
+    cuda_call = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "list(APPEND SOURCES src/trace.cuda.cc)", "list(APPEND SOURCES src/trace.cuda.cc)\n  app_add_library(bench src/bench.cu)"),
+        "src/bench.cu": "#include <cublas_v2.h>\n"})
+    assert "src/bench.cu" not in _not_built(_project(tmp_path / "cuda_call", cuda_call))
+    # A CUDA source the ROCm build passes nothing in place of (it adds the file another way,
+    # here through a helper whose body the walk reads without its caller's variables) stays.
+    helper = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "list(APPEND SOURCES src/trace.hip.cc)", "app_add_hip_sources(app)").replace(
+        "function(app_add_library target)",
+        "function(app_add_hip_sources target)\n  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/trace.cuda.cc)\n"
+        "endfunction()\nfunction(app_add_library target)")})
+    assert "src/trace.cuda.cc" not in _not_built(_project(tmp_path / "helper", helper))
     # Where the ROCm build's reading of the argument is incomplete (a variable the lists
     # never set, given on the command line), the CUDA build's reading says nothing.
     unknown = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
@@ -1604,6 +1618,16 @@ def test_a_subproject_only_the_cuda_arm_configures_as_an_external_project_is_the
     # Configured by the ROCm build too (no switch around it), it stays a project to check.
     both = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace("if(FILTERS_CUDA)", "if(TRUE)")})
     assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "both", both))
+    # One folder that both arms configure (with other cache arguments, or fetched by the ROCm
+    # arm), or a relative SOURCE_DIR (the binary folder's): not the CUDA build's alone.
+    for name, arm in (("shared", "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)"),
+                      ("fetched", "FetchContent_Declare(filters_gpu SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)")):
+        shared = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+            "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)", arm)})
+        assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / name, shared))
+    relative = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "${PROJECT_SOURCE_DIR}/backends/cuda", "backends/cuda")})
+    assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "relative", relative))
     # A superbuild that configures its own folder again in the CUDA arm keeps its lists.
     superbuild = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
         "${PROJECT_SOURCE_DIR}/backends/cuda", "${PROJECT_SOURCE_DIR}")})

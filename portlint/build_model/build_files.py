@@ -562,6 +562,17 @@ def _hipify_tools(collector: _Collector, torch_extension: bool) -> frozenset[str
     return frozenset(tools)
 
 
+_BACKEND_WORDS = frozenset({"cuda", "cu", "nv", "nvidia", "hip", "rocm", "roc", "amd"})
+
+
+def _backend_free_name(path: str) -> tuple[str, tuple[str, ...]]:
+    """(folder, the name's words less its backend words and suffix): `prof.cuda.cc`,
+    `prof.hip.cc`, `prof_hip.cpp` and `prof.cu` all give `prof`; `cuda.cc` gives nothing."""
+    folder, name = os.path.split(path)
+    words = re.split(r"[._-]+", Path(name).stem.lower())
+    return folder, tuple(w for w in words if w and w not in _BACKEND_WORDS) or (name,)
+
+
 def _hipified_key(path: str) -> tuple[str, str]:
     """(folder, stem) that a source and its hipified copy share. hipify writes the copy next
     to the source, or into the mirrored folder with `cuda` named `hip` (`cuda/scan.cu` ->
@@ -1548,10 +1559,10 @@ _LIBRARY_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFAC
 _TARGET_COMMANDS = frozenset({"add_library", "add_executable", "cuda_add_library", "cuda_add_executable",
                               "hip_add_library", "hip_add_executable", "target_sources"})
 _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "target_compile_definitions"})
-# Commands that name sources without compiling them: variables, messages, the install step,
-# IDE groups, the documentation (`doxygen_add_docs(docs ${ALL_SOURCES})`), path strings.
-_NAMING_COMMANDS = frozenset({"set", "list", "option", "message", "install", "source_group", "doxygen_add_docs",
-                              "string", "get_filename_component", "cmake_path"})
+# Commands that name sources without compiling or using them: variables, messages, IDE groups,
+# the documentation (`doxygen_add_docs(docs ${ALL_SOURCES})`). (Not `install`, which may ship a
+# kernel compiled at run time, nor the path commands that name a file a build step copies.)
+_NAMING_COMMANDS = frozenset({"set", "list", "option", "message", "source_group", "doxygen_add_docs"})
 # Commands whose arguments name a program the build runs.
 _COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
@@ -1736,6 +1747,9 @@ class _CMakeTree:
         # where some call may run on ROCm, the CUDA build's where only CUDA arms call it.
         self.function_sources: dict[str, dict[str, str]] = {}  # function -> source -> where
         self.function_calls: dict[str, Value] = {}  # function -> does a ROCm build call it
+        # A sub-project's list file that `ExternalProject_Add`/`FetchContent_Declare` configure
+        # (`SOURCE_DIR`) -> (does a ROCm build configure it, first site)
+        self.subprojects: dict[str, tuple[Value, str]] = {}
 
     def read(self) -> None:
         # A ROCm-only list file is a subdirectory of the project, not a project's top.
@@ -1745,6 +1759,9 @@ class _CMakeTree:
                **{name: CMakeValue((BINARY_DIR,)) for name in _BINARY_DIRS}}
         rocm_env, cuda_env = ({**env, **{name: CMakeValue(()) for name in names}} for names in self.unset)
         self._walk(self.top, not self.cuda_only, not self.rocm_only, rocm_env, cuda_env, "")
+        for path, (rocm, where) in self.subprojects.items():
+            if rocm is False and path not in self.walked:
+                self.reached.setdefault(path, (False, where))
         for path, (rocm, where) in self.reached.items():
             if rocm is False:
                 self.build.unread_lists[path] = f"{_READ_ONLY_FROM_CUDA} ({where})"
@@ -1906,26 +1923,53 @@ class _CMakeTree:
             if module is not None:  # `include(MyToolkit)`: MyToolkit.cmake on CMAKE_MODULE_PATH
                 self._walk(module, rocm, cuda, rocm_env, cuda_env, where, parent_envs)
 
-    def _cuda_only_subproject(self, texts: list[str], directory: Path, cuda_env: dict, where: str) -> None:
-        """`ExternalProject_Add(dev_cuda SOURCE_DIR ${PROJECT_SOURCE_DIR}/devices/cuda ...)` in
-        an arm no ROCm build takes: a project of its own that only the CUDA build configures,
-        as an `add_subdirectory` there would be (its folder is then the CUDA build's). Not
-        walked: its configure reads its own cache, not this scope."""
+    def _subproject(self, texts: list[str], directory: Path, rocm: Value, env: dict, where: str) -> None:
+        """`ExternalProject_Add(dev_cuda SOURCE_DIR ${PROJECT_SOURCE_DIR}/devices/cuda ...)`: a
+        project of its own that this one configures. Where only arms no ROCm build takes do
+        (every such call of the tree's, `FetchContent_Declare` too), it is the CUDA build's, as
+        an `add_subdirectory` there is (`read`); else a nested project, read as its own. Not
+        walked: its configure reads its own cache, not this scope. Only an absolute folder
+        (a relative one is the binary folder's), not with `SOURCE_SUBDIR`, and not the tree's
+        own folder or one above it (a superbuild)."""
+        if "SOURCE_SUBDIR" in texts:
+            return
         for keyword, text in zip(texts[1:], texts[2:]):
             if keyword != "SOURCE_DIR":
                 continue
-            items, complete = cmake_expand(text, cuda_env)
-            if not complete or len(items) != 1:
+            items, complete = cmake_expand(text, env)
+            if not complete or len(items) != 1 or not os.path.isabs(items[0]):
                 return
-            lists = os.path.normpath((Path(items[0]) if os.path.isabs(items[0]) else directory / items[0])
-                                     / "CMakeLists.txt")
-            folder = os.path.dirname(lists)
-            if (str(directory) + os.sep).startswith(folder + os.sep) or lists in self.walked:
-                return  # a superbuild of its own project, or a folder the walks read
+            lists = os.path.join(os.path.normpath(items[0]), "CMakeLists.txt")
+            if (str(directory) + os.sep).startswith(os.path.dirname(lists) + os.sep):
+                return
             if self.collector.fs.is_file(lists):
-                before = self.reached.get(lists)
-                self.reached[lists] = (before[0], before[1]) if before else (False, where)
+                before = self.subprojects.get(lists)
+                self.subprojects[lists] = (rocm_path._or(before[0], rocm), before[1]) if before else (rocm, where)
             return
+
+    def _cuda_twins_passed(self, texts: list[str], directory: Path, rocm_env: dict, cuda_env: dict,
+                           where: str) -> None:
+        """A call both builds run (a project's `add_gpu_library(x ${SOURCES})`) that passes the
+        CUDA build a source where the ROCm build passes its backend twin from the same folder
+        (`prof.cuda.cc` for `prof.hip.cc`, `blur.cu` for `blur.hip`): the twin takes its place
+        on ROCm, so it is on the CUDA path, as a target command's CUDA-only source is. Where
+        the ROCm build's reading of an argument is incomplete, that argument says nothing."""
+        def sources(env) -> set[str]:
+            found = set()
+            for text in texts:
+                items, complete = cmake_expand(text, env)
+                if not complete:
+                    return set()
+                found.update(os.path.normpath(item if os.path.isabs(item) else directory / item) for item in items
+                             if Path(item).suffix.lower() in COMPILED_SUFFIXES)
+            return found
+        rocm = sources(rocm_env)
+        if not rocm:
+            return
+        twins = {_backend_free_name(path) for path in rocm}
+        for path in sources(cuda_env) - rocm:
+            if _backend_free_name(path) in twins:
+                self.build.cuda_sources.setdefault(path, where)
 
     @staticmethod
     def _generator_expression_arms(walk: CMakeWalk, arguments, texts: list[str], rocm_env: dict, cuda_env: dict) -> None:
@@ -2041,8 +2085,8 @@ class _CMakeTree:
         if name == "configure_file" and len(texts) >= 2:
             self._configured_defines(texts[0], directory, rocm, cuda, rocm_env, cuda_env)
             return
-        if name == "externalproject_add" and rocm is False:
-            self._cuda_only_subproject(texts, directory, cuda_env, where)
+        if name in ("externalproject_add", "fetchcontent_declare"):
+            self._subproject(texts, directory, rocm, rocm_env if rocm is not False else cuda_env, where)
             return
         if name in ("add_subdirectory", "subdirs", "include") and texts:
             # `subdirs(a b)`: CMake's older `add_subdirectory`, for each folder it names.
@@ -2125,18 +2169,8 @@ class _CMakeTree:
                                 full, f"passed only as the CUDA build's sources ({where})")
                         else:
                             self._rocm_source(walk, full, False)
-        if cuda is not False and not walk.functions:
-            # What the CUDA build passes to it (`add_gpu_library(x ${SOURCES})`, where only the
-            # CUDA build's SOURCES holds `prof.cuda.cc`) is on the CUDA path, as a target
-            # command's sources are; where the ROCm build's reading of an argument is
-            # incomplete, that argument says nothing.
-            for text in texts:
-                if rocm is not False and not cmake_expand(text, rocm_env)[1]:
-                    continue
-                for item in cmake_expand(text, cuda_env)[0]:
-                    if Path(item).suffix.lower() in COMPILED_SUFFIXES:
-                        self.build.cuda_sources.setdefault(
-                            os.path.normpath(item if os.path.isabs(item) else directory / item), where)
+        if rocm is not False and cuda is not False and not walk.functions:
+            self._cuda_twins_passed(texts, directory, rocm_env, cuda_env, where)
 
 
 def _in_build_tree(text: str) -> str | None:
