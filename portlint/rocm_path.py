@@ -458,6 +458,10 @@ _VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
 # CMake's own host variables (`if(APPLE)`, `if(WIN32)`): macOS has no ROCm; Windows has it
 # only for the Radeon targets of AMD's HIP SDK (`targets.windows_possible`).
 _CMAKE_HOSTS_NOT_ON_ROCM = frozenset({"APPLE"})
+# What CMake finds or enables only with NVIDIA's compiler at hand: a machine that builds for
+# ROCm has no nvcc (where one does, its build is CUDA's), so `if(CMAKE_CUDA_COMPILER)` fails
+# there unless the project's lists set the variable on its path.
+_CMAKE_SET_BY_NVCC = frozenset({"CMAKE_CUDA_COMPILER"})
 _CMAKE_WINDOWS = frozenset({"WIN32", "MSVC", "MINGW", "CYGWIN"})
 
 
@@ -502,6 +506,7 @@ class CMakeWalk:
         # project has a ROCm build (in one that has none, that failure is the port's to fix).
         self.refuses_failing_arms = False
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
+        self.returned: tuple[bool, bool] = (False, False)  # did the last `if` chain surely `return()`, per build
         self.unrolling = False  # inside a `foreach` run once per item (`_unrolled`): none nested
         self.unrolled_passes = 0
 
@@ -514,15 +519,25 @@ class CMakeWalk:
     # ---- statements ---------------------------------------------------------------------
     def _block(self, nodes, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> tuple[Value, Value]:
         """Run the nodes; returns whether each build goes on after them (False where a
-        `message(FATAL_ERROR ...)` surely stops it)."""
-        for node in nodes:
+        `message(FATAL_ERROR ...)` surely stops it). A `return()` a build surely reaches
+        (`if(NOT CMAKE_CUDA_COMPILER) return() endif()`) ends the block, the rest of its
+        function or list file, for that build alone: the run goes on after it."""
+        returned = (False, False)
+        for index, node in enumerate(nodes):
             kind = node.type
+            if returned != (False, False):
+                rocm_here, cuda_here = (False if returned[0] else rocm), (False if returned[1] else cuda)
+                self._block([node], rocm_here, cuda_here, rocm_env, cuda_env)
+                continue
             if kind == "normal_command":
                 self._command(node, rocm, cuda, rocm_env, cuda_env)
             elif kind == "if_condition":
                 # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
                 # surely stops a build leaves the rest of the block to the other one.
                 rocm, cuda = self._if(node, rocm, cuda, rocm_env, cuda_env)
+                returned = self.returned
+                if returned[0] and index + 1 < len(nodes):  # what follows, the ROCm build never runs
+                    self.model.ranges.append((nodes[index + 1].start_byte, nodes[-1].end_byte, Status.DEAD))
             elif kind == "foreach_loop" and self._unrolled(node, rocm, cuda, rocm_env, cuda_env):
                 pass  # (a loop over a list the lists give: each pass run with its item)
             elif kind in ("foreach_loop", "while_loop", "block_def"):
@@ -695,6 +710,8 @@ class CMakeWalk:
         stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
         rocm_stops = any(_truth(r) is True for r, _ in stops)
         cuda_stops = any(_truth(c) is True for _, c in stops)
+        returns = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body, "return")]
+        self.returned = (any(_truth(r) is True for r, _ in returns), any(_truth(c) is True for _, c in returns))
         return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
 
     def _plain_sets(self, body) -> set[str]:
@@ -713,12 +730,16 @@ class CMakeWalk:
                 pending.extend(node.children)
         return found
 
-    def _stops(self, body) -> bool:
-        """Does the arm end the configure run (`message(FATAL_ERROR ...)` among its commands)?"""
+    def _stops(self, body, how: str = "message") -> bool:
+        """Does the arm end the configure run (`message(FATAL_ERROR ...)` among its commands),
+        or, `how="return"`, its function or list file (`return()`)?"""
         for node in body.children:
             if node.type == "normal_command":
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                if (name_node is not None and self.source.node_text(name_node).lower() == "message"
+                name = self.source.node_text(name_node).lower() if name_node is not None else ""
+                if how == "return" and name == "return":
+                    return True
+                if (how == "message" and name == "message"
                         and args is not None and _cmake_words(args, self.source)[:1] == ["FATAL_ERROR"]):
                     return True
         return False
@@ -1200,6 +1221,8 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         name = atom[0].removeprefix("${").removesuffix("}")
         if name in _CMAKE_HOSTS_NOT_ON_ROCM or (name in _CMAKE_WINDOWS and not targets.windows_possible()):
             return False, values[1]  # `if(WIN32)`, `if(APPLE)`: a host ROCm does not build on
+        if name in _CMAKE_SET_BY_NVCC and values[0] is None:
+            return False, values[1]
         fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
         return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
     return _platform_atom(" ".join(atom), extra)

@@ -95,6 +95,39 @@ def test_cmake_branches() -> None:
     }
 
 
+def test_cmake_cuda_compiler_and_return() -> None:
+    # A machine that builds for ROCm has no nvcc: `CMAKE_CUDA_COMPILER` is empty there unless
+    # the lists set it. A `return()` the ROCm build surely reaches ends its function or list
+    # file for it (not the configure run: the caller goes on).
+    src = """\
+    if(CMAKE_CUDA_COMPILER)
+      # @a
+    else()
+      # @b
+    endif()
+    function(add_gpu_library target)
+      add_library(${target} ${ARGN})
+      if(NOT CMAKE_CUDA_COMPILER)
+        return()
+      endif()
+      # @c
+      target_link_libraries(${target} PRIVATE CUDA::cudart)
+    endfunction()
+    function(add_tool target)
+      if(NOT BUILD_TOOLS)
+        return()
+      endif()
+      # @d
+    endfunction()
+    # @e
+    """
+    assert statuses(src, "cmake") == {"a": Status.DEAD, "b": Status.LIVE, "c": Status.DEAD, "d": Status.LIVE,
+                                      "e": Status.LIVE}
+    # The project sets the compiler on the path the ROCm build takes: then it is set there.
+    assert statuses('set(CMAKE_CUDA_COMPILER /opt/nvcc)\nif(CMAKE_CUDA_COMPILER)\n  # @a\nendif()\n',
+                    "cmake") == {"a": Status.LIVE}
+
+
 def test_setup_py_branches() -> None:
     src = """\
     import torch
