@@ -48,6 +48,20 @@ def test_renamed_platform_macro_in_a_hiprtc_option_is_fixed_in_place(tmp_path):
     assert result.findings[0].location.start_column == 36
 
 
+def test_the_old_nvidia_platform_name_is_a_note_and_the_old_amd_name_a_warning(tmp_path):
+    """An AMD build never had `__HIP_PLATFORM_NVCC__`: its arms read the same there before ROCm
+    6.0 and after. The old AMD name's arms went dead there."""
+    result = assert_findings("""
+        #ifdef __HIP_PLATFORM_NVCC__
+        #define LANES 32
+        #elif defined(__HIP_PLATFORM_HCC__)
+        #define LANES 64
+        #endif
+    """, "cuda", "P004", "P004", tmp_path=tmp_path, select=("P004",))
+    assert [(f.location.start_line, f.severity.value) for f in result.findings] == [(2, "note"), (4, "warning")]
+    assert all(f.fix.edits for f in result.findings)
+
+
 def _severities(tmp_path, code: str, rule: str) -> list[str]:
     result = assert_findings(code, "cuda", *([rule] * code.count("// gate")), tmp_path=tmp_path, select=(rule,))
     return [f.severity.value for f in sorted(result.findings, key=lambda f: f.location.start_line)]

@@ -1177,9 +1177,15 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
                       m.group()) for m in _OLD_PLATFORM.finditer(text)]
         for start, end, old in spans:
             new = RENAMED_PLATFORM_MACROS[old]
+            # HIP defined the NVIDIA name only on its NVIDIA platform: an AMD build reads every
+            # use of it the same before ROCm 6.0 and after (undefined), so there it is a note.
+            nvidia = old == "__HIP_PLATFORM_NVCC__"
             findings.append(finding(
-                source, start, end, f"`{old}` was removed in ROCm 6.0; HIP no longer defines it.",
+                source, start, end,
+                f"`{old}` was removed in ROCm 6.0; HIP no longer defines it"
+                + (" (on its NVIDIA platform: an AMD build reads this the same either way)." if nvidia else "."),
                 Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
+                severity=Severity.NOTE if nvidia else None,
             ))
     return findings
 
