@@ -507,6 +507,9 @@ class CMakeWalk:
         self.refuses_failing_arms = False
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
         self.returned: tuple[bool, bool] = (False, False)  # did the last `if` chain surely `return()`, per build
+        # CUDA-named variables the arm that builds HIP requires unset (`if(NOT CUDAToolkit_FOUND
+        # AND ...) enable_language(HIP)`): the ROCm build is the one where they are not set.
+        self.hip_requires_unset: set[str] = set()
         self.unrolling = False  # inside a `foreach` run once per item (`_unrolled`): none nested
         self.unrolled_passes = 0
 
@@ -683,6 +686,7 @@ class CMakeWalk:
             # The model reads the chain so too: the other undecidable arms are the CUDA build's.
             arms = [(replace(arm, rocm=False) if i != hip and _truth(r) is False and _truth(arm.rocm) is None
                      else arm, body) for i, ((arm, body), r) in enumerate(zip(arms, rocm_takes))]
+            self.hip_requires_unset.update(_negated_cuda_names(conditions[hip]))
         refused = []  # (arm, build): arms a build that took them would stop in
         for i, ((_, body), r, c) in enumerate(zip(arms, rocm_takes, cuda_takes)):
             stopped = self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
@@ -1199,6 +1203,23 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
         return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {}, selectors)
 
     return parse_or()
+
+
+def _negated_cuda_names(words: list[str]) -> set[str]:
+    """The names an `if` condition that is a plain conjunction (no `OR`, no parentheses)
+    requires unset and that name CUDA: `CUDAToolkit_FOUND` in `NOT CUDAToolkit_FOUND AND
+    backend MATCHES "hip"`."""
+    if "OR" in words or any(w in ("(", ")") for w in words):
+        return set()
+    conjuncts, current = [], []
+    for word in words + ["AND"]:
+        if word == "AND":
+            conjuncts.append(current)
+            current = []
+        else:
+            current.append(word)
+    return {c[1] for c in conjuncts if len(c) == 2 and c[0] == "NOT" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", c[1])
+            and mentions_cuda(c[1])}
 
 
 def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda_env: CMakeEnv,

@@ -1514,6 +1514,36 @@ def test_a_cuda_backends_folder_beside_its_hip_twin_is_the_cuda_builds(tmp_path:
     assert _not_built(_project(tmp_path / "alone", files)) == {}
 
 
+def test_a_cuda_package_the_hip_arm_requires_missing_is_missing_in_the_rocm_build(tmp_path: Path) -> None:
+    # `auto` picks CUDA where its toolkit is found, else HIP: the arm that builds HIP requires
+    # `NOT CUDAToolkit_FOUND`, so the ROCm build is the one without it, and the CUDA arm
+    # above (tested before the HIP arm is read) is the CUDA build's.
+    lists = """\
+        cmake_minimum_required(VERSION 3.21)
+        project(solver LANGUAGES CXX)
+        set(SOLVER_GPU "auto" CACHE STRING "GPU backend: auto, cuda, hip")
+        add_library(solver src/solver.cpp)
+        find_package(CUDAToolkit QUIET)
+        if(CUDAToolkit_FOUND)
+          target_link_libraries(solver PUBLIC CUDA::cudart CUDA::cublas)
+        endif()
+        if(NOT CUDAToolkit_FOUND AND SOLVER_GPU MATCHES "^(auto|hip)$")
+          find_package(rocblas QUIET)
+          if(rocblas_FOUND)
+            enable_language(HIP)
+            target_link_libraries(solver PUBLIC roc::rocblas)
+          endif()
+        endif()
+        """
+    files = {"CMakeLists.txt": lists, "src/solver.cpp": "int solve() { return 0; }\n"}
+    root = _project(tmp_path / "auto", files)
+    assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == []
+    # A HIP arm that does not ask leaves the toolkit's test undecided: the link stays reported.
+    asks_not = dict(files, **{"CMakeLists.txt": lists.replace("NOT CUDAToolkit_FOUND AND ", "")})
+    root = _project(tmp_path / "asks_not", asks_not)
+    assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == ["C003"]
+
+
 def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_builds(tmp_path: Path) -> None:
     # The sources reach the library through a project function (`app_add_library`, whose
     # body the walk cannot expand) in a variable each arm extends: the CUDA build passes
