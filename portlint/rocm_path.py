@@ -458,10 +458,6 @@ _VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
 # CMake's own host variables (`if(APPLE)`, `if(WIN32)`): macOS has no ROCm; Windows has it
 # only for the Radeon targets of AMD's HIP SDK (`targets.windows_possible`).
 _CMAKE_HOSTS_NOT_ON_ROCM = frozenset({"APPLE"})
-# What CMake finds or enables only with NVIDIA's compiler at hand: a machine that builds for
-# ROCm has no nvcc (where one does, its build is CUDA's), so `if(CMAKE_CUDA_COMPILER)` fails
-# there unless the project's lists set the variable on its path.
-_CMAKE_SET_BY_NVCC = frozenset({"CMAKE_CUDA_COMPILER"})
 _CMAKE_WINDOWS = frozenset({"WIN32", "MSVC", "MINGW", "CYGWIN"})
 
 
@@ -714,8 +710,12 @@ class CMakeWalk:
         stops = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body)]
         rocm_stops = any(_truth(r) is True for r, _ in stops)
         cuda_stops = any(_truth(c) is True for _, c in stops)
+        # (not an arm only the ROCm build takes: a test that names HIP, `if(TARGET hip_kernels)`,
+        # `if(ARG_HIP_SOURCES)`, is only guessed true there, and a guessed return would end
+        # the rest for it)
         returns = [(r, c) for (_, body), r, c in zip(arms, rocm_takes, cuda_takes) if self._stops(body, "return")]
-        self.returned = (any(_truth(r) is True for r, _ in returns), any(_truth(c) is True for _, c in returns))
+        self.returned = (any(_truth(r) is True and _truth(c) is not False for r, c in returns),
+                         any(_truth(c) is True and _truth(r) is not False for r, c in returns))
         return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
 
     def _plain_sets(self, body) -> set[str]:
@@ -1242,8 +1242,6 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         name = atom[0].removeprefix("${").removesuffix("}")
         if name in _CMAKE_HOSTS_NOT_ON_ROCM or (name in _CMAKE_WINDOWS and not targets.windows_possible()):
             return False, values[1]  # `if(WIN32)`, `if(APPLE)`: a host ROCm does not build on
-        if name in _CMAKE_SET_BY_NVCC and values[0] is None:
-            return False, values[1]
         fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
         return (values[0] if values[0] is not None else fallback[0], values[1] if values[1] is not None else fallback[1])
     return _platform_atom(" ".join(atom), extra)

@@ -1544,6 +1544,44 @@ def test_a_cuda_package_the_hip_arm_requires_missing_is_missing_in_the_rocm_buil
     assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == ["C003"]
 
 
+def test_the_rocm_build_of_a_project_that_has_one_finds_no_nvcc(tmp_path: Path) -> None:
+    # Where the project builds HIP when nvcc is not found, the ROCm build is the one without
+    # it: `if(CMAKE_CUDA_COMPILER)` arms, and what follows a `return()` taken without it, are
+    # the CUDA build's. In a project with no ROCm build yet, that guarded code is what the
+    # port must compile: it stays reported.
+    lists = """\
+        cmake_minimum_required(VERSION 3.21)
+        project(sim LANGUAGES CXX)
+        include(CheckLanguage)
+        check_language(CUDA)
+        function(sim_gpu_target target)
+          if(NOT CMAKE_CUDA_COMPILER OR NOT ARGN)
+            return()
+          endif()
+          target_link_libraries(${target} PRIVATE CUDA::cublas)
+        endfunction()
+        add_library(sim src/sim.cpp)
+        if(CMAKE_CUDA_COMPILER)
+          enable_language(CUDA)
+          target_sources(sim PRIVATE src/step.cu)
+        else()
+          enable_language(HIP)
+          target_sources(sim PRIVATE src/step.hip)
+        endif()
+        sim_gpu_target(sim cublas)
+        """
+    files = {"CMakeLists.txt": lists, "src/sim.cpp": CLEAN, "src/step.cu": HAZARD, "src/step.hip": CLEAN}
+    root = _project(tmp_path / "ported", files)
+    assert "src/step.cu" in _not_built(root)
+    assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == []
+    unported = dict(files, **{"CMakeLists.txt": lists.replace(
+        "        else()\n          enable_language(HIP)\n          target_sources(sim PRIVATE src/step.hip)\n", "")})
+    del unported["src/step.hip"]
+    root = _project(tmp_path / "unported", unported)
+    assert "src/step.cu" not in _not_built(root)
+    assert {"C003", "W001"} <= {f.code for f in scan([root], root).findings}
+
+
 def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_builds(tmp_path: Path) -> None:
     # The sources reach the library through a project function (`app_add_library`, whose
     # body the walk cannot expand) in a variable each arm extends: the CUDA build passes
@@ -1658,6 +1696,13 @@ def test_a_subproject_only_the_cuda_arm_configures_as_an_external_project_is_the
     relative = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
         "${PROJECT_SOURCE_DIR}/backends/cuda", "backends/cuda")})
     assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "relative", relative))
+    # A ROCm arm that configures a sub-project through a function (its body read without its
+    # caller's variables): any folder may be that one, so none is the CUDA build's alone.
+    through_function = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
+        "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)", "add_backend(hip)").replace(
+        "include(ExternalProject)\n", "include(ExternalProject)\nfunction(add_backend name)\n"
+        "  ExternalProject_Add(filters_${name} SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)\nendfunction()\n")})
+    assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "through_function", through_function))
     # A superbuild that configures its own folder again in the CUDA arm keeps its lists.
     superbuild = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
         "${PROJECT_SOURCE_DIR}/backends/cuda", "${PROJECT_SOURCE_DIR}")})

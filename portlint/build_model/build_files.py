@@ -1563,6 +1563,8 @@ _DEFINE_COMMANDS = frozenset({"add_compile_definitions", "add_definitions", "tar
 # the documentation (`doxygen_add_docs(docs ${ALL_SOURCES})`). (Not `install`, which may ship a
 # kernel compiled at run time, nor the path commands that name a file a build step copies.)
 _NAMING_COMMANDS = frozenset({"set", "list", "option", "message", "source_group", "doxygen_add_docs"})
+# What CMake sets only where NVIDIA's compiler is at hand (`check_language(CUDA)`).
+_SET_WITH_NVCC = frozenset({"CMAKE_CUDA_COMPILER"})
 # Commands whose arguments name a program the build runs.
 _COMMAND_RUNNERS = frozenset({"execute_process", "add_custom_command", "add_custom_target"})
 
@@ -1754,6 +1756,7 @@ class _CMakeTree:
         # A sub-project's list file that `ExternalProject_Add`/`FetchContent_Declare` configure
         # (`SOURCE_DIR`) -> (does a ROCm build configure it, first site)
         self.subprojects: dict[str, tuple[Value, str]] = {}
+        self.subprojects_unresolved = False  # one the ROCm build may configure names a folder out of view
 
     def read(self) -> None:
         # A ROCm-only list file is a subdirectory of the project, not a project's top.
@@ -1763,7 +1766,7 @@ class _CMakeTree:
                **{name: CMakeValue((BINARY_DIR,)) for name in _BINARY_DIRS}}
         rocm_env, cuda_env = ({**env, **{name: CMakeValue(()) for name in names}} for names in self.unset)
         self._walk(self.top, not self.cuda_only, not self.rocm_only, rocm_env, cuda_env, "")
-        for path, (rocm, where) in self.subprojects.items():
+        for path, (rocm, where) in ({} if self.subprojects_unresolved else self.subprojects).items():
             if rocm is False and path not in self.walked:
                 self.reached.setdefault(path, (False, where))
         for path, (rocm, where) in self.reached.items():
@@ -1835,6 +1838,10 @@ class _CMakeTree:
             if self.selectors:
                 walk.selectors |= self.selectors[-1]
             walk.selectors |= self.unset_on_rocm
+            if self.refuses_failing_arms:
+                # In a project with a ROCm build, that build is the one without nvcc: where
+                # nvcc is found (`check_language(CUDA)`), the project builds for CUDA.
+                walk.selectors |= _SET_WITH_NVCC
             self.selectors.append(walk.selectors)
             walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
             walk.on_loop_variable = lambda variable, rocm, cuda: self.sets.note([variable], _sides(rocm, cuda))
@@ -1944,6 +1951,9 @@ class _CMakeTree:
                 continue
             items, complete = cmake_expand(text, env)
             if not complete or len(items) != 1 or not os.path.isabs(items[0]):
+                # (in a function body, whose arguments and caller's variables are not known,
+                # or a folder the reading cannot resolve: it may be any sub-project's)
+                self.subprojects_unresolved |= rocm is not False
                 return
             lists = os.path.join(os.path.normpath(items[0]), "CMakeLists.txt")
             if (str(directory) + os.sep).startswith(os.path.dirname(lists) + os.sep):

@@ -205,23 +205,23 @@ def set_by_its_test(source: SourceFile, node, name: str) -> bool:
 
 
 def _tests_presence(source: SourceFile, test, name: str) -> bool:
-    """`ifdef NAME`, or an `ifeq`/`ifneq` of an empty side against text whose only variable
-    is `name` (`$(strip $(NAME))`, `$(wildcard $(NAME)/.)`)."""
+    """`ifdef NAME`, or an `ifeq`/`ifneq` of an empty side against `$(NAME)` or
+    `$(strip $(NAME))` alone (not `$(wildcard $(NAME)/.)`: with NAME empty that is `/.`)."""
     if test.type in ("ifdef_directive", "ifndef_directive"):
         words = [c for c in test.named_children if c.type == "word"]
         return len(words) == 1 and source.node_text(words[0]) == name
     sides = [c for c in test.named_children]
     if len(sides) != 1 or "," not in source.node_text(test):
         return False  # one side written: the other is empty (`(,$(X))`, `($(X),)`)
-    stack, names = [sides[0]], set()
-    while stack:
-        current = stack.pop()
-        found = reference_name(source, current)
-        if found is not None:
-            names.add(found)
-        else:
-            stack.extend(current.children)
-    return names == {name}
+    side = sides[0]
+    if side.type == "function_call" and function_name(source, side) == "strip":
+        arguments = next((c for c in side.children if c.type == "arguments"), None)
+        parts = [c for c in arguments.named_children] if arguments is not None else []
+        side = parts[0] if len(parts) == 1 and parts[0].type == "text" and len(parts[0].named_children) == 1 \
+            and source.node_text(parts[0]).strip() == source.node_text(parts[0].named_children[0]) \
+            else None
+        side = side.named_children[0] if side is not None else None
+    return side is not None and reference_name(source, side) == name
 
 
 class Makefile:

@@ -392,17 +392,18 @@ def check_cuda_toolkit_path(source: SourceFile) -> list[Finding]:
     findings = []
     for words in sites:
         culprit = next((c for w in words if not is_library_search_flag(w.text)
-                        for c in _toolkit_path_culprits(source, w)), None)
+                        for c in _toolkit_path_culprits(source, w, mk.by_name.keys())), None)
         if culprit is not None:
             start, end, message = culprit
             findings.append(finding(source, start, end, message, Fix.advice(_TOOLKIT_PATH_FIX)))
     return sorted(findings, key=lambda f: f.location.start_byte)
 
 
-def _toolkit_path_culprits(source: SourceFile, word: Word):
+def _toolkit_path_culprits(source: SourceFile, word: Word, assigned=frozenset()):
     found = []
     for node, name in references_under(source, word):
-        if name in _CUDA_ROOTS and not set_by_its_test(source, node, name):
+        # (a test of a variable the file gives a value itself, `CUDA_PATH ?= ...`, always holds)
+        if name in _CUDA_ROOTS and (name in assigned or not set_by_its_test(source, node, name)):
             text = source.node_text(node)
             found.append((node.start_byte, node.end_byte,
                           f"`{text}` without a `ROCM_PATH` fallback finds no toolkit on ROCm."))
