@@ -48,6 +48,15 @@ def _not_built(root: Path) -> dict[str, str]:
     return {Path(p).relative_to(root).as_posix(): reason for p, reason in _read(root).not_built.items()}
 
 
+def _lists_edited(files: dict[str, str], *replacements: tuple[str, str]) -> dict[str, str]:
+    """`files` with its top CMakeLists.txt edited: each (old, new) replaced in turn."""
+    lists = files["CMakeLists.txt"]
+    for old, new in replacements:
+        assert old in lists, old
+        lists = lists.replace(old, new)
+    return dict(files, **{"CMakeLists.txt": lists})
+
+
 # ---- setup.py -------------------------------------------------------------------------------
 SETUP_SELECTS_SOURCES = """\
     import glob
@@ -1619,22 +1628,23 @@ def test_sources_only_the_cuda_build_passes_to_a_project_function_are_the_cuda_b
     assert {f.path for f in scan([root], root).findings if f.severity is not Severity.NOTE} == set()
     # A call only the CUDA arm makes says nothing more than before: the ROCm arm may compile a
     # copy of the same file that a build step writes (hipify, configure_file).
-    cuda_call = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "list(APPEND SOURCES src/trace.cuda.cc)", "list(APPEND SOURCES src/trace.cuda.cc)\n  app_add_library(bench src/bench.cu)"),
-        "src/bench.cu": "#include <cublas_v2.h>\n"})
+    cuda_call = _lists_edited(files, ("list(APPEND SOURCES src/trace.cuda.cc)",
+                                      "list(APPEND SOURCES src/trace.cuda.cc)\n  app_add_library(bench src/bench.cu)"))
+    cuda_call["src/bench.cu"] = "#include <cublas_v2.h>\n"
     assert "src/bench.cu" not in _not_built(_project(tmp_path / "cuda_call", cuda_call))
     # A CUDA source the ROCm build passes nothing in place of (it adds the file another way,
     # here through a helper whose body the walk reads without its caller's variables) stays.
-    helper = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "list(APPEND SOURCES src/trace.hip.cc)", "app_add_hip_sources(app)").replace(
-        "function(app_add_library target)",
-        "function(app_add_hip_sources target)\n  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/trace.cuda.cc)\n"
-        "endfunction()\nfunction(app_add_library target)")})
+    helper = _lists_edited(
+        files, ("list(APPEND SOURCES src/trace.hip.cc)", "app_add_hip_sources(app)"),
+        ("function(app_add_library target)",
+         "function(app_add_hip_sources target)\n"
+         "  target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/trace.cuda.cc)\n"
+         "endfunction()\nfunction(app_add_library target)"))
     assert "src/trace.cuda.cc" not in _not_built(_project(tmp_path / "helper", helper))
     # Where the ROCm build's reading of the argument is incomplete (a variable the lists
     # never set, given on the command line), the CUDA build's reading says nothing.
-    unknown = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "app_add_library(app ${SOURCES})", 'app_add_library(app "${SOURCES};${APP_EXTRA_SOURCES}")')})
+    unknown = _lists_edited(files, ("app_add_library(app ${SOURCES})",
+                                    'app_add_library(app "${SOURCES};${APP_EXTRA_SOURCES}")'))
     assert "src/trace.cuda.cc" not in _not_built(_project(tmp_path / "unknown", unknown))
 
 
@@ -1684,28 +1694,26 @@ def test_a_subproject_only_the_cuda_arm_configures_as_an_external_project_is_the
     assert {f.path for f in scan([root], root).findings if f.severity is not Severity.NOTE} == {
         str(root / "backends/hip/blur.hip")}
     # Configured by the ROCm build too (no switch around it), it stays a project to check.
-    both = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace("if(FILTERS_CUDA)", "if(TRUE)")})
+    both = _lists_edited(files, ("if(FILTERS_CUDA)", "if(TRUE)"))
     assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "both", both))
     # One folder that both arms configure (with other cache arguments, or fetched by the ROCm
     # arm), or a relative SOURCE_DIR (the binary folder's): not the CUDA build's alone.
     for name, arm in (("shared", "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)"),
                       ("fetched", "FetchContent_Declare(filters_gpu SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)")):
-        shared = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-            "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)", arm)})
+        shared = _lists_edited(files, ("ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)",
+                                       arm))
         assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / name, shared))
-    relative = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "${PROJECT_SOURCE_DIR}/backends/cuda", "backends/cuda")})
+    relative = _lists_edited(files, ("${PROJECT_SOURCE_DIR}/backends/cuda", "backends/cuda"))
     assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "relative", relative))
     # A ROCm arm that configures a sub-project through a function (its body read without its
     # caller's variables): any folder may be that one, so none is the CUDA build's alone.
-    through_function = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)", "add_backend(hip)").replace(
-        "include(ExternalProject)\n", "include(ExternalProject)\nfunction(add_backend name)\n"
-        "  ExternalProject_Add(filters_${name} SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)\nendfunction()\n")})
+    through_function = _lists_edited(
+        files, ("ExternalProject_Add(filters_hip SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/hip)", "add_backend(hip)"),
+        ("include(ExternalProject)\n", "include(ExternalProject)\nfunction(add_backend name)\n"
+         "  ExternalProject_Add(filters_${name} SOURCE_DIR ${PROJECT_SOURCE_DIR}/backends/cuda)\nendfunction()\n"))
     assert "backends/cuda/blur.cu" not in _not_built(_project(tmp_path / "through_function", through_function))
     # A superbuild that configures its own folder again in the CUDA arm keeps its lists.
-    superbuild = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "${PROJECT_SOURCE_DIR}/backends/cuda", "${PROJECT_SOURCE_DIR}")})
+    superbuild = _lists_edited(files, ("${PROJECT_SOURCE_DIR}/backends/cuda", "${PROJECT_SOURCE_DIR}"))
     assert "CMakeLists.txt" not in _not_built(_project(tmp_path / "superbuild", superbuild))
 
 
@@ -1761,8 +1769,7 @@ def test_a_vendored_cuda_library_only_the_cuda_arm_adds_is_the_cuda_builds_with_
                                 "third_party/nvsolver/hipport/port.hip": HAZARD})
     assert not {"third_party/nvsolver/hipport/CMakeLists.txt", "third_party/nvsolver/hipport/port.hip"} \
         & _not_built(_project(tmp_path / "rocm_lists", rocm_lists)).keys()
-    unfollowed = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(
-        "enable_language(HIP)\n", "enable_language(HIP)\n  add_subdirectory(${APP_PORTABLE_DIR})\n")})
+    unfollowed = _lists_edited(files, ("enable_language(HIP)\n", "enable_language(HIP)\n  add_subdirectory(${APP_PORTABLE_DIR})\n"))
     assert "third_party/nvsolver/examples/demo.cu" not in _not_built(_project(tmp_path / "unfollowed", unfollowed))
 
 
@@ -1801,7 +1808,7 @@ def test_a_foreach_over_a_known_list_names_each_source(tmp_path: Path) -> None:
         "tested": ("add_executable(${e} cuda/${e}.cu)",
                    'if(e STREQUAL "scan")\n      add_executable(${e} cuda/${e}.cu)\n    endif()'),
     }.items():
-        changed = dict(files, **{"CMakeLists.txt": files["CMakeLists.txt"].replace(old, new)})
+        changed = _lists_edited(files, (old, new))
         assert changed["CMakeLists.txt"] != files["CMakeLists.txt"], name
         assert _not_built(_project(tmp_path / name, changed)) == {}, name
 
