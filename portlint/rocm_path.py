@@ -503,9 +503,11 @@ class CMakeWalk:
         self.refuses_failing_arms = False
         self.functions: list[str] = []  # the function()/macro() bodies being walked, innermost last
         self.returned: tuple[bool, bool] = (False, False)  # did the last `if` chain surely `return()`, per build
-        # CUDA-named variables the arm that builds HIP requires unset (`if(NOT CUDAToolkit_FOUND
-        # AND ...) enable_language(HIP)`): the ROCm build is the one where they are not set.
-        self.hip_requires_unset: set[str] = set()
+        # Each command that builds HIP, with the CUDA-named variables the `if` arms around it
+        # require unset (`if(NOT CUDAToolkit_FOUND AND ...)` around `enable_language(HIP)`);
+        # where every such command of a tree requires one, the ROCm build is where it is unset.
+        self.hip_sites: list[frozenset[str]] = []
+        self.arm_negations: list[set[str]] = []  # those of the arms being walked, outermost first
         self.unrolling = False  # inside a `foreach` run once per item (`_unrolled`): none nested
         self.unrolled_passes = 0
 
@@ -682,10 +684,13 @@ class CMakeWalk:
             # The model reads the chain so too: the other undecidable arms are the CUDA build's.
             arms = [(replace(arm, rocm=False) if i != hip and _truth(r) is False and _truth(arm.rocm) is None
                      else arm, body) for i, ((arm, body), r) in enumerate(zip(arms, rocm_takes))]
-            self.hip_requires_unset.update(_negated_cuda_names(conditions[hip]))
         refused = []  # (arm, build): arms a build that took them would stop in
         for i, ((_, body), r, c) in enumerate(zip(arms, rocm_takes, cuda_takes)):
-            stopped = self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+            self.arm_negations.append(_negated_cuda_names(conditions[i]))
+            try:
+                stopped = self._arm(body.children, _and(rocm, r), _and(cuda, c), rocm_env, cuda_env)
+            finally:
+                self.arm_negations.pop()
             refused.extend((i, side) for side, (stops, taken) in enumerate(zip(stopped, (r, c)))
                            if stops and _truth(taken) is None)
         # A build whose configure would fail in an arm does not take it (`if(WITH_NVSHMEM)`
@@ -770,6 +775,8 @@ class CMakeWalk:
         arguments = [a for a in args.children if a.type == "argument"] if args is not None else []
         if self.on_command is not None:
             self.on_command(node, name, arguments, rocm, cuda, rocm_env, cuda_env)
+        if _truth(rocm) is not False and builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
+            self.hip_sites.append(frozenset().union(*self.arm_negations))
         for side, (taken, env) in enumerate(((rocm, rocm_env), (cuda, cuda_env))):
             if _truth(taken) is not False:
                 parent = self.parent_envs[side] if self.parent_envs is not None and not (

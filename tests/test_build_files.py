@@ -1548,9 +1548,20 @@ def test_a_cuda_package_the_hip_arm_requires_missing_is_missing_in_the_rocm_buil
     root = _project(tmp_path / "auto", files)
     assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == []
     # A HIP arm that does not ask leaves the toolkit's test undecided: the link stays reported.
-    asks_not = dict(files, **{"CMakeLists.txt": lists.replace("NOT CUDAToolkit_FOUND AND ", "")})
-    root = _project(tmp_path / "asks_not", asks_not)
-    assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == ["C003"]
+    # So does a second way to build HIP that does not ask (a ROCm build chosen by name, on a
+    # machine that has the toolkit too), or one only a sub-project's own arm asks.
+    second_route = 'if(SOLVER_GPU STREQUAL "hip")\n  enable_language(HIP)\nendif()\n'
+    for name, edited in (("asks_not", _lists_edited(files, ("NOT CUDAToolkit_FOUND AND ", ""))),
+                         ("second_route", _lists_edited(files, ("add_library(solver src/solver.cpp)\n",
+                                                                "add_library(solver src/solver.cpp)\n" + second_route))),
+                         ("sub_project", {**_lists_edited(files, (
+                             "if(NOT CUDAToolkit_FOUND AND SOLVER_GPU MATCHES",
+                             'add_subdirectory(io)\nif(SOLVER_GPU STREQUAL "hip")\n  enable_language(HIP)\n'
+                             "endif()\nif(FALSE AND SOLVER_GPU MATCHES")),
+                          "io/CMakeLists.txt": 'if(NOT CUDAToolkit_FOUND AND IO_GPU STREQUAL "hip")\n'
+                                               "  enable_language(HIP)\nendif()\n"})):
+        root = _project(tmp_path / name, edited)
+        assert [f.code for f in scan([root], root).findings if f.severity is not Severity.NOTE] == ["C003"], name
 
 
 def test_the_rocm_build_of_a_project_that_has_one_finds_no_nvcc(tmp_path: Path) -> None:

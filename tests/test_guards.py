@@ -60,6 +60,16 @@ def test_the_old_nvidia_platform_name_is_a_note_and_the_old_amd_name_a_warning(t
     """, "cuda", "P004", "P004", tmp_path=tmp_path, select=("P004",))
     assert [(f.location.start_line, f.severity.value) for f in result.findings] == [(2, "note"), (4, "warning")]
     assert all(f.fix.edits for f in result.findings)
+    # Where the file may define the name itself, the AMD build may read the test otherwise.
+    result = assert_findings("""
+        #if !defined(LEGACY_AMD_MARKER)
+        #define __HIP_PLATFORM_NVCC__ 1
+        #endif
+        #ifdef __HIP_PLATFORM_NVCC__
+        #define LANES 32
+        #endif
+    """, "cuda", "P004", tmp_path=tmp_path, select=("P004",))
+    assert [(f.location.start_line, f.severity.value) for f in result.findings] == [(5, "warning")]
 
 
 def _severities(tmp_path, code: str, rule: str) -> list[str]:

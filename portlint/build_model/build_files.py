@@ -1712,8 +1712,11 @@ def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTre
     unset = (frozenset(), frozenset())
     if scratch.rocm_build and not sets.unread_include:
         unset = (sets.only_set_by_the_other_build(True), sets.only_set_by_the_other_build(False))
+    unset_on_rocm: frozenset[str] = frozenset()
+    if scratch.rocm_build and not sets.unread_include and first.hip_sites and not first.build.lists_unresolved:
+        unset_on_rocm = frozenset.intersection(*first.hip_sites)  # what every command building HIP requires unset
     tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=sets.may_be_set,
-                      refuses_failing_arms=scratch.rocm_build, unset_on_rocm=frozenset(first.hip_requires_unset))
+                      refuses_failing_arms=scratch.rocm_build, unset_on_rocm=unset_on_rocm)
     tree.read()
     return tree
 
@@ -1726,10 +1729,10 @@ class _CMakeTree:
                  unset: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()), keeps_models: bool = False,
                  set_anywhere=None, refuses_failing_arms: bool = False, unset_on_rocm: frozenset[str] = frozenset()):
         self.top, self.collector = top, collector
-        # CUDA-named variables the arm that builds HIP requires unset (`CMakeWalk.hip_requires_unset`
+        # CUDA-named variables every command that builds HIP requires unset (`CMakeWalk.hip_sites`
         # of a first reading): tested anywhere, they are the CUDA build's switches
         self.unset_on_rocm = unset_on_rocm
-        self.hip_requires_unset: set[str] = set()  # what this reading's walks found so
+        self.hip_sites: list[frozenset[str]] = []  # (`CMakeWalk.hip_sites` of every walk)
         # name -> may the project's lists set it (`_VariableSetters.may_be_set` of a first reading); None: unknown
         self.set_anywhere = set_anywhere
         self.keeps_models = keeps_models  # the models of the list files it walks are the scan's (`list_ranges`)
@@ -1847,7 +1850,7 @@ class _CMakeTree:
             walk.on_loop_variable = lambda variable, rocm, cuda: self.sets.note([variable], _sides(rocm, cuda))
             in_loop = self.walks_in_loop > 0
             source.rocm_path = walk.run(rocm, cuda)
-            self.hip_requires_unset |= walk.hip_requires_unset
+            self.hip_sites.extend(walk.hip_sites)
             # A file another tree reads too keeps the ranges every walk agrees on; one read in
             # a loop (once per pass, with other variables each time), none (`_agreed_ranges`).
             models = self.collector.list_models.setdefault(key, [])

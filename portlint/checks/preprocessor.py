@@ -1175,19 +1175,30 @@ def check_deprecated_hip_platform_macro(source: SourceFile) -> list[Finding]:
             text = source.node_text(node)
             spans = [(node.start_byte + len(text[:m.start()].encode()), node.start_byte + len(text[:m.end()].encode()),
                       m.group()) for m in _OLD_PLATFORM.finditer(text)]
+        nvidia = kind == "name" and old == "__HIP_PLATFORM_NVCC__" and _reads_as_undefined(condition, old, source)
         for start, end, old in spans:
             new = RENAMED_PLATFORM_MACROS[old]
-            # HIP defined the NVIDIA name only on its NVIDIA platform: an AMD build reads every
-            # use of it the same before ROCm 6.0 and after (undefined), so there it is a note.
-            nvidia = old == "__HIP_PLATFORM_NVCC__"
             findings.append(finding(
                 source, start, end,
                 f"`{old}` was removed in ROCm 6.0; HIP no longer defines it"
-                + (" (on its NVIDIA platform: an AMD build reads this the same either way)." if nvidia else "."),
+                + (" (HIP defined it only on its NVIDIA platform: on AMD this reads as before, unless the project "
+                   "defines the name itself, where the test around that definition is the finding)." if nvidia else "."),
                 Fix.safe(f"Replace `{old}` with `{new}`", Edit(start, end, new)),
                 severity=Severity.NOTE if nvidia else None,
             ))
     return findings
+
+
+def _reads_as_undefined(condition: Condition | None, name: str, source: SourceFile) -> bool:
+    """Does an AMD build decide `condition` as it would with `name` undefined? HIP defined
+    `__HIP_PLATFORM_NVCC__` only on its NVIDIA platform, so where nothing of the project's
+    defines it either, a test of it reads the same there before ROCm 6.0 and after: a note.
+    (A project that defines it itself, `#if !defined(__HIP_PLATFORM_HCC__)` around
+    `#define __HIP_PLATFORM_NVCC__`, changes what AMD compiles: a warning.)"""
+    if condition is None or condition.condition is None:
+        return False
+    as_read = evaluate(condition, source, rocm=True)
+    return truth(as_read) is not None and as_read == evaluate(condition, source, rocm=True, values={name: None})
 
 
 def _defines_the_old_name(node, condition: Condition | None, old: str, source: SourceFile) -> bool:
