@@ -1710,11 +1710,11 @@ def _read_cmake_tree(top: Path, collector: _Collector, candidates) -> "_CMakeTre
         if c.language == CMAKE and c.absolute != str(top) and str(c.absolute) not in first.reached:
             sets.merge(collector.setters_of(c.absolute))
     unset = (frozenset(), frozenset())
+    unset_on_rocm: frozenset[str] = frozenset()
     if scratch.rocm_build and not sets.unread_include:
         unset = (sets.only_set_by_the_other_build(True), sets.only_set_by_the_other_build(False))
-    unset_on_rocm: frozenset[str] = frozenset()
-    if scratch.rocm_build and not sets.unread_include and first.hip_sites and not first.build.lists_unresolved:
-        unset_on_rocm = frozenset.intersection(*first.hip_sites)  # what every command building HIP requires unset
+        if first.hip_sites and not first.build.lists_unresolved:
+            unset_on_rocm = frozenset.intersection(*first.hip_sites)  # what every command building HIP requires unset
     tree = _CMakeTree(top, collector, unset=unset, keeps_models=True, set_anywhere=sets.may_be_set,
                       refuses_failing_arms=scratch.rocm_build, unset_on_rocm=unset_on_rocm)
     tree.read()
@@ -1729,9 +1729,11 @@ class _CMakeTree:
                  unset: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()), keeps_models: bool = False,
                  set_anywhere=None, refuses_failing_arms: bool = False, unset_on_rocm: frozenset[str] = frozenset()):
         self.top, self.collector = top, collector
-        # CUDA-named variables every command that builds HIP requires unset (`CMakeWalk.hip_sites`
-        # of a first reading): tested anywhere, they are the CUDA build's switches
-        self.unset_on_rocm = unset_on_rocm
+        # The CUDA build's switches wherever tested (`CMakeWalk.selectors`): the CUDA-named
+        # variables every command that builds HIP requires unset (`CMakeWalk.hip_sites` of a
+        # first reading), and, in a project with a ROCm build, what only nvcc's presence sets:
+        # that build is the one without nvcc (where nvcc is found, the project builds for CUDA).
+        self.cuda_switches = unset_on_rocm | (_SET_WITH_NVCC if refuses_failing_arms else frozenset())
         self.hip_sites: list[frozenset[str]] = []  # (`CMakeWalk.hip_sites` of every walk)
         # name -> may the project's lists set it (`_VariableSetters.may_be_set` of a first reading); None: unknown
         self.set_anywhere = set_anywhere
@@ -1840,11 +1842,7 @@ class _CMakeTree:
             walk.refuses_failing_arms = self.refuses_failing_arms
             if self.selectors:
                 walk.selectors |= self.selectors[-1]
-            walk.selectors |= self.unset_on_rocm
-            if self.refuses_failing_arms:
-                # In a project with a ROCm build, that build is the one without nvcc: where
-                # nvcc is found (`check_language(CUDA)`), the project builds for CUDA.
-                walk.selectors |= _SET_WITH_NVCC
+            walk.selectors |= self.cuda_switches
             self.selectors.append(walk.selectors)
             walk.on_command = lambda *a: self._command(source, commands_dir, walk, *a)
             walk.on_loop_variable = lambda variable, rocm, cuda: self.sets.note([variable], _sides(rocm, cuda))
