@@ -108,6 +108,59 @@ def test_arch_gate_with_a_working_fallback_is_a_note_and_without_one_a_warning(t
     """, "P002") == ["note", "warning", "warning", "warning", "warning"]
 
 
+def test_arch_gate_whose_fallback_is_a_stub_is_a_warning(tmp_path):
+    """An `#else` that returns a constant without reading the function's inputs, or traps, is
+    no alternative: AMD compiles it and the work is not done (a shuffle returning 0). A
+    fallback that computes from the inputs, or a gate answering a capability question with
+    `true`/`false` in both arms, stays a note."""
+    assert _severities(tmp_path, """
+        #define ZERO_VALUE 0.0
+        __device__ double fetch(const double* p, int i) {
+        #if __CUDA_ARCH__ >= 350  // gate
+          return __ldg(p + i);
+        #else
+          return ZERO_VALUE;  // older GPUs are not supported
+        #endif
+        }
+        __device__ double2 fetch2(const double2* p) {
+        #if __CUDA_ARCH__ >= 350  // gate
+          return __ldg(p);
+        #else
+          return make_double2(0., 0.);
+        #endif
+        }
+        __device__ void add(float* out, float v) {
+        #if __CUDA_ARCH__ >= 700  // gate
+          atomicAdd(out, v);
+        #else
+          assert(0);
+        #endif
+        }
+        __device__ float scale(float v, float s) {
+        #if __CUDA_ARCH__ >= 800  // gate
+          return __fmul_rn(v, s);
+        #else
+          return v * s;
+        #endif
+        }
+        __device__ bool has_async_copy() {
+        #if __CUDA_ARCH__ >= 800  // gate
+          return true;
+        #else
+          return false;
+        #endif
+        }
+        __device__ float first(const float* p) {
+          float local = p[0];
+        #if __CUDA_ARCH__ >= 800  // gate
+          return __ldg(p);
+        #else
+          return local;
+        #endif
+        }
+    """, "P002") == ["warning", "warning", "warning", "note", "note", "note"]
+
+
 def test_version_guard_is_a_note_and_a_toolchain_test_a_warning(tmp_path):
     """A threshold on a version macro, which reads as 0 on ROCm, builds there what an older
     toolkit builds (with or without an arm in its place): code the project keeps. A test of

@@ -425,7 +425,8 @@ from collections.abc import Iterator  # noqa: E402
 
 from portlint import queries  # noqa: E402
 from portlint.checks.assembly import ASM_QUERY  # noqa: E402
-from portlint.checks.cpp import integer_value, strip_parens  # noqa: E402
+from portlint.checks.cpp import (  # noqa: E402
+    arguments, callee_name, enclosing_function, integer_value, named_descendants, strip_parens)
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
 from portlint.source import CUDA  # noqa: E402
@@ -486,12 +487,89 @@ def _joined(condition: Condition, source: SourceFile, operator: str, test: str) 
 
 
 def _fallback_on_rocm(condition: Condition, source: SourceFile):
-    """The later arm of `condition`'s chain that ROCm surely takes (`_arm_taken_on_rocm`), when
-    it holds code and no `#error`: AMD then compiles a working alternative (`#if
-    __CUDA_ARCH__ >= 800` fast path, `#else` generic path), which costs speed at most. None
-    when ROCm takes no later arm, the choice is undecidable, or that arm is empty or fails."""
+    """The later arm of `condition`'s chain that ROCm surely takes (`_arm_taken_on_rocm`) as
+    (node, body), when it holds code and no `#error`: AMD then compiles an alternative (`#if
+    __CUDA_ARCH__ >= 800` fast path, `#else` generic path). None when ROCm takes no later arm,
+    the choice is undecidable, or that arm is empty or fails."""
     taken = _arm_taken_on_rocm(condition, source)
-    return taken[0] if taken is not None and _working_arm(taken[1], source) else None
+    return taken if taken is not None and _working_arm(taken[1], source) else None
+
+
+# Calls that end a device thread's work: the stub arm of a gate ("unsupported here").
+_TRAP_CALLS = frozenset({"__trap", "__builtin_trap", "abort", "std::abort", "__assertfail", "__assert_fail"})
+_CONSTANT_LEAVES = frozenset({
+    "number_literal", "char_literal", "true", "false", "null", "nullptr", "string_literal", "concatenated_string",
+    "sizeof_expression"})
+_CONSTANT_WRAPPERS = frozenset({
+    "parenthesized_expression", "unary_expression", "binary_expression", "cast_expression", "initializer_list",
+    "compound_literal_expression", "argument_list", "type_descriptor"})
+
+
+def _stub_kind(body: list, source: SourceFile) -> str | None:
+    """What a function body's arm does where it is a stub, not an alternative: "returns a
+    constant" (`return 0;`, `return make_double2(0., 0.);`, `return ZERO;`: no parameter or
+    local of the function is read) or "traps" (`__trap()`, `assert(0)`, `asm("trap;")`); else
+    None (it computes from its inputs, or stands outside a function body)."""
+    code = [node for node in body if node.type != "comment"]
+    if not code:
+        return None
+    function = enclosing_function(code[0])
+    if function is None:
+        return None
+    names = {source.node_text(n) for n in named_descendants(function)
+             if n.type == "identifier" and n.parent is not None and n.parent.type in _DECLARING_PARENTS}
+    kinds = set()
+    for node in code:
+        if node.type == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            if value is not None and not _constant_expression(value, names, source):
+                return None
+            kinds.add("returns a constant")
+        elif node.type == "expression_statement" and _traps(node, source):
+            kinds.add("traps")
+        else:
+            return None
+    return " or ".join(sorted(kinds, reverse=True))
+
+
+_DECLARING_PARENTS = frozenset({
+    "parameter_declaration", "init_declarator", "declaration", "pointer_declarator", "reference_declarator",
+    "array_declarator", "optional_parameter_declaration", "for_range_loop"})
+
+
+def _constant_expression(node, names: set[str], source: SourceFile) -> bool:
+    """Does an expression read no parameter or local of its function (literals, calls and
+    casts of literals, names declared elsewhere such as a project's `ZERO` macro)?"""
+    if node.type in _CONSTANT_LEAVES:
+        return True
+    if node.type in ("identifier", "qualified_identifier"):
+        return source.node_text(node) not in names
+    if node.type == "call_expression":
+        args = node.child_by_field_name("arguments")
+        return args is not None and all(_constant_expression(a, names, source) for a in args.named_children
+                                        if a.type != "comment")
+    if node.type in _CONSTANT_WRAPPERS:
+        return all(_constant_expression(c, names, source) for c in node.named_children
+                   if c.type not in ("comment", "type_descriptor", "primitive_type", "type_identifier"))
+    if node.type in ("primitive_type", "type_identifier"):
+        return True
+    return False
+
+
+def _traps(statement, source: SourceFile) -> bool:
+    """`__trap();`, `abort();`, `assert(0);`/`assert(false);` or `asm("trap;");`."""
+    expression = statement.named_children[0] if statement.named_children else None
+    if expression is None:
+        return False
+    if expression.type == "gnu_asm_expression":
+        return "trap" in source.node_text(expression)
+    if expression.type != "call_expression":
+        return False
+    name = callee_name(expression, source)
+    if name in _TRAP_CALLS:
+        return True
+    args = [a for a in arguments(expression) if a.type != "comment"]
+    return name == "assert" and len(args) == 1 and source.node_text(strip_parens(args[0])) in ("0", "false")
 
 
 def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int | None, tuple[str, ...]] | None:
@@ -694,8 +772,15 @@ def check_cuda_arch_feature_gate(source: SourceFile) -> list[Finding]:
             message = f"`{gate}` is never true on AMD; the code it gates is compiled out."
             fallback = _fallback_on_rocm(condition, source)
             flags = _flag_fallbacks(condition, source) if fallback is None else None
-            if fallback is not None:
-                line = source.line_of(fallback.start_byte) + 1
+            stub = _stub_kind(fallback[1], source) if fallback is not None else None
+            if stub is not None and _stub_kind(_arm_body(condition), source) is not None:
+                stub = None  # `return true;` / `return false;`: a capability answer, not a stub
+            if fallback is not None and stub is not None:
+                line = source.line_of(fallback[0].start_byte) + 1
+                message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}): a stub "
+                           f"that {stub}, so the work the gate guards is not done there.")
+            elif fallback is not None:
+                line = source.line_of(fallback[0].start_byte) + 1
                 message = (f"`{gate}` is never true on AMD, which compiles the fallback arm (line {line}) "
                            "instead of the code it gates.")
                 severity = Severity.NOTE  # a working alternative: speed at most
@@ -1091,7 +1176,7 @@ def check_nvcc_only_macro(source: SourceFile) -> list[Finding]:
         fallback = None if on_rocm else _fallback_on_rocm(condition, source)
         toolkit = _as_a_toolkit(condition, source, macros, on_rocm)
         if fallback is not None:
-            line = source.line_of(fallback.start_byte) + 1
+            line = source.line_of(fallback[0].start_byte) + 1
             message = (f"`{macro}` is undefined on ROCm, so this branch is left out there and the "
                        f"arm at line {line} is compiled instead; check that it is right for HIP.")
             severity = Severity.NOTE  # a compiled alternative: hip-clang says if it is not
