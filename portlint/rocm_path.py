@@ -777,11 +777,28 @@ class CMakeWalk:
             self.on_command(node, name, arguments, rocm, cuda, rocm_env, cuda_env)
         if _truth(rocm) is not False and builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
             self.hip_sites.append(frozenset().union(*self.arm_negations))
+        unmet = self._dependencies_unmet(arguments, rocm_env, cuda_env) if name == "cmake_dependent_option" else None
         for side, (taken, env) in enumerate(((rocm, rocm_env), (cuda, cuda_env))):
-            if _truth(taken) is not False:
+            if unmet is not None and unmet[0][side] and _truth(taken) is True:
+                env[unmet[1]] = CMakeValue((unmet[2],), definite=True)  # forced: the user cannot turn it on
+            elif _truth(taken) is not False:
                 parent = self.parent_envs[side] if self.parent_envs is not None and not (
                     self.in_function or self.in_block) else None
                 _assign(name, arguments, self.source, env, parent, _truth(taken) is True)
+
+    def _dependencies_unmet(self, arguments, rocm_env: CMakeEnv, cuda_env: CMakeEnv):
+        """`cmake_dependent_option(<name> "<help>" <default> "<depends>" <force>)`: CMake
+        sets <name> to <force> where a condition of <depends> (`;`-separated `if()`
+        conditions) is false. ((ROCm build unmet, CUDA build unmet), name, force) with each
+        build's verdict surely known (`ENABLE_CUDA` beside `ENABLE_HIP` is off in the ROCm
+        build), else None (too few arguments)."""
+        texts = [argument_text(a, self.source) for a in arguments]
+        if len(texts) < 5:
+            return None
+        conditions = [c.split() for c in texts[3][0].split(";") if c.strip()]
+        verdicts = [_eval_cmake(words, self.extra, rocm_env, cuda_env, self.selectors) for words in conditions]
+        unmet = tuple(any(verdict[side] is False for verdict in verdicts) for side in (0, 1))
+        return unmet, texts[0][0], texts[4][0]
 
 
 _MAX_UNROLLED = 256  # passes of `foreach` bodies run one by one in a walk; past it, read once, undecided

@@ -87,6 +87,22 @@ def test_cmake_cuda_switch_without_a_hip_twin_decides_nothing(tmp_path: Path) ->
     assert _cmake_findings(tmp_path, lone) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
 
 
+def test_an_option_that_depends_on_the_cuda_switch_is_off_in_the_rocm_build(tmp_path: Path) -> None:
+    """`cmake_dependent_option(MYLIB_CUDA_KERNELS ... ON "MYLIB_BUILD_CUDA" OFF)`: CMake forces
+    the option off where the CUDA switch is off, as in the ROCm build, so what it guards is
+    the CUDA build's. An option depending on either backend, or on a switch with no HIP
+    twin, still guards code the ROCm build may compile."""
+    dependent = LISTS.replace("  add_library(mylib_cuda cuda/reduce.cu)\n", "") + (
+        'include(CMakeDependentOption)\n'
+        'cmake_dependent_option(MYLIB_CUDA_KERNELS "CUDA kernels" ON "MYLIB_BUILD_CUDA" OFF)\n'
+        'if(MYLIB_CUDA_KERNELS)\n  add_library(mylib_cuda cuda/reduce.cu)\nendif()\n')
+    assert _cmake_findings(tmp_path, dependent) == set()
+    either = dependent.replace('"MYLIB_BUILD_CUDA" OFF', '"MYLIB_BUILD_CUDA OR MYLIB_BUILD_HIP" OFF')
+    assert _cmake_findings(tmp_path, either) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
+    unrelated = dependent.replace('"MYLIB_BUILD_CUDA" OFF', '"MYLIB_WITH_MPI" OFF')
+    assert _cmake_findings(tmp_path, unrelated) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
+
+
 SPARSE = """\
 #include "config.h"
 #if defined(MYLIB_USING_CUSPARSE)
