@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import posixpath
 import re
 from collections.abc import Callable
@@ -1681,34 +1682,13 @@ class PythonNames:
     `self`) and names assigned once: what a test calling or naming them stands for."""
 
     def __init__(self, tree: ast.AST):
+        self._tree = tree
         self._functions: dict[str, list[ast.AST]] = {}
         # name -> [(value, the `if` whose body holds the assignment, or None)]
         self._assigned: dict[str, list[tuple[ast.expr | None, ast.If | None]]] = {}
         nodes = module_nodes(tree)
         guards = {id(child): node for node in nodes if isinstance(node, ast.If) for child in node.body}
-        # Each statement's place: (its statement list, its index there).
-        self._places: dict[int, tuple[int, int]] = {
-            id(statement): (id(block), i) for node in nodes for field in ("body", "orelse", "finalbody")
-            for block in [getattr(node, field, None)] if isinstance(block, list)
-            for i, statement in enumerate(block)}
-        self._statements: dict[int, ast.AST] = {}  # id(value) -> its assignment
-        # Names bound some other way somewhere in the file (a parameter, a loop or `with`
-        # target, an import): another variable of the same name may be read where one is.
-        self._bound_otherwise: set[str] = set()
         for node in nodes:
-            if isinstance(node, ast.arg):
-                self._bound_otherwise.add(node.arg)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                self._bound_otherwise.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                self._bound_otherwise.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._bound_otherwise.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                self._bound_otherwise.update(node.names)
-        for node in nodes:
-            if isinstance(node, ast.Assign):
-                self._statements[id(node.value)] = node
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Assign):
@@ -1720,6 +1700,39 @@ class PythonNames:
                             self._assigned.setdefault(name.id, []).append((None, None))
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
                 self._assigned.setdefault(node.target.id, []).append((None, None))  # more than one value
+
+    # What only a flag set under a test after its default asks (`_flag`), made on that first
+    # question: most build scripts never ask it, and these walks cost more than the rest.
+    @functools.cached_property
+    def _places(self) -> dict[int, tuple[int, int]]:
+        """id(statement) -> (id of its statement list, its index there)."""
+        return {id(statement): (id(block), i) for node in module_nodes(self._tree)
+                for field in ("body", "orelse", "finalbody")
+                for block in [getattr(node, field, None)] if isinstance(block, list)
+                for i, statement in enumerate(block)}
+
+    @functools.cached_property
+    def _statements(self) -> dict[int, ast.AST]:
+        """id(value) -> its assignment."""
+        return {id(node.value): node for node in module_nodes(self._tree) if isinstance(node, ast.Assign)}
+
+    @functools.cached_property
+    def _bound_otherwise(self) -> set[str]:
+        """Names bound some other way somewhere in the file (a parameter, a loop or `with`
+        target, an import): another variable of the same name may be read where one is."""
+        bound: set[str] = set()
+        for node in module_nodes(self._tree):
+            if isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                bound.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                bound.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                bound.update(node.names)
+        return bound
 
     def _flag(self, name: str) -> ast.expr | None:
         """What a name the file assigns stands for: its one value; or, for a flag given a
