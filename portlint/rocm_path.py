@@ -455,7 +455,9 @@ _COMPARISONS = frozenset({"STREQUAL", "EQUAL", "MATCHES"})
 _ORDERINGS = frozenset({"LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL", "STRLESS", "STRGREATER",
                         "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS", "VERSION_GREATER",
                         "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL"})
-_VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}")
+# `${NAME}`, and `@NAME@` in a template `configure_file` copies (a package config file's
+# `if(@PKG_ENABLE_CUDA@)`): the value NAME holds in the build that configures it.
+_VARIABLE_REF = re.compile(r"\$\{([A-Za-z0-9_.+-]+)\}|@([A-Za-z_][A-Za-z0-9_]*)@")
 # CMake's own host variables (`if(APPLE)`, `if(WIN32)`): macOS has no ROCm; Windows has it
 # only for the Radeon targets of AMD's HIP SDK (`targets.windows_possible`).
 _CMAKE_HOSTS_NOT_ON_ROCM = frozenset({"APPLE"})
@@ -889,7 +891,7 @@ def argument_text(arg, source: SourceFile) -> tuple[str, bool]:
 
 def variable_references(text: str) -> list[str]:
     """The variables `${NAME}` in an argument's text names (not those inside a nested one)."""
-    return _VARIABLE_REF.findall(text)
+    return [braced or templated for braced, templated in _VARIABLE_REF.findall(text)]
 
 
 def name_shape(text: str) -> tuple[str, ...] | None:
@@ -935,7 +937,7 @@ def cmake_expand(text: str, env: CMakeEnv) -> tuple[list[str], bool]:
         m = _VARIABLE_REF.search(text)
         if m is None:
             break
-        value = env.get(m.group(1))
+        value = env.get(m.group(1) or m.group(2))
         complete = complete and value is not None
         text = text[:m.start()] + (value.text if value is not None else "") + text[m.end():]
     else:
@@ -1264,7 +1266,7 @@ def _cmake_atom(atom: list[str], extra: frozenset[str], rocm_env: CMakeEnv, cuda
         values = tuple(_variable_truth(atom[0], env) for env in (rocm_env, cuda_env))
         if values[0] is not None and values[1] is not None:
             return values
-        name = atom[0].removeprefix("${").removesuffix("}")
+        name = _referenced_name(atom[0]) or atom[0]
         if name in _CMAKE_HOSTS_NOT_ON_ROCM or (name in _CMAKE_WINDOWS and not targets.windows_possible()):
             return False, values[1]  # `if(WIN32)`, `if(APPLE)`: a host ROCm does not build on
         fallback = (False, True) if name in selectors else _platform_atom(atom[0], extra)
@@ -1319,12 +1321,19 @@ def _backend_selector(atom: list[str]) -> tuple[Value, Value] | None:
     return None
 
 
+def _referenced_name(word: str) -> str | None:
+    """NAME where a word is one reference to it, `${NAME}` or a template's `@NAME@`."""
+    m = _VARIABLE_REF.fullmatch(word)
+    return (m.group(1) or m.group(2)) if m is not None else None
+
+
 def _variable_truth(word: str, env: CMakeEnv) -> Value:
     """`if(VAR)` / `if(${VAR})` with what the build holds, None when not surely known."""
     if word.startswith('"'):
         return None
-    expanded = word.startswith("${") and word.endswith("}")
-    value = env.get(word[2:-1] if expanded else word)
+    referenced = _referenced_name(word)
+    expanded = referenced is not None
+    value = env.get(referenced if expanded else word)
     if value is None or not value.definite:
         return None
     truth = cmake_truth(value.text)

@@ -103,6 +103,35 @@ def test_an_option_that_depends_on_the_cuda_switch_is_off_in_the_rocm_build(tmp_
     assert _cmake_findings(tmp_path, unrelated) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
 
 
+CONFIG_TEMPLATE = """\
+# Installed for projects that use mylib; configure_file fills in the @...@ values.
+set(MYLIB_BUILD_CUDA @MYLIB_BUILD_CUDA@)
+if(MYLIB_BUILD_CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  target_link_libraries(Mylib::mylib INTERFACE CUDA::cublas)
+endif()
+if(@MYLIB_BUILD_CUDA@)
+  target_link_libraries(Mylib::mylib INTERFACE CUDA::cusparse)
+endif()
+if(@MYLIB_BUILD_HIP@)
+  find_package(hip REQUIRED)
+endif()
+"""
+
+
+def test_a_package_config_template_reads_the_build_s_switches(tmp_path: Path) -> None:
+    """`@MYLIB_BUILD_CUDA@` in a template `configure_file` copies is the value the switch
+    holds in the build that installs it: off in the ROCm build, so the CUDA libraries the
+    template links are the CUDA build's. A value that is no backend switch decides nothing."""
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "MylibConfig.cmake").write_text(CONFIG_TEMPLATE)
+    lists = LISTS + 'configure_file(cmake/MylibConfig.cmake MylibConfig.cmake @ONLY)\n'
+    assert _cmake_findings(tmp_path, lists) == set()
+    lone = CONFIG_TEMPLATE.replace("if(@MYLIB_BUILD_CUDA@)", "if(@MYLIB_WITH_BLAS@)")
+    (tmp_path / "cmake" / "MylibConfig.cmake").write_text(lone)
+    assert _cmake_findings(tmp_path, lists) == {("MylibConfig.cmake", "C003")}
+
+
 SPARSE = """\
 #include "config.h"
 #if defined(MYLIB_USING_CUSPARSE)
