@@ -535,6 +535,8 @@ class CMakeWalk:
                 continue
             if kind == "normal_command":
                 self._command(node, rocm, cuda, rocm_env, cuda_env)
+                if self.refuses_failing_arms and _truth(rocm) is None and self._needs_the_cuda_toolkit(node):
+                    rocm = False  # a ROCm build that came here would stop: it does not come
             elif kind == "if_condition":
                 # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
                 # surely stops a build leaves the rest of the block to the other one.
@@ -755,6 +757,18 @@ class CMakeWalk:
                         and args is not None and _cmake_words(args, self.source)[:1] == ["FATAL_ERROR"]):
                     return True
         return False
+
+    def _needs_the_cuda_toolkit(self, node) -> bool:
+        """Does the command fail a configure run that has no CUDA toolkit, as a ROCm build's
+        has none: `enable_language(CUDA)` (no nvcc to find), `find_package(CUDAToolkit
+        REQUIRED)` or `find_package(CUDA REQUIRED)`?"""
+        name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+        if name_node is None or args is None:
+            return False
+        name, words = self.source.node_text(name_node).lower(), _cmake_words(args, self.source)
+        if name == "enable_language":
+            return "CUDA" in words
+        return name == "find_package" and words[:1] in (["CUDAToolkit"], ["CUDA"]) and "REQUIRED" in words[1:]
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)

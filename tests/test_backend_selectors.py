@@ -82,8 +82,9 @@ def test_cmake_backend_switch_pair(tmp_path: Path) -> None:
 
 
 def test_cmake_cuda_switch_without_a_hip_twin_decides_nothing(tmp_path: Path) -> None:
+    # (without the arm's `enable_language(CUDA)`, which alone shows a ROCm build cannot take it)
     lone = LISTS.replace('option(MYLIB_BUILD_HIP "Build the HIP backend" OFF)\n', "").replace(
-        "if(MYLIB_BUILD_HIP)", "if(HIP_FOUND)")
+        "if(MYLIB_BUILD_HIP)", "if(HIP_FOUND)").replace("  enable_language(CUDA)\n", "")
     assert _cmake_findings(tmp_path, lone) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
 
 
@@ -101,6 +102,22 @@ def test_an_option_that_depends_on_the_cuda_switch_is_off_in_the_rocm_build(tmp_
     assert _cmake_findings(tmp_path, either) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
     unrelated = dependent.replace('"MYLIB_BUILD_CUDA" OFF', '"MYLIB_WITH_MPI" OFF')
     assert _cmake_findings(tmp_path, unrelated) == {("reduce.cu", "W001"), ("reduce.cu", "W002")}
+
+
+def test_an_arm_that_needs_the_cuda_toolkit_is_not_the_rocm_build_s(tmp_path: Path) -> None:
+    """In a project that builds for ROCm, an optional arm that requires the CUDA toolkit
+    (`find_package(CUDAToolkit REQUIRED)`, `enable_language(CUDA)`) would stop a ROCm
+    configure run, which has none: the ROCm build does not take it. A project without a
+    ROCm build, or a toolkit found only if present, keeps the arm's hazards."""
+    sparse = LISTS.replace("  add_library(mylib_cuda cuda/reduce.cu)\n", "") + (
+        'option(MYLIB_SPARSE "sparse kernels" OFF)\n'
+        'if(MYLIB_SPARSE)\n  find_package(CUDAToolkit REQUIRED)\n  add_library(mylib_sparse cuda/reduce.cu)\nendif()\n')
+    assert _cmake_findings(tmp_path, sparse) == set()
+    assert _cmake_findings(tmp_path, sparse.replace("CUDAToolkit REQUIRED", "CUDAToolkit QUIET")) == {
+        ("reduce.cu", "W001"), ("reduce.cu", "W002")}
+    unported = sparse.replace("  enable_language(HIP)\n", "").replace("  set(CMAKE_HIP_ARCHITECTURES gfx90a)\n", "") \
+        .replace("  add_compile_definitions(MYLIB_WITH_HIP)\n", "").replace("hip/reduce.hip", "hip/reduce.cpp")
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, unported)
 
 
 CONFIG_TEMPLATE = """\
