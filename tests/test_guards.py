@@ -109,10 +109,10 @@ def test_arch_gate_with_a_working_fallback_is_a_note_and_without_one_a_warning(t
 
 
 def test_arch_gate_whose_fallback_is_a_stub_is_a_warning(tmp_path):
-    """An `#else` that returns a constant without reading the function's inputs, or traps, is
+    """An `#else` that only returns literals (or a name the file defines as one), or traps, is
     no alternative: AMD compiles it and the work is not done (a shuffle returning 0). A
-    fallback that computes from the inputs, or a gate answering a capability question with
-    `true`/`false` in both arms, stays a note."""
+    fallback that reads anything (an input, a global, a call's result), or a gate answering
+    a capability question with `true`/`false` in both arms, stays a note."""
     assert _severities(tmp_path, """
         #define ZERO_VALUE 0.0
         __device__ double fetch(const double* p, int i) {
@@ -158,7 +158,37 @@ def test_arch_gate_whose_fallback_is_a_stub_is_a_warning(tmp_path):
           return local;
         #endif
         }
-    """, "P002") == ["warning", "warning", "warning", "note", "note", "note"]
+        __device__ float bias_table[4];
+        __device__ float bias(int i) {
+        #if __CUDA_ARCH__ >= 350  // gate
+          return __ldg(&bias_table[i]);
+        #else
+          return bias_table[0];
+        #endif
+        }
+        __device__ long long stamp() {
+        #if __CUDA_ARCH__ >= 700  // gate
+          return clock64() + 1;
+        #else
+          return clock64();
+        #endif
+        }
+        __device__ int lanes() {
+        #if __CUDA_ARCH__ >= 300  // gate
+          return warpSize;
+        #else
+          return 32;
+        #endif
+        }
+        __device__ void check(int v) {
+        #if __CUDA_ARCH__ >= 600  // gate
+          atomicAdd(&v, 1);
+        #else
+          printf("needs sm_60\\n");
+          assert(false && "needs sm_60");
+        #endif
+        }
+    """, "P002") == ["warning", "warning", "warning", "note", "note", "note", "note", "note", "warning", "warning"]
 
 
 def test_version_guard_is_a_note_and_a_toolchain_test_a_warning(tmp_path):

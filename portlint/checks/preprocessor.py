@@ -497,68 +497,96 @@ def _fallback_on_rocm(condition: Condition, source: SourceFile):
 
 # Calls that end a device thread's work: the stub arm of a gate ("unsupported here").
 _TRAP_CALLS = frozenset({"__trap", "__builtin_trap", "abort", "std::abort", "__assertfail", "__assert_fail"})
-_CONSTANT_LEAVES = frozenset({
-    "number_literal", "char_literal", "true", "false", "null", "nullptr", "string_literal", "concatenated_string",
-    "sizeof_expression"})
+_LITERALS = frozenset({"number_literal", "char_literal", "true", "false", "null", "nullptr"})
 _CONSTANT_WRAPPERS = frozenset({
     "parenthesized_expression", "unary_expression", "binary_expression", "cast_expression", "initializer_list",
-    "compound_literal_expression", "argument_list", "type_descriptor"})
+    "compound_literal_expression"})
 
 
 def _stub_kind(body: list, source: SourceFile) -> str | None:
-    """What a function body's arm does where it is a stub, not an alternative: "returns a
-    constant" (`return 0;`, `return make_double2(0., 0.);`, `return ZERO;`: no parameter or
-    local of the function is read) or "traps" (`__trap()`, `assert(0)`, `asm("trap;")`); else
-    None (it computes from its inputs, or stands outside a function body)."""
+    """What a function body's arm does where it is a stub, not an alternative: "traps"
+    (`__trap()`, `assert(0)`, `asm("trap;")`, whatever follows) or "returns a constant"
+    (`return 0;`, `return make_double2(0., 0.);`, `return ZERO;` with `#define ZERO 0.0` in
+    the file); else None. A name that may hold a value (a member, a global, `warpSize`, a
+    macro defined elsewhere), a call without arguments (`clock64()`) or a bare `return;` is
+    no constant: when in doubt, the arm is an alternative."""
     code = [node for node in body if node.type != "comment"]
-    if not code:
+    if not code or enclosing_function(code[0]) is None:
         return None
-    function = enclosing_function(code[0])
-    if function is None:
-        return None
-    names = {source.node_text(n) for n in named_descendants(function)
-             if n.type == "identifier" and n.parent is not None and n.parent.type in _DECLARING_PARENTS}
-    kinds = set()
+    returns = False
     for node in code:
-        if node.type == "return_statement":
-            value = node.named_children[0] if node.named_children else None
-            if value is not None and not _constant_expression(value, names, source):
-                return None
-            kinds.add("returns a constant")
-        elif node.type == "expression_statement" and _traps(node, source):
-            kinds.add("traps")
-        else:
+        if node.type == "expression_statement" and _traps(node, source):
+            return "traps"
+        if node.type == "expression_statement" and _prints(node, source):
+            continue  # `printf("not supported\\n");` before the trap or the return
+        if node.type != "return_statement":
             return None
-    return " or ".join(sorted(kinds, reverse=True))
+        value = next((c for c in node.named_children if c.type != "comment"), None)
+        if value is None or not _constant_expression(value, source):
+            return None
+        returns = True
+    return "returns a constant" if returns else None
 
 
-_DECLARING_PARENTS = frozenset({
-    "parameter_declaration", "init_declarator", "declaration", "pointer_declarator", "reference_declarator",
-    "array_declarator", "optional_parameter_declaration", "for_range_loop"})
-
-
-def _constant_expression(node, names: set[str], source: SourceFile) -> bool:
-    """Does an expression read no parameter or local of its function (literals, calls and
-    casts of literals, names declared elsewhere such as a project's `ZERO` macro)?"""
-    if node.type in _CONSTANT_LEAVES:
+def _constant_expression(node, source: SourceFile, depth: int = 0) -> bool:
+    """Is an expression made of literals only: literals, arithmetic and casts of them, calls
+    and braces given only such arguments (`make_double2(0., 0.)`, `T(0)`), or a name this
+    file defines as a literal (`#define ZERO 0.0`)?"""
+    if depth > 16:
+        return False
+    if node.type in _LITERALS:
         return True
-    if node.type in ("identifier", "qualified_identifier"):
-        return source.node_text(node) not in names
+    if node.type == "identifier":
+        return _file_literal_macro(source, source.node_text(node))
     if node.type == "call_expression":
-        args = node.child_by_field_name("arguments")
-        return args is not None and all(_constant_expression(a, names, source) for a in args.named_children
-                                        if a.type != "comment")
+        args = [a for a in arguments(node) if a.type != "comment"]
+        return bool(args) and all(_constant_expression(a, source, depth + 1) for a in args)
     if node.type in _CONSTANT_WRAPPERS:
-        return all(_constant_expression(c, names, source) for c in node.named_children
-                   if c.type not in ("comment", "type_descriptor", "primitive_type", "type_identifier"))
-    if node.type in ("primitive_type", "type_identifier"):
-        return True
+        parts = [c for c in node.named_children if c.type not in ("comment", "type_descriptor")]
+        return bool(parts) and all(_constant_expression(c, source, depth + 1) for c in parts)
     return False
 
 
+def _file_literal_macro(source: SourceFile, name: str) -> bool:
+    """Does the file define `name` once, as an object-like macro whose body is one number
+    (`#define ZERO 0.0f`)?"""
+    bodies = memoized(source, "literal macros", _literal_macros)
+    return bodies.get(name, False)
+
+
+def _literal_macros(source: SourceFile) -> dict[str, bool]:
+    found: dict[str, bool] = {}
+    for node in named_descendants(source.tree.root_node):
+        if node.type != "preproc_def":
+            continue
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is None:
+            continue
+        text = source.node_text(name)
+        literal = value is not None and _is_number(source.node_text(value).strip())
+        found[text] = literal and text not in found  # (defined twice: which one holds is not known)
+    return found
+
+
+def _is_number(text: str) -> bool:
+    """A C numeric literal (`0`, `0.0f`, `1e-3`, `0x1p3`, `10ULL`)."""
+    body = text.rstrip("fFlLuU")
+    try:
+        float.fromhex(body) if body.lower().startswith("0x") else float(body)
+    except ValueError:
+        return False
+    return bool(body)
+
+
+def _prints(statement, source: SourceFile) -> bool:
+    expression = next((c for c in statement.named_children if c.type != "comment"), None)
+    return expression is not None and expression.type == "call_expression" and \
+        callee_name(expression, source) in ("printf", "std::printf")
+
+
 def _traps(statement, source: SourceFile) -> bool:
-    """`__trap();`, `abort();`, `assert(0);`/`assert(false);` or `asm("trap;");`."""
-    expression = statement.named_children[0] if statement.named_children else None
+    """`__trap();`, `abort();`, `assert(0);`/`assert(false && "why");` or `asm("trap;");`."""
+    expression = next((c for c in statement.named_children if c.type != "comment"), None)
     if expression is None:
         return False
     if expression.type == "gnu_asm_expression":
@@ -568,8 +596,13 @@ def _traps(statement, source: SourceFile) -> bool:
     name = callee_name(expression, source)
     if name in _TRAP_CALLS:
         return True
-    args = [a for a in arguments(expression) if a.type != "comment"]
-    return name == "assert" and len(args) == 1 and source.node_text(strip_parens(args[0])) in ("0", "false")
+    args = [strip_parens(a) for a in arguments(expression) if a.type != "comment"]
+    if name != "assert" or len(args) != 1:
+        return False
+    test = args[0]
+    while test.type == "binary_expression" and source.node_text(test.child_by_field_name("operator")) == "&&":
+        test = strip_parens(test.child_by_field_name("left"))  # `assert(0 && "unsupported")`
+    return source.node_text(test) in ("0", "false")
 
 
 def _flag_fallbacks(condition: Condition, source: SourceFile) -> tuple[str, int | None, tuple[str, ...]] | None:
