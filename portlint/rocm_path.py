@@ -512,6 +512,7 @@ class CMakeWalk:
         self.hip_sites: list[frozenset[str]] = []
         self.arm_negations: list[set[str]] = []  # those of the arms being walked, outermost first
         self.unrolling = False  # inside a `foreach` run once per item (`_unrolled`): none nested
+        self._hip_switches: set[str] | None | bool = False  # (`_hip_path_switches`, made on first need)
         self.unrolled_passes = 0
 
     def run(self, rocm: Value = True, cuda: Value = True) -> RocmPathModel:
@@ -535,8 +536,6 @@ class CMakeWalk:
                 continue
             if kind == "normal_command":
                 self._command(node, rocm, cuda, rocm_env, cuda_env)
-                if self.refuses_failing_arms and _truth(rocm) is None and self._needs_the_cuda_toolkit(node):
-                    rocm = False  # a ROCm build that came here would stop: it does not come
             elif kind == "if_condition":
                 # A guard (`if(NOT BACKEND STREQUAL "cuda") message(FATAL_ERROR ...)`) that
                 # surely stops a build leaves the rest of the block to the other one.
@@ -668,6 +667,11 @@ class CMakeWalk:
                 arms.append((Arm(child.start_byte, child.end_byte, *pending), child))
                 conditions.append(words)
                 pending = None
+        # An arm the ROCm build may take that requires the CUDA toolkit would stop its
+        # configure run, which has none: it does not take it (whatever stands before that
+        # command in the arm, too).
+        arms = [(replace(arm, rocm=False), body) if _truth(arm.rocm) is None and self._needs_the_cuda_toolkit(body, words)
+                else (arm, body) for (arm, body), words in zip(arms, conditions)]
         # Which arm each build runs, as `add_chain` reads the chain.
         rocm_before: Value = False
         cuda_before: Value = False
@@ -758,17 +762,57 @@ class CMakeWalk:
                     return True
         return False
 
-    def _needs_the_cuda_toolkit(self, node) -> bool:
-        """Does the command fail a configure run that has no CUDA toolkit, as a ROCm build's
-        has none: `enable_language(CUDA)` (no nvcc to find), `find_package(CUDAToolkit
-        REQUIRED)` or `find_package(CUDA REQUIRED)`?"""
-        name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-        if name_node is None or args is None:
+    def _needs_the_cuda_toolkit(self, body, condition: list[str]) -> bool:
+        """Does an arm of a project that builds for ROCm require the CUDA toolkit, which a
+        ROCm build's configure run has none of: a command of its own (not of a nested arm) is
+        `enable_language(CUDA)`, `find_package(CUDAToolkit REQUIRED)` or `find_package(CUDA
+        REQUIRED)`? Only in a list file with a ROCm path of its own (a command building HIP),
+        and only for an arm whose condition names none of the switches that path stands under
+        (`if(APP_GPU)` where `if(APP_GPU)` also leads to `enable_language(HIP)`: the ROCm
+        build turns that switch on, so what requires CUDA there is the port's to fix)."""
+        if not self.refuses_failing_arms:
             return False
-        name, words = self.source.node_text(name_node).lower(), _cmake_words(args, self.source)
-        if name == "enable_language":
-            return "CUDA" in words
-        return name == "find_package" and words[:1] in (["CUDAToolkit"], ["CUDA"]) and "REQUIRED" in words[1:]
+        needs = False
+        for node in body.children:
+            if node.type != "normal_command":
+                continue
+            name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+            if name_node is None or args is None:
+                continue
+            name, words = self.source.node_text(name_node).lower(), _cmake_words(args, self.source)
+            if (name == "enable_language" and "CUDA" in words) or (
+                    name == "find_package" and words[:1] in (["CUDAToolkit"], ["CUDA"]) and "REQUIRED" in words[1:]):
+                needs = True
+                break
+        if not needs:
+            return False
+        hip_switches = self._hip_path_switches()
+        return hip_switches is not None and not (_condition_names(condition) & hip_switches)
+
+    def _hip_path_switches(self) -> set[str] | None:
+        """The names the `if`/`elseif` conditions around this file's commands that build HIP
+        test (not those they require false, `NOT CUDAToolkit_FOUND`), or None where no
+        command of the file builds HIP."""
+        if self._hip_switches is not False:
+            return self._hip_switches
+        found, any_site = set(), False
+        pending = [self.source.tree.root_node]
+        while pending:
+            node = pending.pop()
+            if node.type == "normal_command":
+                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+                name = self.source.node_text(name_node).lower() if name_node is not None else ""
+                if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
+                    any_site = True
+                    for ancestor in queries.ancestors(node):
+                        test = ancestor.prev_named_sibling if ancestor.type == "body" else None
+                        if test is not None and test.type in ("if_command", "elseif_command"):
+                            test_args = test.child_by_field_name("arguments") or _first(test, "argument_list")
+                            if test_args is not None:
+                                found |= _condition_names(_cmake_words(test_args, self.source), negated=False)
+            pending.extend(node.children)
+        self._hip_switches = found if any_site else None
+        return self._hip_switches
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)
@@ -1244,6 +1288,28 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
         return _cmake_atom(words[start:pos], extra, rocm_env or {}, cuda_env or {}, selectors)
 
     return parse_or()
+
+
+_CONDITION_KEYWORDS = frozenset({
+    "AND", "OR", "NOT", "DEFINED", "COMMAND", "POLICY", "TARGET", "TEST", "EXISTS", "IS_DIRECTORY",
+    "IS_ABSOLUTE", "IS_SYMLINK", "IS_NEWER_THAN", "MATCHES", "LESS", "GREATER", "EQUAL", "LESS_EQUAL",
+    "GREATER_EQUAL", "STRLESS", "STRGREATER", "STREQUAL", "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS",
+    "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL", "IN_LIST", "PATH_EQUAL",
+    "ON", "OFF", "TRUE", "FALSE", "YES", "NO"})
+
+
+def _condition_names(words: list[str], negated: bool = True) -> set[str]:
+    """The variable names an `if()` condition tests (`X`, `${X}`); `negated=False` leaves out
+    those directly under a `NOT`."""
+    names = set()
+    for i, word in enumerate(words):
+        name = _referenced_name(word) or word
+        if name in _CONDITION_KEYWORDS or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue
+        if not negated and i > 0 and words[i - 1] == "NOT":
+            continue
+        names.add(name)
+    return names
 
 
 def _negated_cuda_names(words: list[str]) -> set[str]:

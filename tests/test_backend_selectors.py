@@ -118,6 +118,18 @@ def test_an_arm_that_needs_the_cuda_toolkit_is_not_the_rocm_build_s(tmp_path: Pa
     unported = sparse.replace("  enable_language(HIP)\n", "").replace("  set(CMAKE_HIP_ARCHITECTURES gfx90a)\n", "") \
         .replace("  add_compile_definitions(MYLIB_WITH_HIP)\n", "").replace("hip/reduce.hip", "hip/reduce.cpp")
     assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, unported)
+    # What stands before the command in the arm is left out too.
+    before = sparse.replace("  find_package(CUDAToolkit REQUIRED)\n  add_library(mylib_sparse cuda/reduce.cu)\n",
+                            "  add_library(mylib_sparse cuda/reduce.cu)\n  find_package(CUDAToolkit REQUIRED)\n")
+    assert _cmake_findings(tmp_path, before) == set()
+    # A switch the ROCm path also stands under is on in the ROCm build: the port's to fix.
+    shared = sparse.replace("if(MYLIB_SPARSE)", "if(MYLIB_SPARSE OR MYLIB_BUILD_HIP)")
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, shared)
+    # A ROCm path only in another list file (a vendored library's) does not make this file's.
+    (tmp_path / "vendored").mkdir()
+    (tmp_path / "vendored" / "CMakeLists.txt").write_text(
+        "option(VENDORED_HIP \"HIP\" OFF)\nif(VENDORED_HIP)\n  enable_language(HIP)\nendif()\n")
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, unported + "add_subdirectory(vendored)\n")
 
 
 CONFIG_TEMPLATE = """\
