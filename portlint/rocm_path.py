@@ -1402,16 +1402,19 @@ def _backend_selector(atom: list[str]) -> tuple[Value, Value] | None:
 
 
 def _referenced_name(word: str) -> str | None:
-    """NAME where a word is one reference to it, `${NAME}` or a template's `@NAME@`."""
+    """NAME where a word is one reference to it, `${NAME}` or a template's `@NAME@` (also
+    quoted, `"@NAME@"`: configure_file writes the value inside the quotes)."""
+    if len(word) > 2 and word[0] == word[-1] == '"' and word[1] == "@":
+        word = word[1:-1]
     m = _VARIABLE_REF.fullmatch(word)
     return (m.group(1) or m.group(2)) if m is not None else None
 
 
 def _variable_truth(word: str, env: CMakeEnv) -> Value:
     """`if(VAR)` / `if(${VAR})` with what the build holds, None when not surely known."""
-    if word.startswith('"'):
-        return None
     referenced = _referenced_name(word)
+    if word.startswith('"') and referenced is None:
+        return None
     expanded = referenced is not None
     value = env.get(referenced if expanded else word)
     if value is None or not value.definite:

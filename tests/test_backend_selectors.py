@@ -156,6 +156,9 @@ def test_a_package_config_template_reads_the_build_s_switches(tmp_path: Path) ->
     (tmp_path / "cmake" / "MylibConfig.cmake").write_text(CONFIG_TEMPLATE)
     lists = LISTS + 'configure_file(cmake/MylibConfig.cmake MylibConfig.cmake @ONLY)\n'
     assert _cmake_findings(tmp_path, lists) == set()
+    quoted = CONFIG_TEMPLATE.replace("if(@MYLIB_BUILD_CUDA@)", 'if("@MYLIB_BUILD_CUDA@")')
+    (tmp_path / "cmake" / "MylibConfig.cmake").write_text(quoted)
+    assert _cmake_findings(tmp_path, lists) == set()
     lone = CONFIG_TEMPLATE.replace("if(@MYLIB_BUILD_CUDA@)", "if(@MYLIB_WITH_BLAS@)")
     (tmp_path / "cmake" / "MylibConfig.cmake").write_text(lone)
     assert _cmake_findings(tmp_path, lists) == {("MylibConfig.cmake", "C003")}
