@@ -1169,6 +1169,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
             continue
         if _template_parameter(name, text, source):
             continue  # `template <int warpSize> struct warpReduce`: a constant of its own
+        if text == "warpSize" and _project_member(name, source):
+            continue  # `GpuConfig::warpSize`, a class's own `static constexpr int warpSize`
         if _names_a_member_through_macro(name, source):
             continue  # `SHOW_PROP(warpSize)` printing `#field` and `prop.field`: no variable read
         space = spaces[function.id] if function is not None else None
@@ -1196,6 +1198,39 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
                                                       "a fixed 64, wrong on 32-lane RDNA GPUs.",
                                         Fix.advice(_C10_HOST_ADVICE), severity=Severity.NOTE))
     return findings
+
+
+def _project_member(name, source: SourceFile) -> bool:
+    """Does `warpSize` name a project's own member, not HIP's builtin: qualified by a class or
+    namespace (`GpuConfig::warpSize`, not `::warpSize`), or read in the body of a class that
+    declares a member of that name (`static constexpr int warpSize = 64;` and the
+    `static_assert(warpSize == 64)` beside it)?"""
+    parent = name.parent
+    if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("name") == name:
+        scope = parent.child_by_field_name("scope")
+        if scope is not None and source.node_text(scope).strip(":"):
+            return True
+    for ancestor in ancestors_of(name):
+        if ancestor.type == "field_declaration_list" and any(
+                n.type == "field_identifier" and source.node_text(n) == "warpSize"
+                and n.parent is not None and n.parent.type in ("field_declaration", "init_declarator")
+                for n in _field_declarators(ancestor)):
+            return True
+    return False
+
+
+def _field_declarators(body):
+    """The declared names of a class body's own member declarations (also those in `#if`
+    arms)."""
+    for declaration in body.named_children:
+        if declaration.type in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+            yield from _field_declarators(declaration)
+        elif declaration.type == "field_declaration":
+            for child in declaration.named_children:
+                if child.type == "field_identifier":
+                    yield child
+                elif child.type == "init_declarator":
+                    yield from (c for c in child.named_children if c.type == "field_identifier")
 
 
 _FUNCTION_MACROS = """
