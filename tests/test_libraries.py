@@ -146,6 +146,35 @@ def test_cub_namespace_mapped_by_an_included_shim_header_is_not_cub(tmp_path) ->
     assert scan([tmp_path], tmp_path, select=("L001",)).findings == []
 
 
+_CUB_WRAPPER = """\
+#pragma once
+#ifdef __HIPCC__
+#include <hipcub/hipcub.hpp>
+namespace cub = hipcub;
+#else
+#include <cub/cub.cuh>
+#endif
+"""
+
+
+@pytest.mark.parametrize("wrapper, expected", [
+    # The project's wrapper makes `cub` the hipCUB namespace where hip-clang compiles it.
+    (_CUB_WRAPPER, []),
+    # An alias of something else, or one only the CUDA build sees, ports nothing.
+    (_CUB_WRAPPER.replace("namespace cub = hipcub;", "namespace cub = mycub;"), ["L001"]),
+    (_CUB_WRAPPER.replace("#ifdef __HIPCC__", "#ifndef __HIPCC__"), ["L001"]),
+])
+def test_cub_namespace_aliased_by_a_header_found_below_an_include_folder(tmp_path, wrapper, expected) -> None:
+    # (`#include "lib/gpu/cub.hpp"` from `include/lib/sort/`: the header is found by its path's end)
+    (tmp_path / "include" / "lib" / "gpu").mkdir(parents=True)
+    (tmp_path / "include" / "lib" / "sort").mkdir(parents=True)
+    (tmp_path / "include" / "lib" / "gpu" / "cub.hpp").write_text(wrapper)
+    (tmp_path / "include" / "lib" / "sort" / "sort.cu").write_text(
+        '#include "lib/gpu/cub.hpp"\nvoid sort_keys(int* a, int* b) { cub::DoubleBuffer<int> keys(a, b); }\n')
+    result = scan([tmp_path], tmp_path, select=("L001",))
+    assert sorted({f.code for f in result.findings if f.path.endswith("sort.cu")}) == expected
+
+
 _TILE_KERNEL = """\
 {include}
 __global__ void tile_sum(const float* in, float* out) {{

@@ -493,6 +493,8 @@ _USING_ALIAS = re.compile(rb"using[ \t]+(\w+)[ \t]*=")
 _API_FUNCTION = re.compile(
     rb"cu(?<!\wcu)[A-Za-z]\w*[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 _ALIAS_WORD = re.compile(rb"\w+")
+# `namespace cub = hipcub;`: the CUDA library's namespace as the ROCm one (`hipify.NAMESPACES`).
+_NAMESPACE_ALIAS = re.compile(rb"namespace[ \t]+(\w+)[ \t]*=[ \t]*(?:::)?[ \t]*(\w+)[ \t]*;")
 # A forward declaration of a library's opaque type (`struct cublasContext;`): pointers to it
 # (`cublasContext* handle() const`) compile without the library.
 _FORWARD_DECLARATION = re.compile(rb"(?<!\w)(?:struct|class)[ \t]+(\w+)[ \t]*;")
@@ -501,7 +503,8 @@ _FORWARD_DECLARATION = re.compile(rb"(?<!\w)(?:struct|class)[ \t]+(\w+)[ \t]*;")
 def _api_definitions(data: bytes) -> list[tuple[int, str]]:
     """CUDA API names (HIPIFY-documented: `cublasFillMode_t`, `cusolverDnCreate`,
     `__nv_fp8_e4m3`) that this header defines as a type alias or a function, or declares as
-    an opaque type (`struct cublasContext;`)."""
+    an opaque type (`struct cublasContext;`), and library namespaces it makes an alias of
+    their ROCm port (`namespace cub = hipcub;`)."""
     found = []
     if b"typedef" in data:
         for m in _TYPEDEF.finditer(data):
@@ -513,7 +516,10 @@ def _api_definitions(data: bytes) -> list[tuple[int, str]]:
         found += [(m.start(), m.group().split(b"(", 1)[0].strip().decode()) for m in _API_FUNCTION.finditer(data)]
     if b"struct" in data or b"class" in data:
         found += [(m.start(), m.group(1).decode()) for m in _FORWARD_DECLARATION.finditer(data)]
-    return [(offset, name) for offset, name in found if hipify.documented(name)]
+    if b"namespace" in data:
+        found += [(m.start(), m.group(1).decode()) for m in _NAMESPACE_ALIAS.finditer(data)
+                  if hipify.NAMESPACES.get(m.group(1).decode()) == m.group(2).decode()]
+    return [(offset, name) for offset, name in found if hipify.documented(name) or name in hipify.NAMESPACES]
 
 
 _NOT_FUNCTIONS = frozenset({b"__attribute__", b"__launch_bounds__", b"__declspec", b"__asm__", b"__asm",

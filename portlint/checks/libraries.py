@@ -353,12 +353,17 @@ _HEADER_BYTES = (b"cublas", b"cufft", b"cusparse", b"cusolver", b"curand", b"cud
 _ROCM_GUARD = "#if defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__)"
 
 
-@needs(*_HEADER_BYTES, *_API_BYTES, *_CONSTANT_BYTES)
+# A library's namespace used in a file that includes none of its headers (a project wrapper
+# header includes them): `cub::BlockReduce`, `using namespace cub;`, `thrust::cuda::par`.
+_NAMESPACE_BYTES = (b"cub::", b"namespace cub", b"thrust::cuda", b"thrust::system::cuda")
+
+
+@needs(*_HEADER_BYTES, *_API_BYTES, *_CONSTANT_BYTES, *_NAMESPACE_BYTES)
 def check_cuda_library(source: SourceFile) -> list[Finding]:
     """Every include of a library header, and every line that uses a renamed library's API
     (calls, handle and status types, enum constants): each is a place the port edits."""
     data = source.data
-    if not any(b in data for b in _HEADER_BYTES + _API_BYTES + _CONSTANT_BYTES):
+    if not any(b in data for b in _HEADER_BYTES + _API_BYTES + _CONSTANT_BYTES + _NAMESPACE_BYTES):
         return []
     root = source.tree.root_node
     findings: list[Finding] = []
@@ -591,8 +596,9 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
                 continue
             if scope and not _qualified_by(node, scope, source):
                 continue  # another `cuda::` (libcu++'s, a project's own)
-            if source.shim(namespace, node.start_byte) is not None:
-                continue  # a header the ROCm build includes maps it (`#define cub hipcub`)
+            if source.shim(namespace, node.start_byte) is not None \
+                    or source.rocm_defines_function(namespace, node.start_byte):
+                continue  # a header the ROCm build includes maps it (`#define cub hipcub`, `namespace cub = hipcub;`)
             if parent.type == "namespace_alias_definition" and parent.child_by_field_name("name") == node:
                 by_line = {}  # `namespace cub = hipcub;`: every use is the project's alias
                 break
