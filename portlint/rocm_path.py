@@ -670,7 +670,8 @@ class CMakeWalk:
         # An arm the ROCm build may take that requires the CUDA toolkit would stop its
         # configure run, which has none: it does not take it (whatever stands before that
         # command in the arm, too).
-        arms = [(replace(arm, rocm=False), body) if _truth(arm.rocm) is None and self._needs_the_cuda_toolkit(body, words)
+        arms = [(replace(arm, rocm=False), body)
+                if _truth(arm.rocm) is None and self._needs_the_cuda_toolkit(body, words, rocm_env)
                 else (arm, body) for (arm, body), words in zip(arms, conditions)]
         # Which arm each build runs, as `add_chain` reads the chain.
         rocm_before: Value = False
@@ -762,14 +763,16 @@ class CMakeWalk:
                     return True
         return False
 
-    def _needs_the_cuda_toolkit(self, body, condition: list[str]) -> bool:
+    def _needs_the_cuda_toolkit(self, body, condition: list[str], rocm_env: CMakeEnv) -> bool:
         """Does an arm of a project that builds for ROCm require the CUDA toolkit, which a
         ROCm build's configure run has none of: a command of its own (not of a nested arm) is
         `enable_language(CUDA)`, `find_package(CUDAToolkit REQUIRED)` or `find_package(CUDA
-        REQUIRED)`? Only in a list file with a ROCm path of its own (a command building HIP),
-        and only for an arm whose condition names none of the switches that path stands under
-        (`if(APP_GPU)` where `if(APP_GPU)` also leads to `enable_language(HIP)`: the ROCm
-        build turns that switch on, so what requires CUDA there is the port's to fix)."""
+        REQUIRED)`? Only in a list file whose whole ROCm path is in view (a command building
+        HIP, none in a function or macro body), and only for an arm whose condition and the
+        conditions around it name none of the switches that path stands under (`if(APP_GPU)`
+        where `if(APP_GPU)` also leads to `enable_language(HIP)`: the ROCm build turns that
+        switch on, so what requires CUDA there is the port's to fix) nor an option on by
+        default (a ROCm build with the defaults takes the arm)."""
         if not self.refuses_failing_arms:
             return False
         needs = False
@@ -787,12 +790,30 @@ class CMakeWalk:
         if not needs:
             return False
         hip_switches = self._hip_path_switches()
-        return hip_switches is not None and not (_condition_names(condition) & hip_switches)
+        if hip_switches is None:
+            return False
+        names = _condition_names(condition) | self._enclosing_condition_names(body)
+        if names & hip_switches:
+            return False
+        # (an option or cache entry the user may change, on unless changed: `option(X ... ON)`)
+        return not any(name in rocm_env and not rocm_env[name].definite and cmake_truth(rocm_env[name].text)
+                       for name in names)
+
+    def _enclosing_condition_names(self, node, negated: bool = True) -> set[str]:
+        """The names the `if`/`elseif` conditions around `node` test."""
+        found: set[str] = set()
+        for ancestor in queries.ancestors(node):
+            test = ancestor.prev_named_sibling if ancestor.type == "body" else None
+            if test is not None and test.type in ("if_command", "elseif_command"):
+                test_args = test.child_by_field_name("arguments") or _first(test, "argument_list")
+                if test_args is not None:
+                    found |= _condition_names(_cmake_words(test_args, self.source), negated=negated)
+        return found
 
     def _hip_path_switches(self) -> set[str] | None:
         """The names the `if`/`elseif` conditions around this file's commands that build HIP
-        test (not those they require false, `NOT CUDAToolkit_FOUND`), or None where no
-        command of the file builds HIP."""
+        test (not CUDA-named ones they require false, `NOT CUDAToolkit_FOUND`), or None where
+        no command of the file builds HIP or one stands in a function or macro body."""
         if self._hip_switches is not False:
             return self._hip_switches
         found, any_site = set(), False
@@ -803,13 +824,11 @@ class CMakeWalk:
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
                 name = self.source.node_text(name_node).lower() if name_node is not None else ""
                 if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
+                    if any(a.type in ("function_def", "macro_def") for a in queries.ancestors(node)):
+                        self._hip_switches = None  # called from elsewhere: the switches around it are out of view
+                        return None
                     any_site = True
-                    for ancestor in queries.ancestors(node):
-                        test = ancestor.prev_named_sibling if ancestor.type == "body" else None
-                        if test is not None and test.type in ("if_command", "elseif_command"):
-                            test_args = test.child_by_field_name("arguments") or _first(test, "argument_list")
-                            if test_args is not None:
-                                found |= _condition_names(_cmake_words(test_args, self.source), negated=False)
+                    found |= self._enclosing_condition_names(node, negated=False)
             pending.extend(node.children)
         self._hip_switches = found if any_site else None
         return self._hip_switches
@@ -1299,15 +1318,17 @@ _CONDITION_KEYWORDS = frozenset({
 
 
 def _condition_names(words: list[str], negated: bool = True) -> set[str]:
-    """The variable names an `if()` condition tests (`X`, `${X}`); `negated=False` leaves out
-    those directly under a `NOT`."""
+    """The variable names an `if()` condition tests (`X`, `${X}`, `"${X}"`); `negated=False`
+    leaves out the CUDA-named ones directly under a `NOT`."""
     names = set()
     for i, word in enumerate(words):
+        if len(word) > 2 and word[0] == word[-1] == '"':
+            word = word[1:-1]  # `if("${APP_GPU}")`
         name = _referenced_name(word) or word
         if name in _CONDITION_KEYWORDS or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             continue
-        if not negated and i > 0 and words[i - 1] == "NOT":
-            continue
+        if not negated and i > 0 and words[i - 1] == "NOT" and mentions_cuda(name):
+            continue  # `NOT CUDAToolkit_FOUND`: what the HIP path requires absent
         names.add(name)
     return names
 

@@ -125,6 +125,18 @@ def test_an_arm_that_needs_the_cuda_toolkit_is_not_the_rocm_build_s(tmp_path: Pa
     # A switch the ROCm path also stands under is on in the ROCm build: the port's to fix.
     shared = sparse.replace("if(MYLIB_SPARSE)", "if(MYLIB_SPARSE OR MYLIB_BUILD_HIP)")
     assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, shared)
+    # An option on by default is taken by a ROCm build run with the defaults.
+    on_by_default = sparse.replace('option(MYLIB_SPARSE "sparse kernels" OFF)', 'option(MYLIB_SPARSE "sparse kernels" ON)')
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, on_by_default)
+    # Nor where a switch of the arms around it, or a quoted one, leads to the ROCm path too.
+    nested = sparse.replace("if(MYLIB_SPARSE)", "if(MYLIB_BUILD_HIP)\nif(MYLIB_SPARSE)") + "endif()\n"
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, nested)
+    quoted = shared.replace("if(MYLIB_BUILD_HIP)", 'if("${MYLIB_BUILD_HIP}")')
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, quoted)
+    # A command building HIP inside a macro stands under switches out of view.
+    in_macro = sparse.replace("if(MYLIB_BUILD_HIP)\n  enable_language(HIP)", "macro(use_hip)\n  enable_language(HIP)\n"
+                              "endmacro()\nif(MYLIB_BUILD_HIP)\n  use_hip()")
+    assert ("reduce.cu", "W001") in _cmake_findings(tmp_path, in_macro)
     # A ROCm path only in another list file (a vendored library's) does not make this file's.
     (tmp_path / "vendored").mkdir()
     (tmp_path / "vendored" / "CMakeLists.txt").write_text(
