@@ -1203,8 +1203,8 @@ def check_warpsize_not_constexpr(source: SourceFile) -> list[Finding]:
 def _project_member(name, source: SourceFile) -> bool:
     """Does `warpSize` name a project's own member, not HIP's builtin: qualified by a class or
     namespace (`GpuConfig::warpSize`, not `::warpSize`), or read in the body of a class that
-    declares a member of that name (`static constexpr int warpSize = 64;` and the
-    `static_assert(warpSize == 64)` beside it)?"""
+    declares a member of that name where the ROCm build compiles it (`static constexpr int
+    warpSize = 64;` and the `static_assert(warpSize == 64)` beside it)?"""
     parent = name.parent
     if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("name") == name:
         scope = parent.child_by_field_name("scope")
@@ -1212,10 +1212,9 @@ def _project_member(name, source: SourceFile) -> bool:
             return True
     for ancestor in ancestors_of(name):
         if ancestor.type == "field_declaration_list" and any(
-                n.type == "field_identifier" and source.node_text(n) == "warpSize"
-                and n.parent is not None and n.parent.type in ("field_declaration", "init_declarator")
+                source.node_text(n) == "warpSize" and source.rocm_path.status(n.start_byte) is not Status.DEAD
                 for n in _field_declarators(ancestor)):
-            return True
+            return True  # (a member only the CUDA build declares leaves HIP's builtin in place)
     return False
 
 
