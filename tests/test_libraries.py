@@ -163,6 +163,13 @@ namespace cub = hipcub;
     # An alias of something else, or one only the CUDA build sees, ports nothing.
     (_CUB_WRAPPER.replace("namespace cub = hipcub;", "namespace cub = mycub;"), ["L001"]),
     (_CUB_WRAPPER.replace("#ifdef __HIPCC__", "#ifndef __HIPCC__"), ["L001"]),
+    # Written over two lines, it is the same alias; in a comment, or in another namespace
+    # (`mylib::cub`), it is none.
+    (_CUB_WRAPPER.replace("namespace cub = hipcub;", "namespace cub =\n    hipcub;"), []),
+    (_CUB_WRAPPER.replace("namespace cub = hipcub;", "// later: namespace cub = hipcub;"), ["L001"]),
+    (_CUB_WRAPPER.replace("namespace cub = hipcub;", "namespace mylib { namespace cub = hipcub; }"), ["L001"]),
+    # A project's own namespace `cub` is not CUB's.
+    ("#pragma once\nnamespace cub { template <class T> struct DoubleBuffer { DoubleBuffer(T*, T*) {} }; }\n", []),
 ])
 def test_cub_namespace_aliased_by_a_header_found_below_an_include_folder(tmp_path, wrapper, expected) -> None:
     # (`#include "lib/gpu/cub.hpp"` from `include/lib/sort/`: the header is found by its path's end)

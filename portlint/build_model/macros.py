@@ -493,8 +493,11 @@ _USING_ALIAS = re.compile(rb"using[ \t]+(\w+)[ \t]*=")
 _API_FUNCTION = re.compile(
     rb"cu(?<!\wcu)[A-Za-z]\w*[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 _ALIAS_WORD = re.compile(rb"\w+")
-# `namespace cub = hipcub;`: the CUDA library's namespace as the ROCm one (`hipify.NAMESPACES`).
-_NAMESPACE_ALIAS = re.compile(rb"namespace[ \t]+(\w+)[ \t]*=[ \t]*(?:::)?[ \t]*(\w+)[ \t]*;")
+# `namespace cub = hipcub;`: the CUDA library's namespace as the ROCm one (`hipify.NAMESPACES`);
+# `namespace cub {`: a project's own namespace of that name.
+_NAMESPACE_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?(\w+)\s*;")
+_NAMESPACE_OPENING = re.compile(rb"\bnamespace\s+(\w+)\s*\{")
+_COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 # A forward declaration of a library's opaque type (`struct cublasContext;`): pointers to it
 # (`cublasContext* handle() const`) compile without the library.
 _FORWARD_DECLARATION = re.compile(rb"(?<!\w)(?:struct|class)[ \t]+(\w+)[ \t]*;")
@@ -517,9 +520,23 @@ def _api_definitions(data: bytes) -> list[tuple[int, str]]:
     if b"struct" in data or b"class" in data:
         found += [(m.start(), m.group(1).decode()) for m in _FORWARD_DECLARATION.finditer(data)]
     if b"namespace" in data:
-        found += [(m.start(), m.group(1).decode()) for m in _NAMESPACE_ALIAS.finditer(data)
-                  if hipify.NAMESPACES.get(m.group(1).decode()) == m.group(2).decode()]
+        found += _library_namespaces(data)
     return [(offset, name) for offset, name in found if hipify.documented(name) or name in hipify.NAMESPACES]
+
+
+def _library_namespaces(data: bytes) -> list[tuple[int, str]]:
+    """A CUDA library namespace (`hipify.NAMESPACES`: `cub`) this header makes, at file scope
+    and outside comments, an alias of its ROCm port (`namespace cub = hipcub;`) or a namespace
+    of its own (`namespace cub {`)."""
+    if not any(name.encode() in data for name in hipify.NAMESPACES):
+        return []
+    code = _COMMENT.sub(lambda m: b" " * len(m.group()), data)
+    found = [(m.start(), m.group(1).decode()) for m in _NAMESPACE_ALIAS.finditer(code)
+             if hipify.NAMESPACES.get(m.group(1).decode()) == m.group(2).decode()]
+    found += [(m.start(), m.group(1).decode()) for m in _NAMESPACE_OPENING.finditer(code)
+              if m.group(1).decode() in hipify.NAMESPACES]
+    # (at file scope: `namespace mylib { namespace cub = hipcub; }` names `mylib::cub`)
+    return [(at, name) for at, name in found if code.count(b"{", 0, at) == code.count(b"}", 0, at)]
 
 
 _NOT_FUNCTIONS = frozenset({b"__attribute__", b"__launch_bounds__", b"__declspec", b"__asm__", b"__asm",

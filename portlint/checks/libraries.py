@@ -590,12 +590,14 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
         if source.hipified and namespace in hipify.NAMESPACES:
             continue  # hipify writes `hipcub::`, `thrust::hip::`
         by_line = found.get(lib_name, {})
+        if not scope and _defines_namespace(source, last):
+            continue  # the file's own `namespace cub { ... }`
         for node in token_nodes(source, last.encode()):
             parent = node.parent
             if source.node_text(node) != last or parent is None or parent.type not in _NAMESPACE_USES:
                 continue
-            if scope and not _qualified_by(node, scope, source):
-                continue  # another `cuda::` (libcu++'s, a project's own)
+            if (scope or parent.type == "qualified_identifier") and not _qualified_by(node, scope, source):
+                continue  # another `cuda::` (libcu++'s, a project's own), `geo::cub::`
             if source.shim(namespace, node.start_byte) is not None \
                     or source.rocm_defines_function(namespace, node.start_byte):
                 continue  # a header the ROCm build includes maps it (`#define cub hipcub`, `namespace cub = hipcub;`)
@@ -607,6 +609,12 @@ def _namespace_names(source: SourceFile, own_names: set[str]) -> dict[str, list[
             found[lib_name] = by_line
     return {lib_name: [sorted(nodes, key=lambda n: n.start_byte) for _, nodes in sorted(by_line.items())]
             for lib_name, by_line in found.items()}
+
+
+def _defines_namespace(source: SourceFile, name: str) -> bool:
+    """Does the file open a namespace `name` of its own (`namespace cub { ... }`)?"""
+    return any(source.node_text(n) == name and n.parent is not None and n.parent.type == "namespace_definition"
+               for n in token_nodes(source, name.encode()))
 
 
 def _qualified_by(node, scope: list[str], source: SourceFile) -> bool:
