@@ -817,36 +817,33 @@ class CMakeWalk:
         if self._hip_switches is not False:
             return self._hip_switches
         found, any_site = set(), False
-        pending = [self.source.tree.root_node]
-        while pending:
-            node = pending.pop()
-            if node.type == "normal_command":
-                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                name = self.source.node_text(name_node).lower() if name_node is not None else ""
-                if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
-                    if any(a.type in ("function_def", "macro_def") for a in queries.ancestors(node)):
-                        self._hip_switches = None  # called from elsewhere: the switches around it are out of view
-                        return None
-                    any_site = True
-                    found |= self._enclosing_condition_names(node, negated=False)
-            pending.extend(node.children)
+        for node in self._hip_building_commands(self.source.tree.root_node, into_functions=True):
+            if any(a.type in ("function_def", "macro_def") for a in queries.ancestors(node)):
+                self._hip_switches = None  # called from elsewhere: the switches around it are out of view
+                return None
+            any_site = True
+            found |= self._enclosing_condition_names(node, negated=False)
         self._hip_switches = found if any_site else None
         return self._hip_switches
 
     def _enables_hip(self, body) -> bool:
         """Does a command of `body` (nested `if`s and loops included, not function bodies)
         build HIP (`builds_hip`)?"""
-        pending = list(body.children)
+        return any(True for _ in self._hip_building_commands(body, into_functions=False))
+
+    def _hip_building_commands(self, root, into_functions: bool):
+        """The commands under `root` that build HIP (`builds_hip`), in function and macro
+        bodies too where `into_functions`."""
+        pending = list(root.children)
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
                 name_node, args = _first(node, "identifier"), _first(node, "argument_list")
                 name = self.source.node_text(name_node).lower() if name_node is not None else ""
                 if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
-                    return True
-            elif node.type not in ("function_def", "macro_def"):
+                    yield node
+            elif into_functions or node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)
-        return False
 
     def _command(self, node, rocm: Value, cuda: Value, rocm_env: CMakeEnv, cuda_env: CMakeEnv) -> None:
         name_node = _first(node, "identifier")
