@@ -519,9 +519,8 @@ def _api_definitions(data: bytes) -> list[tuple[int, str]]:
         found += [(m.start(), m.group().split(b"(", 1)[0].strip().decode()) for m in _API_FUNCTION.finditer(data)]
     if b"struct" in data or b"class" in data:
         found += [(m.start(), m.group(1).decode()) for m in _FORWARD_DECLARATION.finditer(data)]
-    if b"namespace" in data:
-        found += _library_namespaces(data)
-    return [(offset, name) for offset, name in found if hipify.documented(name) or name in hipify.NAMESPACES]
+    documented = [(offset, name) for offset, name in found if hipify.documented(name)]
+    return documented + (_library_namespaces(data) if b"namespace" in data else [])
 
 
 def _library_namespaces(data: bytes) -> list[tuple[int, str]]:
