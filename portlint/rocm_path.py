@@ -733,6 +733,12 @@ class CMakeWalk:
                          any(_truth(c) is True and _truth(r) is not False for r, c in returns))
         return (False if rocm_stops else rocm), (False if cuda_stops else cuda)
 
+    def _name_and_words(self, node) -> tuple[str, list[str]]:
+        """A command's name (lower case, "" if none) and its argument words."""
+        name_node, args = _first(node, "identifier"), _first(node, "argument_list")
+        return (self.source.node_text(name_node).lower() if name_node is not None else "",
+                _cmake_words(args, self.source) if args is not None else [])
+
     def _plain_sets(self, body) -> set[str]:
         """The variables an arm sets with a plain `set(NAME value)` (not a cache entry),
         nested `if`s included."""
@@ -740,11 +746,9 @@ class CMakeWalk:
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
-                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                if name_node is not None and self.source.node_text(name_node).lower() == "set" and args is not None:
-                    words = _cmake_words(args, self.source)
-                    if words and "CACHE" not in words[1:] and "PARENT_SCOPE" not in words[1:]:
-                        found.add(words[0])
+                name, words = self._name_and_words(node)
+                if name == "set" and words and "CACHE" not in words[1:] and "PARENT_SCOPE" not in words[1:]:
+                    found.add(words[0])
             elif node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)
         return found
@@ -754,12 +758,10 @@ class CMakeWalk:
         or, `how="return"`, its function or list file (`return()`)?"""
         for node in body.children:
             if node.type == "normal_command":
-                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                name = self.source.node_text(name_node).lower() if name_node is not None else ""
+                name, words = self._name_and_words(node)
                 if how == "return" and name == "return":
                     return True
-                if (how == "message" and name == "message"
-                        and args is not None and _cmake_words(args, self.source)[:1] == ["FATAL_ERROR"]):
+                if how == "message" and name == "message" and words[:1] == ["FATAL_ERROR"]:
                     return True
         return False
 
@@ -775,19 +777,10 @@ class CMakeWalk:
         default (a ROCm build with the defaults takes the arm)."""
         if not self.refuses_failing_arms:
             return False
-        needs = False
-        for node in body.children:
-            if node.type != "normal_command":
-                continue
-            name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-            if name_node is None or args is None:
-                continue
-            name, words = self.source.node_text(name_node).lower(), _cmake_words(args, self.source)
-            if (name == "enable_language" and "CUDA" in words) or (
-                    name == "find_package" and words[:1] in (["CUDAToolkit"], ["CUDA"]) and "REQUIRED" in words[1:]):
-                needs = True
-                break
-        if not needs:
+        commands = (self._name_and_words(node) for node in body.children if node.type == "normal_command")
+        if not any((name == "enable_language" and "CUDA" in words) or (
+                name == "find_package" and words[:1] in (["CUDAToolkit"], ["CUDA"]) and "REQUIRED" in words[1:])
+                for name, words in commands):
             return False
         hip_switches = self._hip_path_switches()
         if hip_switches is None:
@@ -838,9 +831,7 @@ class CMakeWalk:
         while pending:
             node = pending.pop()
             if node.type == "normal_command":
-                name_node, args = _first(node, "identifier"), _first(node, "argument_list")
-                name = self.source.node_text(name_node).lower() if name_node is not None else ""
-                if builds_hip(name, _cmake_words(args, self.source) if args is not None else []):
+                if builds_hip(*self._name_and_words(node)):
                     yield node
             elif into_functions or node.type not in ("function_def", "macro_def"):
                 pending.extend(node.children)
@@ -1306,12 +1297,10 @@ def _eval_cmake(words: list[str], extra: frozenset[str], rocm_env: CMakeEnv | No
     return parse_or()
 
 
-_CONDITION_KEYWORDS = frozenset({
+# The words of an `if()` condition that are no variable: operators and boolean constants.
+_CONDITION_KEYWORDS = _COMPARISONS | _ORDERINGS | frozenset({
     "AND", "OR", "NOT", "DEFINED", "COMMAND", "POLICY", "TARGET", "TEST", "EXISTS", "IS_DIRECTORY",
-    "IS_ABSOLUTE", "IS_SYMLINK", "IS_NEWER_THAN", "MATCHES", "LESS", "GREATER", "EQUAL", "LESS_EQUAL",
-    "GREATER_EQUAL", "STRLESS", "STRGREATER", "STREQUAL", "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS",
-    "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL", "IN_LIST", "PATH_EQUAL",
-    "ON", "OFF", "TRUE", "FALSE", "YES", "NO"})
+    "IS_ABSOLUTE", "IS_SYMLINK", "IS_NEWER_THAN", "IN_LIST", "PATH_EQUAL", "ON", "OFF", "TRUE", "FALSE", "YES", "NO"})
 
 
 def _condition_names(words: list[str], negated: bool = True) -> set[str]:
