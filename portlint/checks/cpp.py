@@ -162,6 +162,19 @@ class IntegerConstants:
         """The value of expression `node` where it stands; `used` collects definition nodes read."""
         return self._evaluate(node, self.source, node, used, frozenset())
 
+    def is_number(self, name: str) -> bool:
+        """Is `name` a macro the file defines once where the ROCm build compiles it, as one
+        number literal (`#define ZERO 0.0f`: a float too, which `value` does not evaluate)?"""
+        definitions = self._live_definitions().get(name, [])
+        if len(definitions) != 1 or definitions[0][0].type != "preproc_def":
+            return False
+        parsed = _Snippet.expression(self.source.node_text(definitions[0][1]).encode())
+        value = strip_parens(parsed[1]) if parsed is not None else None
+        if value is not None and value.type == "unary_expression" and parsed[0].node_text(
+                value.child_by_field_name("operator")) in ("-", "+"):
+            value = strip_parens(value.child_by_field_name("argument"))  # `#define NEG_ONE -1`
+        return value is not None and value.type == "number_literal"
+
     # ---- definitions --------------------------------------------------------------
     def _live_definitions(self) -> dict[str, list[tuple[object, object]]]:
         """name -> [(definition node, value node)], live on ROCm."""

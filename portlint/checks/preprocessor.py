@@ -426,7 +426,7 @@ from collections.abc import Iterator  # noqa: E402
 from portlint import queries  # noqa: E402
 from portlint.checks.assembly import ASM_QUERY  # noqa: E402
 from portlint.checks.cpp import (  # noqa: E402
-    arguments, callee_name, enclosing_function, integer_value, named_descendants, strip_parens)
+    arguments, callee_name, enclosing_function, integer_value, open_constants, strip_parens)
 from portlint.checks.libraries import library_for_header  # noqa: E402
 from portlint.finding import finding  # noqa: E402
 from portlint.source import CUDA  # noqa: E402
@@ -537,7 +537,7 @@ def _constant_expression(node, source: SourceFile, depth: int = 0) -> bool:
     if node.type in _LITERALS:
         return True
     if node.type == "identifier":
-        return _file_literal_macro(source, source.node_text(node))
+        return open_constants(source).is_number(source.node_text(node))
     if node.type == "call_expression":
         args = [a for a in arguments(node) if a.type != "comment"]
         return bool(args) and all(_constant_expression(a, source, depth + 1) for a in args)
@@ -545,37 +545,6 @@ def _constant_expression(node, source: SourceFile, depth: int = 0) -> bool:
         parts = [c for c in node.named_children if c.type not in ("comment", "type_descriptor")]
         return bool(parts) and all(_constant_expression(c, source, depth + 1) for c in parts)
     return False
-
-
-def _file_literal_macro(source: SourceFile, name: str) -> bool:
-    """Does the file define `name` once, as an object-like macro whose body is one number
-    (`#define ZERO 0.0f`)?"""
-    bodies = memoized(source, "literal macros", _literal_macros)
-    return bodies.get(name, False)
-
-
-def _literal_macros(source: SourceFile) -> dict[str, bool]:
-    found: dict[str, bool] = {}
-    for node in named_descendants(source.tree.root_node):
-        if node.type != "preproc_def":
-            continue
-        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-        if name is None:
-            continue
-        text = source.node_text(name)
-        literal = value is not None and _is_number(source.node_text(value).strip())
-        found[text] = literal and text not in found  # (defined twice: which one holds is not known)
-    return found
-
-
-def _is_number(text: str) -> bool:
-    """A C numeric literal (`0`, `0.0f`, `1e-3`, `0x1p3`, `10ULL`)."""
-    body = text.rstrip("fFlLuU")
-    try:
-        float.fromhex(body) if body.lower().startswith("0x") else float(body)
-    except ValueError:
-        return False
-    return bool(body)
 
 
 def _prints(statement, source: SourceFile) -> bool:
