@@ -1210,9 +1210,10 @@ def _project_member(name, source: SourceFile) -> bool:
         scope = parent.child_by_field_name("scope")
         if scope is not None and source.node_text(scope).strip(":"):
             return True
+    model = source.rocm_path
     for ancestor in ancestors_of(name):
         if ancestor.type == "field_declaration_list" and any(
-                source.node_text(n) == "warpSize" and source.rocm_path.status(n.start_byte) is not Status.DEAD
+                source.node_text(n) == "warpSize" and (model is None or model.status(n.start_byte) is not Status.DEAD)
                 for n in _field_declarators(ancestor)):
             return True  # (a member only the CUDA build declares leaves HIP's builtin in place)
     return False
